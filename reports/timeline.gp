@@ -1,0 +1,36 @@
+# timeline.gp: Gantt chart of one simulated run, one row per CUDA stream.
+# usage: gnuplot -c timeline.gp TIMELINE.dat OUT.png [png|svg]
+# Columns of TIMELINE.dat (fsdpsim simulate --timeline): stream_index
+# stream op kind unit iter micro start_us end_us bytes.
+datafile = ARG1
+outfile = ARG2
+term = (ARGC >= 3 && ARG3 ne "") ? ARG3 : "png"
+if (term eq "svg") {
+    set terminal svg size 1200,500 font "DejaVu Sans,10" background "white"
+} else {
+    set terminal pngcairo size 1200,500 font "DejaVu Sans,10"
+}
+set output outfile
+set title "fsdpsim timeline (per stream)"
+set xlabel "time (ms)"
+set ytics ("C compute" 0, "PU pre-unshard" 1, "U all-gather" 2, "P reduce-scatter" 3, "A all-reduce" 4, "HOST" 5)
+set yrange [5.6:-0.6]
+set grid xtics
+set style fill solid 0.8 noborder
+set key outside right top
+# One colour per op kind; kind names as fsdpsim writes them.
+kc(k) = k eq "forward" ? 0x2b6cb0 : k eq "backward" ? 0x805ad5 : \
+        k eq "recompute" ? 0xb794f4 : k eq "allgather" ? 0x38a169 : \
+        k eq "reducescatter" ? 0xdd6b20 : k eq "allreduce" ? 0xc53030 : \
+        k eq "optimizer" ? 0x2d3748 : k eq "h2d" || k eq "d2h" ? 0xd69e2e : \
+        0xa0aec0
+plot datafile using (($8+$9)/2000.0):1:(($9-$8)/2000.0):(0.38):(kc(strcol(4))) \
+     with boxxyerror lc rgb variable notitle, \
+     NaN with boxes lc rgb "#2b6cb0" title "forward", \
+     NaN with boxes lc rgb "#805ad5" title "backward", \
+     NaN with boxes lc rgb "#b794f4" title "recompute", \
+     NaN with boxes lc rgb "#38a169" title "all-gather", \
+     NaN with boxes lc rgb "#dd6b20" title "reduce-scatter", \
+     NaN with boxes lc rgb "#c53030" title "all-reduce", \
+     NaN with boxes lc rgb "#2d3748" title "optimizer", \
+     NaN with boxes lc rgb "#a0aec0" title "cast/copy"

@@ -1,0 +1,27 @@
+/*
+ * atomic_file.h: output files that appear whole or not at all.
+ *
+ * A trace, timeline or memory file is written to a temporary name in the
+ * same directory and renamed over the target only once complete, so an
+ * error or Ctrl-C never leaves a half-written file that looks finished.
+ */
+#ifndef FSDPSIM_ATOMIC_FILE_H
+#define FSDPSIM_ATOMIC_FILE_H
+
+#include <stdio.h>
+
+struct atomic_file {
+    FILE *f;
+    char *tmp_path;
+    char *path;
+};
+
+/* Open; -1 with *cause (caller frees) when the directory is not writable. */
+int atomic_file_open(struct atomic_file *af, const char *path, char **cause);
+/* Flush, close and rename into place; -1 with *cause on I/O error (the
+ * temporary file is removed). */
+int atomic_file_commit(struct atomic_file *af, char **cause);
+/* Close and remove the temporary file. */
+void atomic_file_abort(struct atomic_file *af);
+
+#endif

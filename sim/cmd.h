@@ -1,0 +1,42 @@
+/*
+ * cmd.h: the fsdpsim commands, one file each (cmd_*.c), in one table.
+ *
+ * Exit codes: 0 ok; 1 ran but a check failed; 2 usage or input error;
+ * 3 system failure.
+ */
+#ifndef FSDPSIM_CMD_H
+#define FSDPSIM_CMD_H
+
+#include <stdio.h>
+
+#define EXIT_CHECK_FAILED 1
+#define EXIT_USAGE 2
+#define EXIT_SYSTEM 3
+
+struct cmd_entry {
+    const char *name;
+    const char *usage;      /* one line: options synopsis */
+    const char *summary;    /* one line: what it does */
+    int (*exec)(int argc, char **argv);
+    void (*help)(FILE *out);
+};
+
+extern const struct cmd_entry cmd_table[];
+
+int cmd_simulate(int argc, char **argv);
+int cmd_schedule(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_models(int argc, char **argv);
+int cmd_topologies(int argc, char **argv);
+
+void cmd_simulate_help(FILE *out);
+void cmd_schedule_help(FILE *out);
+void cmd_report_help(FILE *out);
+void cmd_models_help(FILE *out);
+void cmd_topologies_help(FILE *out);
+
+/* "fsdpsim: msg" on stderr, plus the usage hint for usage errors. */
+void cmd_error(const char *cmd, const char *msg, int usage_hint);
+const struct cmd_entry *cmd_find(const char *name);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * cmd_simulate.c: `fsdpsim simulate`, the main job.
+ */
+#include "cmd.h"
+#include "atomic_file.h"
+#include "engine.h"
+#include "metrics.h"
+#include "output.h"
+#include "setup.h"
+
+#include <stdlib.h>
+
+void
+cmd_simulate_help(FILE *out)
+{
+    fprintf(out,
+            "usage: fsdpsim simulate [options]\n\n"
+            "Simulate FSDP training steps of a model on a cluster and print "
+            "the step time,\nthroughput, MFU, all-gather / reduce-scatter "
+            "time, how much of it is exposed,\nand the per-GPU memory peak "
+            "with its breakdown.  Options use PyTorch's names\n(dashes for "
+            "underscores); a run file (--config) holds the same keys.\n\n"
+            "options:\n");
+    setup_print_options(out);
+    fprintf(out, "\nexit status: 0 ok, 2 bad input (message on stderr).\n");
+}
+
+/* Write one output file atomically with the given writer. */
+static int
+write_output(const char *path, void (*writer)(const struct run_view *,
+                                              FILE *),
+             const struct run_view *v)
+{
+    struct atomic_file af;
+    char *cause = NULL;
+    if (atomic_file_open(&af, path, &cause) != 0) {
+        cmd_error("simulate", cause, 0);
+        free(cause);
+        return -1;
+    }
+    writer(v, af.f);
+    if (atomic_file_commit(&af, &cause) != 0) {
+        cmd_error("simulate", cause, 0);
+        free(cause);
+        return -1;
+    }
+    return 0;
+}
+
+int
+cmd_simulate(int argc, char **argv)
+{
+    struct run r;
+    char *cause = NULL;
+    int rc = setup_parse_args(&r, "simulate", argc, argv, &cause);
+    if (rc == 1) {
+        cmd_simulate_help(stdout);
+        setup_free(&r);
+        return 0;
+    }
+    if (rc == 0)
+        rc = setup_prepare(&r, &cause) == 0 ? 0 : -2;
+    if (rc != 0) {
+        cmd_error("simulate", cause, rc == -1);
+        free(cause);
+        setup_free(&r);
+        return EXIT_USAGE;
+    }
+
+    struct engine_result res;
+    struct metrics met;
+    engine_run(r.sched, r.topo, &res);
+    metrics_compute(r.sched, r.topo, &res, &met);
+    struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &res, &met,
+                         r.command_line};
+    int status = 0;
+    /* Files first: if one cannot be written nothing claims success. */
+    if (r.cfg.trace_path && write_output(r.cfg.trace_path, output_trace, &v))
+        status = EXIT_SYSTEM;
+    if (!status && r.cfg.timeline_path
+        && write_output(r.cfg.timeline_path, output_timeline_dat, &v))
+        status = EXIT_SYSTEM;
+    if (!status && r.cfg.memory_path
+        && write_output(r.cfg.memory_path, output_memory_dat, &v))
+        status = EXIT_SYSTEM;
+    if (!status) {
+        if (r.cfg.format == FORMAT_JSON)
+            output_summary_json(&v, stdout);
+        else
+            output_summary_text(&v, stdout);
+    }
+    engine_result_free(&res);
+    setup_free(&r);
+    return status;
+}

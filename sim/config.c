@@ -1,0 +1,479 @@
+/*
+ * config.c: run settings from flags and run files (see config.h).
+ *
+ * One table maps every key to its parser, so the command line, run files
+ * and --help can never disagree about names or accepted values.
+ */
+#include "config.h"
+#include "units.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const struct config_option config_options[] = {
+    {"config", "FILE", "read settings from a run file (INI); flags override it"},
+    {"model", "NAME|FILE", "built-in model, native .ini or Hugging Face config.json"},
+    {"topology", "NAME|FILE", "built-in cluster or topology .ini file"},
+    {"nodes", "N", "number of nodes (default: the topology's)"},
+    {"gpus_per_node", "G", "GPUs per node (default: the topology's)"},
+    {"set", "SECTION.KEY=VALUE", "override one topology field (repeatable)"},
+    {"sharding_strategy", "S",
+     "FULL_SHARD | SHARD_GRAD_OP | NO_SHARD | HYBRID_SHARD | _HYBRID_SHARD_ZERO2"},
+    {"auto_wrap_policy", "transformer|size",
+     "transformer_auto_wrap_policy or size_based_auto_wrap_policy"},
+    {"transformer_layer_cls", "CLASS",
+     "layer class(es) for the transformer policy, comma-separated"},
+    {"min_num_params", "N", "size policy threshold in parameters (default 1e8)"},
+    {"backward_prefetch", "P", "BACKWARD_PRE | BACKWARD_POST | None"},
+    {"forward_prefetch", "[BOOL]", "issue the next all-gather before compute"},
+    {"limit_all_gathers", "BOOL", "rate limiter, at most 2 in flight (default true)"},
+    {"use_orig_params", "[BOOL]", "per-parameter alignment padding"},
+    {"param_dtype", "DTYPE", "MixedPrecision param_dtype (fp32 | bf16 | fp16)"},
+    {"reduce_dtype", "DTYPE", "MixedPrecision reduce_dtype (default param_dtype)"},
+    {"buffer_dtype", "DTYPE", "MixedPrecision buffer_dtype"},
+    {"cpu_offload", "[BOOL]", "CPUOffload(offload_params=True)"},
+    {"activation_checkpointing", "none|full|reentrant",
+     "checkpoint each layer: non-reentrant inside the unit, or reentrant"},
+    {"micro_batch", "N", "sequences per GPU per micro-batch (default 1)"},
+    {"seq_len", "N", "tokens per sequence (default 2048)"},
+    {"grad_accum", "N", "micro-batches per optimizer step (default 1)"},
+    {"no_sync", "[BOOL]", "accumulate gradients inside model.no_sync()"},
+    {"optimizer", "AdamW|SGD", "optimizer (default AdamW)"},
+    {"iterations", "N", "simulated steps; the last is reported (default 2)"},
+    {"format", "text|json", "summary format on stdout"},
+    {"trace", "FILE", "write a Chrome/Perfetto trace"},
+    {"timeline", "FILE", "write the per-op timeline (.dat, gnuplot)"},
+    {"memory", "FILE", "write the memory-over-time series (.dat, gnuplot)"},
+    {NULL, NULL, NULL}};
+
+void
+config_init(struct run_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->model = xstrdup("llama2-7b");
+    c->topology = xstrdup("dgx-a100-80g");
+    c->sharding = SHARDING_FULL_SHARD;
+    c->wrap = WRAP_TRANSFORMER;
+    c->min_num_params = 100000000;  /* size_based_auto_wrap_policy default */
+    c->backward_prefetch = BWD_PREFETCH_PRE;
+    c->limit_all_gathers = true;    /* default since PyTorch 2.1 */
+    c->param_dtype = c->reduce_dtype = c->buffer_dtype = DTYPE_FP32;
+    c->ac = AC_NONE;
+    c->micro_batch = 1;
+    c->seq_len = 2048;
+    c->grad_accum = 1;
+    c->optimizer = OPTIMIZER_ADAMW;
+    c->iterations = 2;
+    c->format = FORMAT_TEXT;
+}
+
+void
+config_free(struct run_config *c)
+{
+    free(c->model);
+    free(c->topology);
+    for (int i = 0; i < c->n_sets; i++)
+        free(c->sets[i]);
+    free(c->sets);
+    free(c->layer_cls);
+    free(c->trace_path);
+    free(c->timeline_path);
+    free(c->memory_path);
+    free(c->config_path);
+    memset(c, 0, sizeof *c);
+}
+
+struct name_value {
+    const char *name;
+    int value;
+};
+
+static const struct name_value sharding_names[] = {
+    {"FULL_SHARD", SHARDING_FULL_SHARD},
+    {"SHARD_GRAD_OP", SHARDING_SHARD_GRAD_OP},
+    {"NO_SHARD", SHARDING_NO_SHARD},
+    {"HYBRID_SHARD", SHARDING_HYBRID_SHARD},
+    {"_HYBRID_SHARD_ZERO2", SHARDING_HYBRID_SHARD_ZERO2},
+    {NULL, 0}};
+static const struct name_value wrap_names[] = {
+    {"transformer", WRAP_TRANSFORMER}, {"size", WRAP_SIZE}, {NULL, 0}};
+static const struct name_value prefetch_names[] = {
+    {"BACKWARD_PRE", BWD_PREFETCH_PRE},
+    {"BACKWARD_POST", BWD_PREFETCH_POST},
+    {"None", BWD_PREFETCH_NONE},
+    {NULL, 0}};
+static const struct name_value ac_names[] = {
+    {"none", AC_NONE}, {"full", AC_FULL}, {"reentrant", AC_REENTRANT},
+    {NULL, 0}};
+static const struct name_value optimizer_names[] = {
+    {"AdamW", OPTIMIZER_ADAMW}, {"SGD", OPTIMIZER_SGD}, {NULL, 0}};
+static const struct name_value format_names[] = {
+    {"text", FORMAT_TEXT}, {"json", FORMAT_JSON}, {NULL, 0}};
+
+static const char *
+lookup_name(const struct name_value *t, int v)
+{
+    for (; t->name; t++)
+        if (t->value == v)
+            return t->name;
+    return "?";
+}
+
+/* Match a choice; PyTorch spells enum members in upper case, so the names
+ * are matched without regard to case (and "ShardingStrategy." or
+ * "BackwardPrefetch." prefixes are accepted as users paste them). */
+static int
+parse_choice(const struct name_value *t, const char *value, int *out,
+             const char *origin, char **cause)
+{
+    const char *dot = strrchr(value, '.');
+    const char *v = dot ? dot + 1 : value;
+    for (const struct name_value *p = t; p->name; p++) {
+        if (strcasecmp(p->name, v) == 0) {
+            *out = p->value;
+            return 0;
+        }
+    }
+    size_t len = 0;
+    for (const struct name_value *p = t; p->name; p++)
+        len += strlen(p->name) + 3;
+    char *list = xmalloc(len + 1), *w = list;
+    for (const struct name_value *p = t; p->name; p++)
+        w += sprintf(w, "%s%s", p == t ? "" : " | ", p->name);
+    *cause = xasprintf("%s: '%s' is not one of %s", origin, value, list);
+    free(list);
+    return -1;
+}
+
+const char *
+sharding_name(enum sharding_strategy s)
+{
+    return lookup_name(sharding_names, s);
+}
+
+const char *
+backward_prefetch_name(enum backward_prefetch b)
+{
+    return lookup_name(prefetch_names, b);
+}
+
+const char *
+ac_name(enum ac_mode a)
+{
+    return lookup_name(ac_names, a);
+}
+
+const char *
+optimizer_name(enum optimizer_kind o)
+{
+    return lookup_name(optimizer_names, o);
+}
+
+bool
+sharding_is_hybrid(enum sharding_strategy s)
+{
+    return s == SHARDING_HYBRID_SHARD || s == SHARDING_HYBRID_SHARD_ZERO2;
+}
+
+bool
+sharding_reshards_after_forward(enum sharding_strategy s)
+{
+    /* FLAT RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES (fsdp-semantics §5). */
+    return s == SHARDING_FULL_SHARD || s == SHARDING_HYBRID_SHARD;
+}
+
+enum dtype
+config_param_dtype(const struct run_config *c)
+{
+    return c->param_dtype;
+}
+
+enum dtype
+config_reduce_dtype(const struct run_config *c)
+{
+    /* MixedPrecision: reduce_dtype unset follows param_dtype (§8). */
+    return c->reduce_dtype_given ? c->reduce_dtype : c->param_dtype;
+}
+
+static int
+set_string(char **dst, const char *value, const char *origin, char **cause)
+{
+    if (value == NULL || *value == '\0') {
+        *cause = xasprintf("%s: needs a value", origin);
+        return -1;
+    }
+    free(*dst);
+    *dst = xstrdup(value);
+    return 0;
+}
+
+static int
+set_count(int64_t *dst, const char *value, int64_t lo, int64_t hi,
+          const char *origin, char **cause)
+{
+    char *why = NULL;
+    if (value == NULL) {
+        *cause = xasprintf("%s: needs a number", origin);
+        return -1;
+    }
+    if (units_parse_count(value, lo, hi, dst, &why) != 0) {
+        *cause = xasprintf("%s: %s", origin, why);
+        free(why);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+set_bool(bool *dst, const char *value, const char *origin, char **cause)
+{
+    char *why = NULL;
+    if (value == NULL) {        /* a bare flag means true */
+        *dst = true;
+        return 0;
+    }
+    if (units_parse_bool(value, dst, &why) != 0) {
+        *cause = xasprintf("%s: %s", origin, why);
+        free(why);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+set_dtype(enum dtype *dst, bool *given, const char *value, const char *origin,
+          char **cause)
+{
+    if (value == NULL || dtype_parse(value, dst) != 0 || *dst == DTYPE_TF32
+        || *dst == DTYPE_FP8) {
+        *cause = xasprintf("%s: '%s' is not a parameter dtype (use fp32, "
+                           "bf16 or fp16; PyTorch names such as "
+                           "torch.bfloat16 are accepted)", origin,
+                           value ? value : "");
+        return -1;
+    }
+    *given = true;
+    return 0;
+}
+
+/* Normalise a flag or key: dashes to underscores. */
+static char *
+normalise_key(const char *key)
+{
+    char *k = xstrdup(key);
+    for (char *p = k; *p; p++)
+        if (*p == '-')
+            *p = '_';
+    return k;
+}
+
+int
+config_set(struct run_config *c, const char *key_in, const char *value,
+           const char *origin, char **cause)
+{
+    char *key = normalise_key(key_in);
+    int rc = -1, v = 0;
+    int64_t n = 0;
+
+    if (value != NULL && strncmp(value, "torch.", 6) == 0
+        && strstr(key, "dtype") != NULL)
+        value += 6;
+
+    if (strcmp(key, "model") == 0) {
+        rc = set_string(&c->model, value, origin, cause);
+    } else if (strcmp(key, "topology") == 0) {
+        rc = set_string(&c->topology, value, origin, cause);
+    } else if (strcmp(key, "nodes") == 0) {
+        if ((rc = set_count(&n, value, 1, 100000, origin, cause)) == 0)
+            c->nodes = (int)n;
+    } else if (strcmp(key, "gpus_per_node") == 0) {
+        if ((rc = set_count(&n, value, 1, 64, origin, cause)) == 0)
+            c->gpus_per_node = (int)n;
+    } else if (strcmp(key, "set") == 0) {
+        if (value == NULL || strchr(value, '=') == NULL) {
+            *cause = xasprintf("%s: expected SECTION.KEY=VALUE, e.g. "
+                               "inter.nic_bandwidth=400Gbps", origin);
+        } else {
+            c->sets = xrealloc(c->sets, sizeof *c->sets * (c->n_sets + 1));
+            c->sets[c->n_sets++] = xstrdup(value);
+            rc = 0;
+        }
+    } else if (strcmp(key, "sharding_strategy") == 0) {
+        if (value && (rc = parse_choice(sharding_names, value, &v, origin,
+                                        cause)) == 0)
+            c->sharding = v;
+    } else if (strcmp(key, "auto_wrap_policy") == 0) {
+        if (value && (rc = parse_choice(wrap_names, value, &v, origin,
+                                        cause)) == 0)
+            c->wrap = v;
+    } else if (strcmp(key, "transformer_layer_cls") == 0) {
+        rc = set_string(&c->layer_cls, value, origin, cause);
+    } else if (strcmp(key, "min_num_params") == 0) {
+        rc = set_count(&c->min_num_params, value, 0, INT64_C(1000000000000000),
+                       origin, cause);
+        if (rc == 0)
+            c->min_num_params_given = true;
+    } else if (strcmp(key, "backward_prefetch") == 0) {
+        if (value && (rc = parse_choice(prefetch_names, value, &v, origin,
+                                        cause)) == 0)
+            c->backward_prefetch = v;
+    } else if (strcmp(key, "forward_prefetch") == 0) {
+        rc = set_bool(&c->forward_prefetch, value, origin, cause);
+    } else if (strcmp(key, "limit_all_gathers") == 0) {
+        rc = set_bool(&c->limit_all_gathers, value, origin, cause);
+    } else if (strcmp(key, "use_orig_params") == 0) {
+        rc = set_bool(&c->use_orig_params, value, origin, cause);
+    } else if (strcmp(key, "param_dtype") == 0) {
+        rc = set_dtype(&c->param_dtype, &c->param_dtype_given, value, origin,
+                       cause);
+    } else if (strcmp(key, "reduce_dtype") == 0) {
+        rc = set_dtype(&c->reduce_dtype, &c->reduce_dtype_given, value,
+                       origin, cause);
+    } else if (strcmp(key, "buffer_dtype") == 0) {
+        rc = set_dtype(&c->buffer_dtype, &c->buffer_dtype_given, value,
+                       origin, cause);
+    } else if (strcmp(key, "cpu_offload") == 0) {
+        rc = set_bool(&c->cpu_offload, value, origin, cause);
+    } else if (strcmp(key, "activation_checkpointing") == 0) {
+        if (value && (rc = parse_choice(ac_names, value, &v, origin,
+                                        cause)) == 0)
+            c->ac = v;
+    } else if (strcmp(key, "micro_batch") == 0) {
+        rc = set_count(&c->micro_batch, value, 1, 65536, origin, cause);
+    } else if (strcmp(key, "seq_len") == 0) {
+        rc = set_count(&c->seq_len, value, 1, 1048576, origin, cause);
+    } else if (strcmp(key, "grad_accum") == 0) {
+        rc = set_count(&c->grad_accum, value, 1, 4096, origin, cause);
+    } else if (strcmp(key, "no_sync") == 0) {
+        rc = set_bool(&c->no_sync, value, origin, cause);
+    } else if (strcmp(key, "optimizer") == 0) {
+        if (value && (rc = parse_choice(optimizer_names, value, &v, origin,
+                                        cause)) == 0)
+            c->optimizer = v;
+    } else if (strcmp(key, "iterations") == 0) {
+        rc = set_count(&c->iterations, value, 1, 100, origin, cause);
+    } else if (strcmp(key, "format") == 0) {
+        if (value && (rc = parse_choice(format_names, value, &v, origin,
+                                        cause)) == 0)
+            c->format = v;
+    } else if (strcmp(key, "trace") == 0) {
+        rc = set_string(&c->trace_path, value, origin, cause);
+    } else if (strcmp(key, "timeline") == 0) {
+        rc = set_string(&c->timeline_path, value, origin, cause);
+    } else if (strcmp(key, "memory") == 0) {
+        rc = set_string(&c->memory_path, value, origin, cause);
+    } else {
+        *cause = xasprintf("%s: unknown setting '%s' (see 'fsdpsim help "
+                           "simulate' for the list)", origin, key_in);
+        free(key);
+        return -1;
+    }
+    if (rc != 0 && *cause == NULL)
+        *cause = xasprintf("%s: needs a value", origin);
+    free(key);
+    return rc;
+}
+
+struct file_ctx {
+    struct run_config *c;
+    const char *path;
+    char *cause;
+};
+
+static int
+file_handler(void *user, const char *section, const char *name,
+             const char *value)
+{
+    struct file_ctx *ctx = user;
+    if (ctx->cause != NULL)
+        return 1;           /* keep only the first error */
+    if (*section != '\0' && strcmp(section, "run") != 0) {
+        ctx->cause = xasprintf("unknown section [%s] (run files hold their "
+                               "keys at the top or under [run])", section);
+        return 0;
+    }
+    if (strcmp(name, "config") == 0) {
+        ctx->cause = xstrdup("'config' cannot be used inside a run file");
+        return 0;
+    }
+    if (strcmp(name, "format") == 0 || strcmp(name, "trace") == 0
+        || strcmp(name, "timeline") == 0 || strcmp(name, "memory") == 0) {
+        /* Output choices belong to the command line, so a shared run file
+         * never overwrites somebody's files. */
+        ctx->cause = xasprintf("'%s' is an output option; give it on the "
+                               "command line", name);
+        return 0;
+    }
+    char *why = NULL;
+    if (strchr(name, '-') != NULL) {
+        ctx->cause = xasprintf("key '%s' uses dashes; run files use "
+                               "underscores (e.g. seq_len)", name);
+        return 0;
+    }
+    if (config_set(ctx->c, name, value, "", &why) != 0) {
+        /* config_set prefixed an empty origin: drop ": ". */
+        ctx->cause = xstrdup(why + (strncmp(why, ": ", 2) == 0 ? 2 : 0));
+        free(why);
+        return 0;
+    }
+    return 1;
+}
+
+int
+config_load_file(struct run_config *c, const char *path, char **cause)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        *cause = xasprintf("%s: cannot open run file: %s", path,
+                           strerror(errno));
+        return -1;
+    }
+    struct file_ctx ctx = {c, path, NULL};
+    int line = ini_parse_file(f, file_handler, &ctx);
+    fclose(f);
+    if (line != 0) {
+        if (ctx.cause == NULL)
+            ctx.cause = xstrdup("malformed line (expected 'key = value' or "
+                                "'[section]')");
+        *cause = xasprintf("%s:%d: %s", path, line, ctx.cause);
+        free(ctx.cause);
+        return -1;
+    }
+    free(c->config_path);
+    c->config_path = xstrdup(path);
+    return 0;
+}
+
+int
+config_validate(const struct run_config *c, char **cause)
+{
+    if (c->wrap == WRAP_TRANSFORMER && c->min_num_params_given) {
+        /* fsdp-semantics §1.5: transformer_auto_wrap_policy has exactly four
+         * parameters and no **kwargs, so PyTorch raises TypeError. */
+        *cause = xstrdup(
+            "--min-num-params: transformer_auto_wrap_policy() got an "
+            "unexpected keyword argument 'min_num_params' (PyTorch raises "
+            "this TypeError: the transformer policy wraps by layer class "
+            "only; use --auto-wrap-policy size with --min-num-params, or "
+            "drop --min-num-params)");
+        return -1;
+    }
+    if (c->cpu_offload && c->grad_accum > 1 && !c->no_sync) {
+        *cause = xstrdup(
+            "--cpu-offload: gradient accumulation outside no_sync() is not "
+            "supported with CPU offload (FSDP gives wrong results); add "
+            "--no-sync or set --grad-accum 1");
+        return -1;
+    }
+    if (c->micro_batch * c->seq_len > INT64_C(1) << 31) {
+        *cause = xasprintf("--micro-batch x --seq-len = %lld tokens per GPU "
+                           "exceeds 2^31; lower one of them",
+                           (long long)(c->micro_batch * c->seq_len));
+        return -1;
+    }
+    return 0;
+}

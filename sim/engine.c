@@ -1,0 +1,262 @@
+/*
+ * engine.c: host thread, streams and communicators on the event heap (see
+ * engine.h).
+ *
+ * Two event types drive everything: HOST (the host thread may issue its
+ * next op) and END (an op finished on its stream).  After every END each
+ * stream head is re-examined; there are six streams, so a scan is cheaper
+ * than maintaining wait lists.
+ */
+#include "engine.h"
+#include "des.h"
+#include "xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EV_HOST, EV_END, EV_WAKE };
+
+struct queue {
+    int *ids;
+    size_t head, tail, cap;
+};
+
+struct engine {
+    const struct sched *s;
+    const struct topo *t;
+    struct engine_result *r;
+    struct des *des;
+    unsigned char *done;
+    unsigned char *started;
+    int64_t *ready_ns;          /* earliest GPU start (first launch) */
+    int64_t *issue_end_ns;      /* host finished issuing it */
+    struct queue stream_q[STREAM_COUNT];
+    int stream_busy[STREAM_COUNT];
+    struct queue pg_q[PG_COUNT];
+    int pg_busy[PG_COUNT];
+    int next_op;                /* host program counter */
+    int blocked_on;             /* CPU_WAIT target, or -1 */
+    int host_scheduled;
+};
+
+static void
+q_push(struct queue *q, int id)
+{
+    q->ids = xgrow(q->ids, &q->cap, q->tail + 1, sizeof(int));
+    q->ids[q->tail++] = id;
+}
+
+static int
+q_front(const struct queue *q)
+{
+    return q->head < q->tail ? q->ids[q->head] : -1;
+}
+
+static void
+try_start(struct engine *e, int stream, int64_t now)
+{
+    if (e->stream_busy[stream] >= 0)
+        return;
+    int id = q_front(&e->stream_q[stream]);
+    if (id < 0)
+        return;
+    const struct sched_op *op = &e->s->ops[id];
+    for (int i = 0; i < op->n_deps; i++)
+        if (!e->done[op->deps[i]])
+            return;
+    if (op->pg != PG_NONE
+        && (e->pg_busy[op->pg] >= 0 || q_front(&e->pg_q[op->pg]) != id))
+        return;
+    if (now < e->ready_ns[id]) {
+        des_at(e->des, e->ready_ns[id], EV_WAKE, stream);
+        return;
+    }
+    int64_t end = now + e->r->cost.gpu_ns[id];
+    /* A run of many kernels cannot finish before the host has issued the
+     * last of them. */
+    if (end < e->issue_end_ns[id])
+        end = e->issue_end_ns[id];
+    e->started[id] = 1;
+    e->r->times[id].start_ns = now;
+    e->r->times[id].end_ns = end;
+    e->stream_busy[stream] = id;
+    if (op->pg != PG_NONE)
+        e->pg_busy[op->pg] = id;
+    des_at(e->des, end, EV_END, id);
+}
+
+static void
+try_start_all(struct engine *e, int64_t now)
+{
+    for (int st = 0; st < STREAM_COUNT; st++)
+        try_start(e, st, now);
+}
+
+static void
+schedule_host(struct engine *e, int64_t t)
+{
+    if (!e->host_scheduled) {
+        e->host_scheduled = 1;
+        des_at(e->des, t, EV_HOST, 0);
+    }
+}
+
+static void
+finish_op(struct engine *e, int id, int64_t now)
+{
+    const struct sched_op *op = &e->s->ops[id];
+    e->done[id] = 1;
+    if (op->stream != STREAM_HOST && e->stream_busy[op->stream] == id) {
+        e->stream_busy[op->stream] = -1;
+        e->stream_q[op->stream].head++;
+    }
+    if (op->pg != PG_NONE && e->pg_busy[op->pg] == id) {
+        e->pg_busy[op->pg] = -1;
+        e->pg_q[op->pg].head++;
+    }
+    mem_op_done(e->r->mem, now, id);
+    if (op->kind == OP_OPTIMIZER)
+        e->r->step_end_ns[op->iter] = now;
+    if (e->blocked_on == id) {
+        e->blocked_on = -1;
+        schedule_host(e, now);
+    }
+    try_start_all(e, now);
+}
+
+/* The host thread: issue ops until one takes host time or blocks. */
+static void
+host_run(struct engine *e, int64_t now)
+{
+    const struct sched *s = e->s;
+    e->host_scheduled = 0;
+    while (e->next_op < s->n_ops) {
+        int id = e->next_op;
+        const struct sched_op *op = &s->ops[id];
+        struct op_time *tm = &e->r->times[id];
+        tm->issue_ns = now;
+        switch (op->kind) {
+        case OP_CPU_WAIT:
+            if (!e->done[op->wait_op]) {
+                e->blocked_on = op->wait_op;
+                return;
+            }
+            tm->start_ns = tm->end_ns = now;
+            e->done[id] = 1;
+            e->next_op++;
+            continue;
+        case OP_ALLOC:
+            mem_alloc(e->r->mem, now, op->buffer, op->stream, op->bytes,
+                      op->cat);
+            tm->start_ns = tm->end_ns = now;
+            e->done[id] = 1;
+            e->next_op++;
+            continue;
+        case OP_FREE:
+            mem_release(e->r->mem, now, op->buffer, op->wait_op,
+                        op->wait_op < 0 || e->done[op->wait_op]);
+            tm->start_ns = tm->end_ns = now;
+            e->done[id] = 1;
+            e->next_op++;
+            continue;
+        default:
+            break;
+        }
+        int64_t issue = e->r->cost.issue_ns[id];
+        e->next_op++;
+        if (op->stream == STREAM_HOST) {
+            /* Work the host does itself (the offloaded optimizer). */
+            int64_t start = now + issue;
+            tm->start_ns = start;
+            tm->end_ns = start + e->r->cost.gpu_ns[id];
+            e->started[id] = 1;
+            des_at(e->des, tm->end_ns, EV_END, id);
+            e->blocked_on = id;
+            return;
+        }
+        e->ready_ns[id] = now + e->r->cost.launch_ns[id];
+        e->issue_end_ns[id] = now + issue;
+        q_push(&e->stream_q[op->stream], id);
+        if (op->pg != PG_NONE)
+            q_push(&e->pg_q[op->pg], id);
+        try_start(e, op->stream, now);
+        if (issue > 0) {
+            schedule_host(e, now + issue);
+            return;
+        }
+    }
+}
+
+void
+engine_run(const struct sched *s, const struct topo *t,
+           struct engine_result *r)
+{
+    memset(r, 0, sizeof *r);
+    cost_table_build(s, t, &r->cost);
+    r->times = xcalloc(s->n_ops ? s->n_ops : 1, sizeof *r->times);
+    r->mem = mem_new(s->n_buffers, t->hbm_bytes);
+    r->step_end_ns = xcalloc(s->iterations, sizeof(int64_t));
+
+    struct engine e;
+    memset(&e, 0, sizeof e);
+    e.s = s;
+    e.t = t;
+    e.r = r;
+    e.des = des_new();
+    int n = s->n_ops ? s->n_ops : 1;
+    e.done = xcalloc(n, 1);
+    e.started = xcalloc(n, 1);
+    e.ready_ns = xcalloc(n, sizeof(int64_t));
+    e.issue_end_ns = xcalloc(n, sizeof(int64_t));
+    for (int i = 0; i < STREAM_COUNT; i++)
+        e.stream_busy[i] = -1;
+    for (int i = 0; i < PG_COUNT; i++)
+        e.pg_busy[i] = -1;
+    e.blocked_on = -1;
+
+    schedule_host(&e, 0);
+    struct des_event ev;
+    while (des_next(e.des, &ev)) {
+        switch (ev.type) {
+        case EV_HOST:
+            host_run(&e, ev.t_ns);
+            break;
+        case EV_END:
+            finish_op(&e, ev.arg, ev.t_ns);
+            break;
+        case EV_WAKE:
+            try_start(&e, ev.arg, ev.t_ns);
+            break;
+        }
+    }
+    r->end_ns = des_now(e.des);
+    r->events = des_events_processed(e.des);
+    for (int i = 0; i < s->n_ops; i++) {
+        if (!e.done[i]) {
+            fprintf(stderr, "fsdpsim: internal error: op %d (%s) never "
+                    "finished: the schedule deadlocks\n", i,
+                    sched_op_kind_name(s->ops[i].kind));
+            abort();
+        }
+    }
+    des_free(e.des);
+    free(e.done);
+    free(e.started);
+    free(e.ready_ns);
+    free(e.issue_end_ns);
+    for (int i = 0; i < STREAM_COUNT; i++)
+        free(e.stream_q[i].ids);
+    for (int i = 0; i < PG_COUNT; i++)
+        free(e.pg_q[i].ids);
+}
+
+void
+engine_result_free(struct engine_result *r)
+{
+    free(r->times);
+    cost_table_free(&r->cost);
+    mem_free(r->mem);
+    free(r->step_end_ns);
+    memset(r, 0, sizeof *r);
+}

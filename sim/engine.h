@@ -1,0 +1,44 @@
+/*
+ * engine.h: executes a schedule on the discrete-event core.
+ *
+ * The host thread issues ops in schedule order, spending each op's issue
+ * time and blocking at CPU_WAIT ops; each stream runs its ops in FIFO
+ * order once their dependencies have finished; collectives additionally
+ * start in issue order per communicator (one NCCL communicator serializes
+ * its kernels, fsdp-semantics §2.3).  Allocations and frees go to the
+ * memory model at the host time they are issued.  One representative rank
+ * is simulated: by SPMD symmetry the cost does not grow with the number of
+ * GPUs.
+ */
+#ifndef FSDPSIM_ENGINE_H
+#define FSDPSIM_ENGINE_H
+
+#include <stdint.h>
+
+#include "cost.h"
+#include "mem.h"
+#include "sched.h"
+#include "topo.h"
+
+struct op_time {
+    int64_t issue_ns;   /* host starts issuing it */
+    int64_t start_ns;   /* GPU starts it (= issue for host-side ops) */
+    int64_t end_ns;     /* GPU finishes it */
+};
+
+struct engine_result {
+    struct op_time *times;      /* per op */
+    struct cost_table cost;
+    struct mem *mem;
+    int64_t *step_end_ns;       /* per iteration: end of optimizer step */
+    int64_t end_ns;             /* simulated time at the end */
+    uint64_t events;
+};
+
+/* Runs the whole schedule.  Never fails on valid schedules; an internal
+ * deadlock (a bug) aborts with a message. */
+void engine_run(const struct sched *s, const struct topo *t,
+                struct engine_result *r);
+void engine_result_free(struct engine_result *r);
+
+#endif

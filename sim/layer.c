@@ -1,0 +1,194 @@
+/*
+ * layer.c: FLOPs, bytes and saved activations per leaf layer.
+ *
+ * Conventions, with T tokens in the micro-batch, b bytes per activation:
+ * - A GEMM of (M x K) by (K x N) costs 2MNK FLOPs; a Linear's backward is
+ *   two such GEMMs (input gradient and weight gradient), hence 2x forward
+ *   (Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
+ *   Clusters Using Megatron-LM", SC'21, Appendix: 3x forward per step).
+ * - Attention core: QK^T and PV are 2 * 2 * T * s * h * d FLOPs forward over
+ *   the full score matrix; a causal kernel (FlashAttention-2) skips the
+ *   upper triangle, executing half; its backward executes 2.5x forward
+ *   (Dao, "FlashAttention-2", 2023, Section 4: 5 matmuls vs 2).  MFU counts
+ *   the full matrix, as PaLM's 6N + 12LHQT does (Chowdhery et al. 2022,
+ *   Appendix B), so model_flops keeps the non-causal count.
+ * - Saved activations follow what PyTorch autograd keeps: a Linear its
+ *   input, a norm its input (plus fp32 statistics), an activation function
+ *   its input, an elementwise product both inputs, FlashAttention Q, K, V,
+ *   the output and the fp32 log-sum-exp, cross-entropy the fp32 logits.
+ *   Korthikanti et al., "Reducing Activation Recomputation in Large
+ *   Transformer Models" (2022), Section 4, itemise the same tensors.
+ */
+#include "layer.h"
+
+#include <string.h>
+
+int
+layer_is_compute(const struct module *m)
+{
+    return m->kind != LAYER_CONTAINER && m->kind != LAYER_PARAMETER;
+}
+
+void
+layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
+           int act_bytes, struct layer_work *w)
+{
+    const double T = (double)micro_batch * (double)seq_len;
+    const double b = act_bytes;
+    memset(w, 0, sizeof *w);
+
+    switch (m->kind) {
+    case LAYER_LINEAR: {
+        double in = (double)m->in, out = (double)m->out;
+        w->fwd_flops = 2 * T * in * out;
+        w->bwd_flops = 2 * w->fwd_flops;
+        w->model_flops = w->fwd_flops;
+        w->fwd_bytes = (T * in + in * out + T * out) * b;
+        w->bwd_bytes = 2 * w->fwd_bytes;
+        w->saved_bytes = T * in * b;
+        w->gemm_m = (int64_t)T;
+        w->gemm_n = m->out;
+        w->gemm_k = m->in;
+        w->fwd_kernels = 1;
+        w->bwd_kernels = m->bias ? 3 : 2;
+        break;
+    }
+    case LAYER_EMBEDDING: {
+        double dim = (double)m->out;
+        /* Gather T rows; backward zero-fills the dense weight gradient and
+         * scatter-adds T rows into it. */
+        w->fwd_bytes = 2 * T * dim * b;
+        w->bwd_bytes = (double)m->in * dim * b + 2 * T * dim * b;
+        w->saved_bytes = T * 8;  /* int64 indices */
+        w->fwd_kernels = 1;
+        w->bwd_kernels = 2;
+        break;
+    }
+    case LAYER_LAYERNORM:
+    case LAYER_RMSNORM: {
+        double d = (double)m->out;
+        w->fwd_flops = 8 * T * d;
+        w->bwd_flops = 16 * T * d;
+        w->fwd_bytes = 2 * T * d * b;
+        w->bwd_bytes = 3 * T * d * b;
+        w->saved_bytes = T * d * b + T * 4 * 2;
+        w->fwd_kernels = 1;
+        w->bwd_kernels = 2;
+        break;
+    }
+    case LAYER_ACTIVATION: {
+        double d = (double)m->out;
+        w->fwd_flops = 8 * T * d;
+        w->bwd_flops = 16 * T * d;
+        w->fwd_bytes = 2 * T * d * b;
+        w->bwd_bytes = 3 * T * d * b;
+        w->saved_bytes = T * d * b;
+        w->fwd_kernels = 1;
+        w->bwd_kernels = 1;
+        break;
+    }
+    case LAYER_MUL: {
+        double d = (double)m->out;
+        w->fwd_flops = T * d;
+        w->bwd_flops = 2 * T * d;
+        w->fwd_bytes = 3 * T * d * b;
+        w->bwd_bytes = 5 * T * d * b;
+        w->saved_bytes = 2 * T * d * b;
+        w->fwd_kernels = 1;
+        w->bwd_kernels = 2;
+        break;
+    }
+    case LAYER_ATTENTION: {
+        double h = (double)m->heads, kv = (double)m->kv_heads;
+        double d = (double)m->head_dim, s = (double)seq_len;
+        double keys = (m->window > 0 && (double)m->window < s)
+                          ? (double)m->window : s;
+        double full = 4 * T * keys * h * d;
+        w->fwd_flops = m->causal ? full / 2 : full;
+        w->bwd_flops = 2.5 * w->fwd_flops;
+        w->model_flops = 4 * T * s * h * d;
+        w->fwd_bytes = T * (2 * h + 2 * kv) * d * b;
+        w->bwd_bytes = 2 * w->fwd_bytes;
+        w->saved_bytes = T * (2 * h + 2 * kv) * d * b + T * h * 4;
+        w->is_attention = 1;
+        w->fwd_kernels = 1;
+        w->bwd_kernels = 2;
+        break;
+    }
+    case LAYER_MHA: {
+        /* nn.MultiheadAttention in training takes the math path: packed
+         * in-projection (3 GEMMs' worth), the score matrix materialised and
+         * saved, softmax, PV, out-projection. */
+        double e = (double)m->out, h = (double)m->heads, s = (double)seq_len;
+        double proj = 2 * T * e * 3 * e + 2 * T * e * e;
+        double core = 4 * T * s * e;
+        w->fwd_flops = proj + core;
+        w->bwd_flops = 2 * w->fwd_flops;
+        w->model_flops = w->fwd_flops;
+        w->fwd_bytes = (6 * T * e + 4 * e * e + 2 * T * s * h) * b;
+        w->bwd_bytes = 2 * w->fwd_bytes;
+        w->saved_bytes = (5 * T * e + T * s * h) * b;
+        w->gemm_m = (int64_t)T;
+        w->gemm_n = 3 * m->out;
+        w->gemm_k = m->out;
+        w->fwd_kernels = 6;
+        w->bwd_kernels = 10;
+        break;
+    }
+    case LAYER_CROSS_ENTROPY: {
+        double v = (double)m->out;
+        /* HF upcasts logits to fp32, then log-softmax and NLL; backward
+         * writes the fp32 gradient and casts it down. */
+        w->fwd_flops = 5 * T * v;
+        w->bwd_flops = 3 * T * v;
+        w->fwd_bytes = T * v * (b + 4 + 4);
+        w->bwd_bytes = T * v * (4 + 4 + b);
+        w->saved_bytes = T * v * 4;
+        w->fwd_kernels = 3;
+        w->bwd_kernels = 2;
+        break;
+    }
+    case LAYER_CONTAINER:
+    case LAYER_PARAMETER:
+        break;
+    }
+}
+
+int
+layer_param_tensors(const struct module *m, int64_t sizes[4])
+{
+    int n = 0;
+    switch (m->kind) {
+    case LAYER_LINEAR:
+        if (!m->tied)
+            sizes[n++] = m->in * m->out;
+        if (m->bias)
+            sizes[n++] = m->out;
+        break;
+    case LAYER_EMBEDDING:
+        sizes[n++] = m->in * m->out;
+        break;
+    case LAYER_LAYERNORM:
+        sizes[n++] = m->out;
+        if (m->bias)
+            sizes[n++] = m->out;
+        break;
+    case LAYER_RMSNORM:
+        sizes[n++] = m->out;
+        break;
+    case LAYER_MHA:
+        sizes[n++] = 3 * m->out * m->out;
+        if (m->bias)
+            sizes[n++] = 3 * m->out;
+        sizes[n++] = m->out * m->out;
+        if (m->bias)
+            sizes[n++] = m->out;
+        break;
+    case LAYER_PARAMETER:
+        sizes[n++] = m->in;
+        break;
+    default:
+        break;
+    }
+    return n;
+}

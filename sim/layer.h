@@ -1,0 +1,41 @@
+/*
+ * layer.h: what one leaf layer costs for a given micro-batch.
+ *
+ * For a leaf module and T = micro_batch x seq_len tokens this derives the
+ * forward and backward FLOPs, the HBM bytes moved, the activation bytes
+ * saved for backward and the GEMM shape, so the cost model can time it and
+ * the real mode can launch the same shapes.  Pure functions, no state.
+ */
+#ifndef FSDPSIM_LAYER_H
+#define FSDPSIM_LAYER_H
+
+#include <stdint.h>
+
+#include "model.h"
+
+struct layer_work {
+    double fwd_flops;        /* executed in forward */
+    double bwd_flops;        /* executed in backward (dgrad + wgrad) */
+    double model_flops;      /* forward FLOPs as MFU counts them (PaLM:
+                                attention without the causal saving) */
+    double fwd_bytes;        /* HBM traffic in forward */
+    double bwd_bytes;        /* HBM traffic in backward */
+    double saved_bytes;      /* activations kept from forward to backward */
+    int64_t gemm_m, gemm_n, gemm_k; /* main GEMM (0 when none) */
+    int fwd_kernels, bwd_kernels;
+    int is_attention;        /* timed at attention, not GEMM, efficiency */
+};
+
+/* tokens = micro_batch * seq_len; act_bytes = bytes per activation element
+ * (the compute dtype). */
+void layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
+                int act_bytes, struct layer_work *w);
+
+/* The parameter tensors a leaf registers (weight, bias, ...), in order; for
+ * use_orig_params alignment padding.  Returns their count (<= 4). */
+int layer_param_tensors(const struct module *m, int64_t sizes[4]);
+
+/* True for leaves with no compute of their own. */
+int layer_is_compute(const struct module *m);
+
+#endif

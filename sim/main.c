@@ -1,0 +1,120 @@
+/*
+ * main.c: fsdpsim's entry point and command table.
+ */
+#include "cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmd_help(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
+
+const struct cmd_entry cmd_table[] = {
+    {"simulate", "[options]",
+     "simulate FSDP training steps: step time, overlap, memory",
+     cmd_simulate, cmd_simulate_help},
+    {"schedule", "[options] [--format text|json]",
+     "print the op list one step issues (streams, groups, deps)",
+     cmd_schedule, cmd_schedule_help},
+    {"report", "--timeline FILE --memory FILE [--out PREFIX] [--term png|svg]",
+     "plot a timeline and memory series with gnuplot",
+     cmd_report, cmd_report_help},
+    {"models", "[--show NAME|FILE]", "list built-in models or show one",
+     cmd_models, cmd_models_help},
+    {"topologies", "[--show NAME|FILE]",
+     "list built-in topologies or show one", cmd_topologies,
+     cmd_topologies_help},
+    {"help", "[COMMAND]", "show help for fsdpsim or one command", cmd_help,
+     NULL},
+    {"version", "", "print the version", cmd_version, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+const struct cmd_entry *
+cmd_find(const char *name)
+{
+    for (const struct cmd_entry *e = cmd_table; e->name; e++)
+        if (strcmp(e->name, name) == 0)
+            return e;
+    return NULL;
+}
+
+void
+cmd_error(const char *cmd, const char *msg, int usage_hint)
+{
+    fprintf(stderr, "fsdpsim: %s\n", msg);
+    if (usage_hint) {
+        const struct cmd_entry *e = cmd ? cmd_find(cmd) : NULL;
+        if (e)
+            fprintf(stderr, "usage: fsdpsim %s %s\ntry 'fsdpsim help %s'\n",
+                    e->name, e->usage, e->name);
+        else
+            fprintf(stderr, "try 'fsdpsim help'\n");
+    }
+}
+
+static void
+main_usage(FILE *out)
+{
+    fprintf(out, "usage: fsdpsim COMMAND [options]\n\n"
+            "Predict how PyTorch FSDP training behaves on a cluster.\n\n"
+            "commands:\n");
+    for (const struct cmd_entry *e = cmd_table; e->name; e++)
+        fprintf(out, "  %-12s %s\n", e->name, e->summary);
+    fprintf(out, "\nRun 'fsdpsim help COMMAND' for its options.  With no "
+            "options, 'fsdpsim simulate'\nsimulates llama2-7b on one "
+            "dgx-a100-80g node.\n");
+}
+
+static int
+cmd_help(int argc, char **argv)
+{
+    if (argc < 2) {
+        main_usage(stdout);
+        return 0;
+    }
+    const struct cmd_entry *e = cmd_find(argv[1]);
+    if (e == NULL) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "unknown command '%s'", argv[1]);
+        cmd_error(NULL, msg, 1);
+        return EXIT_USAGE;
+    }
+    if (e->help)
+        e->help(stdout);
+    else
+        printf("usage: fsdpsim %s %s\n%s\n", e->name, e->usage, e->summary);
+    return 0;
+}
+
+static int
+cmd_version(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    printf("fsdpsim %s\n", PACKAGE_VERSION);
+    return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 2) {
+        main_usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+        main_usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
+        return cmd_version(0, NULL);
+    const struct cmd_entry *e = cmd_find(name);
+    if (e == NULL) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "unknown command '%s'", name);
+        cmd_error(NULL, msg, 1);
+        return EXIT_USAGE;
+    }
+    return e->exec(argc - 1, argv + 1);
+}

@@ -1,0 +1,46 @@
+/*
+ * metrics.h: the numbers a user reads off one simulated step.
+ *
+ * The reported step is the last simulated one (the first warms up the
+ * rate limiter's queue, the optimizer state and forward_prefetch's
+ * recorded order).  It spans from the end of the previous optimizer step
+ * to the end of its own.  Exposed communication is the time inside the
+ * step when some collective or host copy runs and no compute does: that
+ * is what the step would lose if communication were free.
+ */
+#ifndef FSDPSIM_METRICS_H
+#define FSDPSIM_METRICS_H
+
+#include <stdint.h>
+
+#include "engine.h"
+#include "mem.h"
+#include "sched.h"
+#include "topo.h"
+
+struct metrics {
+    int step;                   /* the iteration reported */
+    int64_t step_start_ns, step_end_ns;
+    double step_time_s;
+    double tokens_per_s;        /* whole cluster */
+    double tokens_per_s_per_gpu;
+    double model_tflops_per_gpu;
+    double mfu;
+    double compute_s;           /* busy time of forward/backward/optimizer */
+    double allgather_s, reducescatter_s, allreduce_s, copy_s;
+    double comm_s;              /* union of communication intervals */
+    double exposed_comm_s;
+    double overlap_ratio;       /* hidden / total communication */
+    double host_wait_s;         /* host blocked (limiter, synchronize) */
+    struct mem_stats mem;
+    double device_mem_bytes;
+    int fits;
+    double margin_bytes;        /* device memory minus peak reserved */
+    int n_units;
+    int n_allgathers, n_reducescatters, n_allreduces; /* in the step */
+};
+
+void metrics_compute(const struct sched *s, const struct topo *t,
+                     const struct engine_result *r, struct metrics *m);
+
+#endif

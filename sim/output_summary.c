@@ -1,0 +1,170 @@
+/*
+ * output_summary.c: the step summary, for people (text) and programs
+ * (JSON).  Field names of the JSON form are documented in README.
+ */
+#include "output.h"
+#include "json_out.h"
+#include "units.h"
+#include "wrap.h"
+
+#include <string.h>
+
+static const char *
+policy_text(const struct run_view *v, char *buf, size_t len)
+{
+    const struct run_config *c = v->cfg;
+    if (c->wrap == WRAP_SIZE)
+        snprintf(buf, len, "size_based_auto_wrap_policy(min_num_params=%lld)",
+                 (long long)c->min_num_params);
+    else
+        snprintf(buf, len, "transformer_auto_wrap_policy(%s)",
+                 c->layer_cls ? c->layer_cls : v->model->layer_cls);
+    return buf;
+}
+
+void
+output_summary_text(const struct run_view *v, FILE *out)
+{
+    const struct run_config *c = v->cfg;
+    const struct metrics *m = v->met;
+    const struct sched *s = v->sched;
+    char b1[64], b2[64], b3[64], pol[256];
+
+    fprintf(out, "fsdpsim: %s (%.2fB params) on %s, %d node%s x %d GPUs "
+            "= %d GPUs\n", v->model->name, v->model->n_params / 1e9,
+            v->topo->name, v->topo->nodes, v->topo->nodes == 1 ? "" : "s",
+            v->topo->gpus_per_node, s->world);
+    fprintf(out, "FSDP: %s, %s -> %d units, backward_prefetch=%s%s%s%s\n",
+            sharding_name(c->sharding), policy_text(v, pol, sizeof pol),
+            s->n_units, backward_prefetch_name(c->backward_prefetch),
+            c->forward_prefetch ? ", forward_prefetch" : "",
+            c->limit_all_gathers ? ", limit_all_gathers" : "",
+            c->use_orig_params ? ", use_orig_params" : "");
+    fprintf(out, "      param %s, reduce %s, activation checkpointing %s, "
+            "%s%s, optimizer %s\n", dtype_name(s->param_dtype),
+            dtype_name(s->reduce_dtype), ac_name(c->ac),
+            c->cpu_offload ? "CPU offload" : "no offload",
+            c->no_sync ? ", no_sync" : "", optimizer_name(c->optimizer));
+    fprintf(out, "batch: %lld x %lld tokens per micro-batch, %lld "
+            "micro-batch%s -> %lld tokens per GPU per step\n\n",
+            (long long)c->micro_batch, (long long)c->seq_len,
+            (long long)c->grad_accum, c->grad_accum == 1 ? "" : "es",
+            (long long)s->tokens_per_gpu);
+
+    fprintf(out, "step time         %s (step %d of %d)\n",
+            units_fmt_time_s(b1, sizeof b1, m->step_time_s), m->step + 1,
+            s->iterations);
+    fprintf(out, "throughput        %.0f tokens/s, %.1f tokens/s per GPU\n",
+            m->tokens_per_s, m->tokens_per_s_per_gpu);
+    fprintf(out, "model TFLOPS/GPU  %.1f (MFU %.1f%%)\n",
+            m->model_tflops_per_gpu, 100 * m->mfu);
+    fprintf(out, "compute           %s\n",
+            units_fmt_time_s(b1, sizeof b1, m->compute_s));
+    fprintf(out, "all-gather        %s in %d ops\n",
+            units_fmt_time_s(b1, sizeof b1, m->allgather_s),
+            m->n_allgathers);
+    fprintf(out, "reduce-scatter    %s in %d ops\n",
+            units_fmt_time_s(b1, sizeof b1, m->reducescatter_s),
+            m->n_reducescatters);
+    fprintf(out, "all-reduce        %s in %d ops\n",
+            units_fmt_time_s(b1, sizeof b1, m->allreduce_s),
+            m->n_allreduces);
+    if (m->copy_s > 0)
+        fprintf(out, "host copies       %s\n",
+                units_fmt_time_s(b1, sizeof b1, m->copy_s));
+    fprintf(out, "exposed comm      %s of %s communication (overlap %.1f%%)\n",
+            units_fmt_time_s(b1, sizeof b1, m->exposed_comm_s),
+            units_fmt_time_s(b2, sizeof b2, m->comm_s),
+            100 * m->overlap_ratio);
+    if (m->host_wait_s > 0)
+        fprintf(out, "host blocked      %s (rate limiter, synchronize)\n",
+                units_fmt_time_s(b1, sizeof b1, m->host_wait_s));
+    fprintf(out, "memory peak       %s allocated, %s reserved of %s: ",
+            units_fmt_bytes(b1, sizeof b1, (double)m->mem.peak_allocated),
+            units_fmt_bytes(b2, sizeof b2, (double)m->mem.peak_reserved),
+            units_fmt_bytes(b3, sizeof b3, m->device_mem_bytes));
+    if (m->fits)
+        fprintf(out, "fits, %s to spare\n",
+                units_fmt_bytes(b1, sizeof b1, m->margin_bytes));
+    else
+        fprintf(out, "DOES NOT FIT, %s short\n",
+                units_fmt_bytes(b1, sizeof b1,
+                                m->mem.oom_shortfall > -m->margin_bytes
+                                    ? (double)m->mem.oom_shortfall
+                                    : -m->margin_bytes));
+    for (int k = 0; k < MEM_CATEGORY_COUNT; k++)
+        if (m->mem.peak_by_cat[k] > 0)
+            fprintf(out, "  %-22s %s\n", mem_category_name(k),
+                    units_fmt_bytes(b1, sizeof b1,
+                                    (double)m->mem.peak_by_cat[k]));
+    if (m->mem.retries > 0)
+        fprintf(out, "allocator retries %d (cache flushed to make room)\n",
+                m->mem.retries);
+}
+
+void
+output_summary_json(const struct run_view *v, FILE *out)
+{
+    const struct run_config *c = v->cfg;
+    const struct metrics *m = v->met;
+    const struct sched *s = v->sched;
+    char pol[256];
+    fprintf(out, "{\n");
+    fputs("  \"model\": ", out);
+    json_out_string(out, v->model->name);
+    fputs(",\n", out);
+    fprintf(out, "  \"n_params\": %lld,\n", (long long)v->model->n_params);
+    fputs("  \"topology\": ", out);
+    json_out_string(out, v->topo->name);
+    fputs(",\n", out);
+    fprintf(out, "  \"nodes\": %d,\n", v->topo->nodes);
+    fprintf(out, "  \"gpus_per_node\": %d,\n", v->topo->gpus_per_node);
+    fprintf(out, "  \"world_size\": %d,\n", s->world);
+    fprintf(out, "  \"sharding_strategy\": \"%s\",\n",
+            sharding_name(c->sharding));
+    fputs("  \"auto_wrap_policy\": ", out);
+    json_out_string(out, policy_text(v, pol, sizeof pol));
+    fputs(",\n", out);
+    fprintf(out, "  \"backward_prefetch\": \"%s\",\n",
+            backward_prefetch_name(c->backward_prefetch));
+    fprintf(out, "  \"param_dtype\": \"%s\",\n", dtype_name(s->param_dtype));
+    fprintf(out, "  \"reduce_dtype\": \"%s\",\n",
+            dtype_name(s->reduce_dtype));
+    fprintf(out, "  \"micro_batch\": %lld,\n", (long long)c->micro_batch);
+    fprintf(out, "  \"seq_len\": %lld,\n", (long long)c->seq_len);
+    fprintf(out, "  \"grad_accum\": %lld,\n", (long long)c->grad_accum);
+    fprintf(out, "  \"n_units\": %d,\n", s->n_units);
+    fprintf(out, "  \"step_time_s\": %.9f,\n", m->step_time_s);
+    fprintf(out, "  \"tokens_per_s\": %.3f,\n", m->tokens_per_s);
+    fprintf(out, "  \"tokens_per_s_per_gpu\": %.3f,\n",
+            m->tokens_per_s_per_gpu);
+    fprintf(out, "  \"model_tflops_per_gpu\": %.3f,\n",
+            m->model_tflops_per_gpu);
+    fprintf(out, "  \"mfu\": %.6f,\n", m->mfu);
+    fprintf(out, "  \"compute_s\": %.9f,\n", m->compute_s);
+    fprintf(out, "  \"allgather_s\": %.9f,\n", m->allgather_s);
+    fprintf(out, "  \"reducescatter_s\": %.9f,\n", m->reducescatter_s);
+    fprintf(out, "  \"allreduce_s\": %.9f,\n", m->allreduce_s);
+    fprintf(out, "  \"copy_s\": %.9f,\n", m->copy_s);
+    fprintf(out, "  \"comm_s\": %.9f,\n", m->comm_s);
+    fprintf(out, "  \"exposed_comm_s\": %.9f,\n", m->exposed_comm_s);
+    fprintf(out, "  \"overlap_ratio\": %.6f,\n", m->overlap_ratio);
+    fprintf(out, "  \"host_wait_s\": %.9f,\n", m->host_wait_s);
+    fprintf(out, "  \"n_allgathers\": %d,\n", m->n_allgathers);
+    fprintf(out, "  \"n_reducescatters\": %d,\n", m->n_reducescatters);
+    fprintf(out, "  \"n_allreduces\": %d,\n", m->n_allreduces);
+    fprintf(out, "  \"peak_mem_bytes\": %lld,\n",
+            (long long)m->mem.peak_allocated);
+    fprintf(out, "  \"peak_reserved_bytes\": %lld,\n",
+            (long long)m->mem.peak_reserved);
+    fprintf(out, "  \"mem_breakdown\": {");
+    for (int k = 0; k < MEM_CATEGORY_COUNT; k++)
+        fprintf(out, "%s\n    \"%s\": %lld", k ? "," : "",
+                mem_category_name(k), (long long)m->mem.peak_by_cat[k]);
+    fprintf(out, "\n  },\n");
+    fprintf(out, "  \"allocator_retries\": %d,\n", m->mem.retries);
+    fprintf(out, "  \"fits\": %s,\n", m->fits ? "true" : "false");
+    fprintf(out, "  \"device_mem_bytes\": %.0f,\n", m->device_mem_bytes);
+    fprintf(out, "  \"mem_margin_bytes\": %.0f\n", m->margin_bytes);
+    fprintf(out, "}\n");
+}

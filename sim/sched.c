@@ -1,0 +1,940 @@
+/*
+ * sched.c: the FSDP1 schedule builder (see sched.h).
+ *
+ * The builder replays, for each micro-batch of each step, what
+ * FullyShardedDataParallel's hooks issue and in which order: the forward
+ * walk of the module tree with pre-/post-forward hooks at unit boundaries,
+ * the backward walk in reverse with pre-/post-backward hooks, the final
+ * callback and the optimizer step.  Every rule cites the section of
+ * fsdp-semantics.md it follows.  One representative rank is built: by SPMD
+ * symmetry every rank issues the same list.
+ */
+#include "sched.h"
+#include "layer.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One step of the forward walk: a unit boundary or a run of leaves. */
+enum walk_kind { WALK_ENTER, WALK_RUN, WALK_EXIT };
+
+struct walk_step {
+    enum walk_kind kind;
+    int unit;             /* ENTER/EXIT: the unit; RUN: the owning unit */
+    int leaf_begin, leaf_end;
+    int ckpt;             /* RUN: checkpointed module index, or -1 */
+    double fwd_flops, bwd_flops, model_flops, saved_bytes;
+};
+
+struct builder {
+    struct sched *s;
+    const struct model *m;
+    const struct wrap_plan *p;
+    const struct run_config *c;
+
+    struct walk_step *walk;
+    int n_walk;
+    size_t cap_walk;
+    int *fwd_order, *post_fwd_order, *post_fwd_pos, *fwd_pos;
+    int n_fwd_order, n_post_fwd;
+    int *first_param_leaf;    /* per unit: earliest leaf with parameters */
+    int *post_bwd_at_leaf;    /* per leaf: unit whose post-backward follows */
+
+    int last_op[STREAM_COUNT];
+    int *pending[STREAM_COUNT];
+    int n_pending[STREAM_COUNT];
+    size_t cap_pending[STREAM_COUNT];
+    int hooks;                /* hooks to charge to the next op */
+
+    int it, micro;
+    enum sched_phase phase;
+
+    int *unsharded;           /* per unit: buffer of the unsharded params */
+    int *grad;                /* per unit: unsharded gradient buffer */
+    int *grad_shard;          /* per unit: sharded fp32 gradient buffer */
+    int *prefetched;          /* per unit, this pass */
+    int *unshard_done;        /* per unit, this pass */
+    int *run_act;             /* per walk step: activations buffer */
+    int *ckpt_input;          /* per module: checkpoint input buffer */
+    int *recomputed;          /* per module: region recomputed this pass */
+    int *region_w_first;      /* per module: first walk step of its region */
+    int *region_w_last;       /* per module: last walk step of its region */
+
+    int *limiter;             /* FIFO of free events (op ids) */
+    int lim_head, lim_tail;
+    size_t lim_cap;
+
+    int b_orig, b_param, b_reduce;
+    int sharded;              /* not NO_SHARD */
+};
+
+static int
+unit_has_handle(const struct builder *b, int u)
+{
+    return b->s->units[u].numel > 0;
+}
+
+/* Append an op; GPU ops take the stream's pending waits as deps. */
+static struct sched_op *
+emit(struct builder *b, enum sched_op_kind kind, enum sched_stream stream,
+     int unit)
+{
+    struct sched *s = b->s;
+    s->ops = xgrow(s->ops, &s->cap_ops, (size_t)s->n_ops + 1,
+                   sizeof *s->ops);
+    struct sched_op *op = &s->ops[s->n_ops];
+    memset(op, 0, sizeof *op);
+    op->id = s->n_ops++;
+    op->kind = kind;
+    op->stream = stream;
+    op->phase = b->phase;
+    op->iter = b->it;
+    op->micro = b->micro;
+    op->unit = unit;
+    op->buffer = -1;
+    op->wait_op = -1;
+    op->dtype = DTYPE_FP32;
+    op->hooks = b->hooks;
+    b->hooks = 0;
+    if (sched_op_on_gpu(op)) {
+        if (b->n_pending[stream] > 0) {
+            op->n_deps = b->n_pending[stream];
+            op->deps = xmalloc(sizeof(int) * op->n_deps);
+            memcpy(op->deps, b->pending[stream], sizeof(int) * op->n_deps);
+            b->n_pending[stream] = 0;
+        }
+        b->last_op[stream] = op->id;
+    }
+    return op;
+}
+
+/* stream.wait_stream(other): the next op on stream waits for everything
+ * issued on other so far, i.e. for other's last op. */
+static void
+wait_stream(struct builder *b, enum sched_stream stream,
+            enum sched_stream other)
+{
+    int dep = b->last_op[other];
+    if (dep < 0)
+        return;
+    for (int i = 0; i < b->n_pending[stream]; i++)
+        if (b->pending[stream][i] == dep)
+            return;
+    b->pending[stream] = xgrow(b->pending[stream], &b->cap_pending[stream],
+                               (size_t)b->n_pending[stream] + 1, sizeof(int));
+    b->pending[stream][b->n_pending[stream]++] = dep;
+}
+
+static int
+alloc_buf(struct builder *b, enum sched_stream pool, enum mem_category cat,
+          double bytes, int unit)
+{
+    struct sched_op *op = emit(b, OP_ALLOC, pool, unit);
+    op->bytes = (uint64_t)bytes;
+    op->cat = cat;
+    op->buffer = b->s->n_buffers++;
+    return op->buffer;
+}
+
+/* Free a buffer whose last use is op `last_use` (record_stream: the block
+ * stays unavailable until that op has finished, §2.4). */
+static void
+free_buf(struct builder *b, int buffer, int last_use, int unit)
+{
+    if (buffer < 0)
+        return;
+    /* Find the allocation to copy its pool, size and category. */
+    const struct sched_op *a = NULL;
+    for (int i = b->s->n_ops - 1; i >= 0; i--) {
+        if (b->s->ops[i].kind == OP_ALLOC && b->s->ops[i].buffer == buffer) {
+            a = &b->s->ops[i];
+            break;
+        }
+    }
+    enum sched_stream pool = a->stream;
+    enum mem_category cat = a->cat;
+    uint64_t bytes = a->bytes;
+    struct sched_op *op = emit(b, OP_FREE, pool, unit);
+    op->buffer = buffer;
+    op->cat = cat;
+    op->bytes = bytes;
+    op->wait_op = last_use;
+}
+
+static struct sched_op *
+emit_copy(struct builder *b, enum sched_op_kind kind, enum sched_stream st,
+          int unit, double bytes)
+{
+    struct sched_op *op = emit(b, kind, st, unit);
+    op->bytes = (uint64_t)bytes;
+    return op;
+}
+
+/* ---- the rate limiter (fsdp-semantics §3.4) ---- */
+
+static void
+limiter_push(struct builder *b, int event_op)
+{
+    if (!b->c->limit_all_gathers || event_op < 0)
+        return;
+    b->limiter = xgrow(b->limiter, &b->lim_cap, (size_t)b->lim_tail + 1,
+                       sizeof(int));
+    b->limiter[b->lim_tail++] = event_op;
+}
+
+/* _FreeEventQueue.dequeue_if_needed: with >= 2 queued free events, the host
+ * blocks on the oldest one. */
+#define LIMITER_MAX_INFLIGHT 2
+
+static void
+limiter_dequeue_if_needed(struct builder *b, int unit)
+{
+    if (!b->c->limit_all_gathers)
+        return;
+    if (b->lim_tail - b->lim_head >= LIMITER_MAX_INFLIGHT) {
+        struct sched_op *op = emit(b, OP_CPU_WAIT, STREAM_HOST, unit);
+        op->wait_op = b->limiter[b->lim_head++];
+    }
+}
+
+/* ---- unshard / reshard ---- */
+
+/* _unshard (§3.2 steps a-c): pre-unshard on PU (offload H2D, mixed
+ * precision cast), the limiter, then allocation and all-gather on U. */
+static void
+unshard(struct builder *b, int u)
+{
+    const struct fsdp_unit *fu = &b->s->units[u];
+    if (!unit_has_handle(b, u))
+        return;
+    double S = (double)fu->shard_numel;
+    int mp = b->b_param != b->b_orig;
+
+    if (!b->sharded) {
+        /* NO_SHARD: nothing to gather; with mixed precision a full
+         * low-precision copy is made at every pre-forward/pre-backward. */
+        if (mp && b->unsharded[u] < 0) {
+            b->unsharded[u] = alloc_buf(b, STREAM_PU, MEM_UNSHARDED_PARAMS,
+                                        S * b->b_param, u);
+            emit_copy(b, OP_CAST, STREAM_PU, u, S * (b->b_orig + b->b_param));
+            wait_stream(b, STREAM_U, STREAM_PU);
+        }
+        limiter_dequeue_if_needed(b, u);
+        return;
+    }
+
+    int need_ag = b->unsharded[u] < 0;
+    int staging = -1, lp = -1, pu_ran = 0;
+    if (need_ag && b->c->cpu_offload) {
+        staging = alloc_buf(b, STREAM_PU, MEM_OFFLOAD_STAGING, S * b->b_orig,
+                            u);
+        emit_copy(b, OP_H2D, STREAM_PU, u, S * b->b_orig);
+        pu_ran = 1;
+    }
+    if (need_ag && mp) {
+        lp = alloc_buf(b, STREAM_PU, MEM_AG_BUFFER, S * b->b_param, u);
+        struct sched_op *cast = emit_copy(b, OP_CAST, STREAM_PU, u,
+                                          S * (b->b_orig + b->b_param));
+        if (staging >= 0) {
+            free_buf(b, staging, cast->id, u);
+            staging = -1;
+        }
+        pu_ran = 1;
+    }
+    if (pu_ran)
+        wait_stream(b, STREAM_U, STREAM_PU);
+    limiter_dequeue_if_needed(b, u);
+    if (!need_ag)
+        return;
+    b->unsharded[u] = alloc_buf(b, STREAM_U, MEM_UNSHARDED_PARAMS,
+                                (double)fu->padded_numel * b->b_param, u);
+    struct sched_op *ag = emit(b, OP_ALLGATHER, STREAM_U, u);
+    ag->pg = PG_SHARD;
+    ag->bytes = (uint64_t)fu->padded_numel * (uint64_t)b->b_param;
+    ag->dtype = b->s->param_dtype;
+    int ag_id = ag->id;
+    free_buf(b, lp, ag_id, u);
+    free_buf(b, staging, ag_id, u);
+}
+
+/* _reshard: free the unsharded parameters (record_stream on C) and queue
+ * a limiter event recorded on C. */
+static void
+reshard(struct builder *b, int u)
+{
+    if (b->unsharded[u] < 0)
+        return;
+    free_buf(b, b->unsharded[u], b->last_op[STREAM_C], u);
+    b->unsharded[u] = -1;
+    if (b->sharded)
+        limiter_push(b, b->last_op[STREAM_C]);
+}
+
+/* ---- forward ---- */
+
+static void
+pre_forward(struct builder *b, int u)
+{
+    b->hooks++;
+    if (!unit_has_handle(b, u))
+        return;             /* a unit without parameters has no handle */
+    if (!b->prefetched[u])
+        unshard(b, u);
+    b->prefetched[u] = 0;
+    wait_stream(b, STREAM_C, STREAM_U);
+    /* forward_prefetch (§3.5): from the second step on, the next unit in
+     * the recorded pre-forward order is unsharded before u's compute. */
+    if (b->c->forward_prefetch && b->it > 0) {
+        int pos = b->fwd_pos[u];
+        if (pos + 1 < b->n_fwd_order) {
+            int next = b->fwd_order[pos + 1];
+            if (!b->prefetched[next] && b->unsharded[next] < 0
+                && unit_has_handle(b, next)) {
+                unshard(b, next);
+                b->prefetched[next] = 1;
+            }
+        }
+    }
+}
+
+static void
+post_forward(struct builder *b, int u)
+{
+    b->hooks++;
+    if (!unit_has_handle(b, u))
+        return;
+    if (!b->sharded) {
+        if (b->b_param != b->b_orig) {
+            free_buf(b, b->unsharded[u], b->last_op[STREAM_C], u);
+            b->unsharded[u] = -1;
+        }
+        return;
+    }
+    /* §3.3: the root keeps its parameters for backward. */
+    if (u != 0 && sharding_reshards_after_forward(b->c->sharding))
+        reshard(b, u);
+}
+
+static int
+ckpt_enabled(const struct builder *b)
+{
+    return b->c->ac != AC_NONE;
+}
+
+static void
+forward_run(struct builder *b, int w)
+{
+    const struct walk_step *st = &b->walk[w];
+    struct sched_op *op = emit(b, OP_FORWARD, STREAM_C, st->unit);
+    op->leaf_begin = st->leaf_begin;
+    op->leaf_end = st->leaf_end;
+    op->flops = st->fwd_flops;
+    op->model_flops = st->model_flops;
+    op->dtype = b->s->param_dtype;
+    if (st->ckpt >= 0) {
+        /* Checkpointed: only the region's input survives forward (§10). */
+        if (b->ckpt_input[st->ckpt] < 0) {
+            double in = (double)b->c->micro_batch * (double)b->c->seq_len
+                        * (double)b->m->hidden * b->b_param;
+            b->ckpt_input[st->ckpt] = alloc_buf(b, STREAM_C, MEM_ACTIVATIONS,
+                                                in, st->unit);
+        }
+        b->run_act[w] = -1;
+    } else if (st->saved_bytes > 0) {
+        b->run_act[w] = alloc_buf(b, STREAM_C, MEM_ACTIVATIONS,
+                                  st->saved_bytes, st->unit);
+    }
+}
+
+static void
+forward_pass(struct builder *b)
+{
+    b->phase = PHASE_FORWARD;
+    /* _root_pre_forward: U and PU wait for C (§2.2), so the first
+     * all-gather of a step follows the previous optimizer step. */
+    b->hooks++;
+    wait_stream(b, STREAM_U, STREAM_C);
+    wait_stream(b, STREAM_PU, STREAM_C);
+    memset(b->prefetched, 0, sizeof(int) * b->s->n_units);
+    for (int w = 0; w < b->n_walk; w++) {
+        switch (b->walk[w].kind) {
+        case WALK_ENTER:
+            pre_forward(b, b->walk[w].unit);
+            break;
+        case WALK_RUN:
+            forward_run(b, w);
+            break;
+        case WALK_EXIT:
+            post_forward(b, b->walk[w].unit);
+            break;
+        }
+    }
+}
+
+/* ---- backward ---- */
+
+static void
+prefetch_backward(struct builder *b, int u)
+{
+    int pos = b->post_fwd_pos[u];
+    if (pos <= 0)
+        return;
+    int target = b->post_fwd_order[pos - 1];
+    if (b->prefetched[target] || b->unshard_done[target]
+        || !unit_has_handle(b, target))
+        return;
+    unshard(b, target);
+    b->prefetched[target] = 1;
+}
+
+static void
+alloc_grad(struct builder *b, int u)
+{
+    if (b->grad[u] >= 0 || !unit_has_handle(b, u))
+        return;
+    b->grad[u] = alloc_buf(b, STREAM_C, MEM_GRAD_UNSHARDED,
+                           (double)b->s->units[u].numel * b->b_param, u);
+}
+
+static void
+pre_backward(struct builder *b, int u)
+{
+    b->hooks++;
+    if (!unit_has_handle(b, u))
+        return;
+    if (!b->prefetched[u])
+        unshard(b, u);
+    b->unshard_done[u] = 1;
+    wait_stream(b, STREAM_C, STREAM_U);
+    if (b->c->backward_prefetch == BWD_PREFETCH_PRE)
+        prefetch_backward(b, u);
+    alloc_grad(b, u);
+}
+
+/* Reduce-scatter path of _post_backward_hook (§4.2 step 5). */
+static void
+reduce_gradient(struct builder *b, int u)
+{
+    const struct fsdp_unit *fu = &b->s->units[u];
+    double N = (double)fu->numel, S = (double)fu->shard_numel;
+    double WS = (double)fu->padded_numel;
+    enum sched_stream st = STREAM_P;
+
+    wait_stream(b, STREAM_P, STREAM_C);
+    int cur = b->grad[u];
+    b->grad[u] = -1;
+    if (b->b_reduce != b->b_param) {
+        int cast_buf = alloc_buf(b, STREAM_P, MEM_RS_BUFFER, N * b->b_reduce,
+                                 u);
+        struct sched_op *cast = emit_copy(b, OP_CAST, STREAM_P, u,
+                                          N * (b->b_param + b->b_reduce));
+        free_buf(b, cur, cast->id, u);
+        cur = cast_buf;
+    }
+
+    struct sched_op *red;
+    int out = -1;
+    if (b->sharded) {
+        if (!b->c->use_orig_params && fu->numel % b->s->shard_size) {
+            int pad = alloc_buf(b, STREAM_P, MEM_RS_BUFFER, WS * b->b_reduce,
+                                u);
+            struct sched_op *cp = emit_copy(b, OP_CAST, STREAM_P, u,
+                                            2 * WS * b->b_reduce);
+            free_buf(b, cur, cp->id, u);
+            cur = pad;
+        }
+        out = alloc_buf(b, STREAM_P, MEM_RS_BUFFER, S * b->b_reduce, u);
+        red = emit(b, OP_REDUCESCATTER, STREAM_P, u);
+        red->pg = PG_SHARD;
+        red->bytes = (uint64_t)WS * (uint64_t)b->b_reduce;
+        red->dtype = b->s->reduce_dtype;
+        free_buf(b, cur, red->id, u);
+        if (sharding_is_hybrid(b->c->sharding)) {
+            /* §5: the replicate all-reduce runs on its own stream A. */
+            wait_stream(b, STREAM_A, STREAM_P);
+            st = STREAM_A;
+            struct sched_op *ar = emit(b, OP_ALLREDUCE, STREAM_A, u);
+            ar->pg = PG_REPLICATE;
+            ar->bytes = (uint64_t)S * (uint64_t)b->b_reduce;
+            ar->dtype = b->s->reduce_dtype;
+        }
+    } else {
+        /* NO_SHARD: all-reduce of the whole gradient on P. */
+        red = emit(b, OP_ALLREDUCE, STREAM_P, u);
+        red->pg = PG_SHARD;
+        red->bytes = (uint64_t)N * (uint64_t)b->b_reduce;
+        red->dtype = b->s->reduce_dtype;
+        out = cur;
+    }
+
+    /* Cast to fp32 and accumulate into the sharded gradient (§4.2 f). */
+    struct sched_op *acc;
+    if (b->grad_shard[u] < 0) {
+        b->grad_shard[u] = alloc_buf(b, st, MEM_GRAD_SHARDED, S * b->b_orig,
+                                     u);
+        acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + b->b_orig));
+    } else {
+        acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + 2 * b->b_orig));
+    }
+    free_buf(b, out, acc->id, u);
+    if (b->c->cpu_offload) {
+        /* §9: the fp32 sharded gradient goes to pinned host memory. */
+        struct sched_op *d2h = emit_copy(b, OP_D2H, st, u, S * b->b_orig);
+        free_buf(b, b->grad_shard[u], d2h->id, u);
+        b->grad_shard[u] = -2;    /* lives on the host now */
+    }
+}
+
+static void
+post_backward(struct builder *b, int u, int sync)
+{
+    b->hooks++;
+    if (!unit_has_handle(b, u))
+        return;
+    /* §4.2 step 2: free iff sharded and (syncing or FULL/HYBRID). */
+    if (b->sharded
+        && (sync || sharding_reshards_after_forward(b->c->sharding)))
+        reshard(b, u);
+    else if (!b->sharded && b->b_param != b->b_orig) {
+        free_buf(b, b->unsharded[u], b->last_op[STREAM_C], u);
+        b->unsharded[u] = -1;
+    }
+    if (b->c->backward_prefetch == BWD_PREFETCH_POST)
+        prefetch_backward(b, u);
+    if (!sync)
+        return;         /* no_sync: the unsharded gradient stays */
+    reduce_gradient(b, u);
+}
+
+/* The recomputation of a checkpointed region (§10), issued when backward
+ * first reaches it: one forward over all of the region's leaves, then its
+ * activations are live again until each run's backward frees them. */
+static void
+recompute_region(struct builder *b, int region)
+{
+    int w0 = b->region_w_first[region], w1 = b->region_w_last[region];
+    struct sched_op *op = emit(b, OP_RECOMPUTE, STREAM_C, b->walk[w1].unit);
+    op->leaf_begin = b->walk[w0].leaf_begin;
+    op->leaf_end = b->walk[w1].leaf_end;
+    op->dtype = b->s->param_dtype;
+    for (int w = w0; w <= w1; w++)
+        if (b->walk[w].kind == WALK_RUN && b->walk[w].ckpt == region)
+            op->flops += b->walk[w].fwd_flops;
+    for (int w = w0; w <= w1; w++)
+        if (b->walk[w].kind == WALK_RUN && b->walk[w].ckpt == region
+            && b->walk[w].saved_bytes > 0)
+            b->run_act[w] = alloc_buf(b, STREAM_C, MEM_ACTIVATIONS,
+                                      b->walk[w].saved_bytes, b->walk[w].unit);
+    b->recomputed[region] = 1;
+}
+
+static void
+backward_run(struct builder *b, int w, int sync)
+{
+    const struct walk_step *st = &b->walk[w];
+    if (st->ckpt >= 0 && !b->recomputed[st->ckpt])
+        recompute_region(b, st->ckpt);
+    struct sched_op *op = emit(b, OP_BACKWARD, STREAM_C, st->unit);
+    op->leaf_begin = st->leaf_begin;
+    op->leaf_end = st->leaf_end;
+    op->flops = st->bwd_flops;
+    op->model_flops = 2 * st->model_flops;
+    op->dtype = b->s->param_dtype;
+    int bwd = op->id;
+    free_buf(b, b->run_act[w], bwd, st->unit);
+    b->run_act[w] = -1;
+    int pu = b->post_bwd_at_leaf[st->leaf_begin];
+    if (pu >= 0)
+        post_backward(b, pu, sync);
+}
+
+static void
+free_region_inputs(struct builder *b)
+{
+    for (int i = 0; i < b->m->n_modules; i++) {
+        if (b->ckpt_input[i] >= 0) {
+            free_buf(b, b->ckpt_input[i], b->last_op[STREAM_C], -1);
+            b->ckpt_input[i] = -1;
+        }
+        b->recomputed[i] = 0;
+    }
+}
+
+/* Reentrant checkpointing around a unit (§10): when backward reaches the
+ * region, the recompute is a fresh forward of the unit: all-gather,
+ * compute, reshard; then the real pre-backward hook gathers again. */
+static void
+reentrant_recompute_unit(struct builder *b, int u)
+{
+    int region = b->s->units[u].mod->index;
+    pre_forward(b, u);
+    if (b->region_w_first[region] >= 0)
+        recompute_region(b, region);
+    if (u != 0 && b->sharded)
+        reshard(b, u);
+}
+
+static void
+backward_pass(struct builder *b, int sync)
+{
+    b->phase = PHASE_BACKWARD;
+    memset(b->prefetched, 0, sizeof(int) * b->s->n_units);
+    memset(b->unshard_done, 0, sizeof(int) * b->s->n_units);
+    for (int w = b->n_walk - 1; w >= 0; w--) {
+        const struct walk_step *st = &b->walk[w];
+        switch (st->kind) {
+        case WALK_EXIT: {
+            int u = st->unit;
+            if (b->c->ac == AC_REENTRANT
+                && ckpt_enabled(b)
+                && b->recomputed[b->s->units[u].mod->index] == 0
+                && wrap_class_matches(b->s->units[u].mod->cls,
+                                      b->c->layer_cls ? b->c->layer_cls
+                                                      : b->m->layer_cls))
+                reentrant_recompute_unit(b, u);
+            pre_backward(b, u);
+            break;
+        }
+        case WALK_RUN:
+            backward_run(b, w, sync);
+            break;
+        case WALK_ENTER:
+            break;
+        }
+    }
+    free_region_inputs(b);
+    /* _post_backward_final_callback (§4.3). */
+    b->hooks++;
+    for (int u = 0; u < b->s->n_units; u++) {
+        if (b->sharded && b->unsharded[u] >= 0
+            && (sync || sharding_reshards_after_forward(b->c->sharding)))
+            reshard(b, u);
+    }
+    if (sync) {
+        wait_stream(b, STREAM_C, STREAM_P);
+        if (sharding_is_hybrid(b->c->sharding))
+            wait_stream(b, STREAM_C, STREAM_A);
+        if (b->c->cpu_offload) {
+            struct sched_op *ev = emit(b, OP_EVENT, STREAM_C, -1);
+            struct sched_op *w = emit(b, OP_CPU_WAIT, STREAM_HOST, -1);
+            w->wait_op = ev->id;
+        }
+    }
+}
+
+/* ---- optimizer ---- */
+
+/* Bytes touched per fp32 element by a fused/foreach update: AdamW reads
+ * param, grad, exp_avg, exp_avg_sq and writes param, exp_avg, exp_avg_sq
+ * (7 x 4 = 28, fsdp-semantics §11.1); plain SGD reads param and grad and
+ * writes param (12). */
+static double
+optimizer_bytes_per_elem(enum optimizer_kind o)
+{
+    return o == OPTIMIZER_ADAMW ? 28.0 : 12.0;
+}
+
+static int
+optimizer_states(enum optimizer_kind o)
+{
+    return o == OPTIMIZER_ADAMW ? 2 : 0;
+}
+
+static void
+optimizer_step(struct builder *b, int *opt_state)
+{
+    b->phase = PHASE_OPTIMIZER;
+    b->micro = b->s->micro_batches - 1;
+    double total_shard = 0;
+    for (int u = 0; u < b->s->n_units; u++)
+        total_shard += (double)b->s->units[u].shard_numel;
+    if (b->c->cpu_offload) {
+        /* §9: the optimizer runs on the host over pinned memory; its
+         * state lives in host memory. */
+        struct sched_op *op = emit(b, OP_OPTIMIZER, STREAM_HOST, -1);
+        op->bytes = (uint64_t)(total_shard
+                               * optimizer_bytes_per_elem(b->c->optimizer));
+        return;
+    }
+    if (*opt_state < 0 && optimizer_states(b->c->optimizer) > 0)
+        *opt_state = alloc_buf(b, STREAM_C, MEM_OPTIMIZER_STATE,
+                               total_shard * b->b_orig
+                                   * optimizer_states(b->c->optimizer), -1);
+    struct sched_op *op = emit(b, OP_OPTIMIZER, STREAM_C, -1);
+    op->bytes = (uint64_t)(total_shard
+                           * optimizer_bytes_per_elem(b->c->optimizer));
+    int opt = op->id;
+    /* zero_grad(set_to_none=True) drops the sharded gradients. */
+    for (int u = 0; u < b->s->n_units; u++) {
+        if (b->grad_shard[u] >= 0)
+            free_buf(b, b->grad_shard[u], opt, u);
+        b->grad_shard[u] = -1;
+    }
+}
+
+/* ---- the walk ---- */
+
+static struct walk_step *
+walk_push(struct builder *b, enum walk_kind kind, int unit)
+{
+    b->walk = xgrow(b->walk, &b->cap_walk, (size_t)b->n_walk + 1,
+                    sizeof *b->walk);
+    struct walk_step *w = &b->walk[b->n_walk++];
+    memset(w, 0, sizeof *w);
+    w->kind = kind;
+    w->unit = unit;
+    w->ckpt = -1;
+    return w;
+}
+
+static int
+ckpt_region_of(const struct builder *b, const struct module *mod)
+{
+    if (!ckpt_enabled(b))
+        return -1;
+    const char *cls = b->c->layer_cls ? b->c->layer_cls : b->m->layer_cls;
+    for (const struct module *p = mod; p; p = p->parent)
+        if (cls && wrap_class_matches(p->cls, cls))
+            return p->index;
+    return -1;
+}
+
+/* q/k/v and gate/up projections read the same input tensor, which
+ * autograd saves once: a Linear right after a sibling Linear with the same
+ * input width shares its saved input. */
+static double
+shared_input_bytes(const struct builder *b, const struct module *mod)
+{
+    const struct module *p = mod->parent;
+    if (mod->kind != LAYER_LINEAR || p == NULL)
+        return 0;
+    for (int i = 1; i < p->n_children; i++) {
+        if (p->children[i] != mod)
+            continue;
+        const struct module *prev = p->children[i - 1];
+        if (prev->kind == LAYER_LINEAR && prev->in == mod->in)
+            return (double)b->c->micro_batch * (double)b->c->seq_len
+                   * (double)mod->in * b->b_param;
+    }
+    return 0;
+}
+
+static void
+walk_module(struct builder *b, const struct module *mod)
+{
+    int u = b->p->unit_at[mod->index];
+    if (u >= 0)
+        walk_push(b, WALK_ENTER, u);
+    if (mod->kind != LAYER_CONTAINER) {
+        int leaf = b->s->n_leaves++;
+        b->s->leaves[leaf] = mod;
+        int owner = b->p->owner[mod->index];
+        int ckpt = ckpt_region_of(b, mod);
+        struct walk_step *last = b->n_walk ? &b->walk[b->n_walk - 1] : NULL;
+        int split = b->first_param_leaf[owner] == leaf;
+        for (int k = 0; k < b->s->n_units && !split; k++)
+            split = b->first_param_leaf[k] == leaf;
+        if (last == NULL || last->kind != WALK_RUN || last->unit != owner
+            || last->ckpt != ckpt || split) {
+            last = walk_push(b, WALK_RUN, owner);
+            last->leaf_begin = leaf;
+            last->ckpt = ckpt;
+        }
+        last->leaf_end = leaf + 1;
+        struct layer_work lw;
+        layer_work(mod, b->c->micro_batch, b->c->seq_len, b->b_param, &lw);
+        last->fwd_flops += lw.fwd_flops;
+        last->bwd_flops += lw.bwd_flops;
+        last->model_flops += lw.model_flops;
+        last->saved_bytes += lw.saved_bytes - shared_input_bytes(b, mod);
+    }
+    for (int i = 0; i < mod->n_children; i++)
+        walk_module(b, mod->children[i]);
+    if (u >= 0)
+        walk_push(b, WALK_EXIT, u);
+}
+
+/* Leaves in execution order, the earliest leaf with parameters per unit,
+ * and the unit orders the prefetch rules use. */
+static void
+build_walk(struct builder *b)
+{
+    const struct model *m = b->m;
+    int n_units = b->s->n_units;
+    b->first_param_leaf = xmalloc(sizeof(int) * n_units);
+    for (int u = 0; u < n_units; u++)
+        b->first_param_leaf[u] = -1;
+    int n_leaves = 0;
+    for (int i = 0; i < m->n_modules; i++) {
+        const struct module *mod = m->modules[i];
+        if (mod->kind == LAYER_CONTAINER)
+            continue;
+        int owner = b->p->owner[i];
+        if (mod->own_params > 0 && b->first_param_leaf[owner] < 0)
+            b->first_param_leaf[owner] = n_leaves;
+        n_leaves++;
+    }
+    b->s->leaves = xcalloc(n_leaves ? n_leaves : 1, sizeof *b->s->leaves);
+    walk_module(b, m->root);
+
+    b->post_bwd_at_leaf = xmalloc(sizeof(int) * (n_leaves ? n_leaves : 1));
+    for (int l = 0; l < n_leaves; l++)
+        b->post_bwd_at_leaf[l] = -1;
+    for (int u = 0; u < n_units; u++)
+        if (b->first_param_leaf[u] >= 0)
+            b->post_bwd_at_leaf[b->first_param_leaf[u]] = u;
+
+    b->region_w_first = xmalloc(sizeof(int) * m->n_modules);
+    b->region_w_last = xmalloc(sizeof(int) * m->n_modules);
+    for (int i = 0; i < m->n_modules; i++)
+        b->region_w_first[i] = b->region_w_last[i] = -1;
+    for (int w = 0; w < b->n_walk; w++) {
+        int r = b->walk[w].kind == WALK_RUN ? b->walk[w].ckpt : -1;
+        if (r < 0)
+            continue;
+        if (b->region_w_first[r] < 0)
+            b->region_w_first[r] = w;
+        b->region_w_last[r] = w;
+    }
+
+    b->fwd_order = xmalloc(sizeof(int) * n_units);
+    b->post_fwd_order = xmalloc(sizeof(int) * n_units);
+    b->fwd_pos = xmalloc(sizeof(int) * n_units);
+    b->post_fwd_pos = xmalloc(sizeof(int) * n_units);
+    for (int w = 0; w < b->n_walk; w++) {
+        if (b->walk[w].kind == WALK_ENTER) {
+            b->fwd_pos[b->walk[w].unit] = b->n_fwd_order;
+            b->fwd_order[b->n_fwd_order++] = b->walk[w].unit;
+        } else if (b->walk[w].kind == WALK_EXIT) {
+            b->post_fwd_pos[b->walk[w].unit] = b->n_post_fwd;
+            b->post_fwd_order[b->n_post_fwd++] = b->walk[w].unit;
+        }
+    }
+}
+
+static void
+builder_free(struct builder *b)
+{
+    free(b->walk);
+    free(b->fwd_order);
+    free(b->post_fwd_order);
+    free(b->fwd_pos);
+    free(b->post_fwd_pos);
+    free(b->first_param_leaf);
+    free(b->post_bwd_at_leaf);
+    for (int i = 0; i < STREAM_COUNT; i++)
+        free(b->pending[i]);
+    free(b->unsharded);
+    free(b->grad);
+    free(b->grad_shard);
+    free(b->prefetched);
+    free(b->unshard_done);
+    free(b->run_act);
+    free(b->ckpt_input);
+    free(b->recomputed);
+    free(b->region_w_first);
+    free(b->region_w_last);
+    free(b->limiter);
+}
+
+struct sched *
+sched_build(const struct model *m, const struct wrap_plan *p,
+            const struct run_config *c, const struct topo *t, char **cause)
+{
+    int world = t->nodes * t->gpus_per_node;
+    struct sched *s = xcalloc(1, sizeof *s);
+    s->units = p->units;
+    s->n_units = p->n_units;
+    s->iterations = (int)c->iterations;
+    s->micro_batches = (int)c->grad_accum;
+    s->world = world;
+    s->gpus_per_node = t->gpus_per_node;
+    s->param_dtype = config_param_dtype(c);
+    s->reduce_dtype = config_reduce_dtype(c);
+    if (sharding_is_hybrid(c->sharding)) {
+        s->shard_size = t->gpus_per_node;
+        s->replicate_size = t->nodes;
+    } else if (c->sharding == SHARDING_NO_SHARD) {
+        s->shard_size = 1;
+        s->replicate_size = 1;
+    } else {
+        s->shard_size = world;
+        s->replicate_size = 1;
+    }
+    (void)cause;
+
+    struct builder b;
+    memset(&b, 0, sizeof b);
+    b.s = s;
+    b.m = m;
+    b.p = p;
+    b.c = c;
+    b.b_orig = 4;
+    b.b_param = dtype_bytes(s->param_dtype);
+    b.b_reduce = dtype_bytes(s->reduce_dtype);
+    b.sharded = c->sharding != SHARDING_NO_SHARD;
+    for (int i = 0; i < STREAM_COUNT; i++)
+        b.last_op[i] = -1;
+    build_walk(&b);
+
+    int n = s->n_units;
+    b.unsharded = xmalloc(sizeof(int) * n);
+    b.grad = xmalloc(sizeof(int) * n);
+    b.grad_shard = xmalloc(sizeof(int) * n);
+    b.prefetched = xcalloc(n, sizeof(int));
+    b.unshard_done = xcalloc(n, sizeof(int));
+    b.run_act = xmalloc(sizeof(int) * (b.n_walk ? b.n_walk : 1));
+    b.ckpt_input = xmalloc(sizeof(int) * m->n_modules);
+    b.recomputed = xcalloc(m->n_modules, sizeof(int));
+    for (int i = 0; i < n; i++)
+        b.unsharded[i] = b.grad[i] = b.grad_shard[i] = -1;
+    for (int i = 0; i < b.n_walk; i++)
+        b.run_act[i] = -1;
+    for (int i = 0; i < m->n_modules; i++)
+        b.ckpt_input[i] = -1;
+
+    /* Persistent state: the fp32 shards (on the host under offload). */
+    if (!c->cpu_offload) {
+        double shard = 0;
+        for (int u = 0; u < n; u++)
+            shard += (double)s->units[u].shard_numel;
+        alloc_buf(&b, STREAM_C, MEM_SHARDED_PARAMS, shard * b.b_orig, -1);
+    }
+    /* NO_SHARD without mixed precision computes on the shard itself. */
+    if (!b.sharded && b.b_param == b.b_orig)
+        for (int u = 0; u < n; u++)
+            b.unsharded[u] = -1;
+
+    int opt_state = -1;
+    for (b.it = 0; b.it < s->iterations; b.it++) {
+        for (b.micro = 0; b.micro < s->micro_batches; b.micro++) {
+            int sync = !c->no_sync || b.micro == s->micro_batches - 1;
+            forward_pass(&b);
+            backward_pass(&b, sync);
+        }
+        optimizer_step(&b, &opt_state);
+    }
+
+    double model_flops = 0;
+    for (int w = 0; w < b.n_walk; w++)
+        model_flops += b.walk[w].model_flops;
+    s->micro_batch = c->micro_batch;
+    s->seq_len = c->seq_len;
+    s->tokens_per_gpu = c->micro_batch * c->seq_len * c->grad_accum;
+    s->model_flops_per_gpu = 3 * model_flops * (double)c->grad_accum;
+    builder_free(&b);
+    return s;
+}
+
+void
+sched_free(struct sched *s)
+{
+    if (s == NULL)
+        return;
+    for (int i = 0; i < s->n_ops; i++)
+        free(s->ops[i].deps);
+    free(s->ops);
+    free(s->leaves);
+    free(s);
+}

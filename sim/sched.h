@@ -1,0 +1,135 @@
+/*
+ * sched.h: one training step as an explicit list of operations.
+ *
+ * The schedule is the contract between the simulator and the real GPU
+ * executor: both walk this list, neither rebuilds it.  Ops appear in the
+ * order the host thread issues them (the Python thread running FSDP's hooks
+ * and autograd), each bound to a CUDA stream, and, for collectives, to a
+ * process group whose NCCL communicator runs its kernels in issue order
+ * (fsdp-semantics §2.3).  Cross-stream waits (stream.wait_stream) are
+ * explicit dependencies on earlier ops; host blocking points (the rate
+ * limiter, synchronize()) are CPU_WAIT ops; allocations and frees are ops
+ * too, so memory follows the same order as on a GPU.
+ *
+ * Ownership: struct sched owns its ops and their dependency arrays; units
+ * and leaves are borrowed from the wrap plan and model, which must outlive
+ * it.
+ */
+#ifndef FSDPSIM_SCHED_H
+#define FSDPSIM_SCHED_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "model.h"
+#include "topo.h"
+#include "wrap.h"
+
+/* FSDP1 streams (fsdp-semantics §2.2); HOST is work done by the CPU
+ * itself (the optimizer under CPU offload). */
+enum sched_stream { STREAM_C, STREAM_PU, STREAM_U, STREAM_P, STREAM_A,
+                    STREAM_HOST, STREAM_COUNT };
+
+/* Process groups: FSDP's own (the shard group; every rank for NO_SHARD)
+ * and, for hybrid sharding, the replicate group across nodes. */
+enum sched_pg { PG_NONE, PG_SHARD, PG_REPLICATE, PG_COUNT };
+
+enum sched_op_kind {
+    OP_FORWARD,        /* forward kernels of a run of leaves */
+    OP_BACKWARD,       /* their gradient kernels */
+    OP_RECOMPUTE,      /* activation-checkpoint recomputation */
+    OP_ALLGATHER,
+    OP_REDUCESCATTER,
+    OP_ALLREDUCE,
+    OP_CAST,           /* elementwise copy, dtype cast or accumulation */
+    OP_H2D,            /* host to device copy (offload) */
+    OP_D2H,            /* device to host copy (offload) */
+    OP_OPTIMIZER,
+    OP_EVENT,          /* a recorded CUDA event: zero work, carries deps */
+    OP_ALLOC,          /* caching-allocator allocation (host side) */
+    OP_FREE,           /* free; reusable once wait_op has finished */
+    OP_CPU_WAIT,       /* the host blocks until wait_op has finished */
+    OP_KIND_COUNT
+};
+
+enum sched_phase { PHASE_FORWARD, PHASE_BACKWARD, PHASE_OPTIMIZER };
+
+enum mem_category {
+    MEM_SHARDED_PARAMS,
+    MEM_UNSHARDED_PARAMS,
+    MEM_GRAD_UNSHARDED,
+    MEM_GRAD_SHARDED,
+    MEM_OPTIMIZER_STATE,
+    MEM_ACTIVATIONS,
+    MEM_AG_BUFFER,      /* low-precision shard fed to the all-gather */
+    MEM_RS_BUFFER,      /* reduce-dtype / padded copies, RS output */
+    MEM_OFFLOAD_STAGING,
+    MEM_CATEGORY_COUNT
+};
+
+struct sched_op {
+    int id;
+    enum sched_op_kind kind;
+    enum sched_stream stream;   /* for ALLOC/FREE: the allocator pool */
+    enum sched_pg pg;
+    enum sched_phase phase;
+    int iter, micro;
+    int unit;                   /* FSDP unit, -1 if none */
+    int leaf_begin, leaf_end;   /* compute: leaves [begin, end) */
+    double flops;               /* compute: executed FLOPs */
+    double model_flops;         /* compute: FLOPs as MFU counts them */
+    uint64_t bytes;             /* collective nBytes (NCCL: whole buffer),
+                                   copy bytes, allocation size */
+    enum dtype dtype;           /* element type moved or reduced */
+    int buffer;                 /* ALLOC/FREE: buffer id */
+    enum mem_category cat;      /* ALLOC/FREE */
+    int wait_op;                /* CPU_WAIT and FREE: op id, or -1 */
+    int *deps;                  /* earlier ops that must finish first */
+    int n_deps;
+    int hooks;                  /* FSDP hooks run on the host before it */
+};
+
+struct sched {
+    struct sched_op *ops;
+    int n_ops;
+    size_t cap_ops;
+    const struct module **leaves; /* execution order */
+    int n_leaves;
+    const struct fsdp_unit *units;
+    int n_units;
+    int n_buffers;
+    int iterations;
+    int micro_batches;
+    int world;                  /* all GPUs */
+    int shard_size;             /* W */
+    int replicate_size;         /* R (1 unless hybrid) */
+    int gpus_per_node;
+    enum dtype param_dtype, reduce_dtype;
+    int64_t micro_batch;        /* sequences per micro-batch */
+    int64_t seq_len;            /* tokens per sequence */
+    int64_t tokens_per_gpu;     /* per optimizer step */
+    double model_flops_per_gpu; /* per optimizer step (3x forward) */
+};
+
+/* Build the schedule.  Returns NULL with *cause (caller frees) when the
+ * settings cannot run (e.g. a GPU count the strategy cannot use). */
+struct sched *sched_build(const struct model *m, const struct wrap_plan *p,
+                          const struct run_config *c, const struct topo *t,
+                          char **cause);
+void sched_free(struct sched *s);
+
+const char *sched_stream_name(enum sched_stream s);
+const char *sched_op_kind_name(enum sched_op_kind k);
+const char *sched_pg_name(enum sched_pg pg);
+const char *sched_phase_name(enum sched_phase p);
+const char *mem_category_name(enum mem_category c);
+int sched_op_is_collective(const struct sched_op *op);
+int sched_op_is_compute(const struct sched_op *op);
+int sched_op_on_gpu(const struct sched_op *op);
+
+/* fsdpsim schedule: text or JSON listing of every op. */
+void sched_print_text(const struct sched *s, FILE *out);
+void sched_print_json(const struct sched *s, FILE *out);
+
+#endif

@@ -1,0 +1,246 @@
+/*
+ * setup.c: option parsing and schedule construction (see setup.h).
+ */
+#include "setup.h"
+#include "units.h"
+#include "xalloc.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Flags whose value may be omitted (bare = true). */
+static int
+is_optional_bool(const char *key)
+{
+    return strcmp(key, "forward_prefetch") == 0
+           || strcmp(key, "use_orig_params") == 0
+           || strcmp(key, "cpu_offload") == 0
+           || strcmp(key, "no_sync") == 0;
+}
+
+static char *
+dashed(const char *key)
+{
+    char *s = xstrdup(key);
+    for (char *p = s; *p; p++)
+        if (*p == '_')
+            *p = '-';
+    return s;
+}
+
+void
+setup_print_options(FILE *out)
+{
+    for (const struct config_option *o = config_options; o->key; o++) {
+        char *d = dashed(o->key);
+        char lhs[96];
+        snprintf(lhs, sizeof lhs, "--%s%s%s", d, o->arg ? " " : "",
+                 o->arg ? o->arg : "");
+        fprintf(out, "  %-40s %s\n", lhs, o->help);
+        free(d);
+    }
+    fprintf(out, "  %-40s %s\n", "-h, --help", "show this help");
+}
+
+struct pending_opt {
+    char *key;
+    char *value;
+    char *origin;
+};
+
+static char *
+join_args(int argc, char **argv)
+{
+    size_t len = 1;
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    char *s = xmalloc(len), *w = s;
+    for (int i = 0; i < argc; i++)
+        w += sprintf(w, "%s%s", i ? " " : "", argv[i]);
+    *w = '\0';
+    return s;
+}
+
+int
+setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
+                 char **cause)
+{
+    memset(r, 0, sizeof *r);
+    config_init(&r->cfg);
+    r->command_line = join_args(argc, argv);
+
+    int n_opts = 0;
+    for (const struct config_option *o = config_options; o->key; o++)
+        n_opts++;
+    struct option *longopts = xcalloc(n_opts + 2, sizeof *longopts);
+    char **names = xcalloc(n_opts, sizeof(char *));
+    for (int i = 0; i < n_opts; i++) {
+        names[i] = dashed(config_options[i].key);
+        longopts[i].name = names[i];
+        longopts[i].has_arg = is_optional_bool(config_options[i].key)
+                                  ? optional_argument : required_argument;
+        longopts[i].val = 1000 + i;
+    }
+    longopts[n_opts].name = "help";
+    longopts[n_opts].val = 'h';
+
+    struct pending_opt *pend = xcalloc(argc + 1, sizeof *pend);
+    int n_pend = 0, rc = 0;
+    char *config_file = NULL;
+    opterr = 0;
+    optind = 1;
+    int c, idx;
+    while ((c = getopt_long(argc, argv, ":hm:t:n:g:c:", longopts, &idx))
+           != -1) {
+        const char *key = NULL;
+        switch (c) {
+        case 'h':
+            rc = 1;
+            goto out;
+        case 'm': key = "model"; break;
+        case 't': key = "topology"; break;
+        case 'n': key = "nodes"; break;
+        case 'g': key = "gpus_per_node"; break;
+        case 'c': key = "config"; break;
+        case ':':
+            *cause = xasprintf("option '%s' needs a value",
+                               argv[optind - 1]);
+            rc = -1;
+            goto out;
+        case '?':
+            *cause = xasprintf("unknown option '%s'", argv[optind - 1]);
+            rc = -1;
+            goto out;
+        default:
+            key = config_options[c - 1000].key;
+            break;
+        }
+        const char *val = optarg;
+        /* "--no-sync true" as well as "--no-sync=true" and "--no-sync". */
+        if (val == NULL && is_optional_bool(key) && optind < argc) {
+            bool b;
+            char *why = NULL;
+            if (units_parse_bool(argv[optind], &b, &why) == 0)
+                val = argv[optind++];
+            free(why);
+        }
+        if (strcmp(key, "config") == 0) {
+            config_file = (char *)val;
+            continue;
+        }
+        char *d = dashed(key);
+        pend[n_pend].key = xstrdup(key);
+        pend[n_pend].value = val ? xstrdup(val) : NULL;
+        pend[n_pend].origin = xasprintf("--%s", d);
+        free(d);
+        n_pend++;
+    }
+    if (optind < argc) {
+        *cause = xasprintf("unexpected argument '%s'", argv[optind]);
+        rc = -1;
+        goto out;
+    }
+    /* The run file first, then flags override it. */
+    if (config_file && config_load_file(&r->cfg, config_file, cause) != 0) {
+        rc = -2;
+        goto out;
+    }
+    for (int i = 0; i < n_pend; i++) {
+        if (config_set(&r->cfg, pend[i].key, pend[i].value, pend[i].origin,
+                       cause) != 0) {
+            rc = -2;
+            goto out;
+        }
+    }
+    if (config_validate(&r->cfg, cause) != 0)
+        rc = -2;
+out:
+    (void)cmd;
+    for (int i = 0; i < n_pend; i++) {
+        free(pend[i].key);
+        free(pend[i].value);
+        free(pend[i].origin);
+    }
+    free(pend);
+    for (int i = 0; i < n_opts; i++)
+        free(names[i]);
+    free(names);
+    free(longopts);
+    return rc;
+}
+
+int
+setup_prepare(struct run *r, char **cause)
+{
+    struct run_config *c = &r->cfg;
+    char *why = NULL;
+
+    r->model = model_load(c->model, &why);
+    if (r->model == NULL) {
+        *cause = why;
+        return -1;
+    }
+    r->topo = topo_load(c->topology, &why);
+    if (r->topo == NULL) {
+        *cause = why;
+        return -1;
+    }
+    for (int i = 0; i < c->n_sets; i++) {
+        if (topo_set(r->topo, c->sets[i], &why) != 0) {
+            *cause = why;
+            return -1;
+        }
+    }
+    if (c->nodes > 0)
+        r->topo->nodes = c->nodes;
+    if (c->gpus_per_node > 0)
+        r->topo->gpus_per_node = c->gpus_per_node;
+    if (topo_validate(r->topo, &why) != 0) {
+        *cause = why;
+        return -1;
+    }
+
+    int world = r->topo->nodes * r->topo->gpus_per_node;
+    if (sharding_is_hybrid(c->sharding) && r->topo->nodes < 2) {
+        *cause = xasprintf("--sharding-strategy %s: hybrid sharding shards "
+                           "within a node and replicates across nodes, and "
+                           "1 node leaves no replicate group (use "
+                           "FULL_SHARD, which is the same on one node, or "
+                           "--nodes 2 or more)", sharding_name(c->sharding));
+        return -1;
+    }
+    if (world == 1 && c->sharding != SHARDING_NO_SHARD) {
+        /* _init_core_state: FSDP clamps to NO_SHARD on one rank. */
+        fprintf(stderr, "fsdpsim: world size 1: FSDP switches %s to "
+                "NO_SHARD, as PyTorch does\n", sharding_name(c->sharding));
+        c->sharding = SHARDING_NO_SHARD;
+    }
+    if (c->ac != AC_NONE && c->layer_cls == NULL
+        && r->model->layer_cls == NULL) {
+        *cause = xasprintf("--activation-checkpointing %s: model '%s' names "
+                           "no layer class to checkpoint; give "
+                           "--transformer-layer-cls CLASS", ac_name(c->ac),
+                           r->model->name);
+        return -1;
+    }
+    int shard = c->sharding == SHARDING_NO_SHARD ? 1
+                : sharding_is_hybrid(c->sharding) ? r->topo->gpus_per_node
+                                                  : world;
+    if (wrap_plan_build(r->model, c, shard, &r->plan, cause) != 0)
+        return -1;
+    r->sched = sched_build(r->model, &r->plan, c, r->topo, cause);
+    return r->sched ? 0 : -1;
+}
+
+void
+setup_free(struct run *r)
+{
+    sched_free(r->sched);
+    wrap_plan_free(&r->plan);
+    topo_free(r->topo);
+    model_free(r->model);
+    config_free(&r->cfg);
+    free(r->command_line);
+    memset(r, 0, sizeof *r);
+}

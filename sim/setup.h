@@ -1,0 +1,39 @@
+/*
+ * setup.h: from a command line to a ready-to-run schedule.
+ *
+ * Every command that simulates (simulate, schedule, and later sweep and
+ * real) parses the same options and builds the schedule through these
+ * functions, so the simulator and the real executor can never disagree on
+ * what a command line means.
+ */
+#ifndef FSDPSIM_SETUP_H
+#define FSDPSIM_SETUP_H
+
+#include "config.h"
+#include "model.h"
+#include "sched.h"
+#include "topo.h"
+#include "wrap.h"
+
+struct run {
+    struct run_config cfg;
+    struct model *model;
+    struct topo *topo;
+    struct wrap_plan plan;
+    struct sched *sched;
+    char *command_line;         /* for output headers */
+};
+
+/* Parse options.  Returns 0 on success, 1 when --help was printed, -1 on a
+ * usage or input error with *cause set (caller frees). */
+int setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
+                     char **cause);
+/* Load the model and topology, apply overrides, validate, wrap and build
+ * the schedule.  -1 with *cause on bad input. */
+int setup_prepare(struct run *r, char **cause);
+void setup_free(struct run *r);
+
+/* Print the option reference (for help). */
+void setup_print_options(FILE *out);
+
+#endif

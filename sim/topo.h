@@ -1,0 +1,74 @@
+/*
+ * topo.h: the cluster a job runs on.
+ *
+ * A topology describes one node type and how many of them there are: the GPU
+ * (peak dense throughput per dtype, HBM size and bandwidth), the intra-node
+ * fabric (per-GPU NVLink bandwidth and latency, NVSwitch or not, or PCIe
+ * only), the inter-node network (NICs per node, bandwidth per NIC, latency,
+ * kind) and the host link used by CPU offload.  Files are INI with units on
+ * every quantity; --set section.key=value overrides any field.
+ *
+ * All bandwidths are per direction, in bytes per second; latencies in ns.
+ */
+#ifndef FSDPSIM_TOPO_H
+#define FSDPSIM_TOPO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum gpu_arch { GPU_ARCH_VOLTA, GPU_ARCH_AMPERE, GPU_ARCH_HOPPER,
+                GPU_ARCH_BLACKWELL };
+enum intra_fabric { FABRIC_NVSWITCH, FABRIC_NVLINK, FABRIC_PCIE };
+enum net_kind { NET_IB, NET_ROCE, NET_EFA, NET_ETHERNET };
+enum dtype { DTYPE_FP32, DTYPE_TF32, DTYPE_BF16, DTYPE_FP16, DTYPE_FP8,
+             DTYPE_COUNT };
+
+struct topo {
+    char *name;                 /* e.g. "dgx-a100-80g" */
+    char *source;               /* file or built-in it came from */
+    /* [gpu] */
+    char *gpu_name;
+    enum gpu_arch arch;
+    double peak_flops[DTYPE_COUNT]; /* dense FLOP/s per dtype; 0 = none */
+    double hbm_bytes;           /* device memory, bytes */
+    double hbm_Bps;             /* HBM bandwidth, bytes/s */
+    double gemm_efficiency;     /* best fraction of peak a large GEMM gets */
+    double kernel_overhead_ns;  /* fixed cost of one GPU kernel */
+    /* [node] */
+    int gpus_per_node;
+    int nodes;
+    double launch_overhead_ns;  /* host time to issue one GPU op */
+    double hook_overhead_ns;    /* host time of one FSDP hook */
+    /* [intra] */
+    enum intra_fabric fabric;
+    double intra_Bps;           /* per GPU, per direction */
+    double intra_latency_ns;
+    /* [inter] */
+    enum net_kind net;
+    int nics_per_node;
+    double nic_Bps;             /* per NIC, per direction */
+    double inter_latency_ns;
+    bool rail_optimized;
+    /* [host] */
+    double pcie_Bps;            /* host<->device, per GPU, per direction */
+    double host_mem_Bps;        /* host memory bandwidth (CPU optimizer) */
+};
+
+/* Load NAME (built-in) or FILE.  NULL with *cause set (caller frees). */
+struct topo *topo_load(const char *name_or_path, char **cause);
+struct topo *topo_parse_ini(const char *text, const char *origin,
+                            char **cause);
+/* Apply "section.key=value" (from --set); -1 with *cause on error. */
+int topo_set(struct topo *t, const char *assignment, char **cause);
+/* Check ranges and consistency; -1 with *cause on error. */
+int topo_validate(const struct topo *t, char **cause);
+/* Write the topology back as INI (fsdpsim topologies --show). */
+void topo_print(const struct topo *t, FILE *out);
+void topo_free(struct topo *t);
+
+const char *dtype_name(enum dtype d);
+int dtype_parse(const char *s, enum dtype *out);
+int dtype_bytes(enum dtype d);
+
+#endif

@@ -1,0 +1,182 @@
+/*
+ * wrap.c: auto-wrap policies and FlatParameter sizing (see wrap.h).
+ */
+#include "wrap.h"
+#include "layer.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int
+wrap_class_matches(const char *cls, const char *class_list)
+{
+    size_t n = strlen(cls);
+    const char *p = class_list;
+    while (p && *p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        while (len > 0 && *p == ' ') {
+            p++;
+            len--;
+        }
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        if (len == n && strncmp(p, cls, n) == 0)
+            return 1;
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+struct wrap_ctx {
+    const struct run_config *c;
+    const char *layer_cls;
+    int *is_unit;               /* per module index */
+};
+
+/* size_based_auto_wrap_policy: FORCE_LEAF_MODULES and
+ * EXCLUDE_WRAP_MODULES defaults (torch/distributed/fsdp/wrap.py). */
+static int
+is_force_leaf(const struct module *m)
+{
+    return strcmp(m->cls, "MultiheadAttention") == 0;
+}
+
+static int
+is_excluded(const struct module *m)
+{
+    return strcmp(m->cls, "ModuleList") == 0
+           || strcmp(m->cls, "ModuleDict") == 0;
+}
+
+static int
+policy(const struct wrap_ctx *x, const struct module *m, int recurse,
+       int64_t nonwrapped_numel)
+{
+    if (x->c->wrap == WRAP_TRANSFORMER)
+        return recurse ? 1 : wrap_class_matches(m->cls, x->layer_cls);
+    int is_large = nonwrapped_numel >= x->c->min_num_params;
+    return recurse ? is_large && !is_force_leaf(m)
+                   : is_large && !is_excluded(m);
+}
+
+/* _recursive_wrap: returns the numel now wrapped in m's subtree. */
+static int64_t
+recursive_wrap(struct wrap_ctx *x, const struct module *m,
+               int only_wrap_children)
+{
+    int64_t total = m->subtree_params;
+    if (!policy(x, m, 1, total))
+        return 0;
+    int64_t done = 0;
+    for (int i = 0; i < m->n_children; i++)
+        done += recursive_wrap(x, m->children[i], 0);
+    int64_t remainder = total - done;
+    if (!only_wrap_children && policy(x, m, 0, remainder)) {
+        x->is_unit[m->index] = 1;
+        return total;
+    }
+    return done;
+}
+
+/* FlatParameter numel with use_orig_params=True: each original parameter
+ * starts at a multiple of 16 bytes of the compute dtype, then the total is
+ * padded to a multiple of W (_flat_param.py _get_aligned_numel). */
+static int64_t
+aligned_numel(const struct model *m, const struct wrap_plan *p, int unit,
+              int align, int shard_size)
+{
+    int64_t off = 0;
+    for (int i = 0; i < m->n_modules; i++) {
+        if (p->owner[i] != unit)
+            continue;
+        int64_t sizes[4];
+        int n = layer_param_tensors(m->modules[i], sizes);
+        for (int k = 0; k < n; k++) {
+            if (off % align)
+                off += align - off % align;
+            off += sizes[k];
+        }
+    }
+    if (off % shard_size)
+        off += shard_size - off % shard_size;
+    return off;
+}
+
+int
+wrap_plan_build(const struct model *m, const struct run_config *c,
+                int shard_size, struct wrap_plan *plan, char **cause)
+{
+    memset(plan, 0, sizeof *plan);
+    const char *cls = c->layer_cls ? c->layer_cls : m->layer_cls;
+    if (c->wrap == WRAP_TRANSFORMER) {
+        if (cls == NULL) {
+            *cause = xasprintf("model '%s' names no layer class; give "
+                               "--transformer-layer-cls CLASS or use "
+                               "--auto-wrap-policy size", m->name);
+            return -1;
+        }
+        int found = 0;
+        for (int i = 0; i < m->n_modules && !found; i++)
+            found = wrap_class_matches(m->modules[i]->cls, cls);
+        if (!found) {
+            *cause = xasprintf("--transformer-layer-cls: no module of class "
+                               "'%s' in model '%s', so the policy would wrap "
+                               "nothing but the root (see 'fsdpsim models "
+                               "--show %s' for its classes)", cls, m->name,
+                               m->name);
+            return -1;
+        }
+    }
+
+    struct wrap_ctx x = {c, cls, xcalloc(m->n_modules, sizeof(int))};
+    recursive_wrap(&x, m->root, 1);
+    x.is_unit[0] = 1;           /* the FSDP constructor wraps the root */
+
+    plan->unit_at = xmalloc(sizeof(int) * m->n_modules);
+    plan->owner = xmalloc(sizeof(int) * m->n_modules);
+    int n = 0;
+    for (int i = 0; i < m->n_modules; i++)
+        plan->unit_at[i] = x.is_unit[i] ? n++ : -1;
+    free(x.is_unit);
+
+    plan->n_units = n;
+    plan->units = xcalloc(n, sizeof *plan->units);
+    for (int i = 0; i < m->n_modules; i++) {
+        const struct module *mod = m->modules[i];
+        int u = plan->unit_at[i];
+        if (u < 0)              /* pre-order: the parent is already set */
+            u = plan->owner[mod->parent->index];
+        else
+            plan->units[u].mod = mod;
+        plan->owner[i] = u;
+        plan->units[u].id = u;
+        plan->units[u].numel += mod->own_params;
+    }
+
+    int align = 16 / dtype_bytes(c->param_dtype);
+    for (int u = 0; u < n; u++) {
+        struct fsdp_unit *fu = &plan->units[u];
+        if (shard_size == 1) {
+            fu->padded_numel = fu->shard_numel = fu->numel;
+        } else if (c->use_orig_params) {
+            fu->padded_numel = aligned_numel(m, plan, u, align, shard_size);
+            fu->shard_numel = fu->padded_numel / shard_size;
+        } else {
+            /* torch.chunk semantics: chunk size is the ceiling. */
+            fu->shard_numel = (fu->numel + shard_size - 1) / shard_size;
+            fu->padded_numel = fu->shard_numel * shard_size;
+        }
+    }
+    return 0;
+}
+
+void
+wrap_plan_free(struct wrap_plan *plan)
+{
+    free(plan->units);
+    free(plan->owner);
+    free(plan->unit_at);
+    memset(plan, 0, sizeof *plan);
+}

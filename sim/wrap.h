@@ -1,0 +1,45 @@
+/*
+ * wrap.h: FSDP units from a module tree, as FullyShardedDataParallel's
+ * auto_wrap_policy forms them.
+ *
+ * transformer_auto_wrap_policy wraps every module of the given class(es);
+ * size_based_auto_wrap_policy follows PyTorch's _recursive_wrap exactly
+ * (fsdp-semantics §1.2-1.3): whole-subtree counts decide recursion, the
+ * leftover after wrapped children decides wrapping, MultiheadAttention is a
+ * forced leaf, ModuleList/ModuleDict are never wrapped, and the root is
+ * always a unit.  Then each unit's FlatParameter is sized with PyTorch's
+ * padding rules (§1.7).
+ */
+#ifndef FSDPSIM_WRAP_H
+#define FSDPSIM_WRAP_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "model.h"
+
+struct fsdp_unit {
+    int id;                     /* 0 is the root */
+    const struct module *mod;   /* the wrapped module */
+    int64_t numel;              /* N: parameters the unit owns */
+    int64_t padded_numel;       /* W*S: the all-gather output numel */
+    int64_t shard_numel;        /* S: per-rank shard numel */
+};
+
+struct wrap_plan {
+    struct fsdp_unit *units;
+    int n_units;
+    int *owner;                 /* per module index: owning unit id */
+    int *unit_at;               /* per module index: unit id or -1 */
+};
+
+/* shard_size: W, the size of the sharding group (1 for NO_SHARD).
+ * Returns 0, or -1 with *cause (caller frees). */
+int wrap_plan_build(const struct model *m, const struct run_config *c,
+                    int shard_size, struct wrap_plan *plan, char **cause);
+void wrap_plan_free(struct wrap_plan *plan);
+
+/* True when the module's class is one of the comma-separated names. */
+int wrap_class_matches(const char *cls, const char *class_list);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * xalloc.c: aborting allocators (see xalloc.h).
+ */
+#include "xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+xalloc_die(size_t size)
+{
+    fprintf(stderr, "fsdpsim: out of host memory allocating %zu bytes\n",
+            size);
+    abort();
+}
+
+void *
+xmalloc(size_t size)
+{
+    void *p = malloc(size ? size : 1);
+    if (p == NULL)
+        xalloc_die(size);
+    return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (p == NULL)
+        xalloc_die(n * size);
+    return p;
+}
+
+void *
+xrealloc(void *p, size_t size)
+{
+    void *q = realloc(p, size ? size : 1);
+    if (q == NULL)
+        xalloc_die(size);
+    return q;
+}
+
+void *
+xgrow(void *p, size_t *cap, size_t need, size_t elem_size)
+{
+    size_t c = *cap;
+    if (need <= c)
+        return p;
+    if (c < 16)
+        c = 16;
+    while (c < need)
+        c *= 2;
+    *cap = c;
+    return xrealloc(p, c * elem_size);
+}
+
+char *
+xstrdup(const char *s)
+{
+    return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+    char *p = xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        abort();
+    char *p = xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}

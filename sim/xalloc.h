@@ -1,0 +1,23 @@
+/*
+ * xalloc.h: allocation helpers that never return NULL.
+ *
+ * Running out of host memory while simulating is not something the tool can
+ * recover from, so these print a message and abort instead of making every
+ * call site check for NULL (the redis/tmux/jq convention).  Everything they
+ * return is owned by the caller and released with free().
+ */
+#ifndef FSDPSIM_XALLOC_H
+#define FSDPSIM_XALLOC_H
+
+#include <stddef.h>
+
+void *xmalloc(size_t size);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t size);
+/* Grow an array to hold at least need elements; *cap is updated. */
+void *xgrow(void *p, size_t *cap, size_t need, size_t elem_size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
