@@ -192,8 +192,18 @@ void
 engine_run(const struct sched *s, const struct topo *t,
            struct engine_result *r)
 {
+    struct cost_table ct;
+    cost_table_build(s, t, &ct);
+    engine_run_costs(s, t, &ct, r);
+}
+
+void
+engine_run_costs(const struct sched *s, const struct topo *t,
+                 struct cost_table *ct, struct engine_result *r)
+{
     memset(r, 0, sizeof *r);
-    cost_table_build(s, t, &r->cost);
+    r->cost = *ct;
+    memset(ct, 0, sizeof *ct);
     r->times = xcalloc(s->n_ops ? s->n_ops : 1, sizeof *r->times);
     r->mem = mem_new(s->n_buffers, t->hbm_bytes);
     r->step_end_ns = xcalloc(s->iterations, sizeof(int64_t));

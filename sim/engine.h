@@ -39,6 +39,10 @@ struct engine_result {
  * deadlock (a bug) aborts with a message. */
 void engine_run(const struct sched *s, const struct topo *t,
                 struct engine_result *r);
+/* The same with durations given (tests, calibrated replays); the table is
+ * taken over by the result. */
+void engine_run_costs(const struct sched *s, const struct topo *t,
+                      struct cost_table *ct, struct engine_result *r);
 void engine_result_free(struct engine_result *r);
 
 #endif

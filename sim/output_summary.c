@@ -30,8 +30,10 @@ output_summary_text(const struct run_view *v, FILE *out)
     const struct sched *s = v->sched;
     char b1[64], b2[64], b3[64], pol[256];
 
-    fprintf(out, "fsdpsim: %s (%.2fB params) on %s, %d node%s x %d GPUs "
-            "= %d GPUs\n", v->model->name, v->model->n_params / 1e9,
+    double np = (double)v->model->n_params;
+    fprintf(out, "fsdpsim: %s (%.2f%s params) on %s, %d node%s x %d GPUs "
+            "= %d GPUs\n", v->model->name, np >= 1e9 ? np / 1e9 : np / 1e6,
+            np >= 1e9 ? "B" : "M",
             v->topo->name, v->topo->nodes, v->topo->nodes == 1 ? "" : "s",
             v->topo->gpus_per_node, s->world);
     fprintf(out, "FSDP: %s, %s -> %d units, backward_prefetch=%s%s%s%s\n",

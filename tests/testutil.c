@@ -1,0 +1,62 @@
+/*
+ * testutil.c: see testutil.h.
+ */
+#include "testutil.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int
+tu_run(struct tu_run *t, const char *args, int simulate, char **cause)
+{
+    memset(t, 0, sizeof *t);
+    char *buf = xasprintf("simulate %s", args);
+    char *argv[64];
+    int argc = 0;
+    for (char *tok = strtok(buf, " "); tok && argc < 63;
+         tok = strtok(NULL, " "))
+        argv[argc++] = tok;
+    argv[argc] = NULL;
+    int rc = setup_parse_args(&t->r, "simulate", argc, argv, cause);
+    if (rc == 0)
+        rc = setup_prepare(&t->r, cause);
+    free(buf);
+    if (rc != 0)
+        return -1;
+    if (simulate) {
+        engine_run(t->r.sched, t->r.topo, &t->res);
+        metrics_compute(t->r.sched, t->r.topo, &t->res, &t->met);
+        t->simulated = 1;
+    }
+    return 0;
+}
+
+void
+tu_free(struct tu_run *t)
+{
+    if (t->simulated)
+        engine_result_free(&t->res);
+    setup_free(&t->r);
+}
+
+int
+tu_count(const struct sched *s, int iter, enum sched_op_kind kind)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_ops; i++)
+        if (s->ops[i].kind == kind && (iter < 0 || s->ops[i].iter == iter))
+            n++;
+    return n;
+}
+
+double
+tu_alloc_bytes(const struct sched *s, int iter, enum mem_category c)
+{
+    double b = 0;
+    for (int i = 0; i < s->n_ops; i++)
+        if (s->ops[i].kind == OP_ALLOC && s->ops[i].cat == c
+            && (iter < 0 || s->ops[i].iter == iter))
+            b += (double)s->ops[i].bytes;
+    return b;
+}

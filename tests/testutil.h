@@ -1,0 +1,30 @@
+/*
+ * testutil.h: building and simulating runs from a command-line string, for
+ * the schedule and engine tests.
+ */
+#ifndef FSDPSIM_TESTUTIL_H
+#define FSDPSIM_TESTUTIL_H
+
+#include "engine.h"
+#include "metrics.h"
+#include "setup.h"
+
+struct tu_run {
+    struct run r;
+    struct engine_result res;
+    struct metrics met;
+    int simulated;
+};
+
+/* Parse args (space-separated options, as after "fsdpsim simulate"),
+ * prepare and, if simulate, run the engine.  Returns 0, or -1 with the
+ * error message in *cause (caller frees). */
+int tu_run(struct tu_run *t, const char *args, int simulate, char **cause);
+void tu_free(struct tu_run *t);
+
+/* Ops of a kind in one iteration (-1: all iterations). */
+int tu_count(const struct sched *s, int iter, enum sched_op_kind kind);
+/* Sum of ALLOC bytes of a category in one iteration (-1: all). */
+double tu_alloc_bytes(const struct sched *s, int iter, enum mem_category c);
+
+#endif
