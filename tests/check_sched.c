@@ -1,0 +1,427 @@
+/*
+ * check_sched.c: one test per FSDP knob, on tiny-llama (4 decoder layers,
+ * 5 units: the root with embedding, final norm and head, 512256
+ * parameters, and 4 layers of 791040) and the test-2x4 cluster.  Each test
+ * states the rule of fsdp-semantics.md it checks.
+ */
+#include "testutil.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BASE "--model tiny-llama --topology test-2x4 "
+#define LAYER_NUMEL 791040.0
+#define ROOT_NUMEL 512256.0
+
+static void
+run_ok(struct tu_run *t, const char *args, int simulate)
+{
+    char *cause = NULL;
+    int rc = tu_run(t, args, simulate, &cause);
+    ck_assert_msg(rc == 0, "%s: %s", args, cause ? cause : "");
+}
+
+static int
+count_pg(const struct sched *s, int iter, enum sched_op_kind k,
+         enum sched_pg pg, enum sched_stream st)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->iter == iter && op->kind == k && op->pg == pg
+            && op->stream == st)
+            n++;
+    }
+    return n;
+}
+
+START_TEST(test_sched_full_shard_collectives)
+{
+    /* FULL_SHARD: forward all-gathers every unit (5), backward re-gathers
+     * the 4 layers (the root keeps its parameters, §3.3), one
+     * reduce-scatter per unit (5), all on the shard group's communicator,
+     * AG on stream U and RS on P. */
+    struct tu_run t;
+    run_ok(&t, BASE, 0);
+    const struct sched *s = t.r.sched;
+    ck_assert_int_eq(s->n_units, 5);
+    ck_assert_int_eq(count_pg(s, 1, OP_ALLGATHER, PG_SHARD, STREAM_U), 9);
+    ck_assert_int_eq(count_pg(s, 1, OP_REDUCESCATTER, PG_SHARD, STREAM_P),
+                     5);
+    ck_assert_int_eq(tu_count(s, 1, OP_ALLREDUCE), 0);
+    tu_free(&t);
+}
+END_TEST
+
+START_TEST(test_sched_shard_grad_op_keeps_params)
+{
+    /* SHARD_GRAD_OP: parameters stay unsharded from forward until
+     * post-backward (§5), so backward issues no all-gather: 5 AG per step;
+     * at the start of backward all units are unsharded at once, so the
+     * peak holds at least every unit's padded fp32 parameters:
+     * (512256 + 4 x 791040) x 4 bytes (both divide by W = 8). */
+    struct tu_run t;
+    run_ok(&t, BASE "--sharding-strategy SHARD_GRAD_OP", 1);
+    ck_assert_int_eq(tu_count(t.r.sched, 1, OP_ALLGATHER), 5);
+    ck_assert_int_eq(tu_count(t.r.sched, 1, OP_REDUCESCATTER), 5);
+    ck_assert(t.met.mem.peak_by_cat[MEM_UNSHARDED_PARAMS]
+              >= (ROOT_NUMEL + 4 * LAYER_NUMEL) * 4);
+    tu_free(&t);
+    struct tu_run f;
+    run_ok(&f, BASE, 1);
+    ck_assert(f.met.mem.peak_by_cat[MEM_UNSHARDED_PARAMS]
+              < (ROOT_NUMEL + 4 * LAYER_NUMEL) * 4);
+    tu_free(&f);
+}
+END_TEST
+
+START_TEST(test_sched_no_shard_all_reduces)
+{
+    /* NO_SHARD: no all-gather, no reduce-scatter; one all-reduce of the
+     * whole gradient per unit on P over all 8 ranks. */
+    struct tu_run t;
+    run_ok(&t, BASE "--sharding-strategy NO_SHARD", 0);
+    const struct sched *s = t.r.sched;
+    ck_assert_int_eq(tu_count(s, 1, OP_ALLGATHER), 0);
+    ck_assert_int_eq(tu_count(s, 1, OP_REDUCESCATTER), 0);
+    ck_assert_int_eq(count_pg(s, 1, OP_ALLREDUCE, PG_SHARD, STREAM_P), 5);
+    tu_free(&t);
+}
+END_TEST
+
+START_TEST(test_sched_hybrid_shard_replicates_on_stream_a)
+{
+    /* HYBRID_SHARD on 2 nodes x 4: shard group 4 (a node), replicate group
+     * 2; after each RS an all-reduce of the shard on stream A over the
+     * replicate communicator (§4.2 e, §5). */
+    struct tu_run t;
+    run_ok(&t, BASE "--sharding-strategy HYBRID_SHARD", 1);
+    const struct sched *s = t.r.sched;
+    ck_assert_int_eq(s->shard_size, 4);
+    ck_assert_int_eq(s->replicate_size, 2);
+    ck_assert_int_eq(count_pg(s, 1, OP_ALLREDUCE, PG_REPLICATE, STREAM_A), 5);
+    ck_assert_int_eq(tu_count(s, 1, OP_ALLGATHER), 9);
+    tu_free(&t);
+}
+END_TEST
+
+START_TEST(test_sched_no_sync_drops_reduce_scatters)
+{
+    /* 4 micro-batches inside no_sync: only the last backward
+     * reduce-scatters (5 RS); without no_sync every backward does (20).
+     * With no_sync the unsharded bf16 gradients of every unit live across
+     * micro-batches: at least (512256 + 4 x 791040) x 2 bytes. */
+    struct tu_run a, b;
+    run_ok(&a, BASE "--param-dtype bf16 --grad-accum 4 --no-sync", 1);
+    run_ok(&b, BASE "--param-dtype bf16 --grad-accum 4", 1);
+    ck_assert_int_eq(tu_count(a.r.sched, 1, OP_REDUCESCATTER), 5);
+    ck_assert_int_eq(tu_count(b.r.sched, 1, OP_REDUCESCATTER), 20);
+    ck_assert(a.met.mem.peak_by_cat[MEM_GRAD_UNSHARDED]
+              >= (ROOT_NUMEL + 4 * LAYER_NUMEL) * 2);
+    ck_assert(a.met.mem.peak_allocated > b.met.mem.peak_allocated);
+    /* All-gathers still happen in every micro-batch (FULL_SHARD frees
+     * after backward even inside no_sync, §7.1): 4 x 9. */
+    ck_assert_int_eq(tu_count(a.r.sched, 1, OP_ALLGATHER), 36);
+    tu_free(&a);
+    tu_free(&b);
+}
+END_TEST
+
+START_TEST(test_sched_shard_grad_op_no_sync_skips_gathers)
+{
+    /* SHARD_GRAD_OP inside no_sync keeps parameters unsharded between
+     * micro-batches (§6.6): only the first micro-batch gathers (5). */
+    struct tu_run t;
+    run_ok(&t, BASE "--sharding-strategy SHARD_GRAD_OP --grad-accum 4 "
+           "--no-sync", 0);
+    ck_assert_int_eq(tu_count(t.r.sched, 1, OP_ALLGATHER), 5);
+    tu_free(&t);
+}
+END_TEST
+
+/* Largest number of non-root units whose forward all-gather has started
+ * while their forward compute has not finished, in step `iter`. */
+static int
+max_gathered_in_flight(const struct tu_run *t, int iter)
+{
+    const struct sched *s = t->r.sched;
+    int best = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *ag = &s->ops[i];
+        if (ag->kind != OP_ALLGATHER || ag->iter != iter
+            || ag->phase != PHASE_FORWARD || ag->unit == 0)
+            continue;
+        int64_t t0 = t->res.times[i].start_ns;
+        int n = 0;
+        for (int j = 0; j < s->n_ops; j++) {
+            const struct sched_op *a2 = &s->ops[j];
+            if (a2->kind != OP_ALLGATHER || a2->iter != iter
+                || a2->phase != PHASE_FORWARD || a2->unit == 0)
+                continue;
+            int64_t end = 0;
+            for (int k = 0; k < s->n_ops; k++)
+                if (s->ops[k].kind == OP_FORWARD && s->ops[k].iter == iter
+                    && s->ops[k].micro == a2->micro
+                    && s->ops[k].unit == a2->unit
+                    && t->res.times[k].end_ns > end)
+                    end = t->res.times[k].end_ns;
+            if (t->res.times[j].start_ns <= t0 && end > t0)
+                n++;
+        }
+        if (n > best)
+            best = n;
+    }
+    return best;
+}
+
+START_TEST(test_sched_limit_all_gathers_bounds_inflight)
+{
+    /* One node, fp32 (10 TFLOPS): compute-bound, the host far ahead.
+     * With the rate limiter, in the first step (empty queue) the host
+     * cannot issue AG(k) before the compute that preceded unit k-2's free
+     * has finished (§3.4, limit 2): at most 2 gathered units in flight.
+     * Without it all 4 layers' all-gathers run ahead of compute.  The
+     * queue is not reset between steps, so later steps pop older backward
+     * events first; the limit still holds the host back: fewer in flight
+     * than without it. */
+    struct tu_run a, b;
+    run_ok(&a, BASE "--nodes 1 --limit-all-gathers true", 1);
+    run_ok(&b, BASE "--nodes 1 --limit-all-gathers false", 1);
+    ck_assert_int_le(max_gathered_in_flight(&a, 0), 2);
+    ck_assert_int_gt(max_gathered_in_flight(&b, 0), 2);
+    ck_assert_int_gt(max_gathered_in_flight(&b, 1), 2);
+    ck_assert_int_lt(max_gathered_in_flight(&a, 1),
+                     max_gathered_in_flight(&b, 1) + 1);
+    ck_assert(tu_count(a.r.sched, 1, OP_CPU_WAIT) > 0);
+    ck_assert_int_eq(tu_count(b.r.sched, 1, OP_CPU_WAIT), 0);
+    tu_free(&a);
+    tu_free(&b);
+}
+END_TEST
+
+START_TEST(test_sched_backward_pre_beats_none_when_comm_bound)
+{
+    /* Across 2 nodes on one 10 GB/s NIC the step is communication-bound.
+     * BACKWARD_PRE queues AG(next) before RS(k) on the communicator;
+     * None queues it after RS(k), which waits for k's backward, so the
+     * next backward waits for RS(k) + AG(next) (§4.4, §6.2).  PRE must
+     * finish strictly earlier, and POST no later than None. */
+    struct tu_run pre, post, none;
+    run_ok(&pre, BASE "--param-dtype bf16 --backward-prefetch BACKWARD_PRE",
+           1);
+    run_ok(&post, BASE "--param-dtype bf16 --backward-prefetch BACKWARD_POST",
+           1);
+    run_ok(&none, BASE "--param-dtype bf16 --backward-prefetch None", 1);
+    ck_assert(pre.met.exposed_comm_s > 0);
+    ck_assert(pre.met.step_time_s < none.met.step_time_s);
+    ck_assert(post.met.step_time_s <= none.met.step_time_s);
+    tu_free(&pre);
+    tu_free(&post);
+    tu_free(&none);
+}
+END_TEST
+
+/* Index in issue order of the first op of a kind for a unit in a step and
+ * phase, or -1. */
+static int
+first_op(const struct sched *s, int iter, enum sched_phase ph,
+         enum sched_op_kind k, int unit)
+{
+    for (int i = 0; i < s->n_ops; i++)
+        if (s->ops[i].iter == iter && s->ops[i].phase == ph
+            && s->ops[i].kind == k && s->ops[i].unit == unit)
+            return i;
+    return -1;
+}
+
+START_TEST(test_sched_backward_prefetch_issue_order)
+{
+    /* Post-forward order is u1..u4 then the root; backward runs u4..u1.
+     * PRE and POST both issue AG(u3) before RS(u4) (§4.4); None issues
+     * AG(u3) after RS(u4). */
+    struct tu_run pre, post, none;
+    run_ok(&pre, BASE "--backward-prefetch BACKWARD_PRE", 0);
+    run_ok(&post, BASE "--backward-prefetch BACKWARD_POST", 0);
+    run_ok(&none, BASE "--backward-prefetch None", 0);
+    ck_assert_int_lt(first_op(pre.r.sched, 1, PHASE_BACKWARD, OP_ALLGATHER, 3),
+                     first_op(pre.r.sched, 1, PHASE_BACKWARD,
+                              OP_REDUCESCATTER, 4));
+    ck_assert_int_lt(first_op(post.r.sched, 1, PHASE_BACKWARD, OP_ALLGATHER,
+                              3),
+                     first_op(post.r.sched, 1, PHASE_BACKWARD,
+                              OP_REDUCESCATTER, 4));
+    ck_assert_int_gt(first_op(none.r.sched, 1, PHASE_BACKWARD, OP_ALLGATHER,
+                              3),
+                     first_op(none.r.sched, 1, PHASE_BACKWARD,
+                              OP_REDUCESCATTER, 4));
+    /* PRE issues AG(u3) before u4's backward kernels; POST after. */
+    ck_assert_int_lt(first_op(pre.r.sched, 1, PHASE_BACKWARD, OP_ALLGATHER, 3),
+                     first_op(pre.r.sched, 1, PHASE_BACKWARD, OP_BACKWARD,
+                              4));
+    ck_assert_int_gt(first_op(post.r.sched, 1, PHASE_BACKWARD, OP_ALLGATHER,
+                              3),
+                     first_op(post.r.sched, 1, PHASE_BACKWARD, OP_BACKWARD,
+                              4));
+    tu_free(&pre);
+    tu_free(&post);
+    tu_free(&none);
+}
+END_TEST
+
+START_TEST(test_sched_forward_prefetch_from_second_step)
+{
+    /* forward_prefetch issues AG(u2) before u1's forward compute, but only
+     * once the order was recorded, i.e. from the second step (§3.5). */
+    struct tu_run t;
+    run_ok(&t, BASE "--forward-prefetch", 0);
+    const struct sched *s = t.r.sched;
+    ck_assert_int_gt(first_op(s, 0, PHASE_FORWARD, OP_ALLGATHER, 2),
+                     first_op(s, 0, PHASE_FORWARD, OP_FORWARD, 1));
+    ck_assert_int_lt(first_op(s, 1, PHASE_FORWARD, OP_ALLGATHER, 2),
+                     first_op(s, 1, PHASE_FORWARD, OP_FORWARD, 1));
+    tu_free(&t);
+}
+END_TEST
+
+START_TEST(test_sched_activation_checkpointing)
+{
+    /* full: one recompute per decoder layer in backward and no extra
+     * all-gather (9); reentrant around each unit: a second all-gather per
+     * layer in backward (9 + 4 = 13, §10).  Checkpointing lowers the
+     * activation peak. */
+    struct tu_run none, full, re;
+    run_ok(&none, BASE "--param-dtype bf16", 1);
+    run_ok(&full, BASE "--param-dtype bf16 --activation-checkpointing full",
+           1);
+    run_ok(&re, BASE "--param-dtype bf16 --activation-checkpointing reentrant",
+           1);
+    ck_assert_int_eq(tu_count(full.r.sched, 1, OP_RECOMPUTE), 4);
+    ck_assert_int_eq(tu_count(full.r.sched, 1, OP_ALLGATHER), 9);
+    ck_assert_int_eq(tu_count(re.r.sched, 1, OP_ALLGATHER), 13);
+    ck_assert(full.met.mem.peak_by_cat[MEM_ACTIVATIONS]
+              < none.met.mem.peak_by_cat[MEM_ACTIVATIONS]);
+    ck_assert(full.met.compute_s > none.met.compute_s);
+    tu_free(&none);
+    tu_free(&full);
+    tu_free(&re);
+}
+END_TEST
+
+START_TEST(test_sched_cpu_offload_copies)
+{
+    /* CPUOffload: an H2D copy of the shard before every all-gather, a D2H
+     * copy of the gradient after every reduce-scatter, the optimizer on
+     * the host, and no fp32 shards or optimizer state on the GPU (§9). */
+    struct tu_run t;
+    run_ok(&t, BASE "--cpu-offload", 1);
+    const struct sched *s = t.r.sched;
+    ck_assert_int_eq(tu_count(s, 1, OP_H2D), tu_count(s, 1, OP_ALLGATHER));
+    ck_assert_int_eq(tu_count(s, 1, OP_D2H),
+                     tu_count(s, 1, OP_REDUCESCATTER));
+    ck_assert_double_eq(tu_alloc_bytes(s, -1, MEM_SHARDED_PARAMS), 0);
+    ck_assert_double_eq(tu_alloc_bytes(s, -1, MEM_OPTIMIZER_STATE), 0);
+    ck_assert(t.met.copy_s > 0);
+    tu_free(&t);
+}
+END_TEST
+
+START_TEST(test_sched_mixed_precision_bytes)
+{
+    /* bf16 params, fp32 reduce: a layer's all-gather moves W x S x 2 =
+     * 791040 x 2 bytes, its reduce-scatter 791040 x 4 (§8 table). */
+    struct tu_run t;
+    run_ok(&t, BASE "--param-dtype bf16 --reduce-dtype fp32", 0);
+    const struct sched *s = t.r.sched;
+    int ag = first_op(s, 1, PHASE_FORWARD, OP_ALLGATHER, 1);
+    int rs = first_op(s, 1, PHASE_BACKWARD, OP_REDUCESCATTER, 1);
+    ck_assert_int_eq(s->ops[ag].bytes, 791040 * 2);
+    ck_assert_int_eq(s->ops[rs].bytes, 791040 * 4);
+    tu_free(&t);
+}
+END_TEST
+
+START_TEST(test_sched_adam_state_16_bytes_per_param)
+{
+    /* Mixed-precision AdamW keeps fp32 shard (4) + exp_avg and exp_avg_sq
+     * (8) + fp32 sharded gradient (4) = 16 bytes per parameter, divided by
+     * the shard group (W = 8): 16 x 3676416 / 8 = 7352832 bytes. */
+    struct tu_run t;
+    run_ok(&t, BASE "--param-dtype bf16", 0);
+    const struct sched *s = t.r.sched;
+    double b = tu_alloc_bytes(s, 0, MEM_SHARDED_PARAMS)
+               + tu_alloc_bytes(s, 0, MEM_OPTIMIZER_STATE)
+               + tu_alloc_bytes(s, 0, MEM_GRAD_SHARDED);
+    ck_assert_double_eq(b, 16.0 * 3676416 / 8);
+    tu_free(&t);
+}
+END_TEST
+
+START_TEST(test_sched_deterministic)
+{
+    /* The same inputs give the same schedule and the same times. */
+    struct tu_run a, b;
+    run_ok(&a, BASE "--param-dtype bf16", 1);
+    run_ok(&b, BASE "--param-dtype bf16", 1);
+    ck_assert_int_eq(a.r.sched->n_ops, b.r.sched->n_ops);
+    for (int i = 0; i < a.r.sched->n_ops; i++) {
+        ck_assert_int_eq(a.res.times[i].start_ns, b.res.times[i].start_ns);
+        ck_assert_int_eq(a.res.times[i].end_ns, b.res.times[i].end_ns);
+    }
+    tu_free(&a);
+    tu_free(&b);
+}
+END_TEST
+
+START_TEST(test_sched_errors)
+{
+    struct tu_run t;
+    char *cause = NULL;
+    ck_assert_int_eq(tu_run(&t, BASE "--sharding-strategy HYBRID_SHARD "
+                            "--nodes 1", 0, &cause), -1);
+    ck_assert_str_eq(cause, "--sharding-strategy HYBRID_SHARD: hybrid "
+                     "sharding shards within a node and replicates across "
+                     "nodes, and 1 node leaves no replicate group (use "
+                     "FULL_SHARD, which is the same on one node, or --nodes "
+                     "2 or more)");
+    free(cause);
+    tu_free(&t);
+    cause = NULL;
+    ck_assert_int_eq(tu_run(&t, BASE "--min-num-params 1e6", 0, &cause), -1);
+    ck_assert(strstr(cause, "unexpected keyword argument 'min_num_params'"));
+    free(cause);
+    tu_free(&t);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("sched");
+    TCase *core = tcase_create("core");
+    tcase_set_timeout(core, 60);
+    tcase_add_test(core, test_sched_full_shard_collectives);
+    tcase_add_test(core, test_sched_shard_grad_op_keeps_params);
+    tcase_add_test(core, test_sched_no_shard_all_reduces);
+    tcase_add_test(core, test_sched_hybrid_shard_replicates_on_stream_a);
+    tcase_add_test(core, test_sched_no_sync_drops_reduce_scatters);
+    tcase_add_test(core, test_sched_shard_grad_op_no_sync_skips_gathers);
+    tcase_add_test(core, test_sched_limit_all_gathers_bounds_inflight);
+    tcase_add_test(core, test_sched_backward_pre_beats_none_when_comm_bound);
+    tcase_add_test(core, test_sched_backward_prefetch_issue_order);
+    tcase_add_test(core, test_sched_forward_prefetch_from_second_step);
+    tcase_add_test(core, test_sched_activation_checkpointing);
+    tcase_add_test(core, test_sched_cpu_offload_copies);
+    tcase_add_test(core, test_sched_mixed_precision_bytes);
+    tcase_add_test(core, test_sched_adam_state_16_bytes_per_param);
+    tcase_add_test(core, test_sched_deterministic);
+    suite_add_tcase(s, core);
+    TCase *errors = tcase_create("errors");
+    tcase_add_test(errors, test_sched_errors);
+    suite_add_tcase(s, errors);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
