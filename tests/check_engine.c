@@ -276,9 +276,9 @@ START_TEST(test_engine_world_size_does_not_change_cost)
     struct tu_run a, b;
     char *cause = NULL;
     ck_assert_int_eq(tu_run(&a, "--model tiny-llama --topology test-2x4 "
-                            "--nodes 16", 1, &cause), 0);
+                            "--nodes 16 --use-orig-params", 1, &cause), 0);
     ck_assert_int_eq(tu_run(&b, "--model tiny-llama --topology test-2x4 "
-                            "--nodes 1024", 1, &cause), 0);
+                            "--nodes 1024 --use-orig-params", 1, &cause), 0);
     ck_assert_int_eq(a.r.sched->n_ops, b.r.sched->n_ops);
     ck_assert(a.res.events <= 3 * (uint64_t)a.r.sched->n_ops);
     ck_assert(b.res.events <= 3 * (uint64_t)b.r.sched->n_ops);
