@@ -95,8 +95,11 @@ emit(struct builder *b, enum sched_op_kind kind, enum sched_stream stream,
     op->buffer = -1;
     op->wait_op = -1;
     op->dtype = DTYPE_FP32;
-    op->hooks = b->hooks;
-    b->hooks = 0;
+    if (sched_op_on_gpu(op) || stream == STREAM_HOST) {
+        /* Hook time is host time spent before the next op it issues. */
+        op->hooks = b->hooks;
+        b->hooks = 0;
+    }
     if (sched_op_on_gpu(op)) {
         if (b->n_pending[stream] > 0) {
             op->n_deps = b->n_pending[stream];
@@ -326,12 +329,7 @@ static void
 forward_run(struct builder *b, int w)
 {
     const struct walk_step *st = &b->walk[w];
-    struct sched_op *op = emit(b, OP_FORWARD, STREAM_C, st->unit);
-    op->leaf_begin = st->leaf_begin;
-    op->leaf_end = st->leaf_end;
-    op->flops = st->fwd_flops;
-    op->model_flops = st->model_flops;
-    op->dtype = b->s->param_dtype;
+    /* The saved activations are allocated as the kernels produce them. */
     if (st->ckpt >= 0) {
         /* Checkpointed: only the region's input survives forward (§10). */
         if (b->ckpt_input[st->ckpt] < 0) {
@@ -345,6 +343,12 @@ forward_run(struct builder *b, int w)
         b->run_act[w] = alloc_buf(b, STREAM_C, MEM_ACTIVATIONS,
                                   st->saved_bytes, st->unit);
     }
+    struct sched_op *op = emit(b, OP_FORWARD, STREAM_C, st->unit);
+    op->leaf_begin = st->leaf_begin;
+    op->leaf_end = st->leaf_end;
+    op->flops = st->fwd_flops;
+    op->model_flops = st->model_flops;
+    op->dtype = b->s->param_dtype;
 }
 
 static void

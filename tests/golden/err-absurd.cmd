@@ -1,0 +1,1 @@
+simulate --nodes 1000000

@@ -1,0 +1,1 @@
+simulate --param-dtype int8

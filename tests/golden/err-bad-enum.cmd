@@ -1,0 +1,1 @@
+simulate --sharding-strategy FULL

@@ -1,0 +1,1 @@
+simulate --sharding-strategy HYBRID_SHARD --nodes 1

@@ -1,0 +1,1 @@
+simulate --transformer-layer-cls GPT2Block --timeline partial.dat

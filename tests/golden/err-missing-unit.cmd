@@ -1,0 +1,1 @@
+simulate --set intra.bandwidth=300 --trace partial.json

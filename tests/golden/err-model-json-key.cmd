@@ -1,0 +1,1 @@
+simulate --model @SRCDIR@/tests/data/bad-key-config.json

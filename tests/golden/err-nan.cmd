@@ -1,0 +1,1 @@
+simulate --set gpu.memory=nanGiB

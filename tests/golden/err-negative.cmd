@@ -1,0 +1,1 @@
+simulate --seq-len -5

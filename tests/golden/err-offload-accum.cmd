@@ -1,0 +1,1 @@
+simulate --cpu-offload --grad-accum 4

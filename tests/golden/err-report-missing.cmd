@@ -1,0 +1,1 @@
+report --timeline /nonexistent.dat

@@ -1,0 +1,1 @@
+simulate --topology @SRCDIR@/tests/data/bad-topology.ini

@@ -1,0 +1,1 @@
+simulate --min-num-params 1e8

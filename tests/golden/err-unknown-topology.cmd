@@ -1,0 +1,1 @@
+simulate --topology dgx-z100

@@ -1,0 +1,1 @@
+simulate --micro-batch 0

@@ -1,0 +1,1 @@
+schedule --model toy --auto-wrap-policy size --min-num-params 1e6 --nodes 1 --gpus-per-node 2 --iterations 1 --format json

@@ -1,0 +1,1 @@
+simulate --config @SRCDIR@/tests/data/run.ini --seq-len 1024

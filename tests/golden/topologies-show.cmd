@@ -1,0 +1,1 @@
+topologies --show test-2x4
