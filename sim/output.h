@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "config.h"
+#include "runconf.h"
 #include "engine.h"
 #include "metrics.h"
 #include "model.h"

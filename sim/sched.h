@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "config.h"
+#include "runconf.h"
 #include "model.h"
 #include "topo.h"
 #include "wrap.h"

@@ -9,7 +9,7 @@
 #ifndef FSDPSIM_SETUP_H
 #define FSDPSIM_SETUP_H
 
-#include "config.h"
+#include "runconf.h"
 #include "model.h"
 #include "sched.h"
 #include "topo.h"

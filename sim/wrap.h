@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "config.h"
+#include "runconf.h"
 #include "model.h"
 
 struct fsdp_unit {

@@ -2,7 +2,7 @@
  * check_wrap.c: FSDP unit formation and FlatParameter sizing against
  * PyTorch's rules (fsdp-semantics §1.2-1.7).
  */
-#include "config.h"
+#include "runconf.h"
 #include "model.h"
 #include "wrap.h"
 

@@ -1,10 +1,10 @@
 /*
- * config.c: run settings from flags and run files (see config.h).
+ * runconf.c: run settings from flags and run files (see config.h).
  *
  * One table maps every key to its parser, so the command line, run files
  * and --help can never disagree about names or accepted values.
  */
-#include "config.h"
+#include "runconf.h"
 #include "units.h"
 #include "xalloc.h"
 

@@ -1,0 +1,108 @@
+/*
+ * runconf.h: the FSDP settings of one run, with PyTorch's names and values.
+ *
+ * A run is a model, a cluster and what the user would pass to
+ * FullyShardedDataParallel(...) plus the training loop around it
+ * (micro-batch, sequence length, accumulation, optimizer).  The same option
+ * table serves the command line (--kebab-case) and run files (INI keys with
+ * underscores); flags given on the command line override the file.
+ */
+#ifndef FSDPSIM_RUNCONF_H
+#define FSDPSIM_RUNCONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "topo.h"
+
+enum sharding_strategy {
+    SHARDING_FULL_SHARD,
+    SHARDING_SHARD_GRAD_OP,
+    SHARDING_NO_SHARD,
+    SHARDING_HYBRID_SHARD,
+    SHARDING_HYBRID_SHARD_ZERO2,
+};
+
+enum wrap_policy { WRAP_TRANSFORMER, WRAP_SIZE };
+enum backward_prefetch { BWD_PREFETCH_PRE, BWD_PREFETCH_POST,
+                         BWD_PREFETCH_NONE };
+enum ac_mode { AC_NONE, AC_FULL, AC_REENTRANT };
+enum optimizer_kind { OPTIMIZER_ADAMW, OPTIMIZER_SGD };
+enum out_format { FORMAT_TEXT, FORMAT_JSON };
+
+struct run_config {
+    char *model;                 /* name or path */
+    char *topology;              /* name or path */
+    int nodes;                   /* 0 = the topology's value */
+    int gpus_per_node;           /* 0 = the topology's value */
+    char **sets;                 /* topology overrides "section.key=value" */
+    int n_sets;
+
+    enum sharding_strategy sharding;
+    enum wrap_policy wrap;
+    char *layer_cls;             /* transformer_layer_cls; NULL = model's */
+    int64_t min_num_params;      /* size_based_auto_wrap_policy threshold */
+    bool min_num_params_given;   /* to reject it with the class policy */
+    enum backward_prefetch backward_prefetch;
+    bool forward_prefetch;
+    bool limit_all_gathers;
+    bool use_orig_params;
+    bool param_dtype_given, reduce_dtype_given, buffer_dtype_given;
+    enum dtype param_dtype;      /* MixedPrecision(param_dtype=...) */
+    enum dtype reduce_dtype;
+    enum dtype buffer_dtype;
+    bool cpu_offload;            /* CPUOffload(offload_params=True) */
+    enum ac_mode ac;
+    int64_t micro_batch;         /* sequences per GPU per micro-batch */
+    int64_t seq_len;             /* tokens per sequence */
+    int64_t grad_accum;          /* micro-batches per optimizer step */
+    bool no_sync;                /* accumulate inside model.no_sync() */
+    enum optimizer_kind optimizer;
+    int64_t iterations;          /* simulated steps (first one warms up) */
+
+    enum out_format format;
+    char *trace_path;
+    char *timeline_path;
+    char *memory_path;
+    char *config_path;
+};
+
+void config_init(struct run_config *c);
+void config_free(struct run_config *c);
+
+/* Apply one option by its run-file key (underscores) or flag name (dashes,
+ * without the leading "--").  value may be NULL for boolean flags given
+ * bare.  origin names the source in messages ("--seq-len" or "run.ini:4").
+ * Returns 0, or -1 with *cause set (caller frees). */
+int config_set(struct run_config *c, const char *key, const char *value,
+               const char *origin, char **cause);
+
+/* Read a run file; keys before any section or under [run]. */
+int config_load_file(struct run_config *c, const char *path, char **cause);
+
+/* Cross-field checks that need no model or topology: the transformer policy
+ * given min_num_params, offload with accumulation outside no_sync, ... */
+int config_validate(const struct run_config *c, char **cause);
+
+/* Resolved dtypes: MixedPrecision rules (reduce defaults to param). */
+enum dtype config_param_dtype(const struct run_config *c);
+enum dtype config_reduce_dtype(const struct run_config *c);
+
+const char *sharding_name(enum sharding_strategy s);
+const char *backward_prefetch_name(enum backward_prefetch b);
+const char *ac_name(enum ac_mode a);
+const char *optimizer_name(enum optimizer_kind o);
+bool sharding_is_hybrid(enum sharding_strategy s);
+/* FULL_SHARD and HYBRID_SHARD free parameters after forward. */
+bool sharding_reshards_after_forward(enum sharding_strategy s);
+
+/* The option table, for --help and README. */
+struct config_option {
+    const char *key;     /* run-file key */
+    const char *arg;     /* argument synopsis, NULL for bare booleans */
+    const char *help;
+};
+extern const struct config_option config_options[];
+
+#endif
