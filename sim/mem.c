@@ -7,7 +7,8 @@
  * 10 MiB from 20 MiB segments (kLargeBuffer), larger ones get a segment
  * rounded up to 2 MiB (kRoundLarge).  Pools are kept per stream.  A free
  * block is split when the remainder is at least 512 bytes (small pool) or
- * 1 MiB (large pool), and merged with free neighbours in its segment.
+ * more than 1 MiB (large pool), and merged with free neighbours in its
+ * segment.
  */
 #include "mem.h"
 #include "xalloc.h"
@@ -31,6 +32,17 @@ struct block {
     int prev, next;          /* neighbours in the segment, -1 at the ends */
     enum block_state state;
     int wait_op;
+    int free_pos;            /* index in its pool's free list, or -1 */
+};
+
+/* Pools: per stream, small and large (pool_key). */
+#define N_POOLS (STREAM_COUNT * 2)
+
+/* Free blocks of one pool: best fit scans only these, not every block
+ * ever made (the allocator's own pools are sets of free blocks too). */
+struct free_list {
+    int *ids;
+    size_t n, cap;
 };
 
 struct mem {
@@ -47,7 +59,39 @@ struct mem {
     size_t n_samples, cap_samples;
     int *pending;             /* blocks in BLOCK_PENDING */
     size_t n_pending, cap_pending;
+    struct free_list free[N_POOLS];
+    int *spare;               /* released block slots to reuse */
+    size_t n_spare, cap_spare;
 };
+
+static void
+set_free(struct mem *m, int i)
+{
+    struct block *b = &m->blocks[i];
+    struct free_list *fl = &m->free[b->pool];
+    b->state = BLOCK_FREE;
+    fl->ids = xgrow(fl->ids, &fl->cap, fl->n + 1, sizeof(int));
+    b->free_pos = (int)fl->n;
+    fl->ids[fl->n++] = i;
+}
+
+/* Take a block out of its free list (it becomes used or released). */
+static void
+unset_free(struct mem *m, int i, enum block_state state)
+{
+    struct block *b = &m->blocks[i];
+    struct free_list *fl = &m->free[b->pool];
+    int last = fl->ids[--fl->n];
+    fl->ids[b->free_pos] = last;
+    m->blocks[last].free_pos = b->free_pos;
+    b->free_pos = -1;
+    b->state = state;
+    if (state == BLOCK_RELEASED) {
+        m->spare = xgrow(m->spare, &m->cap_spare, m->n_spare + 1,
+                         sizeof(int));
+        m->spare[m->n_spare++] = i;
+    }
+}
 
 struct mem *
 mem_new(int n_buffers, double capacity_bytes)
@@ -72,6 +116,9 @@ mem_free(struct mem *m)
     free(m->buffer_cat);
     free(m->samples);
     free(m->pending);
+    for (int i = 0; i < N_POOLS; i++)
+        free(m->free[i].ids);
+    free(m->spare);
     free(m);
 }
 
@@ -99,53 +146,71 @@ sample(struct mem *m, int64_t t)
     memcpy(s->by_cat, m->by_cat, sizeof m->by_cat);
 }
 
+/* A new block, not yet in any list (state USED until the caller says). */
 static int
 new_block(struct mem *m, uint64_t size, int pool)
 {
-    m->blocks = xgrow(m->blocks, &m->cap_blocks, m->n_blocks + 1,
-                      sizeof *m->blocks);
-    struct block *b = &m->blocks[m->n_blocks];
+    int i;
+    if (m->n_spare > 0) {
+        i = m->spare[--m->n_spare];
+    } else {
+        m->blocks = xgrow(m->blocks, &m->cap_blocks, m->n_blocks + 1,
+                          sizeof *m->blocks);
+        i = (int)m->n_blocks++;
+    }
+    struct block *b = &m->blocks[i];
     memset(b, 0, sizeof *b);
     b->size = size;
     b->pool = pool;
     b->prev = b->next = -1;
-    b->state = BLOCK_FREE;
+    b->state = BLOCK_USED;
     b->wait_op = -1;
-    return (int)m->n_blocks++;
+    b->free_pos = -1;
+    return i;
 }
 
+/* Block i has just become free: merge it with free neighbours in its
+ * segment and put the result in the pool's free list. */
 static void
 merge_free(struct mem *m, int i)
 {
-    struct block *b = &m->blocks[i];
-    int nx = b->next;
+    int nx = m->blocks[i].next;
     if (nx >= 0 && m->blocks[nx].state == BLOCK_FREE) {
-        b->size += m->blocks[nx].size;
-        b->next = m->blocks[nx].next;
-        if (b->next >= 0)
-            m->blocks[b->next].prev = i;
-        m->blocks[nx].state = BLOCK_RELEASED;
+        unset_free(m, nx, BLOCK_RELEASED);
+        m->blocks[i].size += m->blocks[nx].size;
+        m->blocks[i].next = m->blocks[nx].next;
+        if (m->blocks[i].next >= 0)
+            m->blocks[m->blocks[i].next].prev = i;
     }
-    int pv = b->prev;
+    int pv = m->blocks[i].prev;
     if (pv >= 0 && m->blocks[pv].state == BLOCK_FREE) {
         struct block *p = &m->blocks[pv];
-        p->size += b->size;
-        p->next = b->next;
+        p->size += m->blocks[i].size;
+        p->next = m->blocks[i].next;
         if (p->next >= 0)
             m->blocks[p->next].prev = pv;
-        b->state = BLOCK_RELEASED;
+        m->blocks[i].state = BLOCK_RELEASED;
+        m->spare = xgrow(m->spare, &m->cap_spare, m->n_spare + 1,
+                         sizeof(int));
+        m->spare[m->n_spare++] = i;
+        return;
     }
+    set_free(m, i);
 }
 
 /* Release segments that are entirely free (cudaFree of cached memory). */
 static void
 release_cached(struct mem *m)
 {
-    for (size_t i = 0; i < m->n_blocks; i++) {
-        struct block *b = &m->blocks[i];
-        if (b->state == BLOCK_FREE && b->prev < 0 && b->next < 0) {
-            m->reserved -= (int64_t)b->size;
-            b->state = BLOCK_RELEASED;
+    for (int p = 0; p < N_POOLS; p++) {
+        struct free_list *fl = &m->free[p];
+        for (size_t k = fl->n; k-- > 0;) {
+            int i = fl->ids[k];
+            const struct block *b = &m->blocks[i];
+            if (b->prev < 0 && b->next < 0) {
+                m->reserved -= (int64_t)b->size;
+                unset_free(m, i, BLOCK_RELEASED);
+            }
         }
     }
 }
@@ -161,6 +226,7 @@ mem_alloc(struct mem *m, int64_t t, int buffer, enum sched_stream stream,
           uint64_t bytes, enum mem_category cat)
 {
     assert(buffer >= 0 && buffer < m->n_buffers);
+    assert(m->buffer_block[buffer] < 0);    /* not already live */
     uint64_t size = (bytes + MIN_BLOCK - 1) / MIN_BLOCK * MIN_BLOCK;
     if (size == 0)
         size = MIN_BLOCK;
@@ -168,13 +234,18 @@ mem_alloc(struct mem *m, int64_t t, int buffer, enum sched_stream stream,
     int small = size <= SMALL_SIZE;
 
     int best = -1;
-    for (size_t i = 0; i < m->n_blocks; i++) {
+    const struct free_list *fl = &m->free[pool];
+    for (size_t k = 0; k < fl->n; k++) {
+        int i = fl->ids[k];
         const struct block *b = &m->blocks[i];
-        if (b->state == BLOCK_FREE && b->pool == pool && b->size >= size
-            && (best < 0 || b->size < m->blocks[best].size))
-            best = (int)i;
+        if (b->size >= size && (best < 0 || b->size < m->blocks[best].size
+                                || (b->size == m->blocks[best].size
+                                    && i < best)))
+            best = i;
     }
-    if (best < 0) {
+    if (best >= 0)
+        unset_free(m, best, BLOCK_USED);
+    else {
         uint64_t seg = small ? SMALL_SEGMENT
                        : size < MIN_LARGE_ALLOC
                            ? LARGE_SEGMENT
@@ -196,7 +267,9 @@ mem_alloc(struct mem *m, int64_t t, int buffer, enum sched_stream stream,
     }
     struct block *b = &m->blocks[best];
     uint64_t rest = b->size - size;
-    if (rest >= (small ? MIN_BLOCK : SMALL_SIZE)) {
+    /* should_split: small pool at least kMinBlockSize left, large pool
+     * more than kSmallSize. */
+    if (small ? rest >= MIN_BLOCK : rest > SMALL_SIZE) {
         int nb = new_block(m, rest, pool);
         b = &m->blocks[best];   /* new_block may move the array */
         struct block *r = &m->blocks[nb];
@@ -206,6 +279,8 @@ mem_alloc(struct mem *m, int64_t t, int buffer, enum sched_stream stream,
             m->blocks[b->next].prev = nb;
         b->next = nb;
         b->size = size;
+        merge_free(m, nb);      /* the remainder is free */
+        b = &m->blocks[best];
     }
     b->state = BLOCK_USED;
     m->buffer_block[buffer] = best;
@@ -226,7 +301,7 @@ mem_release(struct mem *m, int64_t t, int buffer, int wait_op,
     m->allocated -= (int64_t)b->size;
     m->by_cat[m->buffer_cat[buffer]] -= (int64_t)b->size;
     if (pending_done || wait_op < 0) {
-        b->state = BLOCK_FREE;
+        b->state = BLOCK_USED;
         merge_free(m, i);
     } else {
         b->state = BLOCK_PENDING;
@@ -246,7 +321,6 @@ mem_op_done(struct mem *m, int64_t t, int op)
     for (size_t k = 0; k < m->n_pending; k++) {
         int i = m->pending[k];
         if (m->blocks[i].wait_op == op) {
-            m->blocks[i].state = BLOCK_FREE;
             m->blocks[i].wait_op = -1;
             merge_free(m, i);
         } else {
@@ -272,7 +346,9 @@ mem_samples(const struct mem *m, int *n)
 void
 mem_reset_peaks(struct mem *m, int64_t t)
 {
-    m->st.peak_allocated = 0;
-    m->st.peak_reserved = 0;
+    m->st.peak_allocated = m->allocated;
+    m->st.peak_reserved = m->reserved;
+    m->st.peak_t_ns = t;
+    memcpy(m->st.peak_by_cat, m->by_cat, sizeof m->by_cat);
     sample(m, t);
 }

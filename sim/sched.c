@@ -65,6 +65,13 @@ struct builder {
     int lim_head, lim_tail;
     size_t lim_cap;
 
+    struct buf_info {
+        enum sched_stream pool;
+        enum mem_category cat;
+        uint64_t bytes;
+    } *bufs;                  /* per buffer id, for its free */
+    size_t cap_bufs;
+
     int b_orig, b_param, b_reduce;
     int sharded;              /* not NO_SHARD */
 };
@@ -137,6 +144,11 @@ alloc_buf(struct builder *b, enum sched_stream pool, enum mem_category cat,
     op->bytes = (uint64_t)bytes;
     op->cat = cat;
     op->buffer = b->s->n_buffers++;
+    b->bufs = xgrow(b->bufs, &b->cap_bufs, (size_t)b->s->n_buffers,
+                    sizeof *b->bufs);
+    b->bufs[op->buffer].pool = pool;
+    b->bufs[op->buffer].cat = cat;
+    b->bufs[op->buffer].bytes = op->bytes;
     return op->buffer;
 }
 
@@ -147,21 +159,11 @@ free_buf(struct builder *b, int buffer, int last_use, int unit)
 {
     if (buffer < 0)
         return;
-    /* Find the allocation to copy its pool, size and category. */
-    const struct sched_op *a = NULL;
-    for (int i = b->s->n_ops - 1; i >= 0; i--) {
-        if (b->s->ops[i].kind == OP_ALLOC && b->s->ops[i].buffer == buffer) {
-            a = &b->s->ops[i];
-            break;
-        }
-    }
-    enum sched_stream pool = a->stream;
-    enum mem_category cat = a->cat;
-    uint64_t bytes = a->bytes;
-    struct sched_op *op = emit(b, OP_FREE, pool, unit);
+    const struct buf_info *bi = &b->bufs[buffer];
+    struct sched_op *op = emit(b, OP_FREE, bi->pool, unit);
     op->buffer = buffer;
-    op->cat = cat;
-    op->bytes = bytes;
+    op->cat = bi->cat;
+    op->bytes = bi->bytes;
     op->wait_op = last_use;
 }
 
@@ -840,6 +842,7 @@ builder_free(struct builder *b)
     free(b->region_w_first);
     free(b->region_w_last);
     free(b->limiter);
+    free(b->bufs);
 }
 
 struct sched *

@@ -179,7 +179,9 @@ units_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out,
         *cause = xasprintf("'%s' is not a whole number", s);
         return -1;
     }
-    if (x < (double)lo || x > (double)hi) {
+    /* (double)INT64_MAX rounds up to 2^63, so compare against the
+     * largest double below it as well, or the cast would overflow. */
+    if (x < (double)lo || x > (double)hi || x >= 9223372036854775808.0) {
         *cause = xasprintf("'%s' is out of range (allowed %lld to %lld)", s,
                            (long long)lo, (long long)hi);
         return -1;

@@ -136,6 +136,23 @@ START_TEST(test_mem_small_segment_split)
 }
 END_TEST
 
+START_TEST(test_mem_small_split_min_block)
+{
+    /* In the small pool a remainder of one 512-byte block is still split
+     * off: 1 MiB + (1 MiB - 512) leaves 512 bytes of the 2 MiB segment,
+     * so allocated is 2 MiB - 512, not the whole 2 MiB ... */
+    struct mem *m = mem_new(3, BIG_CAPACITY);
+    mem_alloc(m, 0, 0, STREAM_C, (uint64_t)MiB, MEM_ACTIVATIONS);
+    mem_alloc(m, 1, 1, STREAM_C, (uint64_t)(MiB - 512), MEM_ACTIVATIONS);
+    ck_assert_int_eq(allocated_now(m), 2 * MiB - 512);
+    /* ... and that 512-byte block serves a 1-byte request: 2 MiB. */
+    mem_alloc(m, 2, 2, STREAM_C, 1, MEM_ACTIVATIONS);
+    ck_assert_int_eq(allocated_now(m), 2 * MiB);
+    ck_assert_int_eq(reserved_now(m), 2 * MiB);
+    mem_free(m);
+}
+END_TEST
+
 START_TEST(test_mem_large_segment_split)
 {
     /* Ten 2 MiB requests share one 20 MiB segment, each split off the
@@ -467,6 +484,20 @@ END_TEST
 
 /* ---- limits ---------------------------------------------------------- */
 
+START_TEST(test_mem_large_split_boundary)
+{
+    /* PyTorch's should_split for the large pool needs remaining > 1 MiB:
+     * 11 MiB from a 12 MiB segment leaves exactly 1 MiB, so the block is
+     * not split and the allocation counts the whole 12 MiB. */
+    struct mem *m = mem_new(1, BIG_CAPACITY);
+    struct mem_stats st;
+    mem_alloc(m, 0, 0, STREAM_C, 11ull << 20, MEM_ACTIVATIONS);
+    mem_get_stats(m, &st);
+    ck_assert_int_eq(st.peak_allocated, 12ll << 20);
+    mem_free(m);
+}
+END_TEST
+
 START_TEST(test_mem_exact_fit_no_retry)
 {
     /* Two 2 MiB segments in a 4 MiB device: 2 + 2 <= 4, no retry. */
@@ -576,6 +607,7 @@ mem_suite(int can_fork)
     tcase_add_test(tc, test_mem_rounds_to_512);
     tcase_add_test(tc, test_mem_segment_sizes);
     tcase_add_test(tc, test_mem_small_segment_split);
+    tcase_add_test(tc, test_mem_small_split_min_block);
     tcase_add_test(tc, test_mem_large_segment_split);
     tcase_add_test(tc, test_mem_large_remainder_not_split);
     tcase_add_test(tc, test_mem_reuse_same_stream);
@@ -592,6 +624,7 @@ mem_suite(int can_fork)
 
     tc = tcase_create("limits");
     tcase_add_test(tc, test_mem_exact_fit_no_retry);
+    tcase_add_test(tc, test_mem_large_split_boundary);
     tcase_add_test(tc, test_mem_retry_then_oom);
     tcase_add_test(tc, test_mem_flush_keeps_pending);
     tcase_add_test(tc, test_mem_reset_peaks);
