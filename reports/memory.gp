@@ -11,6 +11,7 @@ if (term eq "svg") {
     set terminal pngcairo size 1200,500 font "DejaVu Sans,10"
 }
 set output outfile
+set termoption noenhanced
 set title "fsdpsim memory per GPU"
 set xlabel "time (ms)"
 set ylabel "GiB"

@@ -11,6 +11,7 @@ if (term eq "svg") {
     set terminal pngcairo size 1200,500 font "DejaVu Sans,10"
 }
 set output outfile
+set termoption noenhanced
 set title "fsdpsim timeline (per stream)"
 set xlabel "time (ms)"
 set ytics ("C compute" 0, "PU pre-unshard" 1, "U all-gather" 2, "P reduce-scatter" 3, "A all-reduce" 4, "HOST" 5)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int
@@ -25,6 +26,10 @@ atomic_file_open(struct atomic_file *af, const char *path, char **cause)
         memset(af, 0, sizeof *af);
         return -1;
     }
+    /* mkstemp creates 0600; give the file the mode a plain fopen would. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
     af->f = fdopen(fd, "w");
     if (af->f == NULL) {
         *cause = xasprintf("%s: %s", path, strerror(errno));

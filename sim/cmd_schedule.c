@@ -5,6 +5,7 @@
 #include "setup.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void
 cmd_schedule_help(FILE *out)
@@ -30,6 +31,12 @@ cmd_schedule(int argc, char **argv)
         cmd_schedule_help(stdout);
         setup_free(&r);
         return 0;
+    }
+    if (rc == 0 && (r.cfg.trace_path || r.cfg.timeline_path
+                    || r.cfg.memory_path)) {
+        cause = strdup("--trace, --timeline and --memory are outputs of a "
+                       "simulation; use 'fsdpsim simulate' for them");
+        rc = -2;
     }
     if (rc == 0)
         rc = setup_prepare(&r, &cause) == 0 ? 0 : -2;

@@ -22,7 +22,9 @@ cmd_simulate_help(FILE *out)
             "underscores); a run file (--config) holds the same keys.\n\n"
             "options:\n");
     setup_print_options(out);
-    fprintf(out, "\nexit status: 0 ok, 2 bad input (message on stderr).\n");
+    fprintf(out, "\nexit status: 0 ok (a run that does not fit in memory is "
+            "a result: see 'fits'),\n2 bad input (one message on stderr), "
+            "3 an output file could not be written.\n");
 }
 
 /* Write one output file atomically with the given writer. */

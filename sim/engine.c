@@ -37,6 +37,7 @@ struct engine {
     int pg_busy[PG_COUNT];
     int next_op;                /* host program counter */
     int blocked_on;             /* CPU_WAIT target, or -1 */
+    int reached_op;             /* last op the host reached */
     int host_scheduled;
 };
 
@@ -135,7 +136,12 @@ host_run(struct engine *e, int64_t now)
         int id = e->next_op;
         const struct sched_op *op = &s->ops[id];
         struct op_time *tm = &e->r->times[id];
-        tm->issue_ns = now;
+        /* A host blocked on a CPU_WAIT comes back to the same op: it was
+         * reached when the wait began. */
+        if (e->reached_op != id) {
+            tm->issue_ns = now;
+            e->reached_op = id;
+        }
         switch (op->kind) {
         case OP_CPU_WAIT:
             if (!e->done[op->wait_op]) {
@@ -224,6 +230,7 @@ engine_run_costs(const struct sched *s, const struct topo *t,
     for (int i = 0; i < PG_COUNT; i++)
         e.pg_busy[i] = -1;
     e.blocked_on = -1;
+    e.reached_op = -1;
 
     schedule_host(&e, 0);
     struct des_event ev;
