@@ -79,7 +79,7 @@ output_summary_text(const struct run_view *v, FILE *out)
             units_fmt_time_s(b2, sizeof b2, m->comm_s),
             100 * m->overlap_ratio);
     if (m->host_wait_s > 0)
-        fprintf(out, "host blocked      %s (rate limiter, synchronize)\n",
+        fprintf(out, "host waiting      %s (rate limiter, synchronize: large when GPU-bound)\n",
                 units_fmt_time_s(b1, sizeof b1, m->host_wait_s));
     fprintf(out, "memory peak       %s allocated, %s reserved of %s: ",
             units_fmt_bytes(b1, sizeof b1, (double)m->mem.peak_allocated),
