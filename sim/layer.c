@@ -64,8 +64,8 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
         w->bwd_kernels = 2;
         break;
     }
-    case LAYER_LAYERNORM:
-    case LAYER_RMSNORM: {
+    case LAYER_LAYERNORM: {
+        /* One fused kernel each way (aten native_layer_norm). */
         double d = (double)m->out;
         w->fwd_flops = 8 * T * d;
         w->bwd_flops = 16 * T * d;
@@ -74,6 +74,22 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
         w->saved_bytes = T * d * b + T * 4 * 2;
         w->fwd_kernels = 1;
         w->bwd_kernels = 2;
+        break;
+    }
+    case LAYER_RMSNORM: {
+        /* Eager RMSNorm as Hugging Face writes it (LlamaRMSNorm,
+         * T5LayerNorm): upcast to fp32, pow, mean, rsqrt, multiply, cast
+         * back, scale by the weight: seven unfused kernels that stream the
+         * activation in fp32, about (4b + 28) bytes per element forward
+         * and twice that backward. */
+        double d = (double)m->out;
+        w->fwd_flops = 4 * T * d;
+        w->bwd_flops = 8 * T * d;
+        w->fwd_bytes = (4 * b + 28) * T * d;
+        w->bwd_bytes = 2 * w->fwd_bytes;
+        w->saved_bytes = T * d * b + T * d * 4 + T * 4;
+        w->fwd_kernels = 7;
+        w->bwd_kernels = 10;
         break;
     }
     case LAYER_ACTIVATION: {
@@ -113,6 +129,17 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
         w->is_attention = 1;
         w->fwd_kernels = 1;
         w->bwd_kernels = 2;
+        if (m->rope) {
+            /* Eager rotary embedding on q and k (apply_rotary_pos_emb):
+             * rotate_half's slices, negation and concatenation, two
+             * multiplies and an add, each a pass over the tensor: about
+             * 12 reads or writes of q and of k per direction. */
+            double qk = T * (h + kv) * d * b;
+            w->fwd_bytes += 12 * qk;
+            w->bwd_bytes += 12 * qk;
+            w->fwd_kernels += 10;
+            w->bwd_kernels += 10;
+        }
         break;
     }
     case LAYER_MHA: {

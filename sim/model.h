@@ -42,13 +42,15 @@ struct module {
      *   LINEAR:     in, out features; bias
      *   EMBEDDING:  in = num_embeddings, out = embedding_dim
      *   LAYERNORM / RMSNORM / ACTIVATION / MUL: out = feature dim; bias
-     *   ATTENTION:  heads, kv_heads, head_dim; causal; window (0 = none)
+     *   ATTENTION:  heads, kv_heads, head_dim; causal; window (0 = none);
+ *               rope
      *   CROSS_ENTROPY: out = vocabulary size
      *   MHA:        out = embed_dim, heads; bias
      *   PARAMETER:  in = numel */
     int64_t in, out;
     int64_t heads, kv_heads, head_dim, window;
     bool bias, causal;
+    bool rope;             /* ATTENTION: rotary embedding applied to q, k */
     bool tied;             /* LINEAR shares its weight with an earlier
                               module (tied embeddings): no own weight */
     int64_t own_params;    /* numel registered directly on this module */

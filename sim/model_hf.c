@@ -301,8 +301,8 @@ emit_llama(struct hf *h, const char *name, bool mistral)
          (long long)(kv * hd), bias_arg(abias));
     emit(h, "v_proj = Linear(%lld, %lld%s)\n", (long long)d,
          (long long)(kv * hd), bias_arg(abias));
-    emit(h, "core = Attention(heads=%lld, head_dim=%lld, kv_heads=%lld",
-         (long long)nh, (long long)hd, (long long)kv);
+    emit(h, "core = Attention(heads=%lld, head_dim=%lld, kv_heads=%lld, "
+         "rope=true", (long long)nh, (long long)hd, (long long)kv);
     if (window > 0)
         emit(h, ", window=%lld", (long long)window);
     emit(h, ")\no_proj = Linear(%lld, %lld%s)\n", (long long)(nh * hd),
@@ -399,8 +399,8 @@ emit_gpt_neox(struct hf *h, const char *name)
          (long long)d, (long long)d);
     emit(h, "\n[GPTNeoXAttention]\nquery_key_value = Linear(%lld, %lld%s)\n",
          (long long)d, (long long)(3 * d), bias_arg(abias));
-    emit(h, "core = Attention(heads=%lld, head_dim=%lld)\n", (long long)nh,
-         (long long)(d / nh));
+    emit(h, "core = Attention(heads=%lld, head_dim=%lld, rope=true)\n",
+         (long long)nh, (long long)(d / nh));
     emit(h, "dense = Linear(%lld, %lld%s)\n", (long long)d, (long long)d,
          bias_arg(abias));
     /* Registered dense_h_to_4h, dense_4h_to_h, act. */

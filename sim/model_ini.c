@@ -52,7 +52,7 @@ struct param_def {
     bool required;
 };
 
-#define CTOR_MAX_PARAMS 5
+#define CTOR_MAX_PARAMS 6
 
 enum ctor {
     C_LINEAR, C_CONV1D, C_EMBEDDING, C_LAYERNORM, C_RMSNORM, C_ATTENTION,
@@ -84,10 +84,10 @@ static const struct ctor_def ctors[] = {
     {"RMSNorm", LAYER_RMSNORM, "RMSNorm(dim)", {{"dim", P_DIM, true}}},
     {"Attention", LAYER_ATTENTION,
      "Attention(heads=H, head_dim=D[, kv_heads=K][, causal=true|false]"
-     "[, window=W])",
+     "[, window=W][, rope=true|false])",
      {{"heads", P_DIM, true}, {"head_dim", P_DIM, true},
       {"kv_heads", P_DIM, false}, {"causal", P_BOOL, false},
-      {"window", P_WINDOW, false}}},
+      {"window", P_WINDOW, false}, {"rope", P_BOOL, false}}},
     {"GELU", LAYER_ACTIVATION, "GELU(dim)", {{"dim", P_DIM, true}}},
     {"SiLU", LAYER_ACTIVATION, "SiLU(dim)", {{"dim", P_DIM, true}}},
     {"ReLU", LAYER_ACTIVATION, "ReLU(dim)", {{"dim", P_DIM, true}}},
@@ -816,6 +816,7 @@ build_child(const struct ini_child *ch)
         mod->kv_heads = ch->set[2] ? v[2] : v[0];
         mod->causal = !ch->set[3] || v[3];
         mod->window = ch->set[4] ? v[4] : 0;
+        mod->rope = ch->set[5] && v[5];
         break;
     case C_MHA:
         mod->out = v[0];
