@@ -4,8 +4,11 @@
  */
 #include "builtin.h"
 #include "cmd.h"
+#include "layer.h"
 #include "model.h"
 #include "topo.h"
+#include "units.h"
+#include "xalloc.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -14,11 +17,35 @@
 void
 cmd_models_help(FILE *out)
 {
-    fprintf(out, "usage: fsdpsim models [--show NAME|FILE]\n\n"
+    fprintf(out, "usage: fsdpsim models [--show NAME|FILE [--micro-batch N] "
+            "[--seq-len N] [--param-dtype D]]\n\n"
             "Without options, list the built-in models with their parameter "
             "counts.\nWith --show, print the module tree of a built-in model, "
-            "a native .ini or a\nHugging Face config.json, with parameters "
-            "per module.\n");
+            "a native .ini or a\nHugging Face config.json: per module its own "
+            "and subtree parameters, the\nforward FLOPs and the activation "
+            "bytes saved for backward by its subtree\nfor one micro-batch "
+            "(default 1 x 2048 tokens, bf16 activations).\n");
+}
+
+/* Subtree sums of leaf costs, by module index (pre-order: children come
+ * after their parent, so a reverse walk accumulates bottom-up). */
+static void
+model_costs_build(const struct model *m, int64_t mb, int64_t seq,
+                  int act_bytes, struct model_costs *mc)
+{
+    mc->fwd_flops = xcalloc(m->n_modules, sizeof(double));
+    mc->saved_bytes = xcalloc(m->n_modules, sizeof(double));
+    for (int i = m->n_modules - 1; i >= 0; i--) {
+        const struct module *mod = m->modules[i];
+        struct layer_work w;
+        layer_work(mod, mb, seq, act_bytes, &w);
+        mc->fwd_flops[i] += w.fwd_flops;
+        mc->saved_bytes[i] += w.saved_bytes;
+        if (mod->parent) {
+            mc->fwd_flops[mod->parent->index] += mc->fwd_flops[i];
+            mc->saved_bytes[mod->parent->index] += mc->saved_bytes[i];
+        }
+    }
 }
 
 void
@@ -30,21 +57,37 @@ cmd_topologies_help(FILE *out)
             "to copy and edit.\n");
 }
 
-/* Parse "--show X" / "-h"; returns 0 ok, 1 help, -1 error. */
+struct show_opts {
+    const char *show;
+    const char *micro_batch, *seq_len, *dtype;
+};
+
+/* Parse "--show X" (and, for models, the micro-batch shape) / "-h";
+ * returns 0 ok, 1 help, -1 error. */
 static int
-parse_show(const char *cmd, int argc, char **argv, const char **show)
+parse_show(const char *cmd, int argc, char **argv, struct show_opts *so)
 {
     static const struct option opts[] = {
         {"show", required_argument, NULL, 's'},
+        {"micro-batch", required_argument, NULL, 'b'},
+        {"seq-len", required_argument, NULL, 'l'},
+        {"param-dtype", required_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
+    int models = strcmp(cmd, "models") == 0;
     int c;
-    *show = NULL;
+    memset(so, 0, sizeof *so);
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":hs:", opts, NULL)) != -1) {
         if (c == 's') {
-            *show = optarg;
+            so->show = optarg;
+        } else if (models && c == 'b') {
+            so->micro_batch = optarg;
+        } else if (models && c == 'l') {
+            so->seq_len = optarg;
+        } else if (models && c == 'd') {
+            so->dtype = optarg;
         } else if (c == 'h') {
             return 1;
         } else {
@@ -65,11 +108,48 @@ parse_show(const char *cmd, int argc, char **argv, const char **show)
     return 0;
 }
 
+/* Check the shape options of `models --show`; -1 after printing. */
+static int
+shape_from_opts(const struct show_opts *so, int64_t *mb, int64_t *seq,
+                int *act_bytes)
+{
+    char *why = NULL;
+    *mb = 1;
+    *seq = 2048;
+    *act_bytes = 2;
+    const char *flag = "--micro-batch";
+    if (so->micro_batch
+        && units_parse_count(so->micro_batch, 1, 65536, mb, &why) != 0)
+        goto bad;
+    flag = "--seq-len";
+    if (so->seq_len
+        && units_parse_count(so->seq_len, 1, 1048576, seq, &why) != 0)
+        goto bad;
+    if (so->dtype) {
+        enum dtype d;
+        if (dtype_parse(so->dtype, &d) != 0) {
+            why = xasprintf("'%s' is not a dtype (fp32, bf16, fp16)",
+                            so->dtype);
+            flag = "--param-dtype";
+            goto bad;
+        }
+        *act_bytes = dtype_bytes(d);
+    }
+    return 0;
+bad:;
+    char *msg = xasprintf("%s: %s", flag, why);
+    cmd_error("models", msg, 0);
+    free(msg);
+    free(why);
+    return -1;
+}
+
 int
 cmd_models(int argc, char **argv)
 {
-    const char *show;
-    int rc = parse_show("models", argc, argv, &show);
+    struct show_opts so;
+    int rc = parse_show("models", argc, argv, &so);
+    const char *show = so.show;
     if (rc == 1) {
         cmd_models_help(stdout);
         return 0;
@@ -78,16 +158,26 @@ cmd_models(int argc, char **argv)
         return EXIT_USAGE;
     char *cause = NULL;
     if (show) {
+        int64_t mb, seq;
+        int act_bytes;
+        if (shape_from_opts(&so, &mb, &seq, &act_bytes) != 0)
+            return EXIT_USAGE;
         struct model *m = model_load(show, &cause);
         if (m == NULL) {
             cmd_error("models", cause, 0);
             free(cause);
             return EXIT_USAGE;
         }
+        struct model_costs mc;
+        model_costs_build(m, mb, seq, act_bytes, &mc);
         printf("# %s (%s): %lld parameters, layer class %s\n", m->name,
                m->source, (long long)m->n_params,
                m->layer_cls ? m->layer_cls : "-");
-        model_print_tree(m, stdout);
+        printf("# costs for one micro-batch of %lld x %lld tokens, %d-byte "
+               "activations\n", (long long)mb, (long long)seq, act_bytes);
+        model_print_tree(m, &mc, stdout);
+        free(mc.fwd_flops);
+        free(mc.saved_bytes);
         model_free(m);
         return 0;
     }
@@ -113,8 +203,9 @@ cmd_models(int argc, char **argv)
 int
 cmd_topologies(int argc, char **argv)
 {
-    const char *show;
-    int rc = parse_show("topologies", argc, argv, &show);
+    struct show_opts so;
+    int rc = parse_show("topologies", argc, argv, &so);
+    const char *show = so.show;
     if (rc == 1) {
         cmd_topologies_help(stdout);
         return 0;

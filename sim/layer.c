@@ -29,6 +29,29 @@ layer_is_compute(const struct module *m)
     return m->kind != LAYER_CONTAINER && m->kind != LAYER_PARAMETER;
 }
 
+/* q/k/v and gate/up projections read the same input tensor, which
+ * autograd saves once: a Linear shares the saved input of the nearest
+ * earlier sibling Linear with the same input width, looking past
+ * activation functions (SwiGLU runs gate, act_fn, up) but not past
+ * anything else (o_proj follows the attention core and reads its output). */
+static int
+shares_input(const struct module *m)
+{
+    const struct module *p = m->parent;
+    if (m->kind != LAYER_LINEAR || p == NULL)
+        return 0;
+    int i = 0;
+    while (i < p->n_children && p->children[i] != m)
+        i++;
+    while (--i >= 0) {
+        const struct module *s = p->children[i];
+        if (s->kind == LAYER_ACTIVATION)
+            continue;
+        return s->kind == LAYER_LINEAR && s->in == m->in;
+    }
+    return 0;
+}
+
 void
 layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
            int act_bytes, struct layer_work *w)
@@ -45,7 +68,7 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
         w->model_flops = w->fwd_flops;
         w->fwd_bytes = (T * in + in * out + T * out) * b;
         w->bwd_bytes = 2 * w->fwd_bytes;
-        w->saved_bytes = T * in * b;
+        w->saved_bytes = shares_input(m) ? 0 : T * in * b;
         w->gemm_m = (int64_t)T;
         w->gemm_n = m->out;
         w->gemm_k = m->in;

@@ -154,6 +154,7 @@ module_same_shape(const struct module *a, const struct module *b,
         a->kv_heads != b->kv_heads || a->head_dim != b->head_dim ||
         a->window != b->window || a->bias != b->bias ||
         a->causal != b->causal || a->tied != b->tied ||
+        a->rope != b->rope ||
         a->own_params != b->own_params ||
         a->n_children != b->n_children)
         return false;
@@ -165,17 +166,22 @@ module_same_shape(const struct module *a, const struct module *b,
 
 static void
 print_line(FILE *out, int depth, const char *name, const struct module *mod,
-           int run)
+           int run, const struct model_costs *mc)
 {
     fprintf(out, "%*s%s (%s)", depth * 2, "", name, mod->cls);
     if (run > 1)
         fprintf(out, " x%d", run);
-    fprintf(out, " own=%lld subtree=%lld%s\n", (long long)mod->own_params,
-            (long long)mod->subtree_params, run > 1 ? " each" : "");
+    fprintf(out, " own=%lld subtree=%lld", (long long)mod->own_params,
+            (long long)mod->subtree_params);
+    if (mc)
+        fprintf(out, " fwd_flops=%.4g saved_bytes=%.4g",
+                mc->fwd_flops[mod->index], mc->saved_bytes[mod->index]);
+    fprintf(out, "%s\n", run > 1 ? " each" : "");
 }
 
 static void
-print_children(FILE *out, const struct module *mod, int depth)
+print_children(FILE *out, const struct module *mod, int depth,
+               const struct model_costs *mc)
 {
     bool is_list = strcmp(mod->cls, "ModuleList") == 0;
     for (int i = 0; i < mod->n_children; i++) {
@@ -190,12 +196,12 @@ print_children(FILE *out, const struct module *mod, int depth)
         if (j - i > 1) {
             char *range = xasprintf("%s..%s", c->name,
                                     mod->children[j - 1]->name);
-            print_line(out, depth, range, c, j - i);
+            print_line(out, depth, range, c, j - i, mc);
             free(range);
         } else {
-            print_line(out, depth, c->name, c, 1);
+            print_line(out, depth, c->name, c, 1, mc);
         }
-        print_children(out, c, depth + 1);
+        print_children(out, c, depth + 1, mc);
         i = j - 1;
     }
 }
@@ -203,10 +209,11 @@ print_children(FILE *out, const struct module *mod, int depth)
 /* One line per module, two spaces per level; the root is shown under the
  * model's name.  Output depends only on the tree (golden tests diff it). */
 void
-model_print_tree(const struct model *m, FILE *out)
+model_print_tree(const struct model *m, const struct model_costs *mc,
+                 FILE *out)
 {
-    print_line(out, 0, m->name, m->root, 1);
-    print_children(out, m->root, 1);
+    print_line(out, 0, m->name, m->root, 1, mc);
+    print_children(out, m->root, 1, mc);
 }
 
 /* "dir/llama2-7b.json" -> "llama2-7b"; caller frees. */

@@ -92,7 +92,15 @@ void model_free(struct model *m);
 /* Dotted path of a module ("model.layers.3.mlp"), caller frees. */
 char *model_module_path(const struct module *mod);
 
-/* Print the tree with parameter counts (fsdpsim models --show). */
-void model_print_tree(const struct model *m, FILE *out);
+/* Per-module subtree sums for a micro-batch, indexed like modules[]. */
+struct model_costs {
+    double *fwd_flops;      /* forward FLOPs executed */
+    double *saved_bytes;    /* activations saved for backward */
+};
+
+/* Print the tree with parameter counts, and with costs when mc is not NULL
+ * (fsdpsim models --show). */
+void model_print_tree(const struct model *m, const struct model_costs *mc,
+                      FILE *out);
 
 #endif

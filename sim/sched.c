@@ -706,26 +706,6 @@ ckpt_region_of(const struct builder *b, const struct module *mod)
     return -1;
 }
 
-/* q/k/v and gate/up projections read the same input tensor, which
- * autograd saves once: a Linear right after a sibling Linear with the same
- * input width shares its saved input. */
-static double
-shared_input_bytes(const struct builder *b, const struct module *mod)
-{
-    const struct module *p = mod->parent;
-    if (mod->kind != LAYER_LINEAR || p == NULL)
-        return 0;
-    for (int i = 1; i < p->n_children; i++) {
-        if (p->children[i] != mod)
-            continue;
-        const struct module *prev = p->children[i - 1];
-        if (prev->kind == LAYER_LINEAR && prev->in == mod->in)
-            return (double)b->c->micro_batch * (double)b->c->seq_len
-                   * (double)mod->in * b->b_param;
-    }
-    return 0;
-}
-
 static void
 walk_module(struct builder *b, const struct module *mod)
 {
@@ -753,7 +733,7 @@ walk_module(struct builder *b, const struct module *mod)
         last->fwd_flops += lw.fwd_flops;
         last->bwd_flops += lw.bwd_flops;
         last->model_flops += lw.model_flops;
-        last->saved_bytes += lw.saved_bytes - shared_input_bytes(b, mod);
+        last->saved_bytes += lw.saved_bytes;
     }
     for (int i = 0; i < mod->n_children; i++)
         walk_module(b, mod->children[i]);

@@ -109,7 +109,7 @@ tree_text(const struct model *m)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     ck_assert_ptr_nonnull(f);
-    model_print_tree(m, f);
+    model_print_tree(m, NULL, f);
     fclose(f);
     return buf;
 }
