@@ -6,10 +6,54 @@
 #include "xalloc.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Temporary files being written, so that SIGINT or SIGTERM can remove them
+ * before the process dies: an interrupted run leaves neither a partial
+ * output nor a stray temporary file.  Only the handler and the functions
+ * below touch it; the paths are kept alive until commit or abort. */
+#define ATOMIC_MAX_OPEN 8
+static const char *volatile open_tmp[ATOMIC_MAX_OPEN];
+
+static void
+on_signal(int sig)
+{
+    for (int i = 0; i < ATOMIC_MAX_OPEN; i++)
+        if (open_tmp[i] != NULL)
+            unlink(open_tmp[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void
+track(const char *tmp)
+{
+    static int installed;
+    if (!installed) {
+        installed = 1;
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+        signal(SIGHUP, on_signal);
+    }
+    for (int i = 0; i < ATOMIC_MAX_OPEN; i++) {
+        if (open_tmp[i] == NULL) {
+            open_tmp[i] = tmp;
+            return;
+        }
+    }
+}
+
+static void
+untrack(const char *tmp)
+{
+    for (int i = 0; i < ATOMIC_MAX_OPEN; i++)
+        if (open_tmp[i] == tmp)
+            open_tmp[i] = NULL;
+}
 
 int
 atomic_file_open(struct atomic_file *af, const char *path, char **cause)
@@ -26,6 +70,7 @@ atomic_file_open(struct atomic_file *af, const char *path, char **cause)
         memset(af, 0, sizeof *af);
         return -1;
     }
+    track(af->tmp_path);
     /* mkstemp creates 0600; give the file the mode a plain fopen would. */
     mode_t mask = umask(0);
     umask(mask);
@@ -35,6 +80,7 @@ atomic_file_open(struct atomic_file *af, const char *path, char **cause)
         *cause = xasprintf("%s: %s", path, strerror(errno));
         close(fd);
         unlink(af->tmp_path);
+        untrack(af->tmp_path);
         free(af->path);
         free(af->tmp_path);
         memset(af, 0, sizeof *af);
@@ -54,11 +100,13 @@ atomic_file_commit(struct atomic_file *af, char **cause)
         *cause = xasprintf("%s: write failed: %s", af->path,
                            strerror(errno ? errno : EIO));
         unlink(af->tmp_path);
+        untrack(af->tmp_path);
         free(af->path);
         free(af->tmp_path);
         memset(af, 0, sizeof *af);
         return -1;
     }
+    untrack(af->tmp_path);
     free(af->path);
     free(af->tmp_path);
     memset(af, 0, sizeof *af);
@@ -70,8 +118,10 @@ atomic_file_abort(struct atomic_file *af)
 {
     if (af->f != NULL)
         fclose(af->f);
-    if (af->tmp_path != NULL)
+    if (af->tmp_path != NULL) {
         unlink(af->tmp_path);
+        untrack(af->tmp_path);
+    }
     free(af->path);
     free(af->tmp_path);
     memset(af, 0, sizeof *af);

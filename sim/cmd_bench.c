@@ -82,6 +82,14 @@ cmd_bench(int argc, char **argv)
         struct engine_result res;
         struct metrics met;
         engine_run(r.sched, r.topo, &res);
+        if (res.too_long) {
+            cmd_error("bench", "the simulated step would last longer than "
+                      "146 years", 0);
+            engine_result_free(&res);
+            setup_free(&r);
+            free(av);
+            return EXIT_USAGE;
+        }
         metrics_compute(r.sched, r.topo, &res, &met);
         double t2 = now_s();
         build_s += t1 - t0;

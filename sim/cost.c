@@ -88,10 +88,15 @@ cost_group(const struct sched *s, enum sched_pg pg, struct coll_group *g)
     g->nodes = (ranks + gpn - 1) / gpn;
 }
 
+/* Seconds to integer ns, saturating: the engine rejects a run whose total
+ * is out of range before using these. */
 static int64_t
 to_ns(double seconds)
 {
-    return (int64_t)llround(seconds * 1e9);
+    double ns = seconds * 1e9;
+    if (!(ns < 4.6e18))
+        return INT64_C(4600000000000000000);
+    return (int64_t)llround(ns);
 }
 
 void

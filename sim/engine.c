@@ -214,6 +214,16 @@ engine_run_costs(const struct sched *s, const struct topo *t,
     r->mem = mem_new(s->n_buffers, t->hbm_bytes);
     r->step_end_ns = xcalloc(s->iterations, sizeof(int64_t));
 
+    /* Simulated time cannot exceed every op run one after the other; if
+     * that sum does not fit comfortably in 64-bit nanoseconds (about 146
+     * years), the inputs are beyond anything the model is meant for. */
+    double total = 0;
+    for (int i = 0; i < s->n_ops; i++)
+        total += (double)r->cost.gpu_ns[i] + (double)r->cost.issue_ns[i];
+    if (total > ENGINE_MAX_TOTAL_NS) {
+        r->too_long = 1;
+        return;
+    }
     struct engine e;
     memset(&e, 0, sizeof e);
     e.s = s;

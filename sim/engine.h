@@ -33,9 +33,14 @@ struct engine_result {
     int64_t *step_end_ns;       /* per iteration: end of optimizer step */
     int64_t end_ns;             /* simulated time at the end */
     uint64_t events;
+    int too_long;               /* not run: times would overflow */
 };
 
-/* Runs the whole schedule.  Never fails on valid schedules; an internal
+/* Upper bound on the sum of all op times, in ns (2^62: ~146 years). */
+#define ENGINE_MAX_TOTAL_NS 4.6e18
+
+/* Runs the whole schedule.  When the ops' times add up to more than 64-bit
+ * nanoseconds can hold, nothing runs and too_long is set; an internal
  * deadlock (a bug) aborts with a message. */
 void engine_run(const struct sched *s, const struct topo *t,
                 struct engine_result *r);

@@ -41,10 +41,30 @@ cmd_find(const char *name)
     return NULL;
 }
 
+/* Messages may quote input text: print them on one line, with control
+ * and non-ASCII bytes shown as '?' and very long quotes cut, so that a
+ * random or binary file still gets one readable line. */
+#define CMD_ERROR_MAX 400
+
+static void
+print_one_line(FILE *out, const char *msg)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++, n++) {
+        if (n == CMD_ERROR_MAX) {
+            fputs("...", out);
+            break;
+        }
+        fputc(*p < 0x20 || *p >= 0x7f ? '?' : *p, out);
+    }
+    fputc('\n', out);
+}
+
 void
 cmd_error(const char *cmd, const char *msg, int usage_hint)
 {
-    fprintf(stderr, "fsdpsim: %s\n", msg);
+    fputs("fsdpsim: ", stderr);
+    print_one_line(stderr, msg);
     if (usage_hint) {
         const struct cmd_entry *e = cmd ? cmd_find(cmd) : NULL;
         if (e)

@@ -13,10 +13,11 @@
  * format caps them at two million), so the walks here are plain recursion;
  * model_ini.c bounds the nesting depth, which bounds the stack.
  */
-#define _POSIX_C_SOURCE 200809L /* fileno(), fstat() */
+#define _POSIX_C_SOURCE 200809L /* stat() */
 
 #include "model.h"
 #include "builtin.h"
+#include "textfile.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -30,7 +31,7 @@ void model__finalize(struct model *m);
 
 /* Largest model file read from disk.  The biggest real input is a few KiB;
  * the cap keeps a mistaken path (a checkpoint, a log) from being slurped. */
-#define MODEL_MAX_FILE_BYTES (16 * 1024 * 1024)
+#define MODEL_MAX_FILE_BYTES ((size_t)16 * 1024 * 1024)
 
 static int
 count_modules(const struct module *mod)
@@ -216,18 +217,6 @@ model_print_tree(const struct model *m, const struct model_costs *mc,
     print_children(out, m->root, 1, mc);
 }
 
-/* "dir/llama2-7b.json" -> "llama2-7b"; caller frees. */
-static char *
-path_stem(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    const char *dot = strrchr(base, '.');
-    if (dot == NULL || dot == base)
-        return xstrdup(base);
-    return xstrndup(base, (size_t)(dot - base));
-}
-
 static bool
 looks_like_path(const char *s)
 {
@@ -240,83 +229,34 @@ looks_like_path(const char *s)
 /*
  * Read a whole model file into a NUL-terminated string (caller frees).  The
  * size is bounded, and a NUL byte inside is rejected because both parsers
- * would silently stop there.
+ * would silently stop there.  Only regular files are read.
  */
 static char *
 read_model_file(const char *path, char **cause)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
+    enum textfile_error error;
+    char *text = textfile_read(path, MODEL_MAX_FILE_BYTES, TEXTFILE_REGULAR,
+                               &error);
+    if (text != NULL)
+        return text;
+    switch (error) {
+    case TEXTFILE_OPEN:
+    case TEXTFILE_READ:
         *cause = xasprintf("%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
-        *cause = xasprintf("%s: %s", path, strerror(errno));
-        fclose(f);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        *cause = xasprintf("%s: %s", path, S_ISDIR(st.st_mode)
-                           ? strerror(EISDIR) : "not a regular file");
-        fclose(f);
-        return NULL;
-    }
-    size_t cap = (size_t)MODEL_MAX_FILE_BYTES + 1;
-    if (st.st_size < MODEL_MAX_FILE_BYTES)
-        cap = (size_t)st.st_size + 1;
-    char *buf = xmalloc(cap + 1);
-    size_t len = fread(buf, 1, cap, f);
-    int read_err = ferror(f) ? errno : 0;
-    fclose(f);
-    if (read_err != 0) {
-        *cause = xasprintf("%s: %s", path, strerror(read_err));
-        free(buf);
-        return NULL;
-    }
-    if (len > (size_t)MODEL_MAX_FILE_BYTES ||
-        st.st_size > MODEL_MAX_FILE_BYTES) {
+        break;
+    case TEXTFILE_NOT_REGULAR:
+        *cause = xasprintf("%s: not a regular file", path);
+        break;
+    case TEXTFILE_TOO_BIG:
         *cause = xasprintf("%s: file is larger than 16 MiB (a model file "
                            "is a few KiB; is this the right path?)", path);
-        free(buf);
-        return NULL;
-    }
-    if (memchr(buf, '\0', len) != NULL) {
+        break;
+    case TEXTFILE_NUL:
         *cause = xasprintf("%s: file contains a NUL byte (expected a text "
                            ".ini or config.json)", path);
-        free(buf);
-        return NULL;
+        break;
     }
-    buf[len] = '\0';
-    return buf;
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* "a, b, c" of the built-in model names, sorted; caller frees. */
-static char *
-builtin_model_list(void)
-{
-    const char **names = xcalloc((size_t)builtin_n_files + 1,
-                                 sizeof *names);
-    int n = 0;
-    size_t len = 1;
-    for (int i = 0; i < builtin_n_files; i++)
-        if (strcmp(builtin_files[i].dir, "models") == 0) {
-            names[n++] = builtin_files[i].name;
-            len += strlen(builtin_files[i].name) + 2;
-        }
-    qsort(names, (size_t)n, sizeof *names, cmp_str);
-    char *s = xmalloc(len), *w = s;
-    *w = '\0';
-    for (int i = 0; i < n; i++)
-        w += sprintf(w, "%s%s", i ? ", " : "", names[i]);
-    free(names);
-    return s;
+    return NULL;
 }
 
 /* Parse TEXT as JSON or INI by its first non-space byte. */
@@ -352,7 +292,7 @@ model_load(const char *name_or_path, char **cause)
         char *text = read_model_file(name_or_path, cause);
         if (text == NULL)
             return NULL;
-        char *stem = path_stem(name_or_path);
+        char *stem = textfile_stem(name_or_path);
         struct model *m = model_from_text(text, name_or_path, stem, cause);
         free(stem);
         free(text);
@@ -365,7 +305,7 @@ model_load(const char *name_or_path, char **cause)
 
     const struct builtin_file *bf = builtin_find("models", name_or_path);
     if (bf == NULL) {
-        char *list = builtin_model_list();
+        char *list = builtin_names("models");
         *cause = xasprintf("unknown model '%s' (built-in: %s; or give the "
                            "path of a .ini file or a Hugging Face "
                            "config.json)", name_or_path, list);

@@ -69,11 +69,7 @@ hf_error(struct hf *h, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *what = xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(what, (size_t)n + 1, fmt, ap);
+    char *what = xvasprintf(fmt, ap);
     va_end(ap);
     h->err = xasprintf("%s: %s", h->origin, what);
     free(what);

@@ -15,7 +15,9 @@
  * such as "ModuleList(Block, 3200000)" fails with a message instead of
  * exhausting memory.
  */
+#include "ini_lines.h"
 #include "model.h"
+#include "textfile.h"
 #include "units.h"
 #include "xalloc.h"
 
@@ -148,9 +150,8 @@ struct ini_entry {
 
 struct ini_ctx {
     const char *origin;
-    const char *cursor;         /* reader position in the text */
-    const char *line_start;     /* start of the line last read */
-    int line;                   /* number of the line last read */
+    struct ini_lines rd;        /* the line reader; rd.line is the line
+                                 * libinih is on */
     struct ini_entry *entries;
     size_t n_entries, cap_entries;
     struct ini_entry *headers;  /* "[Section]" lines (key/value unused) */
@@ -174,11 +175,7 @@ ctx_error(struct ini_ctx *c, int line, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *what = xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(what, (size_t)n + 1, fmt, ap);
+    char *what = xvasprintf(fmt, ap);
     va_end(ap);
     free(c->err);
     if (line > 0)
@@ -189,47 +186,17 @@ ctx_error(struct ini_ctx *c, int line, const char *fmt, ...)
     c->err_line = line;
 }
 
-static char *
-trim_dup(const char *s, size_t n)
-{
-    while (n > 0 && isspace((unsigned char)*s)) {
-        s++;
-        n--;
-    }
-    while (n > 0 && isspace((unsigned char)s[n - 1]))
-        n--;
-    return xstrndup(s, n);
-}
-
 /*
- * libinih reader: hands out one line per call so that ctx->line is the
- * number of the line inih is working on when it calls the handler (its
- * handler gets no line number in Debian's build).  A line that does not fit
- * inih's buffer would be split silently, so it is an error here.
+ * Line hook: remember section headers, so that a class with no children
+ * exists.  Lines are read with INI_LINES_KEEP_INDENT, so an indented
+ * "[Name]" is not taken for one here.
  */
-static char *
-ini_read_line(char *str, int num, void *stream)
+static void
+ini_on_line(void *user, const char *line)
 {
-    struct ini_ctx *c = stream;
-    if (*c->cursor == '\0')
-        return NULL;
-    const char *nl = strchr(c->cursor, '\n');
-    size_t len = nl ? (size_t)(nl - c->cursor) + 1 : strlen(c->cursor);
-    c->line++;
-    if (len + 1 > (size_t)num) {
-        ctx_error(c, c->line, "line is %zu characters long, more than "
-                  "the %d the INI reader takes (shorten it)",
-                  len - (nl != NULL), num - 2);
-        return NULL;
-    }
-    memcpy(str, c->cursor, len);
-    str[len] = '\0';
-    c->line_start = c->cursor;
-    c->cursor += len;
-
-    /* Remember section headers, so a class with no children exists. */
-    const char *p = str;
-    if (c->line == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0)
+    struct ini_ctx *c = user;
+    const char *p = line;
+    if (c->rd.line == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0)
         p += 3;
     const char *close = strchr(p, ']');
     if (*p == '[' && close != NULL) {
@@ -237,10 +204,9 @@ ini_read_line(char *str, int num, void *stream)
                            sizeof *c->headers);
         struct ini_entry *h = &c->headers[c->n_headers++];
         memset(h, 0, sizeof *h);
-        h->section = trim_dup(p + 1, (size_t)(close - p - 1));
-        h->line = c->line;
+        h->section = ini_lines_trim(p + 1, (size_t)(close - p - 1));
+        h->line = c->rd.line;
     }
-    return str;
 }
 
 /* libinih handler: record the entry; all checks run after the parse. */
@@ -252,15 +218,11 @@ ini_on_entry(void *user, const char *section, const char *name,
     c->entries = xgrow(c->entries, &c->cap_entries, c->n_entries + 1,
                        sizeof *c->entries);
     struct ini_entry *e = &c->entries[c->n_entries++];
-    /* Debian's inih strips only ';' inline comments; '#' is ours too. */
-    const char *hash = strchr(value, '#');
-    size_t vlen = hash ? (size_t)(hash - value) : strlen(value);
-    e->section = trim_dup(section, strlen(section));
+    e->section = ini_lines_trim(section, strlen(section));
     e->key = xstrdup(name);
-    e->value = trim_dup(value, vlen);
-    e->line = c->line;
-    e->indented = c->line_start != NULL &&
-                  (*c->line_start == ' ' || *c->line_start == '\t');
+    e->value = ini_lines_value(&c->rd, value);
+    e->line = c->rd.line;
+    e->indented = ini_lines_indented(&c->rd);
     return 1;
 }
 
@@ -326,7 +288,8 @@ parse_arg(struct ini_ctx *c, int line, struct ini_child *ch, int pi,
         break;
     case P_BOOL:
         rc = units_parse_bool(val, &b, &cause);
-        ch->v[pi] = b;
+        if (rc == 0)
+            ch->v[pi] = b;
         break;
     case P_CLASS:
         if (!is_ident(val)) {
@@ -363,7 +326,7 @@ parse_args(struct ini_ctx *c, int line, struct ini_child *ch,
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        char *arg = trim_dup(p, n);
+        char *arg = ini_lines_trim(p, n);
         char *eq = strchr(arg, '=');
         int rc = 0;
         if (*arg == '\0') {
@@ -371,8 +334,8 @@ parse_args(struct ini_ctx *c, int line, struct ini_child *ch,
             rc = -1;
         } else if (eq != NULL) {
             *eq = '\0';
-            char *key = trim_dup(arg, strlen(arg));
-            char *val = trim_dup(eq + 1, strlen(eq + 1));
+            char *key = ini_lines_trim(arg, strlen(arg));
+            char *val = ini_lines_trim(eq + 1, strlen(eq + 1));
             seen_kw = true;
             if (strcmp(key, "cls") == 0 && ch->ctor != C_MODULELIST) {
                 if (ch->cls != NULL) {
@@ -844,18 +807,6 @@ build_class(const struct ini_class *k, const char *name, const char *cls)
     return mod;
 }
 
-/* "models/toy.ini" -> "toy"; caller frees. */
-static char *
-origin_stem(const char *origin)
-{
-    const char *base = strrchr(origin, '/');
-    base = base ? base + 1 : origin;
-    const char *dot = strrchr(base, '.');
-    if (dot == NULL || dot == base)
-        return xstrdup(base);
-    return xstrndup(base, (size_t)(dot - base));
-}
-
 static void
 ctx_free(struct ini_ctx *c)
 {
@@ -985,12 +936,20 @@ cmp_class_line(const void *a, const void *b)
 struct model *
 model_parse_ini(const char *text, const char *origin, char **cause)
 {
-    struct ini_ctx c = {.origin = origin, .cursor = text};
+    struct ini_ctx c = {.origin = origin};
     struct model_keys mk = {0};
     struct model *m = NULL;
     struct ini_class **order = NULL, **stack = NULL;
 
-    int rc = ini_parse_stream(ini_read_line, &c, ini_on_entry, &c);
+    /* Indented lines are kept so that they can be reported; a '#'
+     * anywhere in a value starts a comment, as this format always had it. */
+    ini_lines_init(&c.rd, text, INI_LINES_KEEP_INDENT |
+                   INI_LINES_KEEP_NEWLINE | INI_LINES_HASH_ANYWHERE);
+    int rc = ini_lines_parse(&c.rd, ini_on_entry, ini_on_line, &c);
+    if (c.rd.too_long)
+        ctx_error(&c, c.rd.line, "line is %zu characters long, more than "
+                  "the %d the INI reader takes (shorten it)",
+                  c.rd.long_len, c.rd.max_len);
     if (rc > 0)
         ctx_error(&c, rc, "syntax error (expected 'name = value', "
                   "'[Section]' or a # comment)");
@@ -1031,7 +990,7 @@ model_parse_ini(const char *text, const char *origin, char **cause)
         m->name = mk.name;
         mk.name = NULL;
     } else {
-        m->name = origin_stem(origin);
+        m->name = textfile_stem(origin);
     }
     m->source = xstrdup(origin);
     m->layer_cls = mk.layer_cls;

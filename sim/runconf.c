@@ -5,11 +5,12 @@
  * and --help can never disagree about names or accepted values.
  */
 #include "runconf.h"
+#include "ini_lines.h"
+#include "textfile.h"
 #include "units.h"
 #include "xalloc.h"
 
 #include <errno.h>
-#include <ini.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -380,69 +381,116 @@ config_set(struct run_config *c, const char *key_in, const char *value,
 
 struct file_ctx {
     struct run_config *c;
-    const char *path;
+    struct ini_lines rd;        /* rd.line: the line being parsed */
     char *cause;
+    int cause_line;
 };
 
 static int
+file_fail(struct file_ctx *ctx, char *msg)
+{
+    if (ctx->cause == NULL) {   /* keep only the first error */
+        ctx->cause = msg;
+        ctx->cause_line = ctx->rd.line;
+    } else {
+        free(msg);
+    }
+    return 0;
+}
+
+static int
 file_handler(void *user, const char *section, const char *name,
-             const char *value)
+             const char *raw_value)
 {
     struct file_ctx *ctx = user;
     if (ctx->cause != NULL)
-        return 1;           /* keep only the first error */
-    if (*section != '\0' && strcmp(section, "run") != 0) {
-        ctx->cause = xasprintf("unknown section [%s] (run files hold their "
-                               "keys at the top or under [run])", section);
-        return 0;
-    }
-    if (strcmp(name, "config") == 0) {
-        ctx->cause = xstrdup("'config' cannot be used inside a run file");
-        return 0;
-    }
+        return 1;
+    if (*section != '\0' && strcmp(section, "run") != 0)
+        return file_fail(ctx, xasprintf("unknown section [%s] (run files "
+                                        "hold their keys at the top or "
+                                        "under [run])", section));
+    if (strcmp(name, "config") == 0)
+        return file_fail(ctx, xstrdup("'config' cannot be used inside a "
+                                      "run file"));
     if (strcmp(name, "format") == 0 || strcmp(name, "trace") == 0
-        || strcmp(name, "timeline") == 0 || strcmp(name, "memory") == 0) {
+        || strcmp(name, "timeline") == 0 || strcmp(name, "memory") == 0)
         /* Output choices belong to the command line, so a shared run file
          * never overwrites somebody's files. */
-        ctx->cause = xasprintf("'%s' is an output option; give it on the "
-                               "command line", name);
-        return 0;
-    }
+        return file_fail(ctx, xasprintf("'%s' is an output option; give "
+                                        "it on the command line", name));
+    if (strchr(name, '-') != NULL)
+        return file_fail(ctx, xasprintf("key '%s' uses dashes; run files "
+                                        "use underscores (e.g. seq_len)",
+                                        name));
+    char *value = ini_lines_value(&ctx->rd, raw_value);
     char *why = NULL;
-    if (strchr(name, '-') != NULL) {
-        ctx->cause = xasprintf("key '%s' uses dashes; run files use "
-                               "underscores (e.g. seq_len)", name);
-        return 0;
-    }
-    if (config_set(ctx->c, name, value, "", &why) != 0) {
+    int rc = config_set(ctx->c, name, value, "", &why);
+    free(value);
+    if (rc != 0) {
         /* config_set prefixed an empty origin: drop ": ". */
-        ctx->cause = xstrdup(why + (strncmp(why, ": ", 2) == 0 ? 2 : 0));
+        char *msg = xstrdup(why + (strncmp(why, ": ", 2) == 0 ? 2 : 0));
         free(why);
-        return 0;
+        return file_fail(ctx, msg);
     }
     return 1;
 }
 
 int
-config_load_file(struct run_config *c, const char *path, char **cause)
+config_load_text(struct run_config *c, const char *text, const char *origin,
+                 char **cause)
 {
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        *cause = xasprintf("%s: cannot open run file: %s", path,
-                           strerror(errno));
-        return -1;
+    struct file_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.c = c;
+    ini_lines_init(&ctx.rd, text, 0);
+    int line = ini_lines_parse(&ctx.rd, file_handler, NULL, &ctx);
+    if (ctx.rd.too_long && ctx.cause == NULL) {
+        ctx.cause = xasprintf("line is longer than %d characters (shorten "
+                              "it)", ctx.rd.max_len);
+        ctx.cause_line = ctx.rd.line;
     }
-    struct file_ctx ctx = {c, path, NULL};
-    int line = ini_parse_file(f, file_handler, &ctx);
-    fclose(f);
-    if (line != 0) {
-        if (ctx.cause == NULL)
-            ctx.cause = xstrdup("malformed line (expected 'key = value' or "
-                                "'[section]')");
-        *cause = xasprintf("%s:%d: %s", path, line, ctx.cause);
+    if (line != 0 && (ctx.cause == NULL || line < ctx.cause_line)) {
+        free(ctx.cause);
+        ctx.cause = xstrdup("malformed line (expected 'key = value' or "
+                            "'[section]')");
+        ctx.cause_line = line;
+    }
+    if (ctx.cause != NULL) {
+        *cause = xasprintf("%s:%d: %s", origin, ctx.cause_line, ctx.cause);
         free(ctx.cause);
         return -1;
     }
+    return 0;
+}
+
+/* Run files are a few lines; anything larger is not one. */
+#define RUN_FILE_MAX_BYTES (1u << 20)
+
+int
+config_load_file(struct run_config *c, const char *path, char **cause)
+{
+    enum textfile_error err;
+    char *text = textfile_read(path, RUN_FILE_MAX_BYTES, 0, &err);
+    if (text == NULL) {
+        switch (err) {
+        case TEXTFILE_TOO_BIG:
+            *cause = xasprintf("%s: not a run file (over 1 MiB)", path);
+            break;
+        case TEXTFILE_NUL:
+            *cause = xasprintf("%s: not a run file (it holds a NUL byte)",
+                               path);
+            break;
+        default:
+            *cause = xasprintf("%s: cannot read run file: %s", path,
+                               strerror(errno));
+            break;
+        }
+        return -1;
+    }
+    int rc = config_load_text(c, text, path, cause);
+    free(text);
+    if (rc != 0)
+        return -1;
     free(c->config_path);
     c->config_path = xstrdup(path);
     return 0;

@@ -80,6 +80,9 @@ int config_set(struct run_config *c, const char *key, const char *value,
 
 /* Read a run file; keys before any section or under [run]. */
 int config_load_file(struct run_config *c, const char *path, char **cause);
+/* The same from text; origin names it in "origin:LINE:" messages. */
+int config_load_text(struct run_config *c, const char *text,
+                     const char *origin, char **cause);
 
 /* Cross-field checks that need no model or topology: the transformer policy
  * given min_num_params, offload with accumulation outside no_sync, ... */

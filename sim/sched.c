@@ -849,8 +849,6 @@ sched_build(const struct model *m, const struct wrap_plan *p,
         s->shard_size = world;
         s->replicate_size = 1;
     }
-    (void)cause;
-
     struct builder b;
     memset(&b, 0, sizeof b);
     b.s = s;
@@ -864,6 +862,20 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     for (int i = 0; i < STREAM_COUNT; i++)
         b.last_op[i] = -1;
     build_walk(&b);
+
+    /* Bound the work before doing it: a pass issues at most a few ops per
+     * walk step and a few dozen per unit. */
+    double estimate = (double)c->iterations * (double)c->grad_accum
+                      * (4.0 * b.n_walk + 40.0 * s->n_units + 16);
+    if (estimate > SCHED_MAX_OPS) {
+        *cause = xasprintf("the schedule would hold about %.3g ops (limit "
+                           "%d): lower --grad-accum or --iterations, or wrap "
+                           "coarser (fewer units)", estimate, SCHED_MAX_OPS);
+        builder_free(&b);
+        free(s->leaves);
+        free(s);
+        return NULL;
+    }
 
     int n = s->n_units;
     b.unsharded = xmalloc(sizeof(int) * n);

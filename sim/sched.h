@@ -112,6 +112,10 @@ struct sched {
     double model_flops_per_gpu; /* per optimizer step (3x forward) */
 };
 
+/* The largest schedule built: about 120 bytes an op, so at most ~0.6 GB,
+ * and a few seconds to simulate. */
+#define SCHED_MAX_OPS 5000000
+
 /* Build the schedule.  Returns NULL with *cause (caller frees) when the
  * settings cannot run (e.g. a GPU count the strategy cannot use). */
 struct sched *sched_build(const struct model *m, const struct wrap_plan *p,

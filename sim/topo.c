@@ -10,12 +10,14 @@
  * operation, drifts as soon as a key is added to only some of them.
  *
  * Files are small (a few dozen lines), so nothing here is tuned for speed.
- * They are read with libinih, wrapped so that indentation is ignored, '#'
- * starts an inline comment as well as ';', and every message carries the line
- * it is about (see read_line()).
+ * They are read with libinih through ini_lines.c, so that indentation is
+ * ignored, '#' starts an inline comment as well as ';', and every message
+ * carries the line it is about (see topo_parse_ini()).
  */
 #include "topo.h"
 #include "builtin.h"
+#include "ini_lines.h"
+#include "textfile.h"
 #include "units.h"
 #include "xalloc.h"
 
@@ -30,7 +32,7 @@
 
 /* A topology file is a few kilobytes; anything this big is the wrong file
  * (a checkpoint, a log) and is refused before it is read into memory. */
-#define TOPO_MAX_FILE_BYTES (16L * 1024 * 1024)
+#define TOPO_MAX_FILE_BYTES ((size_t)16 * 1024 * 1024)
 
 /* Upper bounds shared by several keys.  They are generous, about a thousand
  * times what current hardware reaches, and exist to catch unit slips (an
@@ -567,8 +569,7 @@ fmt_value(const struct topo *t, const struct topo_key *k, char *buf,
 
 struct parse {
     struct topo *t;
-    const char *p;          /* next unread byte of the text */
-    int line;               /* line being parsed, from 1 */
+    struct ini_lines rd;    /* the line reader; rd.line is being parsed */
     int seen[N_KEYS];       /* line each key was set on; 0 = not yet */
     int err_line;           /* line of err */
     char *err;              /* first error, without "origin:line: " */
@@ -580,57 +581,27 @@ parse_fail(struct parse *ps, char *msg)
 {
     if (ps->err == NULL) {
         ps->err = msg;
-        ps->err_line = ps->line;
+        ps->err_line = ps->rd.line;
     } else {
         free(msg);
     }
 }
 
-/*
- * libinih reader: hands over one line at a time, which is what lets the
- * handler know its line number (the packaged libinih is built without
- * INI_HANDLER_LINENO, and ini_parse_string() reports only the first error's
- * line, not which error it was).  It also:
- *  - drops indentation, because libinih reads an indented line as the
- *    continuation of the previous value, which turns an indented
- *    "latency = 1us" into a confusing second value for the key above it;
- *  - reports lines longer than libinih's buffer instead of letting it split
- *    them silently into two lines;
- *  - checks section names here, so that an unknown section is reported on
- *    its own line even when it holds no keys.
- */
-static char *
-read_line(char *buf, int size, void *stream)
+/* Line hook: check section names as their lines are read, so that an
+ * unknown section is reported on its own line even when it holds no keys. */
+static void
+on_line(void *user, const char *line)
 {
-    struct parse *ps = stream;
-    if (*ps->p == '\0')
-        return NULL;
-    const char *s = ps->p;
-    const char *e = strchr(s, '\n');
-    if (e == NULL)
-        e = s + strlen(s);
-    ps->p = *e ? e + 1 : e;
-    ps->line++;
-    while (s < e && (*s == ' ' || *s == '\t'))
-        s++;
-    size_t n = (size_t)(e - s);
-    if (n > (size_t)size - 1) {
-        parse_fail(ps, xasprintf("line is longer than %d characters "
-                                 "(shorten it)", size - 1));
-        n = (size_t)size - 1;
-    }
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    if (buf[0] == '[') {
-        char *close = strchr(buf, ']');
+    struct parse *ps = user;
+    if (line[0] == '[') {
+        const char *close = strchr(line, ']');
         if (close != NULL) {
-            char *name = xstrndup(buf + 1, (size_t)(close - buf - 1));
+            char *name = xstrndup(line + 1, (size_t)(close - line - 1));
             if (!known_section(name))
                 parse_fail(ps, unknown_key_message(name, ""));
             free(name);
         }
     }
-    return buf;
 }
 
 /* libinih handler: one "key = value" line.  Returns 1, or 0 on error. */
@@ -655,21 +626,11 @@ on_key(void *user, const char *section, const char *name, const char *value)
                                  ps->seen[i]));
         return 0;
     }
-    ps->seen[i] = ps->line;
+    ps->seen[i] = ps->rd.line;
 
     /* libinih ends values at " ;" only; '#' comments after a value are
      * cut here, so that the documented "nodes = 1   # default 1" works. */
-    char *v = xstrdup(value);
-    for (char *c = v; *c; c++) {
-        if (*c == '#' && (c == v || isspace((unsigned char)c[-1]))) {
-            *c = '\0';
-            break;
-        }
-    }
-    size_t n = strlen(v);
-    while (n > 0 && isspace((unsigned char)v[n - 1]))
-        v[--n] = '\0';
-
+    char *v = ini_lines_value(&ps->rd, value);
     char *cause = NULL;
     int rc = apply(ps->t, k, v, &cause);
     free(v);
@@ -697,16 +658,6 @@ text_line(const char *text, int lineno)
     while (n > 0 && isspace((unsigned char)s[n - 1]))
         n--;
     return n > 40 ? xasprintf("%.37s...", s) : xstrndup(s, n);
-}
-
-/* "x" from "dir/x.ini". Caller frees. */
-static char *
-base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    s = s ? s + 1 : path;
-    const char *dot = strrchr(s, '.');
-    return xstrndup(s, dot && dot != s ? (size_t)(dot - s) : strlen(s));
 }
 
 static struct topo *
@@ -737,8 +688,18 @@ struct topo *
 topo_parse_ini(const char *text, const char *origin, char **cause)
 {
     assert(text != NULL && origin != NULL);
-    struct parse ps = {.t = topo_new_defaults(), .p = text};
-    int rc = ini_parse_stream(read_line, &ps, on_key, &ps);
+    struct parse ps = {.t = topo_new_defaults()};
+    /* Indentation is dropped, because libinih reads an indented line as
+     * the continuation of the previous value, which would turn an indented
+     * "latency = 1us" into a confusing second value for the key above it.
+     * '#' starts a comment only after a blank, so "GPU#2" stays a name. */
+    ini_lines_init(&ps.rd, text, 0);
+    int rc = ini_lines_parse(&ps.rd, on_key, on_line, &ps);
+    /* Reading stopped at the long line, so it comes after every error
+     * already kept and parse_fail() keeps it only when there is none. */
+    if (ps.rd.too_long)
+        parse_fail(&ps, xasprintf("line is longer than %d characters "
+                                  "(shorten it)", ps.rd.max_len));
 
     if (rc != 0 && (ps.err == NULL || rc < ps.err_line)) {
         /* libinih's own complaint: neither a section, a key nor a
@@ -764,7 +725,7 @@ topo_parse_ini(const char *text, const char *origin, char **cause)
         }
     }
     if (ps.t->name == NULL) {
-        char *base = base_name(origin);
+        char *base = textfile_stem(origin);
         char *why = NULL;
         if (check_name(base, &why) != 0) {
             *cause = xasprintf("%s: the file name gives the topology name "
@@ -787,67 +748,40 @@ fail:
 
 /* ---- Loading --------------------------------------------------------- */
 
-/* The names of the built-in topologies, "a, b, c".  Caller frees. */
-static char *
-builtin_names(void)
-{
-    const char **names = xcalloc((size_t)builtin_n_files + 1, sizeof *names);
-    int n = 0;
-    for (int i = 0; i < builtin_n_files; i++)
-        if (strcmp(builtin_files[i].dir, "topologies") == 0)
-            names[n++] = builtin_files[i].name;
-    names[n] = NULL;
-    char *s = n ? join(names) : xstrdup("none");
-    free(names);
-    return s;
-}
-
 /*
  * Read the file PATH into a NUL-terminated buffer (caller frees).  Returns
  * 0, 1 when there is no such file (so the caller can try a built-in), or
- * -1 with *cause set.
+ * -1 with *cause set.  Pipes and devices are read too, so that a topology
+ * can come from "<(...)".
  */
 static int
 read_file(const char *path, char **text, char **cause)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
+    enum textfile_error error;
+    *text = textfile_read(path, TOPO_MAX_FILE_BYTES, 0, &error);
+    if (*text != NULL)
+        return 0;
+    switch (error) {
+    case TEXTFILE_OPEN:
         if (errno == ENOENT)
             return 1;
         *cause = xasprintf("cannot open '%s': %s", path, strerror(errno));
-        return -1;
-    }
-    size_t cap = 0, len = 0;
-    char *buf = NULL;
-    for (;;) {
-        buf = xgrow(buf, &cap, len + 4096 + 1, 1);
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (len > (size_t)TOPO_MAX_FILE_BYTES) {
-            *cause = xasprintf("%s: file is larger than 16 MiB (is it a "
-                               "topology .ini file?)", path);
-            goto fail;
-        }
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
+        break;
+    case TEXTFILE_NOT_REGULAR: /* only refused with TEXTFILE_REGULAR */
+        assert(!"textfile_read() refused a file it was told to read");
+        /* fall through */
+    case TEXTFILE_READ:
         *cause = xasprintf("cannot read '%s': %s", path, strerror(errno));
-        goto fail;
-    }
-    if (memchr(buf, '\0', len) != NULL) {
+        break;
+    case TEXTFILE_TOO_BIG:
+        *cause = xasprintf("%s: file is larger than 16 MiB (is it a "
+                           "topology .ini file?)", path);
+        break;
+    case TEXTFILE_NUL:
         *cause = xasprintf("%s: contains a NUL byte (is it a topology .ini "
                            "file?)", path);
-        goto fail;
+        break;
     }
-    buf[len] = '\0';
-    fclose(f);
-    *text = buf;
-    return 0;
-
-fail:
-    fclose(f);
-    free(buf);
     return -1;
 }
 
@@ -884,26 +818,15 @@ topo_load(const char *name_or_path, char **cause)
                            strerror(ENOENT));
         return NULL;
     }
-    char *list = builtin_names();
+    char *list = builtin_names("topologies");
     *cause = xasprintf("unknown topology '%s' (built-in: %s; or give the "
-                       "path of a topology .ini file)", name_or_path, list);
+                       "path of a topology .ini file)", name_or_path,
+                       *list ? list : "none");
     free(list);
     return NULL;
 }
 
 /* ---- --set, validation, printing ------------------------------------- */
-
-static char *
-trimmed(const char *s, size_t n)
-{
-    while (n > 0 && isspace((unsigned char)*s)) {
-        s++;
-        n--;
-    }
-    while (n > 0 && isspace((unsigned char)s[n - 1]))
-        n--;
-    return xstrndup(s, n);
-}
 
 /*
  * ASSIGNMENT is "section.key=value" as given to --set; the value is read
@@ -921,9 +844,9 @@ topo_set(struct topo *t, const char *assignment, char **cause)
                            "--set inter.nic_bandwidth=400Gbps)", assignment);
         return -1;
     }
-    char *section = trimmed(assignment, (size_t)(dot - assignment));
-    char *key = trimmed(dot + 1, (size_t)(eq - dot - 1));
-    char *value = trimmed(eq + 1, strlen(eq + 1));
+    char *section = ini_lines_trim(assignment, (size_t)(dot - assignment));
+    char *key = ini_lines_trim(dot + 1, (size_t)(eq - dot - 1));
+    char *value = ini_lines_trim(eq + 1, strlen(eq + 1));
     const struct topo_key *k = find_key(section, key);
     char *why = NULL;
     int rc = -1;

@@ -72,18 +72,31 @@ xstrndup(const char *s, size_t n)
     return p;
 }
 
+/*
+ * Format FMT with AP into a new string (caller frees).  AP is consumed, as
+ * by vsnprintf(); the caller still owns and va_end()s it.  Aborts on a
+ * format error, which only a bad format string can cause.
+ */
+char *
+xvasprintf(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        abort();
+    char *p = xmalloc((size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    return p;
+}
+
 char *
 xasprintf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        abort();
-    char *p = xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    char *p = xvasprintf(fmt, ap);
     va_end(ap);
     return p;
 }

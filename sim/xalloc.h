@@ -9,6 +9,7 @@
 #ifndef FSDPSIM_XALLOC_H
 #define FSDPSIM_XALLOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 void *xmalloc(size_t size);
@@ -19,5 +20,7 @@ void *xgrow(void *p, size_t *cap, size_t need, size_t elem_size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap)
+    __attribute__((format(printf, 1, 0)));
 
 #endif

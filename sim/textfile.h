@@ -1,0 +1,35 @@
+/*
+ * textfile.h: reading a whole text file, with a bound on its size.
+ *
+ * Model and topology files are a few KiB.  The bound keeps a mistaken path
+ * (a checkpoint, a log) from being read into memory, and a NUL byte is
+ * refused because the parsers would silently stop at it.  The caller words
+ * the message from the textfile_error, since the hint depends on what the
+ * file was meant to be.
+ *
+ * Ownership: the strings returned are the caller's to free().
+ */
+#ifndef FSDPSIM_TEXTFILE_H
+#define FSDPSIM_TEXTFILE_H
+
+#include <stddef.h>
+
+/* Why textfile_read() failed. */
+enum textfile_error {
+    TEXTFILE_OPEN = 1,    /* fopen() failed; errno says why */
+    TEXTFILE_READ,        /* fstat() or fread() failed, or (with
+                           * TEXTFILE_REGULAR) a directory; errno says why */
+    TEXTFILE_NOT_REGULAR, /* a device, pipe or socket (TEXTFILE_REGULAR) */
+    TEXTFILE_TOO_BIG,     /* more than max_bytes */
+    TEXTFILE_NUL          /* holds a NUL byte */
+};
+
+/* Refuse anything but a regular file, before reading it. */
+#define TEXTFILE_REGULAR 0x1u
+
+char *textfile_read(const char *path, size_t max_bytes, unsigned flags,
+                    enum textfile_error *error);
+/* "x" from "dir/x.ini", for names that default to the file's. */
+char *textfile_stem(const char *path);
+
+#endif
