@@ -357,6 +357,53 @@ START_TEST(test_sched_adam_state_16_bytes_per_param)
 }
 END_TEST
 
+START_TEST(test_sched_hybrid_zero2)
+{
+    /* _HYBRID_SHARD_ZERO2: parameters stay unsharded after forward as in
+     * SHARD_GRAD_OP (5 forward all-gathers, none in backward), gradients
+     * are reduce-scattered in the node and all-reduced across nodes. */
+    struct tu_run t;
+    run_ok(&t, BASE "--sharding-strategy _HYBRID_SHARD_ZERO2", 0);
+    const struct sched *s = t.r.sched;
+    ck_assert_int_eq(tu_count(s, 1, OP_ALLGATHER), 5);
+    ck_assert_int_eq(tu_count(s, 1, OP_REDUCESCATTER), 5);
+    ck_assert_int_eq(count_pg(s, 1, OP_ALLREDUCE, PG_REPLICATE, STREAM_A), 5);
+    tu_free(&t);
+}
+END_TEST
+
+START_TEST(test_sched_sgd_has_no_state)
+{
+    /* Plain SGD keeps no optimizer state; its update reads param and grad
+     * and writes param: 12 bytes per element of the 3676416 / 8 = 459552
+     * element shard. */
+    struct tu_run t;
+    run_ok(&t, BASE "--optimizer SGD", 0);
+    const struct sched *s = t.r.sched;
+    ck_assert_double_eq(tu_alloc_bytes(s, -1, MEM_OPTIMIZER_STATE), 0);
+    int opt = first_op(s, 1, PHASE_OPTIMIZER, OP_OPTIMIZER, -1);
+    ck_assert_int_eq(s->ops[opt].bytes, 12 * 459552);
+    tu_free(&t);
+}
+END_TEST
+
+START_TEST(test_sched_use_orig_params_avoids_padded_copy)
+{
+    /* On 7 GPUs a layer's 791040 parameters are not a multiple of W, so
+     * use_orig_params=False copies the gradient into a padded buffer
+     * before the reduce-scatter (§4.2 5b); use_orig_params=True pads the
+     * FlatParameter itself and needs no copy: one cast op fewer per unit
+     * and pass. */
+    struct tu_run a, b;
+    run_ok(&a, BASE "--nodes 1 --gpus-per-node 7", 0);
+    run_ok(&b, BASE "--nodes 1 --gpus-per-node 7 --use-orig-params", 0);
+    ck_assert_int_eq(tu_count(a.r.sched, 1, OP_CAST)
+                         - tu_count(b.r.sched, 1, OP_CAST), 5);
+    tu_free(&a);
+    tu_free(&b);
+}
+END_TEST
+
 START_TEST(test_sched_deterministic)
 {
     /* The same inputs give the same schedule and the same times. */
@@ -414,6 +461,9 @@ main(void)
     tcase_add_test(core, test_sched_cpu_offload_copies);
     tcase_add_test(core, test_sched_mixed_precision_bytes);
     tcase_add_test(core, test_sched_adam_state_16_bytes_per_param);
+    tcase_add_test(core, test_sched_hybrid_zero2);
+    tcase_add_test(core, test_sched_sgd_has_no_state);
+    tcase_add_test(core, test_sched_use_orig_params_avoids_padded_copy);
     tcase_add_test(core, test_sched_deterministic);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
