@@ -29,6 +29,7 @@ int cmd_report(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_topologies(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_coll(int argc, char **argv);
 
 void cmd_simulate_help(FILE *out);
 void cmd_schedule_help(FILE *out);
@@ -36,6 +37,7 @@ void cmd_report_help(FILE *out);
 void cmd_models_help(FILE *out);
 void cmd_topologies_help(FILE *out);
 void cmd_bench_help(FILE *out);
+void cmd_coll_help(FILE *out);
 
 /* "fsdpsim: msg" on stderr, plus the usage hint for usage errors. */
 void cmd_error(const char *cmd, const char *msg, int usage_hint);

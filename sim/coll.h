@@ -1,22 +1,27 @@
 /*
  * coll.h: collective communication time, following NCCL's own tuning
- * model for ring collectives.
+ * model.
  *
- * NCCL estimates time = latency + nBytes / algorithm bandwidth for each
- * (algorithm, protocol) and launches the cheapest (src/graph/tuning.cc
- * ncclTopoTuneModel / ncclTopoGetAlgoTime; fsdp-semantics §14.3).  This
- * module implements the Ring algorithm with its three protocols (LL, LL128,
- * Simple) and NCCL's latency constants, over the bottleneck link of the
- * group: NVLink/NVSwitch or PCIe inside a node, the node's NICs across
- * nodes.
+ * NCCL estimates, for every (algorithm, protocol) it may use, time =
+ * latency + nBytes / algorithm bandwidth, and launches the cheapest
+ * (src/graph/tuning.cc ncclTopoTuneModel and ncclTopoGetAlgoTime,
+ * src/enqueue.cc; fsdp-semantics §14.3).  This module does the same for
+ * Ring, Tree (all-reduce), NVLS (NVSwitch multicast, Hopper and newer),
+ * NVLS Tree and PAT (one GPU per node), with NCCL's latency constants and
+ * protocol factors, over the physical bottleneck of the group: NVLink or
+ * PCIe inside a node, the node's NICs across nodes.  CollNet needs a
+ * SHARP-capable network and plugin, which no topology here declares, so
+ * it is never chosen.
  */
 #ifndef FSDPSIM_COLL_H
 #define FSDPSIM_COLL_H
 
+#include "nccl.h"
 #include "topo.h"
 
-enum coll_op { COLL_ALLGATHER, COLL_REDUCESCATTER, COLL_ALLREDUCE };
-enum nccl_proto { PROTO_LL, PROTO_LL128, PROTO_SIMPLE, PROTO_COUNT };
+/* The reduction a collective performs: FSDP1 sums; FSDP2 averages (NCCL
+ * PreMulSum), which rules out NVLS and PAT for reduce-scatter. */
+enum coll_redop { REDOP_SUM, REDOP_AVG };
 
 /* Where the ranks of one communicator sit. */
 struct coll_group {
@@ -27,17 +32,27 @@ struct coll_group {
 
 struct coll_result {
     double time_s;
-    enum nccl_proto proto;  /* the protocol NCCL would pick */
+    enum nccl_algo algo;    /* what NCCL would pick */
+    enum nccl_proto proto;
+    int channels;
     double latency_s;       /* its latency term */
-    double bus_Bps;         /* its bus bandwidth (nccl-tests busbw) */
+    double alg_Bps;         /* nBytes / (time - latency) */
+    double bus_Bps;         /* nccl-tests busbw for the same time */
 };
 
 /* Time of one collective moving nbytes in NCCL's convention (for
  * all-gather and reduce-scatter the whole gathered buffer, ranks x per-rank
- * count; for all-reduce the buffer). ranks == 1 costs nothing. */
-void coll_estimate(const struct topo *t, enum coll_op op,
-                   const struct coll_group *g, double nbytes,
-                   struct coll_result *r);
+ * count; for all-reduce the buffer).  ranks == 1 costs nothing.  Returns
+ * 0, or -1 with *cause (caller frees) when NCCL would refuse the settings
+ * (no algorithm or protocol left). */
+int coll_estimate(const struct topo *t, const struct nccl_config *nc,
+                  enum coll_op op, enum coll_redop redop,
+                  const struct coll_group *g, double nbytes,
+                  struct coll_result *r, char **cause);
+
+/* nccl-tests' bus bandwidth factor: (n-1)/n for all-gather and
+ * reduce-scatter, 2(n-1)/n for all-reduce (doc/PERFORMANCE.md). */
+double coll_busbw_factor(enum coll_op op, int ranks);
 
 const char *coll_proto_name(enum nccl_proto p);
 

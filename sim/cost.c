@@ -6,6 +6,7 @@
 #include "xalloc.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Fraction of HBM bandwidth a streaming kernel reaches; STREAM-like copy
@@ -149,7 +150,14 @@ cost_table_build(const struct sched *s, const struct topo *t,
             enum coll_op co = op->kind == OP_ALLGATHER ? COLL_ALLGATHER
                               : op->kind == OP_REDUCESCATTER
                                   ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
-            coll_estimate(t, co, &g, (double)op->bytes, &ct->coll[i]);
+            char *why = NULL;
+            /* FSDP1 reduces with SUM (§14.4); setup has checked that NCCL
+             * accepts every collective kind, so this cannot fail. */
+            if (coll_estimate(t, &s->nccl, co, REDOP_SUM, &g,
+                              (double)op->bytes, &ct->coll[i], &why) != 0) {
+                fprintf(stderr, "fsdpsim: internal error: %s\n", why);
+                abort();
+            }
             sec = ct->coll[i].time_s;
             kernels = COLL_LAUNCH_KERNELS;
             break;

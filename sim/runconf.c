@@ -45,6 +45,11 @@ const struct config_option config_options[] = {
     {"no_sync", "[BOOL]", "accumulate gradients inside model.no_sync()"},
     {"optimizer", "AdamW|SGD", "optimizer (default AdamW)"},
     {"iterations", "N", "simulated steps; the last is reported (default 2)"},
+    {"nccl_version", "X.Y", "NCCL version modelled, 2.18 to 2.28 (default 2.28)"},
+    {"nccl_algo", "LIST", "as NCCL_ALGO, e.g. Ring or ^NVLS or allreduce:tree"},
+    {"nccl_proto", "LIST", "as NCCL_PROTO, e.g. Simple or ^LL128"},
+    {"nccl_min_nchannels", "N", "as NCCL_MIN_NCHANNELS"},
+    {"nccl_max_nchannels", "N", "as NCCL_MAX_NCHANNELS"},
     {"format", "text|json", "summary format on stdout"},
     {"trace", "FILE", "write a Chrome/Perfetto trace"},
     {"timeline", "FILE", "write the per-op timeline (.dat, gnuplot)"},
@@ -85,6 +90,9 @@ config_free(struct run_config *c)
     free(c->timeline_path);
     free(c->memory_path);
     free(c->config_path);
+    free(c->nccl_version);
+    free(c->nccl_algo);
+    free(c->nccl_proto);
     memset(c, 0, sizeof *c);
 }
 
@@ -357,6 +365,16 @@ config_set(struct run_config *c, const char *key_in, const char *value,
             c->optimizer = v;
     } else if (strcmp(key, "iterations") == 0) {
         rc = set_count(&c->iterations, value, 1, 100, origin, cause);
+    } else if (strcmp(key, "nccl_version") == 0) {
+        rc = set_string(&c->nccl_version, value, origin, cause);
+    } else if (strcmp(key, "nccl_algo") == 0) {
+        rc = set_string(&c->nccl_algo, value, origin, cause);
+    } else if (strcmp(key, "nccl_proto") == 0) {
+        rc = set_string(&c->nccl_proto, value, origin, cause);
+    } else if (strcmp(key, "nccl_min_nchannels") == 0) {
+        rc = set_count(&c->nccl_min_nchannels, value, 1, 64, origin, cause);
+    } else if (strcmp(key, "nccl_max_nchannels") == 0) {
+        rc = set_count(&c->nccl_max_nchannels, value, 1, 64, origin, cause);
     } else if (strcmp(key, "format") == 0) {
         if (value && (rc = parse_choice(format_names, value, &v, origin,
                                         cause)) == 0)

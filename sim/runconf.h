@@ -61,6 +61,14 @@ struct run_config {
     enum optimizer_kind optimizer;
     int64_t iterations;          /* simulated steps (first one warms up) */
 
+    /* NCCL: version and the environment variables users set (raw text,
+     * resolved by setup once the version is known; NULL = unset). */
+    char *nccl_version;
+    char *nccl_algo;            /* NCCL_ALGO */
+    char *nccl_proto;           /* NCCL_PROTO */
+    int64_t nccl_min_nchannels; /* NCCL_MIN_NCHANNELS, 0 = unset */
+    int64_t nccl_max_nchannels; /* NCCL_MAX_NCHANNELS, 0 = unset */
+
     enum out_format format;
     char *trace_path;
     char *timeline_path;

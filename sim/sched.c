@@ -837,6 +837,7 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     s->micro_batches = (int)c->grad_accum;
     s->world = world;
     s->gpus_per_node = t->gpus_per_node;
+    nccl_config_init(&s->nccl);
     s->param_dtype = config_param_dtype(c);
     s->reduce_dtype = config_reduce_dtype(c);
     if (sharding_is_hybrid(c->sharding)) {

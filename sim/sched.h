@@ -23,6 +23,7 @@
 
 #include "runconf.h"
 #include "model.h"
+#include "nccl.h"
 #include "topo.h"
 #include "wrap.h"
 
@@ -110,6 +111,7 @@ struct sched {
     int64_t seq_len;            /* tokens per sequence */
     int64_t tokens_per_gpu;     /* per optimizer step */
     double model_flops_per_gpu; /* per optimizer step (3x forward) */
+    struct nccl_config nccl;    /* the NCCL the collectives run on */
 };
 
 /* The largest schedule built: about 120 bytes an op, so at most ~0.6 GB,

@@ -2,6 +2,8 @@
  * setup.c: option parsing and schedule construction (see setup.h).
  */
 #include "setup.h"
+#include "coll.h"
+#include "cost.h"
 #include "units.h"
 #include "xalloc.h"
 
@@ -141,7 +143,25 @@ setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
         rc = -1;
         goto out;
     }
-    /* The run file first, then flags override it. */
+    /* NCCL's environment variables first, as NCCL would read them; then
+     * the run file; then flags override both. */
+    static const char *const env_keys[][2] = {
+        {"NCCL_ALGO", "nccl_algo"}, {"NCCL_PROTO", "nccl_proto"},
+        {"NCCL_MIN_NCHANNELS", "nccl_min_nchannels"},
+        {"NCCL_MAX_NCHANNELS", "nccl_max_nchannels"}};
+    for (size_t i = 0; i < sizeof env_keys / sizeof env_keys[0]; i++) {
+        const char *v = getenv(env_keys[i][0]);
+        if (v == NULL || *v == '\0')
+            continue;
+        char *origin = xasprintf("%s (environment)", env_keys[i][0]);
+        int bad = config_set(&r->cfg, env_keys[i][1], v, origin, cause);
+        free(origin);
+        if (bad) {
+            rc = -2;
+            goto out;
+        }
+    }
+    /* The run file next, then flags override it. */
     if (config_file && config_load_file(&r->cfg, config_file, cause) != 0) {
         rc = -2;
         goto out;
@@ -168,6 +188,57 @@ out:
     free(names);
     free(longopts);
     return rc;
+}
+
+/* Resolve the NCCL settings: the version first, since how NCCL_ALGO is
+ * read depends on it. */
+static int
+setup_nccl(struct run *r, char **cause)
+{
+    struct run_config *c = &r->cfg;
+    char *why = NULL;
+    nccl_config_init(&r->nccl);
+    if (c->nccl_version
+        && nccl_config_set_version(&r->nccl, c->nccl_version, &why) != 0)
+        goto bad;
+    if (c->nccl_algo && nccl_config_set_algo(&r->nccl, c->nccl_algo, &why))
+        goto bad;
+    if (c->nccl_proto && nccl_config_set_proto(&r->nccl, c->nccl_proto,
+                                               &why))
+        goto bad;
+    r->nccl.min_channels = (int)c->nccl_min_nchannels;
+    r->nccl.max_channels = (int)c->nccl_max_nchannels;
+    return 0;
+bad:
+    *cause = xasprintf("%s", why);
+    free(why);
+    return -1;
+}
+
+/* NCCL refuses some settings only when a collective is launched (e.g.
+ * NCCL_ALGO=Tree for all-gather in 2.24+): try each kind the schedule
+ * issues, on its own process group, as a real run would on its first
+ * step. */
+static int
+setup_check_collectives(const struct run *r, char **cause)
+{
+    const struct sched *s = r->sched;
+    int seen[OP_KIND_COUNT][PG_COUNT] = {{0}};
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (!sched_op_is_collective(op) || seen[op->kind][op->pg]++)
+            continue;
+        struct coll_group g;
+        struct coll_result res;
+        cost_group(s, op->pg, &g);
+        enum coll_op co = op->kind == OP_ALLGATHER ? COLL_ALLGATHER
+                          : op->kind == OP_REDUCESCATTER ? COLL_REDUCESCATTER
+                                                         : COLL_ALLREDUCE;
+        if (coll_estimate(r->topo, &s->nccl, co, REDOP_SUM, &g,
+                          (double)op->bytes, &res, cause) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 int
@@ -224,13 +295,18 @@ setup_prepare(struct run *r, char **cause)
                            r->model->name);
         return -1;
     }
+    if (setup_nccl(r, cause) != 0)
+        return -1;
     int shard = c->sharding == SHARDING_NO_SHARD ? 1
                 : sharding_is_hybrid(c->sharding) ? r->topo->gpus_per_node
                                                   : world;
     if (wrap_plan_build(r->model, c, shard, &r->plan, cause) != 0)
         return -1;
     r->sched = sched_build(r->model, &r->plan, c, r->topo, cause);
-    return r->sched ? 0 : -1;
+    if (r->sched == NULL)
+        return -1;
+    r->sched->nccl = r->nccl;
+    return setup_check_collectives(r, cause);
 }
 
 void

@@ -11,6 +11,7 @@
 
 #include "runconf.h"
 #include "model.h"
+#include "nccl.h"
 #include "sched.h"
 #include "topo.h"
 #include "wrap.h"
@@ -21,6 +22,7 @@ struct run {
     struct topo *topo;
     struct wrap_plan plan;
     struct sched *sched;
+    struct nccl_config nccl;
     char *command_line;         /* for output headers */
 };
 

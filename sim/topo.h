@@ -24,6 +24,21 @@ enum net_kind { NET_IB, NET_ROCE, NET_EFA, NET_ETHERNET };
 enum dtype { DTYPE_FP32, DTYPE_TF32, DTYPE_BF16, DTYPE_FP16, DTYPE_FP8,
              DTYPE_COUNT };
 
+/* Measured ring/tree/NVLS performance for one collective, scope and
+ * protocol, fitted from nccl-tests output by `fsdpsim calibrate`: time =
+ * latency + size x busbw factor / busbw.  Zero when not calibrated. */
+struct topo_calibration {
+    double latency_ns;
+    double busbw_Bps;
+};
+
+/* Index order of topo.calib: [collective][scope][protocol] with
+ * collective allgather, reducescatter, allreduce (enum coll_op), scope
+ * intra (one node) or inter (several), protocol LL, LL128, Simple. */
+#define TOPO_CALIB_OPS 3
+#define TOPO_CALIB_SCOPES 2
+#define TOPO_CALIB_PROTOS 3
+
 struct topo {
     char *name;                 /* e.g. "dgx-a100-80g" */
     char *source;               /* file or built-in it came from */
@@ -53,6 +68,9 @@ struct topo {
     /* [host] */
     double pcie_Bps;            /* host<->device, per GPU, per direction */
     double host_mem_Bps;        /* host memory bandwidth (CPU optimizer) */
+    /* [calibration] */
+    struct topo_calibration
+        calib[TOPO_CALIB_OPS][TOPO_CALIB_SCOPES][TOPO_CALIB_PROTOS];
 };
 
 /* Load NAME (built-in) or FILE.  NULL with *cause set (caller frees). */

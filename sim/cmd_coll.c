@@ -1,0 +1,328 @@
+/*
+ * cmd_coll.c: `fsdpsim coll`, what the collective model predicts for a
+ * size sweep, in nccl-tests' own columns and flags so the output can be
+ * held next to a real all_gather_perf / reduce_scatter_perf /
+ * all_reduce_perf run.
+ *
+ * Sizes follow nccl-tests: -b (min bytes), -e (max bytes), -f (factor) or
+ * -i (increment).  As in nccl-tests, size is the whole buffer (for
+ * all-gather the gathered output, for reduce-scatter its input) and count
+ * its elements; algbw = size / time;
+ * busbw = algbw x (n-1)/n for all-gather and reduce-scatter, 2(n-1)/n for
+ * all-reduce (nccl-tests doc/PERFORMANCE.md).
+ */
+#include "cmd.h"
+#include "coll.h"
+#include "nccl.h"
+#include "topo.h"
+#include "units.h"
+#include "xalloc.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+cmd_coll_help(FILE *out)
+{
+    fprintf(out,
+            "usage: fsdpsim coll OP [options]\n\n"
+            "Print the predicted time of one collective over a range of "
+            "sizes, in\nnccl-tests' columns (size, count, type, redop, time, "
+            "algbw, busbw), plus the\nalgorithm, protocol and channels NCCL "
+            "would choose.  OP is allgather,\nreducescatter or allreduce.\n\n"
+            "options:\n"
+            "  -t, --topology NAME|FILE   cluster (default dgx-a100-80g)\n"
+            "  -n, --nodes N              nodes (default: the topology's)\n"
+            "  -g, --gpus-per-node G      GPUs per node in the communicator\n"
+            "  -b, --minbytes SIZE        smallest size (default 8)\n"
+            "  -e, --maxbytes SIZE        largest size (default 8G)\n"
+            "  -f, --stepfactor F         multiply the size by F (default 2)\n"
+            "  -i, --stepbytes SIZE       or add SIZE each step\n"
+            "  -d, --datatype T           float, half, bfloat16, double, "
+            "int8... (default float)\n"
+            "  -o, --op OP                sum or avg (default sum)\n"
+            "      --set SECTION.KEY=VALUE  override a topology field\n"
+            "      --nccl-version X.Y     NCCL 2.18 .. 2.28 (default 2.28)\n"
+            "      --nccl-algo LIST       as NCCL_ALGO (also read from the "
+            "environment)\n"
+            "      --nccl-proto LIST      as NCCL_PROTO\n"
+            "      --nccl-min-nchannels N, --nccl-max-nchannels N\n"
+            "      --format text|json     output format (default text)\n"
+            "  -h, --help                 show this help\n\n"
+            "Sizes take K, M, G suffixes as nccl-tests does (powers of "
+            "1024).\n");
+}
+
+/* nccl-tests' size parser: a number with an optional K, M or G (binary). */
+static int
+parse_size(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0 || v > 1e15)
+        return -1;
+    if (*end == 'K' || *end == 'k')
+        v *= 1024, end++;
+    else if (*end == 'M' || *end == 'm')
+        v *= 1048576, end++;
+    else if (*end == 'G' || *end == 'g')
+        v *= 1073741824, end++;
+    if (*end == 'B')
+        end++;
+    if (*end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+struct dtype_name {
+    const char *name;
+    int bytes;
+};
+
+static const struct dtype_name coll_types[] = {
+    {"int8", 1}, {"char", 1}, {"uint8", 1}, {"int32", 4}, {"int", 4},
+    {"uint32", 4}, {"int64", 8}, {"uint64", 8}, {"half", 2}, {"float16", 2},
+    {"float", 4}, {"float32", 4}, {"double", 8}, {"float64", 8},
+    {"bfloat16", 2}, {NULL, 0}};
+
+static int
+usage_error(const char *msg)
+{
+    cmd_error("coll", msg, 1);
+    return EXIT_USAGE;
+}
+
+int
+cmd_coll(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"topology", required_argument, NULL, 't'},
+        {"nodes", required_argument, NULL, 'n'},
+        {"gpus-per-node", required_argument, NULL, 'g'},
+        {"minbytes", required_argument, NULL, 'b'},
+        {"maxbytes", required_argument, NULL, 'e'},
+        {"stepfactor", required_argument, NULL, 'f'},
+        {"stepbytes", required_argument, NULL, 'i'},
+        {"datatype", required_argument, NULL, 'd'},
+        {"op", required_argument, NULL, 'o'},
+        {"set", required_argument, NULL, 1000},
+        {"nccl-version", required_argument, NULL, 1001},
+        {"nccl-algo", required_argument, NULL, 1002},
+        {"nccl-proto", required_argument, NULL, 1003},
+        {"nccl-min-nchannels", required_argument, NULL, 1004},
+        {"nccl-max-nchannels", required_argument, NULL, 1005},
+        {"format", required_argument, NULL, 1006},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *topology = "dgx-a100-80g", *type = "float", *redop = "sum";
+    const char *version = NULL, *algo = getenv("NCCL_ALGO");
+    const char *proto = getenv("NCCL_PROTO");
+    const char *minch = getenv("NCCL_MIN_NCHANNELS");
+    const char *maxch = getenv("NCCL_MAX_NCHANNELS");
+    const char *nodes_s = NULL, *gpn_s = NULL, *format = "text";
+    double minb = 8, maxb = 8589934592.0, factor = 2, step = 0;
+    const char **sets = xcalloc(argc + 1, sizeof(char *));
+    int n_sets = 0, c, rc = EXIT_USAGE;
+    char *cause = NULL, *msg = NULL;
+    struct topo *t = NULL;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":ht:n:g:b:e:f:i:d:o:", opts, NULL))
+           != -1) {
+        switch (c) {
+        case 't': topology = optarg; break;
+        case 'n': nodes_s = optarg; break;
+        case 'g': gpn_s = optarg; break;
+        case 'b':
+        case 'e':
+        case 'i': {
+            double v;
+            if (parse_size(optarg, &v) != 0) {
+                msg = xasprintf("-%c: '%s' is not a size (write e.g. 8, 1K, "
+                                "8G)", c, optarg);
+                goto fail;
+            }
+            *(c == 'b' ? &minb : c == 'e' ? &maxb : &step) = v;
+            break;
+        }
+        case 'f':
+            factor = strtod(optarg, NULL);
+            if (!(factor > 1 && factor <= 1024)) {
+                msg = xasprintf("-f: '%s' is not a step factor above 1",
+                                optarg);
+                goto fail;
+            }
+            break;
+        case 'd': type = optarg; break;
+        case 'o': redop = optarg; break;
+        case 1000: sets[n_sets++] = optarg; break;
+        case 1001: version = optarg; break;
+        case 1002: algo = optarg; break;
+        case 1003: proto = optarg; break;
+        case 1004: minch = optarg; break;
+        case 1005: maxch = optarg; break;
+        case 1006: format = optarg; break;
+        case 'h':
+            cmd_coll_help(stdout);
+            free(sets);
+            return 0;
+        default:
+            msg = xasprintf(c == ':' ? "option '%s' needs a value"
+                                     : "unknown option '%s'",
+                            argv[optind - 1]);
+            free(sets);
+            rc = usage_error(msg);
+            free(msg);
+            return rc;
+        }
+    }
+    if (optind + 1 != argc) {
+        free(sets);
+        return usage_error(optind >= argc ? "name the collective: allgather,"
+                                            " reducescatter or allreduce"
+                                          : "give one collective");
+    }
+    const char *opname = argv[optind];
+    enum coll_op op = COLL_OP_COUNT;
+    for (int i = 0; i < COLL_OP_COUNT; i++)
+        if (strcmp(opname, coll_op_name(i)) == 0)
+            op = i;
+    if (op == COLL_OP_COUNT) {
+        msg = xasprintf("unknown collective '%s' (allgather, reducescatter "
+                        "or allreduce)", opname);
+        goto fail;
+    }
+    int tbytes = 0;
+    for (const struct dtype_name *d = coll_types; d->name; d++)
+        if (strcmp(d->name, type) == 0)
+            tbytes = d->bytes;
+    if (tbytes == 0) {
+        msg = xasprintf("-d: unknown datatype '%s' (float, half, bfloat16, "
+                        "double, int8, int32, int64, ...)", type);
+        goto fail;
+    }
+    enum coll_redop rop = REDOP_SUM;
+    if (strcmp(redop, "avg") == 0)
+        rop = REDOP_AVG;
+    else if (strcmp(redop, "sum") != 0) {
+        msg = xasprintf("-o: '%s' is not sum or avg", redop);
+        goto fail;
+    }
+    if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
+        msg = xasprintf("--format: '%s' is not text or json", format);
+        goto fail;
+    }
+    if (minb > maxb) {
+        msg = xasprintf("-b %.0f is larger than -e %.0f", minb, maxb);
+        goto fail;
+    }
+
+    t = topo_load(topology, &cause);
+    if (t == NULL)
+        goto fail_cause;
+    for (int i = 0; i < n_sets; i++)
+        if (topo_set(t, sets[i], &cause) != 0)
+            goto fail_cause;
+    int64_t v;
+    if (nodes_s) {
+        if (units_parse_count(nodes_s, 1, 100000, &v, &cause) != 0) {
+            msg = xasprintf("--nodes: %s", cause);
+            goto fail;
+        }
+        t->nodes = (int)v;
+    }
+    if (gpn_s) {
+        if (units_parse_count(gpn_s, 1, 64, &v, &cause) != 0) {
+            msg = xasprintf("-g: %s", cause);
+            goto fail;
+        }
+        t->gpus_per_node = (int)v;
+    }
+    if (topo_validate(t, &cause) != 0)
+        goto fail_cause;
+    struct nccl_config nc;
+    nccl_config_init(&nc);
+    if ((version && nccl_config_set_version(&nc, version, &cause) != 0)
+        || (algo && *algo && nccl_config_set_algo(&nc, algo, &cause) != 0)
+        || (proto && *proto && nccl_config_set_proto(&nc, proto, &cause) != 0))
+        goto fail_cause;
+    if (minch && units_parse_count(minch, 1, 64, &v, &cause) == 0)
+        nc.min_channels = (int)v;
+    else if (minch)
+        goto fail_cause;
+    if (maxch && units_parse_count(maxch, 1, 64, &v, &cause) == 0)
+        nc.max_channels = (int)v;
+    else if (maxch)
+        goto fail_cause;
+
+    struct coll_group g = {t->nodes * t->gpus_per_node, t->nodes,
+                           t->gpus_per_node};
+    int json = strcmp(format, "json") == 0;
+    if (json) {
+        printf("{\"collective\": \"%s\", \"topology\": \"%s\", \"nodes\": %d,"
+               " \"gpus_per_node\": %d, \"ranks\": %d, \"nccl_version\": "
+               "\"%d.%d\", \"type\": \"%s\", \"redop\": \"%s\", \"rows\": [",
+               coll_op_name(op), t->name, t->nodes, t->gpus_per_node,
+               g.ranks, nc.version / 100, nc.version % 100, type, redop);
+    } else {
+        printf("# fsdpsim coll %s: %s, %d node%s x %d GPUs = %d ranks, NCCL "
+               "%d.%d (predicted)\n", coll_op_name(op), t->name, t->nodes,
+               t->nodes == 1 ? "" : "s", t->gpus_per_node, g.ranks,
+               nc.version / 100, nc.version % 100);
+        printf("#%12s %14s %8s %6s %10s %8s %8s  %-13s %-6s %s\n", "size",
+               "count", "type", "redop", "time", "algbw", "busbw", "algorithm",
+               "proto", "channels");
+        printf("#%12s %14s %8s %6s %10s %8s %8s\n", "(B)", "(elements)", "",
+               "", "(us)", "(GB/s)", "(GB/s)");
+    }
+    int row = 0;
+    for (double size = minb; size <= maxb;
+         size = step > 0 ? size + step : size * factor) {
+        /* Whole elements, as nccl-tests rounds sizes down. */
+        double count = floor(size / tbytes);
+        double bytes = count * tbytes;
+        struct coll_result r;
+        if (coll_estimate(t, &nc, op, rop, &g, bytes, &r, &cause) != 0) {
+            if (json)
+                printf("]}\n");
+            goto fail_cause;
+        }
+        double us = r.time_s * 1e6;
+        double algbw = r.time_s > 0 ? bytes / r.time_s / 1e9 : 0;
+        double busbw = algbw * coll_busbw_factor(op, g.ranks);
+        if (json)
+            printf("%s\n  {\"size_bytes\": %.0f, \"count\": %.0f, "
+                   "\"time_us\": %.3f, \"algbw_GBps\": %.3f, "
+                   "\"busbw_GBps\": %.3f, \"algorithm\": \"%s\", "
+                   "\"protocol\": \"%s\", \"channels\": %d}",
+                   row ? "," : "", bytes, count, us, algbw, busbw,
+                   nccl_algo_name(r.algo), nccl_proto_name(r.proto),
+                   r.channels);
+        else
+            printf(" %12.0f %14.0f %8s %6s %10.2f %8.2f %8.2f  %-13s %-6s "
+                   "%d\n", bytes, count, type, redop, us, algbw, busbw,
+                   nccl_algo_name(r.algo), nccl_proto_name(r.proto),
+                   r.channels);
+        row++;
+        if (size == 0)
+            break;
+    }
+    if (json)
+        printf("\n]}\n");
+    topo_free(t);
+    free(sets);
+    return 0;
+fail_cause:
+    msg = cause;
+    cause = NULL;
+fail:
+    cmd_error("coll", msg, 0);
+    free(msg);
+    free(cause);
+    topo_free(t);
+    free(sets);
+    return rc;
+}
