@@ -30,6 +30,8 @@ int cmd_models(int argc, char **argv);
 int cmd_topologies(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 void cmd_simulate_help(FILE *out);
 void cmd_schedule_help(FILE *out);
@@ -38,6 +40,8 @@ void cmd_models_help(FILE *out);
 void cmd_topologies_help(FILE *out);
 void cmd_bench_help(FILE *out);
 void cmd_coll_help(FILE *out);
+void cmd_calibrate_help(FILE *out);
+void cmd_validate_help(FILE *out);
 
 /* "fsdpsim: msg" on stderr, plus the usage hint for usage errors. */
 void cmd_error(const char *cmd, const char *msg, int usage_hint);

@@ -75,7 +75,7 @@ leaf_time_s(const struct topo *t, const struct module *m, int64_t mb,
 void
 cost_group(const struct sched *s, enum sched_pg pg, struct coll_group *g)
 {
-    int gpn = s->gpus_per_node;
+    int gpn = s->gpus_per_node > 0 ? s->gpus_per_node : 1;
     if (pg == PG_REPLICATE) {
         g->ranks = s->replicate_size;
         g->nodes = s->replicate_size;

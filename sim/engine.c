@@ -11,6 +11,7 @@
 #include "des.h"
 #include "xalloc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,9 @@ struct queue {
     int *ids;
     size_t head, tail, cap;
 };
+
+/* What an op contends for while it runs. */
+enum op_class { CLASS_OTHER, CLASS_COMPUTE, CLASS_COMM };
 
 struct engine {
     const struct sched *s;
@@ -35,6 +39,14 @@ struct engine {
     int stream_busy[STREAM_COUNT];
     struct queue pg_q[PG_COUNT];
     int pg_busy[PG_COUNT];
+    /* Progress of running GPU ops: work left in ns at full speed, the
+     * rate it runs at now (1 = full speed), and when that was set. */
+    double *remaining_ns;
+    double *rate;
+    int64_t *rate_since_ns;
+    unsigned char *cls;         /* enum op_class */
+    unsigned char *uses_net;    /* a collective whose group spans nodes */
+    double compute_slowdown, comm_slowdown;
     int next_op;                /* host program counter */
     int blocked_on;             /* CPU_WAIT target, or -1 */
     int reached_op;             /* last op the host reached */
@@ -52,6 +64,55 @@ static int
 q_front(const struct queue *q)
 {
     return q->head < q->tail ? q->ids[q->head] : -1;
+}
+
+/* Set every running op's rate from what runs beside it, and move its end
+ * event accordingly.  Compute that overlaps a collective runs slower, and
+ * so does the collective (the topology's [overlap] factors: they share
+ * SMs and HBM bandwidth); collectives of different communicators that
+ * cross the network at the same time share the node's NICs.  Stale end
+ * events are recognised by their time (see finish). */
+static void
+rebalance(struct engine *e, int64_t now)
+{
+    int n_compute = 0, n_comm = 0, n_net = 0;
+    for (int st = 0; st < STREAM_COUNT; st++) {
+        int id = e->stream_busy[st];
+        if (id < 0)
+            continue;
+        n_compute += e->cls[id] == CLASS_COMPUTE;
+        n_comm += e->cls[id] == CLASS_COMM;
+        n_net += e->uses_net[id];
+    }
+    for (int st = 0; st < STREAM_COUNT; st++) {
+        int id = e->stream_busy[st];
+        if (id < 0)
+            continue;
+        double rate = 1.0;
+        if (e->cls[id] == CLASS_COMPUTE && n_comm > 0)
+            rate /= e->compute_slowdown;
+        if (e->cls[id] == CLASS_COMM && n_compute > 0)
+            rate /= e->comm_slowdown;
+        if (e->uses_net[id] && n_net > 1)
+            rate /= n_net;
+        e->remaining_ns[id] -= (double)(now - e->rate_since_ns[id])
+                               * e->rate[id];
+        if (e->remaining_ns[id] < 0)
+            e->remaining_ns[id] = 0;
+        e->rate_since_ns[id] = now;
+        if (rate == e->rate[id] && e->r->times[id].end_ns >= now)
+            continue;
+        e->rate[id] = rate;
+        int64_t end = now + (int64_t)ceil(e->remaining_ns[id] / rate);
+        /* A run of many kernels cannot finish before the host has issued
+         * the last of them. */
+        if (end < e->issue_end_ns[id])
+            end = e->issue_end_ns[id];
+        if (end != e->r->times[id].end_ns) {
+            e->r->times[id].end_ns = end;
+            des_at(e->des, end, EV_END, id);
+        }
+    }
 }
 
 static void
@@ -73,18 +134,16 @@ try_start(struct engine *e, int stream, int64_t now)
         des_at(e->des, e->ready_ns[id], EV_WAKE, stream);
         return;
     }
-    int64_t end = now + e->r->cost.gpu_ns[id];
-    /* A run of many kernels cannot finish before the host has issued the
-     * last of them. */
-    if (end < e->issue_end_ns[id])
-        end = e->issue_end_ns[id];
     e->started[id] = 1;
     e->r->times[id].start_ns = now;
-    e->r->times[id].end_ns = end;
+    e->r->times[id].end_ns = -1;
+    e->remaining_ns[id] = (double)e->r->cost.gpu_ns[id];
+    e->rate[id] = 0;            /* forces rebalance to schedule the end */
+    e->rate_since_ns[id] = now;
     e->stream_busy[stream] = id;
     if (op->pg != PG_NONE)
         e->pg_busy[op->pg] = id;
-    des_at(e->des, end, EV_END, id);
+    rebalance(e, now);
 }
 
 static void
@@ -107,6 +166,9 @@ static void
 finish_op(struct engine *e, int id, int64_t now)
 {
     const struct sched_op *op = &e->s->ops[id];
+    /* An end event superseded by a rate change is stale. */
+    if (e->done[id] || e->r->times[id].end_ns != now)
+        return;
     e->done[id] = 1;
     if (op->stream != STREAM_HOST && e->stream_busy[op->stream] == id) {
         e->stream_busy[op->stream] = -1;
@@ -123,6 +185,7 @@ finish_op(struct engine *e, int id, int64_t now)
         e->blocked_on = -1;
         schedule_host(e, now);
     }
+    rebalance(e, now);
     try_start_all(e, now);
 }
 
@@ -235,6 +298,26 @@ engine_run_costs(const struct sched *s, const struct topo *t,
     e.started = xcalloc(n, 1);
     e.ready_ns = xcalloc(n, sizeof(int64_t));
     e.issue_end_ns = xcalloc(n, sizeof(int64_t));
+    e.remaining_ns = xcalloc(n, sizeof(double));
+    e.rate = xcalloc(n, sizeof(double));
+    e.rate_since_ns = xcalloc(n, sizeof(int64_t));
+    e.cls = xcalloc(n, 1);
+    e.uses_net = xcalloc(n, 1);
+    e.compute_slowdown = t->overlap_compute_slowdown >= 1
+                             ? t->overlap_compute_slowdown : 1.0;
+    e.comm_slowdown = t->overlap_comm_slowdown >= 1
+                          ? t->overlap_comm_slowdown : 1.0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (sched_op_is_compute(op) || op->kind == OP_CAST)
+            e.cls[i] = CLASS_COMPUTE;
+        else if (sched_op_is_collective(op)) {
+            e.cls[i] = CLASS_COMM;
+            struct coll_group g;
+            cost_group(s, op->pg, &g);
+            e.uses_net[i] = g.nodes > 1;
+        }
+    }
     for (int i = 0; i < STREAM_COUNT; i++)
         e.stream_busy[i] = -1;
     for (int i = 0; i < PG_COUNT; i++)
@@ -272,6 +355,11 @@ engine_run_costs(const struct sched *s, const struct topo *t,
     free(e.started);
     free(e.ready_ns);
     free(e.issue_end_ns);
+    free(e.remaining_ns);
+    free(e.rate);
+    free(e.rate_since_ns);
+    free(e.cls);
+    free(e.uses_net);
     for (int i = 0; i < STREAM_COUNT; i++)
         free(e.stream_q[i].ids);
     for (int i = 0; i < PG_COUNT; i++)

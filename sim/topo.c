@@ -17,6 +17,7 @@
 #include "topo.h"
 #include "builtin.h"
 #include "ini_lines.h"
+#include "nccl.h"
 #include "textfile.h"
 #include "units.h"
 #include "xalloc.h"
@@ -77,6 +78,30 @@ struct topo_key {
 #define F(field) offsetof(struct topo, field)
 #define PEAK(d) offsetof(struct topo, peak_flops[d])
 
+/* The two keys of one calibration cell, "<op>_<scope>_<proto>_latency" and
+ * "..._busbw", then the cells of one scope and of one collective. */
+#define CAL_SECTION "calibration"
+#define CAL_CELL(o, on, s, sn, p, pn)                                       \
+    {CAL_SECTION, on "_" sn "_" pn "_latency", KIND_TIME,                   \
+     F(calib[o][s][p].latency_ns), false, "0", "25.1us", 0, MAX_TIME_NS,    \
+     false, "allowed 0 to 1s"},                                             \
+    {CAL_SECTION, on "_" sn "_" pn "_busbw", KIND_BW,                       \
+     F(calib[o][s][p].busbw_Bps), false, "0", "231.4GBps", 0, MAX_BPS,      \
+     false, "allowed 0 to 1000TBps"}
+#define CAL_SCOPE(o, on, s, sn)                                             \
+    CAL_CELL(o, on, s, sn, 0, "ll"), CAL_CELL(o, on, s, sn, 1, "ll128"),    \
+    CAL_CELL(o, on, s, sn, 2, "simple")
+#define CAL_OP(o, on)                                                       \
+    CAL_SCOPE(o, on, 0, "intra"), CAL_SCOPE(o, on, 1, "inter")
+
+/* The names above spell enum coll_op and enum nccl_proto by position. */
+_Static_assert(COLL_ALLGATHER == 0 && COLL_REDUCESCATTER == 1 &&
+               COLL_ALLREDUCE == 2 && COLL_OP_COUNT == TOPO_CALIB_OPS,
+               "calibration keys follow enum coll_op");
+_Static_assert(PROTO_LL == 0 && PROTO_LL128 == 1 && PROTO_SIMPLE == 2 &&
+               PROTO_COUNT == TOPO_CALIB_PROTOS,
+               "calibration keys follow enum nccl_proto");
+
 static const struct topo_key keys[] = {
     {"topology", "name", KIND_NAME, F(name), false, NULL, "dgx-a100-80g",
      0, 0, false, NULL},
@@ -132,12 +157,37 @@ static const struct topo_key keys[] = {
      0, MAX_BPS, true, "allowed more than 0 up to 1000TBps"},
     {"host", "memory_bandwidth", KIND_BW, F(host_mem_Bps), false, "100GBps",
      "200GBps", 0, MAX_BPS, true, "allowed more than 0 up to 1000TBps"},
+    /* [overlap]: how much compute and NCCL kernels slow each other while
+     * they run at the same time (1 = not at all).  NCCL kernels occupy one
+     * SM per channel and compete for HBM bandwidth even when they leave
+     * SMs free (NVIDIA/nccl#1433: "may not compete for SMs but still
+     * compete for memory bandwidth", with communication up to 2x slower
+     * next to CUTLASS GEMMs); CoCoNet (Jangda et al., ASPLOS 2022) and
+     * the DMA-engine study of Agrawal et al. (2024) measure GEMMs 10-30%
+     * slower beside a concurrent all-reduce or reduce-scatter.  The
+     * defaults take the low end for compute (16 of 108 A100 SMs is 15%,
+     * and GEMMs are not SM-bound at that margin) and a little more for
+     * the collective, which is bandwidth-bound. */
+    {"overlap", "compute_slowdown", KIND_REAL,
+     F(overlap_compute_slowdown), false, "1.1", "1.1", 1, 4, false,
+     "allowed 1 to 4"},
+    {"overlap", "comm_slowdown", KIND_REAL, F(overlap_comm_slowdown), false,
+     "1.15", "1.15", 1, 4, false, "allowed 1 to 4"},
+    /* [calibration]: what `fsdpsim calibrate` fitted to nccl-tests output,
+     * one latency and one bus bandwidth per collective, scope and protocol
+     * (topo.h).  All optional; 0 means "not calibrated", and only the keys
+     * that are set are printed, so uncalibrated topologies print as before.
+     * Index order and names follow enum coll_op and enum nccl_proto. */
+    CAL_OP(0, "allgather"),
+    CAL_OP(1, "reducescatter"),
+    CAL_OP(2, "allreduce"),
 };
 
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
 static const char *const sections[] = {
-    "topology", "gpu", "node", "intra", "inter", "host", NULL};
+    "topology", "gpu", "node", "intra", "inter", "host", "overlap",
+    CAL_SECTION, NULL};
 
 /* Enum spellings, indexed by the enum value. */
 static const char *const arch_names[] = {
@@ -941,9 +991,10 @@ topo_validate(const struct topo *t, char **cause)
 }
 
 /*
- * Write T as a topology file: every key, defaults included, in table order,
- * each quantity in the shortest unit that reads back exactly, so that
- * topo_parse_ini() of the output gives an identical struct (source aside).
+ * Write T as a topology file: every key, defaults included (calibration
+ * keys only when set), in table order, each quantity in the shortest unit
+ * that reads back exactly, so that topo_parse_ini() of the output gives an
+ * identical struct (source aside).
  * The description is not stored and so not written.
  */
 void
@@ -961,6 +1012,11 @@ topo_print(const struct topo *t, FILE *out)
     for (size_t i = 0; i < N_KEYS; i++) {
         const struct topo_key *k = &keys[i];
         if (k->kind == KIND_IGNORE)
+            continue;
+        /* Calibration keys left at 0 are not written: they are the norm,
+         * and 36 lines of zeros would bury the rest. */
+        if (strcmp(k->section, CAL_SECTION) == 0 &&
+            *(const double *)cfield(t, k) == 0)
             continue;
         if (section == NULL || strcmp(section, k->section) != 0) {
             section = k->section;

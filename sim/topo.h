@@ -68,6 +68,10 @@ struct topo {
     /* [host] */
     double pcie_Bps;            /* host<->device, per GPU, per direction */
     double host_mem_Bps;        /* host memory bandwidth (CPU optimizer) */
+    /* [overlap]: slowdown factors while compute and NCCL kernels run at
+     * the same time (1 = no interference) */
+    double overlap_compute_slowdown;
+    double overlap_comm_slowdown;
     /* [calibration] */
     struct topo_calibration
         calib[TOPO_CALIB_OPS][TOPO_CALIB_SCOPES][TOPO_CALIB_PROTOS];

@@ -6,13 +6,29 @@
  * NCCL credits NVLink at 20/25 of the wire rate (SM80) and a NIC at
  * 12/12.5, so the intra-node bus bandwidth is 80e9 B/s and a node's
  * network 9.6e9 B/s.  Latencies (us, LL/LL128/Simple): base Ring 6.6 /
- * 14.0 / 8.4, NVLink hop 0.6 / 1.9 / 3.4, net hop 2.7 / 4.0 / 14.0.
+ * 14.0 / 8.4, NVLink hop 0.6 / 1.9 / 3.4, net hop 2.7 / 4.0 / 14.0, plus
+ * the topology's own network latency (twice for Simple).
  */
 #include "coll.h"
 #include "topo.h"
 
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
+
+static struct nccl_config default_nccl;
+
+/* The model with NCCL's defaults, SUM reductions; must not fail. */
+static void
+estimate(const struct topo *t, enum coll_op op, const struct coll_group *g,
+         double bytes, struct coll_result *r)
+{
+    char *cause = NULL;
+    nccl_config_init(&default_nccl);
+    int rc = coll_estimate(t, &default_nccl, op, REDOP_SUM, g, bytes, r,
+                           &cause);
+    ck_assert_msg(rc == 0, "%s", cause ? cause : "");
+}
 
 #define REL_TOL 1e-9
 
@@ -33,11 +49,11 @@ START_TEST(test_coll_ring_allgather_one_node)
     struct topo *t = test_topo();
     struct coll_group g = {4, 1, 4};
     struct coll_result r;
-    coll_estimate(t, COLL_ALLGATHER, &g, 1073741824.0, &r);
+    estimate(t, COLL_ALLGATHER, &g, 1073741824.0, &r);
     double want = 18.6e-6 + 0.75 * 1073741824.0 / 80e9;
+    ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
     ck_assert_int_eq(r.proto, PROTO_SIMPLE);
     ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
-    ck_assert_double_eq_tol(r.bus_Bps, 80e9, 1.0);
     topo_free(t);
 }
 END_TEST
@@ -49,7 +65,7 @@ START_TEST(test_coll_small_message_uses_ll)
     struct topo *t = test_topo();
     struct coll_group g = {4, 1, 4};
     struct coll_result r;
-    coll_estimate(t, COLL_REDUCESCATTER, &g, 1024.0, &r);
+    estimate(t, COLL_REDUCESCATTER, &g, 1024.0, &r);
     double want = 9.6e-6 + 0.75 * 1024.0 / 40e9;
     ck_assert_int_eq(r.proto, PROTO_LL);
     ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
@@ -61,12 +77,12 @@ START_TEST(test_coll_ring_across_nodes)
 {
     /* 8 ranks on 2 nodes: bus bandwidth min(80e9, 9.6e9) = 9.6e9.  Simple
      * latency: 7 steps, 1 crossing: 8.4 + 6 x max(3.4, 1.0, 3 x 1.0) +
-     * max(14.0, 10) = 42.8 us; time = 42.8e-6 + (7/8) x 2^30 / 9.6e9. */
+     * (14.0 + 2 x 10) = 62.8 us; time = 62.8e-6 + (7/8) x 2^30 / 9.6e9. */
     struct topo *t = test_topo();
     struct coll_group g = {8, 2, 4};
     struct coll_result r;
-    coll_estimate(t, COLL_ALLGATHER, &g, 1073741824.0, &r);
-    double want = 42.8e-6 + 0.875 * 1073741824.0 / 9.6e9;
+    estimate(t, COLL_ALLGATHER, &g, 1073741824.0, &r);
+    double want = 62.8e-6 + 0.875 * 1073741824.0 / 9.6e9;
     ck_assert_int_eq(r.proto, PROTO_SIMPLE);
     ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
     topo_free(t);
@@ -76,14 +92,20 @@ END_TEST
 START_TEST(test_coll_replicate_group_shares_nics)
 {
     /* HSDP replicate all-reduce: 2 ranks, one per node; the 4 such groups
-     * of a node share its NIC: 9.6e9 / 4 = 2.4e9.  Ring all-reduce: 2
-     * steps, both crossing: Simple latency 8.4 + 2 x 14.0 = 36.4 us;
-     * time = 36.4e-6 + 2 x (1/2) x 2^30 / 2.4e9. */
+     * of a node share its NIC: 9.6e9 / 4 = 2.4e9.  Tree: the buffer goes
+     * up and down through the NIC share once, NCCL's tree busBw = 2 x
+     * 2.4e9, times 0.92 (Simple) and 0.85 (tree pattern), algorithm
+     * bandwidth half of it: 2.4e9 x 0.92 x 0.85 = 1.8768e9; latency 8.4 +
+     * 2 x (0 + log2(2) x (14 + 10)) = 56.4 us.  Ring: 2 crossing steps,
+     * latency (8.4 + 2 x 34) x 1.4 (the multi-node plateau) = 106.96 us,
+     * algorithm bandwidth 2.4e9 / (2 x 1/2) = 2.4e9: the ring wins at
+     * 1 GiB. */
     struct topo *t = test_topo();
     struct coll_group g = {2, 2, 1};
     struct coll_result r;
-    coll_estimate(t, COLL_ALLREDUCE, &g, 1073741824.0, &r);
-    double want = 36.4e-6 + 1073741824.0 / 2.4e9;
+    estimate(t, COLL_ALLREDUCE, &g, 1073741824.0, &r);
+    double want = 106.96e-6 + 1073741824.0 / 2.4e9;
+    ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
     ck_assert_int_eq(r.proto, PROTO_SIMPLE);
     ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
     topo_free(t);
@@ -95,7 +117,7 @@ START_TEST(test_coll_single_rank_is_free)
     struct topo *t = test_topo();
     struct coll_group g = {1, 1, 1};
     struct coll_result r;
-    coll_estimate(t, COLL_ALLGATHER, &g, 1e9, &r);
+    estimate(t, COLL_ALLGATHER, &g, 1e9, &r);
     ck_assert_double_eq(r.time_s, 0.0);
     topo_free(t);
 }
@@ -109,7 +131,7 @@ START_TEST(test_coll_pcie_has_no_ll128)
     struct coll_group g = {8, 1, 8};
     struct coll_result r;
     for (double b = 1024; b < 1e10; b *= 4) {
-        coll_estimate(t, COLL_ALLGATHER, &g, b, &r);
+        estimate(t, COLL_ALLGATHER, &g, b, &r);
         ck_assert_int_ne(r.proto, PROTO_LL128);
     }
     topo_free(t);
@@ -123,11 +145,214 @@ START_TEST(test_coll_time_grows_with_size)
     struct coll_result r;
     double prev = 0;
     for (double b = 8; b < 1e10; b *= 2) {
-        coll_estimate(t, COLL_REDUCESCATTER, &g, b, &r);
+        estimate(t, COLL_REDUCESCATTER, &g, b, &r);
         ck_assert(r.time_s > prev);
         prev = r.time_s;
     }
     topo_free(t);
+}
+END_TEST
+
+static int
+estimate_with(const char *topology, int version, const char *algo,
+              const char *proto, int max_ch, enum coll_op op,
+              enum coll_redop redop, struct coll_group g, double bytes,
+              struct coll_result *r, char **cause)
+{
+    char *why = NULL;
+    struct topo *t = topo_load(topology, &why);
+    ck_assert_msg(t != NULL, "%s", why ? why : "");
+    struct nccl_config nc;
+    nccl_config_init(&nc);
+    nc.version = version;
+    if (algo)
+        ck_assert_int_eq(nccl_config_set_algo(&nc, algo, &why), 0);
+    if (proto)
+        ck_assert_int_eq(nccl_config_set_proto(&nc, proto, &why), 0);
+    nc.max_channels = max_ch;
+    int rc = coll_estimate(t, &nc, op, redop, &g, bytes, r, cause);
+    topo_free(t);
+    return rc;
+}
+
+START_TEST(test_coll_busbw_identity)
+{
+    /* nccl-tests: busbw = algbw x (n-1)/n for all-gather and
+     * reduce-scatter, x 2(n-1)/n for all-reduce; algbw = size / time. */
+    struct topo *t = test_topo();
+    struct coll_group g = {8, 2, 4};
+    enum coll_op ops[] = {COLL_ALLGATHER, COLL_REDUCESCATTER, COLL_ALLREDUCE};
+    double f[] = {7.0 / 8, 7.0 / 8, 14.0 / 8};
+    for (int i = 0; i < 3; i++) {
+        for (double b = 1024; b < 1e10; b *= 16) {
+            struct coll_result r;
+            estimate(t, ops[i], &g, b, &r);
+            double busbw = b / r.time_s * f[i];
+            ck_assert_double_eq_tol(r.bus_Bps, busbw, busbw * REL_TOL);
+            ck_assert_double_eq_tol(coll_busbw_factor(ops[i], 8), f[i], 1e-12);
+        }
+    }
+    topo_free(t);
+}
+END_TEST
+
+START_TEST(test_coll_nvls_for_large_allreduce_on_hopper)
+{
+    /* DGX H100, 8 ranks: NVLS (NVSwitch multicast, Simple only) has a
+     * 25 us latency but twice the ring's bus bandwidth for all-reduce:
+     * small buffers go elsewhere, 256 MiB goes to NVLS.  With NCCL_ALGO=
+     * Ring, or an AVG reduction (no NVLS kernel), it stays on the ring. */
+    struct coll_group g = {8, 1, 8};
+    struct coll_result r;
+    char *cause = NULL;
+    ck_assert_int_eq(estimate_with("dgx-h100", 228, NULL, NULL, 0,
+                                   COLL_ALLREDUCE, REDOP_SUM, g, 4096.0, &r,
+                                   &cause), 0);
+    ck_assert_int_ne(r.algo, NCCL_ALGO_NVLS);
+    ck_assert_int_eq(estimate_with("dgx-h100", 228, NULL, NULL, 0,
+                                   COLL_ALLREDUCE, REDOP_SUM, g, 268435456.0,
+                                   &r, &cause), 0);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_NVLS);
+    ck_assert_int_eq(r.proto, PROTO_SIMPLE);
+    ck_assert_int_eq(estimate_with("dgx-h100", 228, "Ring", NULL, 0,
+                                   COLL_ALLREDUCE, REDOP_SUM, g, 268435456.0,
+                                   &r, &cause), 0);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
+    ck_assert_int_eq(estimate_with("dgx-h100", 228, NULL, NULL, 0,
+                                   COLL_ALLREDUCE, REDOP_AVG, g, 268435456.0,
+                                   &r, &cause), 0);
+    ck_assert_int_ne(r.algo, NCCL_ALGO_NVLS);
+    /* Ampere has no NVLS at all. */
+    ck_assert_int_eq(estimate_with("dgx-a100-80g", 228, NULL, NULL, 0,
+                                   COLL_ALLREDUCE, REDOP_SUM, g, 268435456.0,
+                                   &r, &cause), 0);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
+}
+END_TEST
+
+START_TEST(test_coll_pat_one_gpu_per_node)
+{
+    /* 2 ranks on 2 nodes (one GPU per node), 1 KiB all-gather on
+     * test-2x4.  PAT (2.23+): latency 8 + log2(2) x (14 + 10) / 3.5 +
+     * 2.8 x 2 = 20.457 us, bandwidth 0.75 x 2.4e9.  Ring LL: 6.6 + (5.0 +
+     * 10) = 21.6 us (the NET Tree latency when ppn = 1).  PAT wins in
+     * 2.28; 2.22 has no PAT, and NCCL_PROTO=LL rules it out (Simple
+     * only). */
+    struct coll_group g = {2, 2, 1};
+    struct coll_result r;
+    char *cause = NULL;
+    ck_assert_int_eq(estimate_with("test-2x4", 228, NULL, NULL, 0,
+                                   COLL_ALLGATHER, REDOP_SUM, g, 1024.0, &r,
+                                   &cause), 0);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_PAT);
+    double want = 20.457142857e-6 + 1024.0 / (0.75 * 2.4e9);
+    ck_assert_double_eq_tol(r.time_s, want, want * 1e-6);
+    ck_assert_int_eq(estimate_with("test-2x4", 222, NULL, NULL, 0,
+                                   COLL_ALLGATHER, REDOP_SUM, g, 1024.0, &r,
+                                   &cause), 0);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
+    ck_assert_int_eq(estimate_with("test-2x4", 228, NULL, "LL", 0,
+                                   COLL_ALLGATHER, REDOP_SUM, g, 1024.0, &r,
+                                   &cause), 0);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
+    ck_assert_int_eq(r.proto, PROTO_LL);
+}
+END_TEST
+
+START_TEST(test_coll_proto_override)
+{
+    /* 1 KiB picks LL on one node; NCCL_PROTO=Simple forces Simple:
+     * 18.6 us + 768 / 80e9. */
+    struct coll_group g = {4, 1, 4};
+    struct coll_result r;
+    char *cause = NULL;
+    ck_assert_int_eq(estimate_with("test-2x4", 228, NULL, "Simple", 0,
+                                   COLL_ALLGATHER, REDOP_SUM, g, 1024.0, &r,
+                                   &cause), 0);
+    ck_assert_int_eq(r.proto, PROTO_SIMPLE);
+    double want = 18.6e-6 + 768.0 / 80e9;
+    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+}
+END_TEST
+
+START_TEST(test_coll_max_channels_scales_bandwidth)
+{
+    /* NCCL_MAX_NCHANNELS=8 of the 16 an A100 NVSwitch node opens halves
+     * the ring's bandwidth: 18.6 us + 0.75 x 2^30 / 40e9. */
+    struct coll_group g = {4, 1, 4};
+    struct coll_result r;
+    char *cause = NULL;
+    ck_assert_int_eq(estimate_with("test-2x4", 228, NULL, NULL, 8,
+                                   COLL_ALLGATHER, REDOP_SUM, g, 1073741824.0,
+                                   &r, &cause), 0);
+    double want = 18.6e-6 + 0.75 * 1073741824.0 / 40e9;
+    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+    ck_assert_int_eq(r.channels, 8);
+}
+END_TEST
+
+START_TEST(test_coll_nccl_algo_tree_by_version)
+{
+    /* NCCL_ALGO=Tree leaves all-gather nothing: 2.18 fails, 2.19-2.23
+     * fall back to Ring, 2.24+ refuse it (fsdp-semantics §14.2); the
+     * per-collective form applies to all-reduce only. */
+    struct coll_group g = {8, 1, 8};
+    struct coll_result r;
+    char *cause = NULL;
+    ck_assert_int_eq(estimate_with("dgx-a100-80g", 218, "Tree", NULL, 0,
+                                   COLL_ALLGATHER, REDOP_SUM, g, 1e6, &r,
+                                   &cause), -1);
+    ck_assert_str_eq(cause, "NCCL_ALGO=Tree: NCCL 2.18 has no algorithm left "
+                     "for allgather and fails: \"no algorithm/protocol "
+                     "available\"");
+    free(cause);
+    cause = NULL;
+    ck_assert_int_eq(estimate_with("dgx-a100-80g", 221, "Tree", NULL, 0,
+                                   COLL_ALLGATHER, REDOP_SUM, g, 1e6, &r,
+                                   &cause), 0);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
+    ck_assert_int_eq(estimate_with("dgx-a100-80g", 228, "Tree", NULL, 0,
+                                   COLL_ALLGATHER, REDOP_SUM, g, 1e6, &r,
+                                   &cause), -1);
+    ck_assert(strstr(cause, "No algorithm/protocol available for function "
+                     "AllGather") != NULL);
+    free(cause);
+    cause = NULL;
+    ck_assert_int_eq(estimate_with("dgx-a100-80g", 228, "allreduce:tree",
+                                   NULL, 0, COLL_ALLGATHER, REDOP_SUM, g, 1e6,
+                                   &r, &cause), 0);
+    ck_assert_int_eq(estimate_with("dgx-a100-80g", 228, "allreduce:tree",
+                                   NULL, 0, COLL_ALLREDUCE, REDOP_SUM, g, 1e6,
+                                   &r, &cause), 0);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_TREE);
+}
+END_TEST
+
+START_TEST(test_coll_nccl_env_errors)
+{
+    struct nccl_config nc;
+    char *cause = NULL;
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_algo(&nc, "Rnig", &cause), -1);
+    ck_assert_str_eq(cause, "NCCL_ALGO=Rnig: unknown algorithm 'Rnig' (NCCL "
+                     "knows Tree, Ring, CollnetDirect, CollnetChain, NVLS, "
+                     "NVLSTree, PAT)");
+    free(cause);
+    nc.version = 222;
+    ck_assert_int_eq(nccl_config_set_algo(&nc, "allreduce:tree", &cause), -1);
+    ck_assert_str_eq(cause, "NCCL_ALGO=allreduce:tree: per-collective "
+                     "settings (\"allreduce:tree\") need NCCL 2.24 or newer; "
+                     "NCCL 2.22 reads only a list of algorithms");
+    free(cause);
+    ck_assert_int_eq(nccl_config_set_proto(&nc, "LL256", &cause), -1);
+    ck_assert_str_eq(cause, "NCCL_PROTO=LL256: unknown protocol 'LL256' "
+                     "(NCCL knows LL, LL128, Simple)");
+    free(cause);
+    ck_assert_int_eq(nccl_config_set_version(&nc, "2.16", &cause), -1);
+    ck_assert_str_eq(cause, "NCCL 2.16 is not modelled (2.18 to 2.28 are)");
+    free(cause);
+    ck_assert_int_eq(nccl_config_set_version(&nc, "2.21.5", &cause), 0);
+    ck_assert_int_eq(nc.version, 221);
 }
 END_TEST
 
@@ -142,10 +367,19 @@ main(void)
     tcase_add_test(core, test_coll_replicate_group_shares_nics);
     tcase_add_test(core, test_coll_pcie_has_no_ll128);
     tcase_add_test(core, test_coll_time_grows_with_size);
+    tcase_add_test(core, test_coll_busbw_identity);
+    tcase_add_test(core, test_coll_nvls_for_large_allreduce_on_hopper);
+    tcase_add_test(core, test_coll_pat_one_gpu_per_node);
+    tcase_add_test(core, test_coll_proto_override);
+    tcase_add_test(core, test_coll_max_channels_scales_bandwidth);
+    tcase_add_test(core, test_coll_nccl_algo_tree_by_version);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_coll_single_rank_is_free);
     suite_add_tcase(s, limits);
+    TCase *errors = tcase_create("errors");
+    tcase_add_test(errors, test_coll_nccl_env_errors);
+    suite_add_tcase(s, errors);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -34,6 +34,10 @@ synth_init(struct synth *x, int n)
     x->ct.coll = xcalloc(n, sizeof *x->ct.coll);
     char *cause = NULL;
     x->t = topo_load("test-2x4", &cause);
+    /* The closed forms assume free overlap; interference has its own
+     * test. */
+    x->t->overlap_compute_slowdown = 1.0;
+    x->t->overlap_comm_slowdown = 1.0;
 }
 
 static int
@@ -161,6 +165,43 @@ START_TEST(test_engine_host_wait_and_issue_time)
     ck_assert_int_eq(r.times[b].issue_ns, 100);
     ck_assert_int_eq(r.times[b].end_ns, 110);
     synth_free(&x, &r);
+}
+END_TEST
+
+START_TEST(test_engine_overlap_interference)
+{
+    /* Compute (100 ns on C) and an all-gather (100 ns on U) start together.
+     * With [overlap] compute_slowdown 1.1 and comm_slowdown 1.15 both run
+     * slower while they overlap: compute ends at 100 x 1.1 = 110; by then
+     * the all-gather has done 110 / 1.15 = 95.65 ns of work and finishes
+     * the last 4.35 ns at full speed: ceil(110 + 4.35) = 115. */
+    struct synth x;
+    struct engine_result r;
+    synth_init(&x, 2);
+    x.t->overlap_compute_slowdown = 1.1;
+    x.t->overlap_comm_slowdown = 1.15;
+    int c = synth_op(&x, OP_FORWARD, STREAM_C, PG_NONE, 100);
+    int ag = synth_op(&x, OP_ALLGATHER, STREAM_U, PG_SHARD, 100);
+    engine_run_costs(&x.s, x.t, &x.ct, &r);
+    ck_assert_int_eq(r.times[c].end_ns, 110);
+    ck_assert_int_eq(r.times[ag].end_ns, 115);
+    synth_free(&x, &r);
+
+    /* Monotone: larger factors never make anything finish earlier. */
+    int64_t prev_c = 0, prev_ag = 0;
+    for (double f = 1.0; f <= 2.0; f += 0.25) {
+        synth_init(&x, 2);
+        x.t->overlap_compute_slowdown = f;
+        x.t->overlap_comm_slowdown = f;
+        synth_op(&x, OP_FORWARD, STREAM_C, PG_NONE, 1000);
+        synth_op(&x, OP_ALLGATHER, STREAM_U, PG_SHARD, 700);
+        engine_run_costs(&x.s, x.t, &x.ct, &r);
+        ck_assert(r.times[0].end_ns >= prev_c);
+        ck_assert(r.times[1].end_ns >= prev_ag);
+        prev_c = r.times[0].end_ns;
+        prev_ag = r.times[1].end_ns;
+        synth_free(&x, &r);
+    }
 }
 END_TEST
 
@@ -299,6 +340,7 @@ main(void)
     tcase_add_test(core, test_engine_communicator_fifo);
     tcase_add_test(core, test_engine_host_wait_and_issue_time);
     tcase_add_test(core, test_engine_matches_reference);
+    tcase_add_test(core, test_engine_overlap_interference);
     tcase_add_test(core, test_engine_invariants_on_real_run);
     tcase_add_test(core, test_engine_world_size_does_not_change_cost);
     suite_add_tcase(s, core);

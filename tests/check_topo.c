@@ -175,6 +175,14 @@ assert_topo_equal(const struct topo *a, const struct topo *b)
     ck_assert_int_eq(a->rail_optimized, b->rail_optimized);
     ck_assert_double_eq(a->pcie_Bps, b->pcie_Bps);
     ck_assert_double_eq(a->host_mem_Bps, b->host_mem_Bps);
+    for (int o = 0; o < TOPO_CALIB_OPS; o++)
+        for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
+            for (int p = 0; p < TOPO_CALIB_PROTOS; p++) {
+                ck_assert_double_eq(a->calib[o][s][p].latency_ns,
+                                    b->calib[o][s][p].latency_ns);
+                ck_assert_double_eq(a->calib[o][s][p].busbw_Bps,
+                                    b->calib[o][s][p].busbw_Bps);
+            }
 }
 
 /* topo_print() T, parse the output, and check it is the same topology. */
@@ -468,6 +476,74 @@ START_TEST(test_topo_print_format)
 }
 END_TEST
 
+/* topo_print() of T as a string.  Caller frees. */
+static char *
+print_to_string(const struct topo *t)
+{
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    topo_print(t, f);
+    long len = ftell(f);
+    rewind(f);
+    char *text = malloc((size_t)len + 1);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+    text[len] = '\0';
+    fclose(f);
+    return text;
+}
+
+START_TEST(test_topo_calibration_keys)
+{
+    /* Uncalibrated topologies print no [calibration] section at all, so
+     * `topologies --show` output is what it was before the section. */
+    struct topo *t = load_ok("dgx-a100-80g");
+    char *text = print_to_string(t);
+    ck_assert_ptr_null(strstr(text, "calibration"));
+    free(text);
+    for (int o = 0; o < TOPO_CALIB_OPS; o++)
+        for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
+            for (int p = 0; p < TOPO_CALIB_PROTOS; p++) {
+                /* Every cell defaults to 0, "not calibrated". */
+                ck_assert_double_eq(t->calib[o][s][p].latency_ns, 0);
+                ck_assert_double_eq(t->calib[o][s][p].busbw_Bps, 0);
+            }
+    topo_free(t);
+
+    char *cause = NULL;
+    t = parse_edit("pcie_bandwidth = 10GBps",
+                   "pcie_bandwidth = 10GBps\n[calibration]\n"
+                   "allreduce_intra_simple_busbw = 231.4GBps\n"
+                   "allgather_inter_ll128_latency = 25.1us\n"
+                   "reducescatter_intra_ll_latency = 0", &cause);
+    ck_assert_msg(t != NULL, "%s", cause ? cause : "");
+    /* [collective][scope][protocol]: allreduce = 2, intra = 0, Simple = 2;
+     * 231.4GBps = 231.4e9 B/s up to one rounding of the product. */
+    ck_assert_double_eq_tol(t->calib[2][0][2].busbw_Bps, 231.4e9,
+                            231.4e9 * REL_TOL);
+    /* allgather = 0, inter = 1, LL128 = 1; 25.1us = 25100 ns. */
+    ck_assert_double_eq_tol(t->calib[0][1][1].latency_ns, 25100,
+                            25100 * REL_TOL);
+    ck_assert_double_eq(t->calib[1][0][0].latency_ns, 0);
+    text = print_to_string(t);
+    ck_assert_ptr_nonnull(strstr(text, "\n[calibration]\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\nallreduce_intra_simple_busbw = "
+                                       "231.4GBps\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\nallgather_inter_ll128_latency = "
+                                       "25.1us\n"));
+    /* Keys at 0, even when written in the file, are not printed. */
+    ck_assert_ptr_null(strstr(text, "reducescatter_intra_ll_latency"));
+    free(text);
+    assert_round_trip(t);
+    set_ok(t, "calibration.reducescatter_inter_simple_busbw=40GBps");
+    /* reducescatter = 1, inter = 1, Simple = 2; 40GBps = 4e10 B/s. */
+    ck_assert_double_eq(t->calib[1][1][2].busbw_Bps, 4e10);
+    assert_round_trip(t);
+    ck_assert_int_eq(topo_validate(t, &cause), 0);
+    topo_free(t);
+}
+END_TEST
+
 START_TEST(test_topo_load_file)
 {
     char *path = temp_file(BASE, strlen(BASE));
@@ -694,15 +770,15 @@ START_TEST(test_topo_error_unknown_section)
     /* Reported on the section's own line, keys or not. */
     expect_edit_error("[host]", "[hosts]",
                       "x.ini:18: unknown section [hosts] (known: topology, "
-                      "gpu, node, intra, inter, host)");
+                      "gpu, node, intra, inter, host, overlap, calibration)");
     expect_edit_error("pcie_bandwidth = 10GBps",
                       "pcie_bandwidth = 10GBps\n[extra]",
                       "x.ini:20: unknown section [extra] (known: topology, "
-                      "gpu, node, intra, inter, host)");
+                      "gpu, node, intra, inter, host, overlap, calibration)");
     expect_set_error("hosts.pcie_bandwidth=1GBps",
                      "--set hosts.pcie_bandwidth=1GBps: unknown section "
                      "[hosts] (known: topology, gpu, node, intra, inter, "
-                     "host)");
+                     "host, overlap, calibration)");
 }
 END_TEST
 
@@ -803,6 +879,35 @@ START_TEST(test_topo_error_misc_file)
 }
 END_TEST
 
+START_TEST(test_topo_error_calibration)
+{
+    /* The ranges are 0..1s and 0..1000TBps, as for every other latency
+     * and bandwidth. */
+    expect_edit_error("pcie_bandwidth = 10GBps",
+                      "pcie_bandwidth = 10GBps\n[calibration]\n"
+                      "allreduce_inter_ll_busbw = 2000TBps",
+                      "x.ini:21: [calibration] allreduce_inter_ll_busbw: "
+                      "'2000TBps' is out of range (allowed 0 to 1000TBps)");
+    expect_edit_error("pcie_bandwidth = 10GBps",
+                      "pcie_bandwidth = 10GBps\n[calibration]\n"
+                      "allgather_intra_simple_latency = 2s",
+                      "x.ini:21: [calibration] allgather_intra_simple_latency"
+                      ": '2s' is out of range (allowed 0 to 1s)");
+    /* An unknown protocol is an unknown key; the message lists the
+     * section's keys, the first of which is allgather_intra_ll_latency. */
+    char *cause = NULL;
+    struct topo *t = parse_edit("pcie_bandwidth = 10GBps",
+                                "pcie_bandwidth = 10GBps\n[calibration]\n"
+                                "allreduce_intra_fast_busbw = 1GBps", &cause);
+    ck_assert_ptr_null(t);
+    const char *want = "x.ini:21: unknown key 'allreduce_intra_fast_busbw' in "
+                       "[calibration] (known: allgather_intra_ll_latency, "
+                       "allgather_intra_ll_busbw, ";
+    ck_assert_msg(strncmp(cause, want, strlen(want)) == 0, "%s", cause);
+    free(cause);
+}
+END_TEST
+
 START_TEST(test_topo_error_set_syntax)
 {
     expect_set_error("nodes=4", "--set nodes=4: expected section.key=value "
@@ -883,6 +988,7 @@ topo_suite(void)
     tcase_add_test(core, test_topo_round_trip_builtins);
     tcase_add_test(core, test_topo_round_trip_odd_values);
     tcase_add_test(core, test_topo_print_format);
+    tcase_add_test(core, test_topo_calibration_keys);
     tcase_add_test(core, test_topo_load_file);
     tcase_add_test(core, test_topo_dtypes);
     suite_add_tcase(s, core);
@@ -904,6 +1010,7 @@ topo_suite(void)
     tcase_add_test(errors, test_topo_error_missing_key);
     tcase_add_test(errors, test_topo_error_malformed_line);
     tcase_add_test(errors, test_topo_error_misc_file);
+    tcase_add_test(errors, test_topo_error_calibration);
     tcase_add_test(errors, test_topo_error_set_syntax);
     tcase_add_test(errors, test_topo_error_load);
     suite_add_tcase(s, errors);

@@ -13,8 +13,8 @@ seconds=${3:-60}
 CC=${FUZZ_CC:-clang}
 out=$builddir/fuzz
 mkdir -p "$out/obj" "$out/crashes"
-flags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -std=c11 -D_DEFAULT_SOURCE -include $builddir/config.h -I$srcdir/sim -I$builddir/sim $(pkg-config --cflags jansson inih)"
-libs="$(pkg-config --libs jansson inih) -lm"
+flags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -std=c11 -D_DEFAULT_SOURCE -include $builddir/config.h -I$srcdir/sim -I$builddir/sim $(pkg-config --cflags jansson inih gsl)"
+libs="$(pkg-config --libs jansson inih gsl) -lm"
 
 # The library, instrumented for coverage.
 objs=

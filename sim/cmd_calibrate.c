@@ -1,0 +1,354 @@
+/*
+ * cmd_calibrate.c: `fsdpsim calibrate`, fitting a topology's
+ * [calibration] cells to nccl-tests sweeps measured on the cluster.
+ *
+ * Each file is one all_gather_perf, reduce_scatter_perf or
+ * all_reduce_perf run (text or -J JSON, nccl_tests.c).  Its ranks and
+ * hosts give the node count and GPUs per node the base topology is
+ * predicted with; calib.c groups the sizes by the protocol the model picks
+ * and fits time = latency + size x busbw factor / busbw per group.  The
+ * tables show every size before and after, so a poor fit is seen rather
+ * than trusted, and the calibrated topology is written with topo_print()
+ * for `fsdpsim simulate --topology FILE`.
+ */
+#include "atomic_file.h"
+#include "calib.h"
+#include "cmd.h"
+#include "coll.h"
+#include "nccl.h"
+#include "nccl_tests.h"
+#include "topo.h"
+#include "xalloc.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Medians are given over all sizes and over sizes from 1 MiB, where
+ * bandwidth rather than launch latency sets the time and FSDP's
+ * all-gathers and reduce-scatters of whole units sit. */
+#define LARGE_BYTES 1048576.0
+
+void
+cmd_calibrate_help(FILE *out)
+{
+    fprintf(out,
+            "usage: fsdpsim calibrate --nccl-tests FILE... [options]\n\n"
+            "Fit the topology's collective model to nccl-tests output "
+            "measured on the\ncluster (all_gather_perf, reduce_scatter_perf "
+            "or all_reduce_perf; their\nstdout, or the -J FILE JSON).  Each "
+            "file gives its ranks and hosts, so the\nbase topology is "
+            "predicted with that many nodes and GPUs per node.  Sizes\nare "
+            "grouped by the protocol NCCL would pick (LL, LL128, Simple) "
+            "and, inside\none node or across nodes, each group of two or "
+            "more gets\n  time = latency + size x busbw factor / busbw\n"
+            "by weighted least squares.  The result is written as a "
+            "topology with a\n[calibration] section; 'fsdpsim simulate "
+            "--topology FILE' uses it.\n\n"
+            "options:\n"
+            "      --nccl-tests FILE      nccl-tests output (repeat, or list "
+            "more files\n"
+            "                             after the options)\n"
+            "  -t, --topology NAME|FILE   base topology (default "
+            "dgx-a100-80g)\n"
+            "  -o, --out FILE             calibrated topology (default "
+            "calibrated.ini)\n"
+            "      --op OP                allgather, reducescatter or "
+            "allreduce, for files\n"
+            "                             that do not say which\n"
+            "      --nccl-version X.Y     NCCL 2.18 .. 2.28 (default: the "
+            "files', else 2.28)\n"
+            "  -h, --help                 show this help\n\n"
+            "Errors are medians of |predicted - measured| / measured over "
+            "all sizes and\nover sizes from 1 MiB.  Exit status: 0 ok, 2 bad "
+            "input, 3 the output could\nnot be written.\n");
+}
+
+static int
+usage_error(const char *msg)
+{
+    cmd_error("calibrate", msg, 1);
+    return EXIT_USAGE;
+}
+
+static int
+parse_op(const char *s, enum coll_op *op)
+{
+    for (int i = 0; i < COLL_OP_COUNT; i++)
+        if (strcmp(s, coll_op_name(i)) == 0) {
+            *op = i;
+            return 0;
+        }
+    return -1;
+}
+
+static void
+print_table(const struct calib_run *r, const char *path,
+            const struct nccl_config *nc)
+{
+    const struct nccl_tests_run *run = r->run;
+    printf("# fsdpsim calibrate: %s: %s, %d ranks on %d node%s, %s, NCCL "
+           "%d.%d\n", path, nccl_tests_program(run->op), run->ranks,
+           run->nodes, run->nodes == 1 ? "" : "s", r->topo->name,
+           nc->version / 100, nc->version % 100);
+    printf("#%12s %11s %11s %7s %11s %7s  %-13s %s\n", "size", "measured",
+           "before", "error", "after", "error", "algorithm", "proto");
+    printf("#%12s %11s %11s %7s %11s %7s\n", "(B)", "(us)", "(us)", "(%)",
+           "(us)", "(%)");
+    for (int i = 0; i < r->n_points; i++) {
+        const struct calib_point *p = &r->points[i];
+        double eb = 100 * (p->before_s - p->measured_s) / p->measured_s;
+        double ea = 100 * (p->after_s - p->measured_s) / p->measured_s;
+        printf(" %12.0f %11.2f %11.2f %+7.1f %11.2f %+7.1f  %-13s %s\n",
+               p->size_bytes, p->measured_s * 1e6, p->before_s * 1e6, eb,
+               p->after_s * 1e6, ea, nccl_algo_name(p->algo),
+               nccl_proto_name(p->proto));
+    }
+    for (int after = 0; after <= 1; after++) {
+        int nl, na;
+        double ml = calib_median_error(r->points, r->n_points, after,
+                                       LARGE_BYTES, INFINITY, &nl);
+        double ma = calib_median_error(r->points, r->n_points, after, 0,
+                                       INFINITY, &na);
+        char large[32];
+        snprintf(large, sizeof large, nl ? "%5.1f %%" : "  n/a", ml);
+        printf("# median |error| %-7s 1 MiB and up: %s (%d size%s), "
+               "all sizes: %5.1f %% (%d size%s)\n",
+               after ? "after:" : "before:", large, nl, nl == 1 ? "" : "s",
+               ma, na, na == 1 ? "" : "s");
+    }
+}
+
+static void
+print_fits(const struct calib *c)
+{
+    static const char *const scopes[TOPO_CALIB_SCOPES] = {"intra", "inter"};
+    static const char *const protos[TOPO_CALIB_PROTOS] = {"ll", "ll128",
+                                                         "simple"};
+    printf("# fitted [calibration] cells (time = latency + size x busbw "
+           "factor / busbw):\n");
+    for (int o = 0; o < TOPO_CALIB_OPS; o++)
+        for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
+            for (int p = 0; p < TOPO_CALIB_PROTOS; p++) {
+                const struct calib_fit *f = &c->fit[o][s][p];
+                if (f->points == 0)
+                    continue;
+                char cell[64];
+                snprintf(cell, sizeof cell, "%s_%s_%s", coll_op_name(o),
+                         scopes[s], protos[p]);
+                if (!f->fitted) {
+                    printf("#   %-27s not fitted: %d size%s (needs two "
+                           "sizes or more)\n", cell, f->points,
+                           f->points == 1 ? "" : "s");
+                    continue;
+                }
+                printf("#   %-27s latency %.4g us, busbw %.4g GB/s (%d "
+                       "sizes)%s\n", cell, f->latency_s * 1e6,
+                       f->busbw_Bps / 1e9, f->points,
+                       f->latency_clamped
+                           ? "; the free fit gave a negative latency, so "
+                             "it was fitted through 0"
+                       : f->bw_unresolved
+                           ? "; times do not grow with size, so busbw is "
+                             "the 1000TBps ceiling"
+                           : "");
+            }
+}
+
+/* Load BASE with NODES nodes of GPN GPUs.  NULL with *cause. */
+static struct topo *
+load_base(const char *base, int nodes, int gpn, char **cause)
+{
+    struct topo *t = topo_load(base, cause);
+    if (t == NULL)
+        return NULL;
+    t->nodes = nodes;
+    t->gpus_per_node = gpn;
+    if (topo_validate(t, cause) != 0) {
+        topo_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* The output topology: BASE with the fitted cells, GPN GPUs per node and
+ * the most nodes any file ran on, named "<base>-calibrated". */
+static struct topo *
+output_topology(const char *base, const struct calib *c, int nodes, int gpn,
+                char **cause)
+{
+    struct topo *t = load_base(base, nodes, gpn, cause);
+    if (t == NULL)
+        return NULL;
+    for (int o = 0; o < TOPO_CALIB_OPS; o++)
+        for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
+            for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
+                calib_store(t, o, s, p, &c->fit[o][s][p]);
+    char *name = xasprintf("%s-calibrated", t->name);
+    char *why = NULL;
+    char *set = xasprintf("topology.name=%s", name);
+    if (topo_set(t, set, &why) != 0)
+        free(why);      /* too long: keep the base's name */
+    free(set);
+    free(name);
+    return t;
+}
+
+static int
+write_topology(const char *path, const struct topo *t, char **cause)
+{
+    struct atomic_file af;
+    if (atomic_file_open(&af, path, cause) != 0)
+        return -1;
+    topo_print(t, af.f);
+    return atomic_file_commit(&af, cause);
+}
+
+int
+cmd_calibrate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"nccl-tests", required_argument, NULL, 1000},
+        {"topology", required_argument, NULL, 't'},
+        {"out", required_argument, NULL, 'o'},
+        {"op", required_argument, NULL, 1001},
+        {"nccl-version", required_argument, NULL, 1002},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *base = "dgx-a100-80g", *out = "calibrated.ini";
+    const char *version = NULL;
+    const char **files = xcalloc((size_t)argc + 1, sizeof *files);
+    int n_files = 0, c, rc = EXIT_USAGE;
+    enum coll_op hint = COLL_OP_COUNT;
+    char *cause = NULL, *msg = NULL;
+    struct nccl_tests_run *runs = NULL;
+    struct calib_run *cr = NULL;
+    struct calib cal = {0};
+    struct topo *t_out = NULL;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":ht:o:", opts, NULL)) != -1) {
+        switch (c) {
+        case 1000: files[n_files++] = optarg; break;
+        case 't': base = optarg; break;
+        case 'o': out = optarg; break;
+        case 1001:
+            if (parse_op(optarg, &hint) != 0) {
+                msg = xasprintf("--op: unknown op '%s' (allgather, "
+                                "reducescatter or allreduce)", optarg);
+                rc = usage_error(msg);
+                goto done;
+            }
+            break;
+        case 1002: version = optarg; break;
+        case 'h':
+            cmd_calibrate_help(stdout);
+            rc = 0;
+            goto done;
+        default:
+            msg = xasprintf(c == ':' ? "option '%s' needs a value"
+                                     : "unknown option '%s'",
+                            argv[optind - 1]);
+            rc = usage_error(msg);
+            goto done;
+        }
+    }
+    while (optind < argc)
+        files[n_files++] = argv[optind++];
+    if (n_files == 0) {
+        rc = usage_error("give nccl-tests output with --nccl-tests FILE");
+        goto done;
+    }
+
+    runs = xcalloc((size_t)n_files, sizeof *runs);
+    cr = xcalloc((size_t)n_files, sizeof *cr);
+    int gpn = 0, max_nodes = 1, file_version = 0;
+    for (int i = 0; i < n_files; i++) {
+        nccl_tests_run_init(&runs[i]);
+        runs[i].op_hint = hint;
+        if (nccl_tests_read(files[i], &runs[i], &cause) != 0)
+            goto fail_cause;
+        int g = runs[i].ranks / runs[i].nodes;
+        if (gpn != 0 && g != gpn) {
+            msg = xasprintf("%s: inconsistent ranks: %d GPUs per node, but "
+                            "%s has %d (calibrate one node type at a time)",
+                            files[i], g, files[0], gpn);
+            goto fail;
+        }
+        gpn = g;
+        if (runs[i].nodes > max_nodes)
+            max_nodes = runs[i].nodes;
+        if (file_version == 0)
+            file_version = runs[i].nccl_version;
+        cr[i].run = &runs[i];
+        cr[i].topo = load_base(base, runs[i].nodes, g, &cause);
+        if (cr[i].topo == NULL) {
+            msg = xasprintf("%s: %s", files[i], cause);
+            goto fail;
+        }
+    }
+
+    struct nccl_config nc;
+    nccl_config_init(&nc);
+    if (version != NULL) {
+        if (nccl_config_set_version(&nc, version, &cause) != 0)
+            goto fail_cause;
+    } else if (file_version >= NCCL_VERSION_MIN &&
+               file_version <= NCCL_VERSION_MAX) {
+        nc.version = file_version;
+    }
+
+    if (calib_run_all(&cal, cr, n_files, &nc, &cause) != 0)
+        goto fail_cause;
+    int fitted = 0;
+    for (int o = 0; o < TOPO_CALIB_OPS; o++)
+        for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
+            for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
+                fitted += cal.fit[o][s][p].fitted;
+    for (int i = 0; i < n_files; i++) {
+        if (i > 0)
+            printf("\n\n");
+        print_table(&cr[i], files[i], &nc);
+    }
+    printf("\n");
+    print_fits(&cal);
+    if (fitted == 0) {
+        msg = xstrdup("no protocol group has two sizes or more: nothing to "
+                      "fit (measure a wider sweep, e.g. -b 8 -e 8G -f 2)");
+        goto fail;
+    }
+    t_out = output_topology(base, &cal, max_nodes, gpn, &cause);
+    if (t_out == NULL)
+        goto fail_cause;
+    if (write_topology(out, t_out, &cause) != 0) {
+        cmd_error("calibrate", cause, 0);
+        rc = EXIT_SYSTEM;
+        goto done;
+    }
+    printf("# wrote %s (%s, %d node%s x %d GPUs); use it with 'fsdpsim "
+           "simulate --topology %s'\n", out, t_out->name, max_nodes,
+           max_nodes == 1 ? "" : "s", gpn, out);
+    rc = 0;
+    goto done;
+
+fail_cause:
+    msg = cause;
+    cause = NULL;
+fail:
+    cmd_error("calibrate", msg, 0);
+    rc = EXIT_USAGE;
+done:
+    free(msg);
+    free(cause);
+    calib_free(&cal);
+    for (int i = 0; cr != NULL && i < n_files; i++)
+        topo_free(cr[i].topo);
+    for (int i = 0; runs != NULL && i < n_files; i++)
+        nccl_tests_run_free(&runs[i]);
+    free(cr);
+    free(runs);
+    topo_free(t_out);
+    free(files);
+    return rc;
+}
