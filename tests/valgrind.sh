@@ -34,6 +34,11 @@ run 0 "$f" simulate --model toy --topology dgx-a100-80g --gpus-per-node 2 \
     --auto-wrap-policy size --min-num-params 1e6 --use-orig-params
 run 0 "$f" simulate --model llama2-7b --topology dgx-a100-80g
 run 0 "$f" schedule --model tiny-llama --topology test-2x4 --format json
+run 0 "$f" coll allreduce -t dgx-h100 -b 8 -e 8G -f 8
+run 0 "$f" calibrate --nccl-tests "$srcdir/tests/data/nccl-tests-allreduce-8x1.txt" \
+    "$srcdir/tests/data/nccl-tests-allreduce-8x2.json" --out "$tmp/cal.ini"
+run 0 "$f" simulate --model tiny-llama --topology "$tmp/cal.ini"
+run 2 "$f" simulate --nccl-algo Tree
 run 0 "$f" models --show t5-11b
 run 0 "$f" models
 run 0 "$f" topologies --show dgx-h100
@@ -42,7 +47,7 @@ run 2 "$f" simulate --model "$srcdir/tests/data/bad-config.json"
 run 2 "$f" simulate --topology "$srcdir/tests/data/bad-topology.ini"
 run 2 "$f" simulate --config "$srcdir/tests/data/bad-run.ini"
 run 2 "$f" simulate --set intra.bandwidth=300
-for t in check_units check_wrap check_coll check_sched check_engine check_mem check_model check_topo; do
+for t in check_units check_wrap check_coll check_sched check_engine check_mem check_model check_topo check_calibrate; do
     CK_FORK=no run 0 "$builddir/tests/$t"
 done
 echo "$pass passed, $fail failed"

@@ -1,0 +1,1 @@
+simulate --nccl-version 2.22 --nccl-algo allreduce:tree

@@ -1,0 +1,1 @@
+simulate --nccl-algo Tree

@@ -1,0 +1,1 @@
+simulate --nccl-version 2.16
