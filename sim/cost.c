@@ -27,6 +27,8 @@
 #define ATTN_BWD_REL_EFFICIENCY 0.8
 /* Fixed latency of a host<->device copy (cudaMemcpyAsync setup). */
 #define COPY_LATENCY_NS 10000.0
+/* Distinct collectives remembered while timing a schedule. */
+#define COST_MEMO 64
 /* Host time to launch one NCCL collective (enqueue, proxy hand-off). */
 #define COLL_LAUNCH_KERNELS 2
 
@@ -123,6 +125,7 @@ cost_table_build(const struct sched *s, const struct topo *t,
     }
 
     double launch = t->launch_overhead_ns;
+    int memo[COST_MEMO], n_memo = 0;
     for (int i = 0; i < n; i++) {
         const struct sched_op *op = &s->ops[i];
         double sec = 0;
@@ -150,13 +153,28 @@ cost_table_build(const struct sched *s, const struct topo *t,
             enum coll_op co = op->kind == OP_ALLGATHER ? COLL_ALLGATHER
                               : op->kind == OP_REDUCESCATTER
                                   ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
-            char *why = NULL;
-            /* FSDP1 reduces with SUM (§14.4); setup has checked that NCCL
-             * accepts every collective kind, so this cannot fail. */
-            if (coll_estimate(t, &s->nccl, co, REDOP_SUM, &g,
-                              (double)op->bytes, &ct->coll[i], &why) != 0) {
-                fprintf(stderr, "fsdpsim: internal error: %s\n", why);
-                abort();
+            /* Units of one model repeat the same few collectives: look
+             * the (kind, group, size) up among the ones already timed. */
+            int hit = -1;
+            for (int k = 0; k < n_memo && hit < 0; k++) {
+                const struct sched_op *o2 = &s->ops[memo[k]];
+                if (o2->kind == op->kind && o2->pg == op->pg
+                    && o2->bytes == op->bytes)
+                    hit = memo[k];
+            }
+            if (hit >= 0) {
+                ct->coll[i] = ct->coll[hit];
+            } else {
+                char *why = NULL;
+                /* FSDP1 reduces with SUM (§14.4); setup has checked that
+                 * NCCL accepts every collective kind: this cannot fail. */
+                if (coll_estimate(t, &s->nccl, co, REDOP_SUM, &g,
+                                  (double)op->bytes, &ct->coll[i], &why)) {
+                    fprintf(stderr, "fsdpsim: internal error: %s\n", why);
+                    abort();
+                }
+                if (n_memo < COST_MEMO)
+                    memo[n_memo++] = i;
             }
             sec = ct->coll[i].time_s;
             kernels = COLL_LAUNCH_KERNELS;
