@@ -234,12 +234,21 @@ cmd_coll(int argc, char **argv)
         }
         t->nodes = (int)v;
     }
+    /* -g: ranks of the communicator on each node; the node keeps all its
+     * GPUs, which share its NICs with their own communicators. */
+    int ranks_per_node = t->gpus_per_node;
     if (gpn_s) {
         if (units_parse_count(gpn_s, 1, 64, &v, &cause) != 0) {
             msg = xasprintf("-g: %s", cause);
             goto fail;
         }
-        t->gpus_per_node = (int)v;
+        if (v > t->gpus_per_node) {
+            msg = xasprintf("-g %lld: the node has %d GPUs (raise it with "
+                            "--set node.gpus_per_node=N)", (long long)v,
+                            t->gpus_per_node);
+            goto fail;
+        }
+        ranks_per_node = (int)v;
     }
     if (topo_validate(t, &cause) != 0)
         goto fail_cause;
@@ -258,19 +267,22 @@ cmd_coll(int argc, char **argv)
     else if (maxch)
         goto fail_cause;
 
-    struct coll_group g = {t->nodes * t->gpus_per_node, t->nodes,
-                           t->gpus_per_node};
+    struct coll_group g = {t->nodes * ranks_per_node, t->nodes,
+                           ranks_per_node};
+    /* nccl-tests prints "none" as the redop of an all-gather. */
+    if (op == COLL_ALLGATHER)
+        redop = "none";
     int json = strcmp(format, "json") == 0;
     if (json) {
         printf("{\"collective\": \"%s\", \"topology\": \"%s\", \"nodes\": %d,"
                " \"gpus_per_node\": %d, \"ranks\": %d, \"nccl_version\": "
                "\"%d.%d\", \"type\": \"%s\", \"redop\": \"%s\", \"rows\": [",
-               coll_op_name(op), t->name, t->nodes, t->gpus_per_node,
+               coll_op_name(op), t->name, t->nodes, ranks_per_node,
                g.ranks, nc.version / 100, nc.version % 100, type, redop);
     } else {
         printf("# fsdpsim coll %s: %s, %d node%s x %d GPUs = %d ranks, NCCL "
                "%d.%d (predicted)\n", coll_op_name(op), t->name, t->nodes,
-               t->nodes == 1 ? "" : "s", t->gpus_per_node, g.ranks,
+               t->nodes == 1 ? "" : "s", ranks_per_node, g.ranks,
                nc.version / 100, nc.version % 100);
         printf("#%12s %14s %8s %6s %10s %8s %8s  %-13s %-6s %s\n", "size",
                "count", "type", "redop", "time", "algbw", "busbw", "algorithm",
