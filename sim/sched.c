@@ -74,6 +74,8 @@ struct builder {
 
     int b_orig, b_param, b_reduce;
     int sharded;              /* not NO_SHARD */
+    int shard_buf;            /* the persistent fp32 shards, or -1 */
+    uint64_t *shard_off;      /* per unit: byte offset in shard_buf */
 };
 
 static int
@@ -100,6 +102,7 @@ emit(struct builder *b, enum sched_op_kind kind, enum sched_stream stream,
     op->micro = b->micro;
     op->unit = unit;
     op->buffer = -1;
+    op->buf_in = op->buf_out = -1;
     op->wait_op = -1;
     op->dtype = DTYPE_FP32;
     if (sched_op_on_gpu(op) || stream == STREAM_HOST) {
@@ -169,11 +172,21 @@ free_buf(struct builder *b, int buffer, int last_use, int unit)
 
 static struct sched_op *
 emit_copy(struct builder *b, enum sched_op_kind kind, enum sched_stream st,
-          int unit, double bytes)
+          int unit, double bytes, int in, int out)
 {
     struct sched_op *op = emit(b, kind, st, unit);
     op->bytes = (uint64_t)bytes;
+    op->buf_in = in;
+    op->buf_out = out;
     return op;
+}
+
+/* Reads from unit u's slice of the persistent shards. */
+static void
+from_shard(struct builder *b, struct sched_op *op, int u)
+{
+    op->buf_in = b->shard_buf;
+    op->in_offset = b->shard_buf >= 0 ? b->shard_off[u] : 0;
 }
 
 /* ---- the rate limiter (fsdp-semantics §3.4) ---- */
@@ -222,7 +235,10 @@ unshard(struct builder *b, int u)
         if (mp && b->unsharded[u] < 0) {
             b->unsharded[u] = alloc_buf(b, STREAM_PU, MEM_UNSHARDED_PARAMS,
                                         S * b->b_param, u);
-            emit_copy(b, OP_CAST, STREAM_PU, u, S * (b->b_orig + b->b_param));
+            struct sched_op *c = emit_copy(b, OP_CAST, STREAM_PU, u,
+                                           S * (b->b_orig + b->b_param), -1,
+                                           b->unsharded[u]);
+            from_shard(b, c, u);
             wait_stream(b, STREAM_U, STREAM_PU);
         }
         limiter_dequeue_if_needed(b, u);
@@ -234,13 +250,16 @@ unshard(struct builder *b, int u)
     if (need_ag && b->c->cpu_offload) {
         staging = alloc_buf(b, STREAM_PU, MEM_OFFLOAD_STAGING, S * b->b_orig,
                             u);
-        emit_copy(b, OP_H2D, STREAM_PU, u, S * b->b_orig);
+        emit_copy(b, OP_H2D, STREAM_PU, u, S * b->b_orig, -1, staging);
         pu_ran = 1;
     }
     if (need_ag && mp) {
         lp = alloc_buf(b, STREAM_PU, MEM_AG_BUFFER, S * b->b_param, u);
         struct sched_op *cast = emit_copy(b, OP_CAST, STREAM_PU, u,
-                                          S * (b->b_orig + b->b_param));
+                                          S * (b->b_orig + b->b_param),
+                                          staging, lp);
+        if (staging < 0)
+            from_shard(b, cast, u);
         if (staging >= 0) {
             free_buf(b, staging, cast->id, u);
             staging = -1;
@@ -258,6 +277,13 @@ unshard(struct builder *b, int u)
     ag->pg = PG_SHARD;
     ag->bytes = (uint64_t)fu->padded_numel * (uint64_t)b->b_param;
     ag->dtype = b->s->param_dtype;
+    ag->buf_out = b->unsharded[u];
+    if (lp >= 0)
+        ag->buf_in = lp;
+    else if (staging >= 0)
+        ag->buf_in = staging;
+    else
+        from_shard(b, ag, u);
     int ag_id = ag->id;
     free_buf(b, lp, ag_id, u);
     free_buf(b, staging, ag_id, u);
@@ -434,7 +460,8 @@ reduce_gradient(struct builder *b, int u)
         int cast_buf = alloc_buf(b, STREAM_P, MEM_RS_BUFFER, N * b->b_reduce,
                                  u);
         struct sched_op *cast = emit_copy(b, OP_CAST, STREAM_P, u,
-                                          N * (b->b_param + b->b_reduce));
+                                          N * (b->b_param + b->b_reduce),
+                                          cur, cast_buf);
         free_buf(b, cur, cast->id, u);
         cur = cast_buf;
     }
@@ -446,7 +473,7 @@ reduce_gradient(struct builder *b, int u)
             int pad = alloc_buf(b, STREAM_P, MEM_RS_BUFFER, WS * b->b_reduce,
                                 u);
             struct sched_op *cp = emit_copy(b, OP_CAST, STREAM_P, u,
-                                            2 * WS * b->b_reduce);
+                                            2 * WS * b->b_reduce, cur, pad);
             free_buf(b, cur, cp->id, u);
             cur = pad;
         }
@@ -455,6 +482,8 @@ reduce_gradient(struct builder *b, int u)
         red->pg = PG_SHARD;
         red->bytes = (uint64_t)WS * (uint64_t)b->b_reduce;
         red->dtype = b->s->reduce_dtype;
+        red->buf_in = cur;
+        red->buf_out = out;
         free_buf(b, cur, red->id, u);
         if (sharding_is_hybrid(b->c->sharding)) {
             /* §5: the replicate all-reduce runs on its own stream A. */
@@ -464,6 +493,7 @@ reduce_gradient(struct builder *b, int u)
             ar->pg = PG_REPLICATE;
             ar->bytes = (uint64_t)S * (uint64_t)b->b_reduce;
             ar->dtype = b->s->reduce_dtype;
+            ar->buf_in = ar->buf_out = out;
         }
     } else {
         /* NO_SHARD: all-reduce of the whole gradient on P. */
@@ -471,6 +501,7 @@ reduce_gradient(struct builder *b, int u)
         red->pg = PG_SHARD;
         red->bytes = (uint64_t)N * (uint64_t)b->b_reduce;
         red->dtype = b->s->reduce_dtype;
+        red->buf_in = red->buf_out = cur;
         out = cur;
     }
 
@@ -479,14 +510,17 @@ reduce_gradient(struct builder *b, int u)
     if (b->grad_shard[u] < 0) {
         b->grad_shard[u] = alloc_buf(b, st, MEM_GRAD_SHARDED, S * b->b_orig,
                                      u);
-        acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + b->b_orig));
+        acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + b->b_orig),
+                        out, b->grad_shard[u]);
     } else {
-        acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + 2 * b->b_orig));
+        acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + 2 * b->b_orig),
+                        out, b->grad_shard[u]);
     }
     free_buf(b, out, acc->id, u);
     if (b->c->cpu_offload) {
         /* §9: the fp32 sharded gradient goes to pinned host memory. */
-        struct sched_op *d2h = emit_copy(b, OP_D2H, st, u, S * b->b_orig);
+        struct sched_op *d2h = emit_copy(b, OP_D2H, st, u, S * b->b_orig,
+                                         b->grad_shard[u], -1);
         free_buf(b, b->grad_shard[u], d2h->id, u);
         b->grad_shard[u] = -2;    /* lives on the host now */
     }
@@ -823,6 +857,7 @@ builder_free(struct builder *b)
     free(b->region_w_last);
     free(b->limiter);
     free(b->bufs);
+    free(b->shard_off);
 }
 
 struct sched *
@@ -894,13 +929,18 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     for (int i = 0; i < m->n_modules; i++)
         b.ckpt_input[i] = -1;
 
-    /* Persistent state: the fp32 shards (on the host under offload). */
-    if (!c->cpu_offload) {
-        double shard = 0;
-        for (int u = 0; u < n; u++)
-            shard += (double)s->units[u].shard_numel;
-        alloc_buf(&b, STREAM_C, MEM_SHARDED_PARAMS, shard * b.b_orig, -1);
+    /* Persistent state: the fp32 shards (on the host under offload),
+     * one allocation with each unit's shard at its offset. */
+    b.shard_buf = -1;
+    b.shard_off = xcalloc(n ? n : 1, sizeof(uint64_t));
+    double shard = 0;
+    for (int u = 0; u < n; u++) {
+        b.shard_off[u] = (uint64_t)(shard * b.b_orig);
+        shard += (double)s->units[u].shard_numel;
     }
+    if (!c->cpu_offload)
+        b.shard_buf = alloc_buf(&b, STREAM_C, MEM_SHARDED_PARAMS,
+                                shard * b.b_orig, -1);
     /* NO_SHARD without mixed precision computes on the shard itself. */
     if (!b.sharded && b.b_param == b.b_orig)
         for (int u = 0; u < n; u++)

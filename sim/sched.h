@@ -84,6 +84,11 @@ struct sched_op {
                                    copy bytes, allocation size */
     enum dtype dtype;           /* element type moved or reduced */
     int buffer;                 /* ALLOC/FREE: buffer id */
+    int buf_in, buf_out;        /* collectives, casts, copies: the buffers
+                                   read and written (-1: host memory or
+                                   none; compute ops use scratch) */
+    uint64_t in_offset;         /* bytes into buf_in where the data starts
+                                   (a unit's slice of the sharded params) */
     enum mem_category cat;      /* ALLOC/FREE */
     int wait_op;                /* CPU_WAIT and FREE: op id, or -1 */
     int *deps;                  /* earlier ops that must finish first */

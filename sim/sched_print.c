@@ -88,7 +88,7 @@ sched_print_text(const struct sched *s, FILE *out)
             s->replicate_size, dtype_name(s->param_dtype),
             dtype_name(s->reduce_dtype));
     fprintf(out, "# id iter micro phase stream kind unit pg bytes flops "
-            "leaves buffer category wait deps hooks\n");
+            "leaves buffer category wait deps hooks in out in_offset\n");
     for (int i = 0; i < s->n_ops; i++) {
         const struct sched_op *op = &s->ops[i];
         fprintf(out, "%d %d %d %s %s %s %d %s %llu %.0f %d:%d %d %s %d ",
@@ -103,7 +103,8 @@ sched_print_text(const struct sched *s, FILE *out)
             print_deps(op, out, ",");
         else
             fputc('-', out);
-        fprintf(out, " %d\n", op->hooks);
+        fprintf(out, " %d %d %d %llu\n", op->hooks, op->buf_in, op->buf_out,
+                (unsigned long long)op->in_offset);
     }
 }
 
@@ -133,7 +134,8 @@ sched_print_json(const struct sched *s, FILE *out)
                 "\"unit\": %d, \"pg\": \"%s\", \"bytes\": %llu, "
                 "\"dtype\": \"%s\", \"flops\": %.0f, \"leaves\": [%d, %d], "
                 "\"buffer\": %d, \"category\": \"%s\", \"wait_op\": %d, "
-                "\"hooks\": %d, \"deps\": [",
+                "\"hooks\": %d, \"buf_in\": %d, \"buf_out\": %d, "
+                "\"in_offset\": %llu, \"deps\": [",
                 i ? "," : "", op->id, op->iter, op->micro,
                 phase_names[op->phase], stream_names[op->stream],
                 kind_names[op->kind], op->unit, pg_names[op->pg],
@@ -141,7 +143,8 @@ sched_print_json(const struct sched *s, FILE *out)
                 op->flops, op->leaf_begin, op->leaf_end, op->buffer,
                 (op->kind == OP_ALLOC || op->kind == OP_FREE)
                     ? category_names[op->cat] : "-",
-                op->wait_op, op->hooks);
+                op->wait_op, op->hooks, op->buf_in, op->buf_out,
+                (unsigned long long)op->in_offset);
         print_deps(op, out, ", ");
         fputs("]}", out);
     }

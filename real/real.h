@@ -1,0 +1,78 @@
+/*
+ * real.h: real mode, the schedule executed on GPUs with CUDA, cuBLAS and
+ * NCCL.
+ *
+ * The executor walks the very `struct sched` the simulator runs (built by
+ * sched_build from the same options): compute ops become cuBLAS GEMMs and
+ * memory-bound kernels with each leaf layer's real shapes and dtype,
+ * collectives become NCCL calls on the streams and communicators the
+ * schedule names, dependencies become CUDA events, allocations and frees
+ * follow the ledger, and CPU_WAIT ops block the host as FSDP's do.  Every
+ * op is timed with CUDA events; results come back in the simulator's own
+ * `struct engine_result`, so the same writers print them and `fsdpsim
+ * compare` can match them op by op.
+ *
+ * This header is plain C; the implementation (real/*.cu, real/*.c) is
+ * built only when configure finds CUDA, cuBLAS and NCCL.  Ownership: the
+ * caller owns every argument; results are filled in place and released
+ * with engine_result_free().
+ */
+#ifndef FSDPSIM_REAL_H
+#define FSDPSIM_REAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine.h"
+#include "model.h"
+#include "sched.h"
+#include "topo.h"
+
+/* Exit status for system failures (no GPU, driver, CUDA/NCCL error). */
+#define REAL_EXIT_SYSTEM 3
+
+struct real_options {
+    int warmup;             /* schedule steps run before timing (>= 1) */
+    double timeout_s;       /* abort NCCL after this long without progress */
+    int verbose;
+};
+
+/* The process's place in a multi-process job, from MPI or from the env://
+ * variables torchrun and srun set (RANK, WORLD_SIZE, LOCAL_RANK,
+ * MASTER_ADDR, MASTER_PORT).  One process per node, one thread per GPU. */
+struct real_launch {
+    int node_rank;          /* 0 .. nodes-1 */
+    int nodes;
+    int gpus;               /* GPUs this process drives */
+};
+
+/* Is there a usable GPU?  0 when yes (gpus set), else REAL_EXIT_SYSTEM
+ * with a one-line *cause naming the CUDA error (caller frees). */
+int real_probe(int *gpus, char **cause);
+
+/* Execute s on this node's GPUs, `warmup` + s->iterations steps, and
+ * return the timed steps in *measured (times relative to the first timed
+ * op; step_end_ns per iteration; mem replays the ledger at measured
+ * times) plus the CUDA pool's peak in *peak_reserved.  0 on success, else
+ * REAL_EXIT_SYSTEM with *cause naming the op, rank and CUDA/NCCL error. */
+int real_run(const struct sched *s, const struct model *m,
+             const struct topo *t, const struct real_launch *l,
+             const struct real_options *o, struct engine_result *measured,
+             int64_t *peak_reserved, char **cause);
+
+/* nccl-tests-style sweeps with data verification (all-gather,
+ * reduce-scatter, all-reduce), a GEMM sweep over the model's shapes and
+ * host<->device copy bandwidth; writes nccl-tests-format text to out (so
+ * `fsdpsim calibrate` reads it) and a summary table to stdout. */
+struct real_bench_options {
+    double min_bytes, max_bytes, factor;
+    int iters, warmup;
+    const struct model *model;      /* for the GEMM shapes, may be NULL */
+    int64_t micro_batch, seq_len;
+    enum dtype dtype;
+};
+int real_bench(const struct real_launch *l, const struct real_bench_options *o,
+               FILE *nccl_tests_out, char **cause);
+
+#endif
