@@ -30,6 +30,7 @@ int cmd_models(int argc, char **argv);
 int cmd_topologies(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
+int cmd_real(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 
@@ -40,11 +41,21 @@ void cmd_models_help(FILE *out);
 void cmd_topologies_help(FILE *out);
 void cmd_bench_help(FILE *out);
 void cmd_coll_help(FILE *out);
+void cmd_real_help(FILE *out);
 void cmd_calibrate_help(FILE *out);
 void cmd_validate_help(FILE *out);
 
 /* "fsdpsim: msg" on stderr, plus the usage hint for usage errors. */
 void cmd_error(const char *cmd, const char *msg, int usage_hint);
 const struct cmd_entry *cmd_find(const char *name);
+
+/* Write the output files a run asked for (--trace, --timeline, --memory,
+ * --metrics with the given writer), each atomically; 0, or EXIT_SYSTEM
+ * after printing why one could not be written. */
+struct run_config;
+struct run_view;
+int cmd_write_outputs(const char *cmd, const struct run_config *c,
+                      const struct run_view *v,
+                      void (*metrics)(const struct run_view *, FILE *));
 
 #endif

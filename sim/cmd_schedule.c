@@ -33,9 +33,10 @@ cmd_schedule(int argc, char **argv)
         return 0;
     }
     if (rc == 0 && (r.cfg.trace_path || r.cfg.timeline_path
-                    || r.cfg.memory_path)) {
-        cause = strdup("--trace, --timeline and --memory are outputs of a "
-                       "simulation; use 'fsdpsim simulate' for them");
+                    || r.cfg.memory_path || r.cfg.metrics_path)) {
+        cause = strdup("--trace, --timeline, --memory and --metrics are "
+                       "outputs of a simulation; use 'fsdpsim simulate' for "
+                       "them");
         rc = -2;
     }
     if (rc == 0)

@@ -27,27 +27,6 @@ cmd_simulate_help(FILE *out)
             "3 an output file could not be written.\n");
 }
 
-/* Write one output file atomically with the given writer. */
-static int
-write_output(const char *path, void (*writer)(const struct run_view *,
-                                              FILE *),
-             const struct run_view *v)
-{
-    struct atomic_file af;
-    char *cause = NULL;
-    if (atomic_file_open(&af, path, &cause) != 0) {
-        cmd_error("simulate", cause, 0);
-        free(cause);
-        return -1;
-    }
-    writer(v, af.f);
-    if (atomic_file_commit(&af, &cause) != 0) {
-        cmd_error("simulate", cause, 0);
-        free(cause);
-        return -1;
-    }
-    return 0;
-}
 
 int
 cmd_simulate(int argc, char **argv)
@@ -83,16 +62,9 @@ cmd_simulate(int argc, char **argv)
     metrics_compute(r.sched, r.topo, &res, &met);
     struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &res, &met,
                          r.command_line};
-    int status = 0;
     /* Files first: if one cannot be written nothing claims success. */
-    if (r.cfg.trace_path && write_output(r.cfg.trace_path, output_trace, &v))
-        status = EXIT_SYSTEM;
-    if (!status && r.cfg.timeline_path
-        && write_output(r.cfg.timeline_path, output_timeline_dat, &v))
-        status = EXIT_SYSTEM;
-    if (!status && r.cfg.memory_path
-        && write_output(r.cfg.memory_path, output_memory_dat, &v))
-        status = EXIT_SYSTEM;
+    int status = cmd_write_outputs("simulate", &r.cfg, &v,
+                                   output_metrics_predicted);
     if (!status) {
         if (r.cfg.format == FORMAT_JSON)
             output_summary_json(&v, stdout);

@@ -2,6 +2,8 @@
  * main.c: fsdpsim's entry point and command table.
  */
 #include "cmd.h"
+#include "output.h"
+#include "runconf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,9 @@ const struct cmd_entry cmd_table[] = {
     {"validate", "[--data CSV] [--tol PCT]",
      "compare the uncalibrated collective model with published points",
      cmd_validate, cmd_validate_help},
+    {"real", "run [simulate options] [--dry-run] | bench [options]",
+     "run the same schedule on this node's GPUs and time it",
+     cmd_real, cmd_real_help},
     {"bench", "[simulate options]",
      "time the simulator itself (wall time per simulated step, RSS)",
      cmd_bench, cmd_bench_help},
@@ -82,6 +87,26 @@ cmd_error(const char *cmd, const char *msg, int usage_hint)
         else
             fprintf(stderr, "try 'fsdpsim help'\n");
     }
+}
+
+int
+cmd_write_outputs(const char *cmd, const struct run_config *c,
+                  const struct run_view *v,
+                  void (*metrics)(const struct run_view *, FILE *))
+{
+    const char *paths[] = {c->trace_path, c->timeline_path, c->memory_path,
+                           c->metrics_path};
+    void (*writers[])(const struct run_view *, FILE *) = {
+        output_trace, output_timeline_dat, output_memory_dat, metrics};
+    for (int i = 0; i < 4; i++) {
+        char *cause = NULL;
+        if (paths[i] && output_write_file(paths[i], writers[i], v, &cause)) {
+            cmd_error(cmd, cause, 0);
+            free(cause);
+            return EXIT_SYSTEM;
+        }
+    }
+    return 0;
 }
 
 static void

@@ -40,6 +40,19 @@ struct metrics {
     int n_allgathers, n_reducescatters, n_allreduces; /* in the step */
 };
 
+/* One op's busy interval for metrics_overlap(): collectives and host copies
+ * are communication, forward/backward/recompute/optimizer compute. */
+struct metrics_busy {
+    int64_t start_ns, end_ns;   /* ns */
+    int is_comm, is_comp;       /* 0 or 1 */
+};
+
+/* Communication time (union of the comm intervals) and its exposed part
+ * (no compute running), in s.  Empty and zero-length intervals count for
+ * nothing.  The intervals are not modified. */
+void metrics_overlap(const struct metrics_busy *b, int n, double *comm_s,
+                     double *exposed_s);
+
 void metrics_compute(const struct sched *s, const struct topo *t,
                      const struct engine_result *r, struct metrics *m);
 

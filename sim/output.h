@@ -31,6 +31,19 @@ void output_trace(const struct run_view *v, FILE *out);
 void output_timeline_dat(const struct run_view *v, FILE *out);
 void output_memory_dat(const struct run_view *v, FILE *out);
 
+/* Prometheus text format for n runs (e.g. predicted and measured). */
+void output_metrics(const struct run_view *const *views,
+                    const char *const *sources, int n, FILE *out);
+
+/* Prometheus text for one predicted run (a writer for output_write_file). */
+void output_metrics_predicted(const struct run_view *v, FILE *out);
+
+/* Write one output file atomically with the given writer; -1 with *cause
+ * (caller frees) when it cannot be written. */
+int output_write_file(const char *path,
+                      void (*writer)(const struct run_view *, FILE *),
+                      const struct run_view *v, char **cause);
+
 /* A short label for an op ("allgather u3"), into buf. */
 const char *output_op_label(const struct sched *s, const struct sched_op *op,
                             char *buf, size_t len);

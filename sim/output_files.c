@@ -9,6 +9,9 @@
  */
 #include "output.h"
 #include "json_out.h"
+#include "atomic_file.h"
+
+#include <stdlib.h>
 
 #include <inttypes.h>
 
@@ -146,4 +149,16 @@ output_memory_dat(const struct run_view *v, FILE *out)
             fprintf(out, " %" PRId64, ms[i].by_cat[k]);
         fputc('\n', out);
     }
+}
+
+int
+output_write_file(const char *path,
+                  void (*writer)(const struct run_view *, FILE *),
+                  const struct run_view *v, char **cause)
+{
+    struct atomic_file af;
+    if (atomic_file_open(&af, path, cause) != 0)
+        return -1;
+    writer(v, af.f);
+    return atomic_file_commit(&af, cause);
 }

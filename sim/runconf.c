@@ -54,6 +54,7 @@ const struct config_option config_options[] = {
     {"trace", "FILE", "write a Chrome/Perfetto trace"},
     {"timeline", "FILE", "write the per-op timeline (.dat, gnuplot)"},
     {"memory", "FILE", "write the memory-over-time series (.dat, gnuplot)"},
+    {"metrics", "FILE", "write the figures in Prometheus text format"},
     {NULL, NULL, NULL}};
 
 void
@@ -89,6 +90,7 @@ config_free(struct run_config *c)
     free(c->trace_path);
     free(c->timeline_path);
     free(c->memory_path);
+    free(c->metrics_path);
     free(c->config_path);
     free(c->nccl_version);
     free(c->nccl_algo);
@@ -385,6 +387,8 @@ config_set(struct run_config *c, const char *key_in, const char *value,
         rc = set_string(&c->timeline_path, value, origin, cause);
     } else if (strcmp(key, "memory") == 0) {
         rc = set_string(&c->memory_path, value, origin, cause);
+    } else if (strcmp(key, "metrics") == 0) {
+        rc = set_string(&c->metrics_path, value, origin, cause);
     } else {
         *cause = xasprintf("%s: unknown setting '%s' (see 'fsdpsim help "
                            "simulate' for the list)", origin, key_in);
@@ -431,7 +435,8 @@ file_handler(void *user, const char *section, const char *name,
         return file_fail(ctx, xstrdup("'config' cannot be used inside a "
                                       "run file"));
     if (strcmp(name, "format") == 0 || strcmp(name, "trace") == 0
-        || strcmp(name, "timeline") == 0 || strcmp(name, "memory") == 0)
+        || strcmp(name, "timeline") == 0 || strcmp(name, "memory") == 0
+        || strcmp(name, "metrics") == 0)
         /* Output choices belong to the command line, so a shared run file
          * never overwrites somebody's files. */
         return file_fail(ctx, xasprintf("'%s' is an output option; give "

@@ -73,6 +73,7 @@ struct run_config {
     char *trace_path;
     char *timeline_path;
     char *memory_path;
+    char *metrics_path;
     char *config_path;
 };
 

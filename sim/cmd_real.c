@@ -1,0 +1,407 @@
+/*
+ * cmd_real.c: `fsdpsim real run` and `fsdpsim real bench`, the schedule on
+ * real GPUs.
+ *
+ * `real run` takes exactly the options of `simulate` (parsed by the same
+ * setup code, so both build the same schedule) plus its own: --dry-run
+ * prints the schedule it would execute without touching a GPU (the same
+ * text as `fsdpsim schedule`), --warmup and --timeout.  The executor
+ * (real/) is built only where configure found CUDA, cuBLAS and NCCL; this
+ * file compiles everywhere and says so when it is not.
+ *
+ * Launching: one process per node, one thread per GPU.  A multi-node run
+ * reads WORLD_SIZE (nodes) and RANK (this node) as torchrun or srun set
+ * them, e.g. `torchrun --nnodes N --nproc-per-node 1 --no-python fsdpsim
+ * real run ...`.
+ */
+#include "cmd.h"
+#include "atomic_file.h"
+#include "builtin.h"
+#include "engine.h"
+#include "metrics.h"
+#include "output.h"
+#include "setup.h"
+#include "units.h"
+#include "xalloc.h"
+#ifdef HAVE_CUDA
+#include "real.h"
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+
+void
+cmd_real_help(FILE *out)
+{
+    fprintf(out,
+            "usage: fsdpsim real run [simulate options] [--dry-run] "
+            "[--warmup N] [--timeout S]\n"
+            "       fsdpsim real bench [-b SIZE] [-e SIZE] [-f F] [--iters N]"
+            " [--nccl-tests-out FILE]\n"
+            "                          [--model M --micro-batch B --seq-len S "
+            "--param-dtype D]\n\n"
+            "real run executes the schedule `fsdpsim schedule` prints, with "
+            "the same\noptions, on this node's GPUs: cuBLAS GEMMs with each "
+            "layer's shapes, NCCL\ncollectives on the schedule's streams and "
+            "communicators, CUDA events for its\ndependencies, allocations "
+            "that follow the memory ledger.  Every op is timed;\nthe measured "
+            "summary is printed next to the prediction and --trace,\n"
+            "--timeline, --memory and --metrics write the measured run "
+            "(`fsdpsim compare`\nmatches it with a prediction op by op).\n\n"
+            "  --dry-run      print the schedule it would run; no GPU needed\n"
+            "  --warmup N     steps run before the timed one (default 1)\n"
+            "  --timeout S    abort NCCL after S seconds without progress "
+            "(default 300)\n\n"
+            "real bench sweeps all-gather, reduce-scatter and all-reduce "
+            "with data\nverification (nccl-tests format, which `fsdpsim "
+            "calibrate` reads), a GEMM\nsweep over the model's shapes and "
+            "host<->device copy bandwidth.\n\n"
+            "Several nodes: one process per node, with WORLD_SIZE and RANK "
+            "set by the\nlauncher (torchrun --nproc-per-node 1 --no-python, "
+            "or srun).\n\n"
+            "exit status: 0 ok, 2 bad input, 3 no GPU, real mode not built, "
+            "or a CUDA/NCCL\nfailure (the message names the op and rank).\n");
+}
+
+static int
+not_built(void)
+{
+    cmd_error("real", "real mode is not built: configure found no CUDA "
+              "toolkit with cuBLAS and NCCL (install them and rerun "
+              "./configure, or give --with-cuda=DIR)", 0);
+    return EXIT_SYSTEM;
+}
+
+/* Remove real-only options from argv (they are not simulate options);
+ * returns -1 with a message on a bad value. */
+struct real_opts {
+    int dry_run;
+    int64_t warmup;
+    double timeout_s;
+};
+
+static int
+take_real_opts(int *argc, char **argv, struct real_opts *ro, char **cause)
+{
+    int w = 1;
+    ro->dry_run = 0;
+    ro->warmup = 1;
+    ro->timeout_s = 300;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--dry-run") == 0) {
+            ro->dry_run = 1;
+        } else if (strcmp(a, "--warmup") == 0 || strcmp(a, "--timeout") == 0
+                   || strncmp(a, "--warmup=", 9) == 0
+                   || strncmp(a, "--timeout=", 10) == 0) {
+            int is_warmup = strncmp(a, "--warmup", 8) == 0;
+            const char *eq = strchr(a, '=');
+            const char *val = eq ? eq + 1 : (i + 1 < *argc ? argv[++i] : NULL);
+            char *why = NULL;
+            if (val == NULL) {
+                *cause = xasprintf("option '%s' needs a value", a);
+                return -1;
+            }
+            if (is_warmup
+                    ? units_parse_count(val, 1, 100, &ro->warmup, &why)
+                    : units_parse_real(val, 1, 86400, &ro->timeout_s, &why)) {
+                *cause = xasprintf("%s: %s", is_warmup ? "--warmup"
+                                                       : "--timeout", why);
+                free(why);
+                return -1;
+            }
+        } else {
+            argv[w++] = argv[i];
+        }
+    }
+    *argc = w;
+    argv[w] = NULL;
+    return 0;
+}
+
+static int
+real_run_cmd(int argc, char **argv)
+{
+    struct real_opts ro;
+    struct run r;
+    char *cause = NULL;
+    if (take_real_opts(&argc, argv, &ro, &cause) != 0) {
+        cmd_error("real", cause, 1);
+        free(cause);
+        return EXIT_USAGE;
+    }
+    int rc = setup_parse_args(&r, "real", argc, argv, &cause);
+    if (rc == 1) {
+        cmd_real_help(stdout);
+        setup_free(&r);
+        return 0;
+    }
+    if (rc == 0)
+        rc = setup_prepare(&r, &cause) == 0 ? 0 : -2;
+    if (rc != 0) {
+        cmd_error("real", cause, rc == -1);
+        free(cause);
+        setup_free(&r);
+        return EXIT_USAGE;
+    }
+    if (ro.dry_run) {
+        /* Exactly what `fsdpsim schedule` prints for these options. */
+        if (r.cfg.format == FORMAT_JSON)
+            sched_print_json(r.sched, stdout);
+        else
+            sched_print_text(r.sched, stdout);
+        setup_free(&r);
+        return 0;
+    }
+#ifndef HAVE_CUDA
+    setup_free(&r);
+    return not_built();
+#else
+    int gpus = 0;
+    if (real_probe(&gpus, &cause) != 0) {
+        cmd_error("real", cause, 0);
+        free(cause);
+        setup_free(&r);
+        return EXIT_SYSTEM;
+    }
+    struct real_launch launch = {0, 1, gpus};
+    const char *ws = getenv("WORLD_SIZE"), *rk = getenv("RANK");
+    if (ws && rk) {
+        launch.nodes = atoi(ws);
+        launch.node_rank = atoi(rk);
+    }
+    if (launch.nodes != r.topo->nodes || gpus < r.topo->gpus_per_node) {
+        char *msg = xasprintf("the schedule is for %d node(s) x %d GPUs, "
+                              "but this is node %d of %d with %d GPU(s): "
+                              "pass --nodes and --gpus-per-node to match",
+                              r.topo->nodes, r.topo->gpus_per_node,
+                              launch.node_rank, launch.nodes, gpus);
+        cmd_error("real", msg, 0);
+        free(msg);
+        setup_free(&r);
+        return EXIT_USAGE;
+    }
+    launch.gpus = r.topo->gpus_per_node;
+
+    struct engine_result pred, meas;
+    struct metrics pm, mm;
+    engine_run(r.sched, r.topo, &pred);
+    metrics_compute(r.sched, r.topo, &pred, &pm);
+    struct real_options o = {(int)ro.warmup, ro.timeout_s, 0};
+    int64_t peak_reserved = 0;
+    if (real_run(r.sched, r.model, r.topo, &launch, &o, &meas,
+                 &peak_reserved, &cause) != 0) {
+        cmd_error("real", cause, 0);
+        free(cause);
+        engine_result_free(&pred);
+        setup_free(&r);
+        return EXIT_SYSTEM;
+    }
+    metrics_compute(r.sched, r.topo, &meas, &mm);
+    if (peak_reserved > 0)
+        mm.mem.peak_reserved = peak_reserved;
+    struct run_view pv = {&r.cfg, r.model, r.topo, r.sched, &pred, &pm,
+                          r.command_line};
+    struct run_view mv = {&r.cfg, r.model, r.topo, r.sched, &meas, &mm,
+                          r.command_line};
+    /* The --metrics file holds both runs: written below. */
+    char *metrics_path = r.cfg.metrics_path;
+    r.cfg.metrics_path = NULL;
+    int status = cmd_write_outputs("real", &r.cfg, &mv, NULL);
+    r.cfg.metrics_path = metrics_path;
+    if (!status && r.cfg.metrics_path) {
+        /* Predicted and measured side by side, for Prometheus. */
+        const struct run_view *views[] = {&pv, &mv};
+        const char *sources[] = {"predicted", "measured"};
+        struct atomic_file af;
+        if (atomic_file_open(&af, r.cfg.metrics_path, &cause) == 0) {
+            output_metrics(views, sources, 2, af.f);
+            if (atomic_file_commit(&af, &cause) != 0)
+                status = EXIT_SYSTEM;
+        } else {
+            status = EXIT_SYSTEM;
+        }
+        if (status) {
+            cmd_error("real", cause, 0);
+            free(cause);
+        }
+    }
+    if (!status) {
+        printf("%-22s %14s %14s %8s\n", "", "predicted", "measured",
+               "error");
+        double rows[][2] = {{pm.step_time_s, mm.step_time_s},
+                            {pm.compute_s, mm.compute_s},
+                            {pm.allgather_s, mm.allgather_s},
+                            {pm.reducescatter_s, mm.reducescatter_s},
+                            {pm.allreduce_s, mm.allreduce_s},
+                            {pm.exposed_comm_s, mm.exposed_comm_s},
+                            {(double)pm.mem.peak_reserved,
+                             (double)mm.mem.peak_reserved}};
+        const char *names[] = {"step time (s)", "compute (s)",
+                               "all-gather (s)", "reduce-scatter (s)",
+                               "all-reduce (s)", "exposed comm (s)",
+                               "peak reserved (B)"};
+        for (int i = 0; i < 7; i++)
+            printf("%-22s %14.6g %14.6g %+7.1f%%\n", names[i], rows[i][0],
+                   rows[i][1], rows[i][1] > 0
+                                   ? 100 * (rows[i][0] / rows[i][1] - 1)
+                                   : 0.0);
+    }
+    engine_result_free(&pred);
+    engine_result_free(&meas);
+    setup_free(&r);
+    return status;
+#endif
+}
+
+/* nccl-tests' sizes: a number with K, M or G (powers of 1024). */
+static int
+bench_size(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v >= 1 && v <= 1e12))
+        return -1;
+    if (*end == 'K' || *end == 'k')
+        v *= 1024, end++;
+    else if (*end == 'M' || *end == 'm')
+        v *= 1048576, end++;
+    else if (*end == 'G' || *end == 'g')
+        v *= 1073741824, end++;
+    if (*end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int
+real_bench_cmd(int argc, char **argv)
+{
+    double minb = 1024, maxb = 1073741824.0, factor = 2;
+    int64_t iters = 20, warmup = 5, mb = 1, seq = 2048;
+    const char *out_path = NULL, *model_name = NULL, *dtype_s = "bf16";
+    char *cause = NULL, *msg = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            cmd_real_help(stdout);
+            return 0;
+        }
+        if (v == NULL) {
+            msg = xasprintf("unknown or incomplete option '%s'", a);
+            break;
+        }
+        i++;
+        if (strcmp(a, "-b") == 0 || strcmp(a, "--minbytes") == 0
+            || strcmp(a, "-e") == 0 || strcmp(a, "--maxbytes") == 0) {
+            double *dst = a[1] == 'b' || strcmp(a, "--minbytes") == 0
+                              ? &minb : &maxb;
+            if (bench_size(v, dst) != 0)
+                msg = xasprintf("%s: '%s' is not a size (e.g. 8, 1K, 8G)",
+                                a, v);
+        } else if (strcmp(a, "-f") == 0 || strcmp(a, "--stepfactor") == 0) {
+            factor = strtod(v, NULL);
+            if (!(factor > 1 && factor <= 1024))
+                msg = xasprintf("%s: '%s' is not a factor above 1", a, v);
+        } else if (strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0
+                   || strcmp(a, "--micro-batch") == 0
+                   || strcmp(a, "--seq-len") == 0) {
+            int64_t *dst = strcmp(a, "--iters") == 0    ? &iters
+                           : strcmp(a, "--warmup") == 0 ? &warmup
+                           : strcmp(a, "--seq-len") == 0 ? &seq : &mb;
+            if (units_parse_count(v, 1, 1048576, dst, &cause) != 0) {
+                msg = xasprintf("%s: %s", a, cause);
+                free(cause);
+                cause = NULL;
+            }
+        } else if (strcmp(a, "--nccl-tests-out") == 0) {
+            out_path = v;
+        } else if (strcmp(a, "--model") == 0 || strcmp(a, "-m") == 0) {
+            model_name = v;
+        } else if (strcmp(a, "--param-dtype") == 0) {
+            dtype_s = v;
+        } else {
+            msg = xasprintf("unknown option '%s'", a);
+        }
+        if (msg)
+            break;
+    }
+    if (msg == NULL && minb > maxb)
+        msg = xasprintf("-b is larger than -e");
+    enum dtype dt = DTYPE_BF16;
+    if (msg == NULL && dtype_parse(dtype_s, &dt) != 0)
+        msg = xasprintf("--param-dtype: '%s' is not a dtype", dtype_s);
+    struct model *m = NULL;
+    if (msg == NULL && model_name && (m = model_load(model_name, &cause)) == NULL) {
+        msg = cause;
+        cause = NULL;
+    }
+    if (msg) {
+        cmd_error("real", msg, 0);
+        free(msg);
+        return EXIT_USAGE;
+    }
+#ifndef HAVE_CUDA
+    (void)iters;
+    (void)warmup;
+    (void)mb;
+    (void)seq;
+    (void)out_path;
+    model_free(m);
+    return not_built();
+#else
+    int gpus = 0;
+    if (real_probe(&gpus, &cause) != 0) {
+        cmd_error("real", cause, 0);
+        free(cause);
+        model_free(m);
+        return EXIT_SYSTEM;
+    }
+    struct real_launch l = {0, 1, gpus};
+    struct real_bench_options o = {minb, maxb, factor, (int)iters,
+                                   (int)warmup, m, mb, seq, dt};
+    struct atomic_file af;
+    FILE *nt = stdout;
+    if (out_path && atomic_file_open(&af, out_path, &cause) != 0) {
+        cmd_error("real", cause, 0);
+        free(cause);
+        model_free(m);
+        return EXIT_SYSTEM;
+    }
+    if (out_path)
+        nt = af.f;
+    int rc = real_bench(&l, &o, nt, &cause);
+    if (out_path) {
+        if (rc == 0 && atomic_file_commit(&af, &cause) != 0)
+            rc = EXIT_SYSTEM;
+        else if (rc != 0)
+            atomic_file_abort(&af);
+    }
+    if (rc != 0) {
+        cmd_error("real", cause, 0);
+        free(cause);
+    }
+    model_free(m);
+    return rc;
+#endif
+}
+
+int
+cmd_real(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "-h") == 0
+        || strcmp(argv[1], "--help") == 0) {
+        cmd_real_help(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : 0;
+    }
+    if (strcmp(argv[1], "run") == 0)
+        return real_run_cmd(argc - 1, argv + 1);
+    if (strcmp(argv[1], "bench") == 0)
+        return real_bench_cmd(argc - 1, argv + 1);
+    char *msg = xasprintf("unknown real command '%s' (run or bench)",
+                          argv[1]);
+    cmd_error("real", msg, 1);
+    free(msg);
+    return EXIT_USAGE;
+}
