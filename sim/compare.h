@@ -10,6 +10,8 @@
  * Errors are signed as in `fsdpsim validate`: (predicted - measured) /
  * measured, so +20 % means the prediction is 20 % too long.
  *
+ * compare.c reads and compares; compare_print.c prints the report.
+ *
  * Ownership: a struct compare_timeline owns its ops and strings; release it
  * with compare_timeline_free().  compare_run() fills a caller-owned
  * struct compare_result that holds no pointers.
@@ -18,6 +20,7 @@
 #define FSDPSIM_COMPARE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sched.h"
 
@@ -104,6 +107,20 @@ int compare_run(const struct compare_timeline *pred,
                 const struct compare_timeline *meas, const char *pred_path,
                 const char *meas_path, struct compare_result *res,
                 char **cause);
+
+/* The report: per kind, the step (with phases when known), communication
+ * and exposed communication, peak memory when known. */
+void compare_print_text(FILE *out, const struct compare_timeline *pred,
+                        const struct compare_timeline *meas,
+                        const char *pred_path, const char *meas_path,
+                        const struct compare_result *r);
+/* The same as one JSON object; TOL_PCT < 0 when --tol was not given. */
+void compare_print_json(FILE *out, const struct compare_timeline *pred,
+                        const struct compare_timeline *meas,
+                        const char *pred_path, const char *meas_path,
+                        const struct compare_result *r, double tol_pct);
+/* 1 when |step-time error| <= TOL_PCT (a NaN error is never within). */
+int compare_within_tol(const struct compare_result *r, double tol_pct);
 
 /* "allgather", "compute" (COMPARE_KERNEL and the aggregate row),
  * "nccl" (COMPARE_NCCL_OTHER). */

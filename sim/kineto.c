@@ -71,7 +71,7 @@ num_of(const json_t *obj, const char *key, double *out)
     return isfinite(*out) && fabs(*out) < 4e15 ? 0 : -1;
 }
 
-static int
+static int64_t
 int_of(const json_t *obj, const char *key, int64_t dflt)
 {
     double v;

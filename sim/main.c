@@ -35,6 +35,11 @@ const struct cmd_entry cmd_table[] = {
     {"validate", "[--data CSV] [--tol PCT]",
      "compare the uncalibrated collective model with published points",
      cmd_validate, cmd_validate_help},
+    {"compare",
+     "PRED MEASURED [--tol PCT] [--plot PREFIX] [--term png|svg] "
+     "[--format text|json]",
+     "compare a predicted step with a measured one (trace or timeline)",
+     cmd_compare, cmd_compare_help},
     {"real", "run [simulate options] [--dry-run] | bench [options]",
      "run the same schedule on this node's GPUs and time it",
      cmd_real, cmd_real_help},

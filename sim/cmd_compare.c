@@ -1,0 +1,287 @@
+/*
+ * cmd_compare.c: `fsdpsim compare PRED MEASURED`, a prediction held
+ * against a measurement (or another prediction): per op kind, per phase,
+ * the step, exposed communication and peak memory (compare.c), and on
+ * request a plot of the two timelines one above the other.
+ *
+ * The plot goes through reports/compare.gp, embedded like the scripts of
+ * `fsdpsim report`: the script and the two data files are written to a
+ * fresh temporary directory, gnuplot writes the image under a temporary
+ * name beside its target, and the directory is removed afterwards.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "builtin.h"
+#include "cmd.h"
+#include "compare.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef GNUPLOT_PATH
+#define GNUPLOT_PATH "gnuplot"
+#endif
+
+void
+cmd_compare_help(FILE *out)
+{
+    fprintf(out,
+            "usage: fsdpsim compare PRED MEASURED [options]\n\n"
+            "Compare the last step of a prediction with a measurement: per "
+            "op kind (count,\nsummed time, error, median per-op error), per "
+            "phase, the step time, exposed\ncommunication and peak memory.  "
+            "Each file is a timeline .dat (simulate\n--timeline), an fsdpsim "
+            "Chrome trace (simulate --trace) or a PyTorch profiler\ntrace of "
+            "a real job, told apart by content.  Files of the same schedule "
+            "are\nmatched op by op id; otherwise the k-th op of a kind with "
+            "the k-th.  In a\nprofiler trace NCCL kernels are the "
+            "collectives and every other kernel is\ncompute; its step is the "
+            "last ProfilerStep#N.\n"
+            "error = (predicted - measured) / measured.\n\n"
+            "options:\n"
+            "  --tol PCT                 exit 1 when |step-time error| > PCT\n"
+            "  --plot PREFIX             write PREFIX-compare.png (both "
+            "timelines) with gnuplot\n"
+            "  --term png|svg            plot format (default png)\n"
+            "  --format text|json        output format (default text)\n"
+            "  --pred-memory FILE        memory .dat of the prediction "
+            "(simulate --memory)\n"
+            "  --measured-memory FILE    memory .dat of the measurement\n"
+            "  -h, --help                show this help\n\n"
+            "exit status: 0 ok, 1 step-time error beyond --tol, 2 bad input, "
+            "3 the plot\ncould not be written.\n");
+}
+
+static int
+usage_error(const char *msg)
+{
+    cmd_error("compare", msg, 1);
+    return EXIT_USAGE;
+}
+
+/* Write one side as plot data: lane, stream name, kind, start and end in
+ * ms from the step's first op.  0, or -1 on I/O error. */
+static int
+write_plot_data(const char *path, const struct compare_timeline *tl)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    int64_t t0 = compare_step_start_ns(tl);
+    fputs("# lane stream kind start_ms end_ms\n", f);
+    for (int i = 0; i < tl->n_ops; i++) {
+        const struct compare_op *o = &tl->ops[i];
+        fprintf(f, "%d %s %s %.6f %.6f\n", o->stream,
+                tl->stream_names[o->stream], compare_kind_name(o->kind),
+                (o->start_ns - t0) * 1e-6, (o->end_ns - t0) * 1e-6);
+    }
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static int
+write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    fputs(text, f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* PREFIX-compare.TERM from both timelines; 0, or EXIT_SYSTEM with one
+ * message. */
+static int
+plot(const struct compare_timeline *pred, const struct compare_timeline *meas,
+     const char *pred_path, const char *meas_path, const char *prefix,
+     const char *term)
+{
+    const struct builtin_file *f = builtin_find("reports", "compare");
+    if (f == NULL) {
+        cmd_error("compare", "internal error: report script missing", 0);
+        return EXIT_SYSTEM;
+    }
+    const char *tmp = getenv("TMPDIR");
+    char *dir = xasprintf("%s/fsdpsim-cmp-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (mkdtemp(dir) == NULL) {
+        char *msg = xasprintf("cannot create a temporary directory: %s",
+                              strerror(errno));
+        cmd_error("compare", msg, 0);
+        free(msg);
+        free(dir);
+        return EXIT_SYSTEM;
+    }
+    char *script = xasprintf("%s/compare.gp", dir);
+    char *pdat = xasprintf("%s/pred.dat", dir);
+    char *mdat = xasprintf("%s/meas.dat", dir);
+    char *out = xasprintf("%s-compare.%s", prefix, term);
+    char *tmp_out = xasprintf("%s.tmp.%ld", out, (long)getpid());
+    int rc = 0;
+    if (write_text(script, f->text) != 0 || write_plot_data(pdat, pred) != 0
+        || write_plot_data(mdat, meas) != 0) {
+        cmd_error("compare", "cannot write a temporary file", 0);
+        rc = EXIT_SYSTEM;
+        goto out;
+    }
+    char *ptitle = xasprintf("predicted: %s", pred_path);
+    char *mtitle = xasprintf("measured: %s", meas_path);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execlp(GNUPLOT_PATH, "gnuplot", "-c", script, pdat, mdat, tmp_out,
+               term, ptitle, mtitle, (char *)NULL);
+        _exit(127);
+    }
+    int status = -1;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    free(ptitle);
+    free(mtitle);
+    if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        unlink(tmp_out);
+        cmd_error("compare", pid > 0 && WIFEXITED(status)
+                                 && WEXITSTATUS(status) == 127
+                                 ? "gnuplot not found (install gnuplot-nox)"
+                                 : "gnuplot failed (see its message above)",
+                  0);
+        rc = EXIT_SYSTEM;
+    } else if (rename(tmp_out, out) != 0) {
+        unlink(tmp_out);
+        cmd_error("compare", "cannot rename the plot into place", 0);
+        rc = EXIT_SYSTEM;
+    }
+out:
+    unlink(script);
+    unlink(pdat);
+    unlink(mdat);
+    rmdir(dir);
+    if (rc == 0)
+        fprintf(stderr, "fsdpsim: wrote %s\n", out);
+    free(script);
+    free(pdat);
+    free(mdat);
+    free(out);
+    free(tmp_out);
+    free(dir);
+    return rc;
+}
+
+int
+cmd_compare(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"tol", required_argument, NULL, 1000},
+        {"plot", required_argument, NULL, 1001},
+        {"term", required_argument, NULL, 1002},
+        {"format", required_argument, NULL, 1003},
+        {"pred-memory", required_argument, NULL, 1004},
+        {"measured-memory", required_argument, NULL, 1005},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *prefix = NULL, *term = "png", *format = "text";
+    const char *pred_mem = NULL, *meas_mem = NULL;
+    double tol = -1;
+    int c;
+    char *msg = NULL;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 1000: {
+            char *end;
+            tol = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || !(tol >= 0 && tol <= 1e6)) {
+                msg = xasprintf("--tol: '%s' is not a percentage (e.g. "
+                                "--tol 10)", optarg);
+                int rc = usage_error(msg);
+                free(msg);
+                return rc;
+            }
+            break;
+        }
+        case 1001: prefix = optarg; break;
+        case 1002: term = optarg; break;
+        case 1003: format = optarg; break;
+        case 1004: pred_mem = optarg; break;
+        case 1005: meas_mem = optarg; break;
+        case 'h':
+            cmd_compare_help(stdout);
+            return 0;
+        default: {
+            msg = xasprintf(c == ':' ? "option '%s' needs a value"
+                                     : "unknown option '%s'",
+                            argv[optind - 1]);
+            int rc = usage_error(msg);
+            free(msg);
+            return rc;
+        }
+        }
+    }
+    if (argc - optind != 2)
+        return usage_error(argc - optind < 2
+                               ? "give two files: PRED MEASURED"
+                               : "give two files only: PRED MEASURED");
+    if (strcmp(term, "png") != 0 && strcmp(term, "svg") != 0) {
+        msg = xasprintf("--term: '%s' is not png or svg", term);
+        int rc = usage_error(msg);
+        free(msg);
+        return rc;
+    }
+    if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
+        msg = xasprintf("--format: '%s' is not text or json", format);
+        int rc = usage_error(msg);
+        free(msg);
+        return rc;
+    }
+    const char *pred_path = argv[optind], *meas_path = argv[optind + 1];
+    struct compare_timeline pred, meas;
+    struct compare_result res;
+    char *cause = NULL;
+    int rc = EXIT_USAGE;
+    memset(&meas, 0, sizeof meas);
+    if (compare_load(pred_path, &pred, &cause) != 0) {
+        memset(&pred, 0, sizeof pred);
+        goto fail;
+    }
+    if (compare_load(meas_path, &meas, &cause) != 0)
+        goto fail;
+    if ((pred_mem
+         && compare_read_memory(pred_mem, &pred.peak_mem_bytes, &cause) != 0)
+        || (meas_mem
+            && compare_read_memory(meas_mem, &meas.peak_mem_bytes, &cause)
+                   != 0))
+        goto fail;
+    if (compare_run(&pred, &meas, pred_path, meas_path, &res, &cause) != 0)
+        goto fail;
+    if (strcmp(format, "json") == 0)
+        compare_print_json(stdout, &pred, &meas, pred_path, meas_path, &res,
+                           tol);
+    else
+        compare_print_text(stdout, &pred, &meas, pred_path, meas_path, &res);
+    fflush(stdout);
+    rc = 0;
+    if (prefix)
+        rc = plot(&pred, &meas, pred_path, meas_path, prefix, term);
+    if (rc == 0 && tol >= 0 && !compare_within_tol(&res, tol)) {
+        msg = isnan(res.step_err_pct)
+                  ? xasprintf("step time: the measured step is empty, so "
+                              "its error is undefined (--tol %g)", tol)
+                  : xasprintf("step time error %+.1f%% is beyond --tol %g%%",
+                              res.step_err_pct, tol);
+        cmd_error("compare", msg, 0);
+        free(msg);
+        rc = EXIT_CHECK_FAILED;
+    }
+    compare_timeline_free(&pred);
+    compare_timeline_free(&meas);
+    return rc;
+fail:
+    cmd_error("compare", cause, 0);
+    free(cause);
+    compare_timeline_free(&pred);
+    compare_timeline_free(&meas);
+    return rc;
+}
