@@ -15,7 +15,7 @@
 #include "calib.h"
 #include "cmd.h"
 #include "coll.h"
-#include "nccl.h"
+#include "nccl_model.h"
 #include "nccl_tests.h"
 #include "topo.h"
 #include "xalloc.h"

@@ -13,7 +13,7 @@
  */
 #include "cmd.h"
 #include "coll.h"
-#include "nccl.h"
+#include "nccl_model.h"
 #include "topo.h"
 #include "units.h"
 #include "xalloc.h"

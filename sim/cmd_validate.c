@@ -17,7 +17,7 @@
 #include "calib.h"
 #include "cmd.h"
 #include "coll.h"
-#include "nccl.h"
+#include "nccl_model.h"
 #include "nccl_tests.h"
 #include "textfile.h"
 #include "topo.h"

@@ -16,7 +16,7 @@
 #ifndef FSDPSIM_COLL_H
 #define FSDPSIM_COLL_H
 
-#include "nccl.h"
+#include "nccl_model.h"
 #include "topo.h"
 
 /* The reduction a collective performs: FSDP1 sums; FSDP2 averages (NCCL

@@ -23,7 +23,7 @@
 
 #include "runconf.h"
 #include "model.h"
-#include "nccl.h"
+#include "nccl_model.h"
 #include "topo.h"
 #include "wrap.h"
 

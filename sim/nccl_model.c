@@ -1,5 +1,5 @@
 /*
- * nccl.c: NCCL versions and environment (see nccl.h).
+ * nccl_model.c: NCCL versions and environment (see nccl_model.h).
  *
  * Facts per version, read from NVIDIA/nccl at the release tags
  * (fsdp-semantics.md §14.1-14.2):
@@ -13,7 +13,7 @@
  *   bare list again applies to all collectives with no fallback
  *   (NVIDIA/nccl#317, #1304, #1670).
  */
-#include "nccl.h"
+#include "nccl_model.h"
 #include "xalloc.h"
 
 #include <ctype.h>
