@@ -12,7 +12,7 @@
  * `struct engine_result`, so the same writers print them and `fsdpsim
  * compare` can match them op by op.
  *
- * This header is plain C; the implementation (real/*.cu, real/*.c) is
+ * This header is plain C; the implementation (real/exec.cu, real/bench.cu) is
  * built only when configure finds CUDA, cuBLAS and NCCL.  Ownership: the
  * caller owns every argument; results are filled in place and released
  * with engine_result_free().

@@ -63,6 +63,7 @@ cmd_real_help(FILE *out)
             "or a CUDA/NCCL\nfailure (the message names the op and rank).\n");
 }
 
+#ifndef HAVE_CUDA
 static int
 not_built(void)
 {
@@ -71,6 +72,7 @@ not_built(void)
               "./configure, or give --with-cuda=DIR)", 0);
     return EXIT_SYSTEM;
 }
+#endif
 
 /* Remove real-only options from argv (they are not simulate options);
  * returns -1 with a message on a bad value. */

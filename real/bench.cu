@@ -1,0 +1,822 @@
+/*
+ * bench.cu: `fsdpsim real bench`, the measurements calibration needs.
+ *
+ * 1. nccl-tests-style sweeps of all-gather, reduce-scatter and all-reduce
+ *    over this node's GPUs (one communicator, one host thread driving all
+ *    of them in NCCL groups, as `all_gather_perf -g G` does): sizes from
+ *    min_bytes to max_bytes by factor, in the dtype given; per size one
+ *    checked run per placement (data filled with rank-dependent small
+ *    integers, so sums are exact in every dtype, and wrong elements
+ *    counted on the GPU), then `warmup` untimed and `iters` timed
+ *    iterations, out-of-place then in-place.  The size convention is
+ *    nccl-tests' (doc/PERFORMANCE.md): for all-gather and reduce-scatter
+ *    the whole gathered (scattered) buffer, count per rank; busbw =
+ *    algbw x (n-1)/n, 2(n-1)/n for all-reduce.  Each collective is printed
+ *    to nccl_tests_out as a complete nccl-tests text block, starting with
+ *    nccl-tests' own "# Collective test starting: all_gather_perf" line,
+ *    so the file splits at those lines into files `fsdpsim calibrate`
+ *    reads (its reader takes one collective per file; gpu-check.sh shows
+ *    the split).
+ * 2. A GEMM sweep on GPU 0 over the model's distinct GEMM shapes (forward,
+ *    dgrad, wgrad, as real_run launches them), or square sizes without a
+ *    model, reporting TFLOPS.
+ * 3. Host<->device copy bandwidth with pinned memory on GPU 0.
+ * Summaries go to stdout.  Single node only (like real_run).
+ */
+extern "C" {
+#include "real.h"
+#include "coll.h"
+#include "layer.h"
+#include "nccl_tests.h"
+#include "xalloc.h"
+}
+
+#include <cuda_sys.h>  /* bracket: found via -I real/, see there */
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A checked or timed batch that has not finished after this long is a
+ * hang (a dead peer, a broken link): abort the communicator. */
+#define BENCH_TIMEOUT_S 120.0
+#define COPY_MAX_BYTES ((size_t)256 << 20)
+#define MAX_SHAPES 64
+
+struct bench {
+    const struct real_bench_options *o;
+    int n;                          /* GPUs = ranks */
+    ncclComm_t *comm;
+    cudaStream_t *st;
+    cudaEvent_t *ev0, *ev1;
+    char **send, **recv;            /* max_bytes each */
+    unsigned long long **wrong;     /* device counter per GPU */
+    size_t max_bytes;
+    enum dtype dt;
+    int es;
+    char *cause;
+};
+
+static double
+now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int bench_fail(struct bench *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int
+bench_fail(struct bench *b, const char *fmt, ...)
+{
+    if (b->cause == NULL) {
+        va_list ap;
+        va_start(ap, fmt);
+        b->cause = xvasprintf(fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+#define CUDA_TRY(b, what, call)                                              \
+    do {                                                                     \
+        cudaError_t e__ = (call);                                            \
+        if (e__ != cudaSuccess)                                              \
+            return bench_fail((b), "%s: %s: %s: %s (%s:%d)", (what), #call,  \
+                              cudaGetErrorName(e__),                         \
+                              cudaGetErrorString(e__), __FILE__, __LINE__);  \
+    } while (0)
+
+#define NCCL_TRY(b, what, call)                                              \
+    do {                                                                     \
+        ncclResult_t r__ = (call);                                           \
+        if (r__ != ncclSuccess)                                              \
+            return bench_fail((b), "%s: %s: %s: %s (%s:%d)", (what), #call,  \
+                              ncclGetErrorString(r__),                       \
+                              ncclGetLastError(NULL), __FILE__, __LINE__);   \
+    } while (0)
+
+#define CUBLAS_TRY(b, what, call)                                            \
+    do {                                                                     \
+        cublasStatus_t s__ = (call);                                         \
+        if (s__ != CUBLAS_STATUS_SUCCESS)                                    \
+            return bench_fail((b), "%s: %s: %s: %s (%s:%d)", (what), #call,  \
+                              cublasGetStatusName(s__),                      \
+                              cublasGetStatusString(s__), __FILE__,          \
+                              __LINE__);                                     \
+    } while (0)
+
+#define TRY(x)                                                               \
+    do {                                                                     \
+        if ((x) != 0)                                                        \
+            return -1;                                                       \
+    } while (0)
+
+/* ---- Data and checks ------------------------------------------------ */
+
+/* Rank r's element i: a small integer, so sums over ranks are exact in
+ * bf16, fp16 and fp32 alike. */
+__device__ __forceinline__ float
+value(int r, size_t i)
+{
+    return (float)((int)((i + 3u * (unsigned)r) % 5u) - 2);
+}
+
+template <typename T>
+__global__ void
+k_init(T *p, size_t n, int rank, size_t first)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += stride)
+        p[i] = (T)value(rank, first + i);
+}
+
+/* Check n elements of p: all-gather (mode 0) wants rank i / count's
+ * values; a reduction (mode 1) the sum over `ranks` of element first + i. */
+template <typename T>
+__global__ void
+k_check(const T *p, size_t n, size_t count, int ranks, size_t first,
+        int mode, unsigned long long *wrong)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    unsigned long long bad = 0;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += stride) {
+        float want = 0;
+        if (mode == 0) {
+            want = value((int)(i / count), i % count);
+        } else {
+            for (int r = 0; r < ranks; r++)
+                want += value(r, first + i);
+        }
+        if ((float)p[i] != want)
+            bad++;
+    }
+    if (bad)
+        atomicAdd(wrong, bad);
+}
+
+static int
+grid(size_t n)
+{
+    size_t g = (n + 255) / 256;
+    return g < 1 ? 1 : g > 1024 ? 1024 : (int)g;
+}
+
+static int
+launch_init(struct bench *b, int g, void *p, size_t n, size_t first)
+{
+    if (n == 0)
+        return 0;
+    cudaStream_t st = b->st[g];
+    if (b->dt == DTYPE_BF16)
+        k_init<<<grid(n), 256, 0, st>>>((__nv_bfloat16 *)p, n, g, first);
+    else if (b->dt == DTYPE_FP16)
+        k_init<<<grid(n), 256, 0, st>>>((__half *)p, n, g, first);
+    else
+        k_init<<<grid(n), 256, 0, st>>>((float *)p, n, g, first);
+    CUDA_TRY(b, "filling buffers", cudaGetLastError());
+    return 0;
+}
+
+static int
+launch_check(struct bench *b, int g, const void *p, size_t n, size_t count,
+             size_t first, int mode)
+{
+    if (n == 0)
+        return 0;
+    cudaStream_t st = b->st[g];
+    if (b->dt == DTYPE_BF16)
+        k_check<<<grid(n), 256, 0, st>>>((const __nv_bfloat16 *)p, n, count,
+                                          b->n, first, mode, b->wrong[g]);
+    else if (b->dt == DTYPE_FP16)
+        k_check<<<grid(n), 256, 0, st>>>((const __half *)p, n, count, b->n,
+                                          first, mode, b->wrong[g]);
+    else
+        k_check<<<grid(n), 256, 0, st>>>((const float *)p, n, count, b->n,
+                                          first, mode, b->wrong[g]);
+    CUDA_TRY(b, "checking results", cudaGetLastError());
+    return 0;
+}
+
+static ncclDataType_t
+nccl_type(enum dtype d)
+{
+    return d == DTYPE_BF16 ? ncclBfloat16 : d == DTYPE_FP16 ? ncclFloat16
+                                                            : ncclFloat32;
+}
+
+/* nccl-tests' names for the type column. */
+static const char *
+type_name(enum dtype d)
+{
+    return d == DTYPE_BF16 ? "bfloat16" : d == DTYPE_FP16 ? "half" : "float";
+}
+
+/* Wait for every GPU's stream by polling; abort the communicator after
+ * BENCH_TIMEOUT_S. */
+static int
+sync_all(struct bench *b, const char *what)
+{
+    for (int g = 0; g < b->n; g++) {
+        CUDA_TRY(b, what, cudaSetDevice(g));
+        CUDA_TRY(b, what, cudaEventRecord(b->ev1[g], b->st[g]));
+    }
+    double t0 = now_s();
+    for (int g = 0; g < b->n; g++) {
+        CUDA_TRY(b, what, cudaSetDevice(g));
+        for (;;) {
+            cudaError_t e = cudaEventQuery(b->ev1[g]);
+            if (e == cudaSuccess)
+                break;
+            if (e != cudaErrorNotReady)
+                return bench_fail(b, "%s on rank %d: cudaEventQuery: %s: %s",
+                                  what, g, cudaGetErrorName(e),
+                                  cudaGetErrorString(e));
+            ncclResult_t ae = ncclSuccess;
+            ncclCommGetAsyncError(b->comm[g], &ae);
+            if (ae != ncclSuccess && ae != ncclInProgress)
+                return bench_fail(b, "%s on rank %d: NCCL asynchronous "
+                                  "error: %s: %s", what, g,
+                                  ncclGetErrorString(ae),
+                                  ncclGetLastError(b->comm[g]));
+            if (now_s() - t0 > BENCH_TIMEOUT_S)
+                return bench_fail(b, "%s on rank %d: no completion after "
+                                  "%.0f s (hung collective?)", what, g,
+                                  BENCH_TIMEOUT_S);
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return 0;
+}
+
+/* ---- Collectives ---------------------------------------------------- */
+
+/* The buffers of rank g for op with `count` elements per rank: in-place
+ * places the input (AG) or output (RS) at the rank's slot of the other. */
+static void
+placement(struct bench *b, enum coll_op op, int g, size_t count,
+          int inplace, void **in, void **out)
+{
+    size_t slot = count * (size_t)b->es * (size_t)g;
+    if (!inplace) {
+        *in = b->send[g];
+        *out = b->recv[g];
+    } else if (op == COLL_ALLGATHER) {
+        *out = b->recv[g];
+        *in = b->recv[g] + slot;
+    } else if (op == COLL_REDUCESCATTER) {
+        *in = b->recv[g];
+        *out = b->recv[g] + slot;
+    } else {
+        *in = *out = b->recv[g];
+    }
+}
+
+static int
+issue_coll(struct bench *b, enum coll_op op, size_t count, int inplace)
+{
+    NCCL_TRY(b, "ncclGroupStart", ncclGroupStart());
+    for (int g = 0; g < b->n; g++) {
+        void *in, *out;
+        placement(b, op, g, count, inplace, &in, &out);
+        ncclResult_t r;
+        if (op == COLL_ALLGATHER)
+            r = ncclAllGather(in, out, count, nccl_type(b->dt), b->comm[g],
+                              b->st[g]);
+        else if (op == COLL_REDUCESCATTER)
+            r = ncclReduceScatter(in, out, count, nccl_type(b->dt), ncclSum,
+                                  b->comm[g], b->st[g]);
+        else
+            r = ncclAllReduce(in, out, count, nccl_type(b->dt), ncclSum,
+                              b->comm[g], b->st[g]);
+        if (r != ncclSuccess) {
+            ncclGroupEnd();
+            return bench_fail(b, "%s of %zu elements on rank %d: %s: %s",
+                              nccl_tests_program(op), count, g,
+                              ncclGetErrorString(r),
+                              ncclGetLastError(b->comm[g]));
+        }
+    }
+    NCCL_TRY(b, nccl_tests_program(op), ncclGroupEnd());
+    return 0;
+}
+
+/* One checked run: fill inputs, run, count wrong output elements. */
+static int
+check_coll(struct bench *b, enum coll_op op, size_t count, int inplace,
+           unsigned long long *wrong)
+{
+    int n = b->n;
+    size_t total = op == COLL_ALLREDUCE ? count : count * (size_t)n;
+    for (int g = 0; g < n; g++) {
+        CUDA_TRY(b, "checking", cudaSetDevice(g));
+        CUDA_TRY(b, "checking", cudaMemsetAsync(b->wrong[g], 0,
+                                                sizeof **b->wrong, b->st[g]));
+        void *in, *out;
+        placement(b, op, g, count, inplace, &in, &out);
+        size_t n_in = op == COLL_ALLGATHER ? count : total;
+        /* All-gather input is the rank's slot: values from element 0. */
+        TRY(launch_init(b, g, in, n_in, 0));
+    }
+    TRY(issue_coll(b, op, count, inplace));
+    for (int g = 0; g < n; g++) {
+        CUDA_TRY(b, "checking", cudaSetDevice(g));
+        void *in, *out;
+        placement(b, op, g, count, inplace, &in, &out);
+        if (op == COLL_ALLGATHER)
+            TRY(launch_check(b, g, out, total, count, 0, 0));
+        else if (op == COLL_REDUCESCATTER)
+            TRY(launch_check(b, g, out, count, count, count * (size_t)g, 1));
+        else
+            TRY(launch_check(b, g, out, count, count, 0, 1));
+    }
+    TRY(sync_all(b, "checking"));
+    *wrong = 0;
+    for (int g = 0; g < n; g++) {
+        unsigned long long w = 0;
+        CUDA_TRY(b, "checking", cudaSetDevice(g));
+        CUDA_TRY(b, "checking", cudaMemcpy(&w, b->wrong[g], sizeof w,
+                                           cudaMemcpyDeviceToHost));
+        *wrong += w;
+    }
+    return 0;
+}
+
+/* Time `iters` back-to-back runs; microseconds per run, the slowest
+ * GPU's. */
+static int
+time_coll(struct bench *b, enum coll_op op, size_t count, int inplace,
+          double *us)
+{
+    const struct real_bench_options *o = b->o;
+    int warm = o->warmup > 0 ? o->warmup : 5;
+    int iters = o->iters > 0 ? o->iters : 20;
+    for (int i = 0; i < warm; i++)
+        TRY(issue_coll(b, op, count, inplace));
+    for (int g = 0; g < b->n; g++) {
+        CUDA_TRY(b, "timing", cudaSetDevice(g));
+        CUDA_TRY(b, "timing", cudaEventRecord(b->ev0[g], b->st[g]));
+    }
+    for (int i = 0; i < iters; i++)
+        TRY(issue_coll(b, op, count, inplace));
+    TRY(sync_all(b, nccl_tests_program(op)));
+    float worst = 0;
+    for (int g = 0; g < b->n; g++) {
+        float ms = 0;
+        CUDA_TRY(b, "timing", cudaSetDevice(g));
+        CUDA_TRY(b, "timing", cudaEventElapsedTime(&ms, b->ev0[g],
+                                                   b->ev1[g]));
+        worst = ms > worst ? ms : worst;
+    }
+    *us = (double)worst * 1e3 / iters;
+    return 0;
+}
+
+static void
+print_header(struct bench *b, enum coll_op op, FILE *out)
+{
+    const struct real_bench_options *o = b->o;
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    int version = 0;
+    ncclGetVersion(&version);
+    fprintf(out, "# Collective test starting: %s\n", nccl_tests_program(op));
+    fprintf(out, "# nThread 1 nGpus %d minBytes %.0f maxBytes %.0f step: "
+            "%g(factor) warmup iters: %d iters: %d agg iters: 1 validation: "
+            "1 graph: 0\n", b->n, o->min_bytes, o->max_bytes,
+            o->factor > 1 ? o->factor : 2, o->warmup > 0 ? o->warmup : 5,
+            o->iters > 0 ? o->iters : 20);
+    fprintf(out, "#\n# Using devices\n");
+    for (int g = 0; g < b->n; g++) {
+        cudaDeviceProp p;
+        char bus[32] = "0000:00:00";
+        memset(&p, 0, sizeof p);
+        cudaGetDeviceProperties(&p, g);
+        cudaDeviceGetPCIBusId(bus, sizeof bus, g);
+        char *dot = strrchr(bus, '.');
+        if (dot != NULL)
+            *dot = '\0';
+        fprintf(out, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] "
+                "%s\n", g, (int)getpid(), host, g, bus, p.name);
+    }
+    fprintf(out, "#\n# nccl-library=%d fsdpsim real bench\n#\n", version);
+    fprintf(out, "#%60s%34s\n", "out-of-place", "in-place");
+    fprintf(out, "#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s\n",
+            "size", "count", "type", "redop", "root", "time", "algbw",
+            "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+    fprintf(out, "#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s\n",
+            "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "",
+            "(us)", "(GB/s)", "(GB/s)", "");
+}
+
+static void
+print_row(FILE *out, double size, size_t count, const char *type,
+          const char *redop, const double us[2], double factor,
+          const unsigned long long wrong[2])
+{
+    fprintf(out, "%12.0f %13zu %9s %7s %7d", size, count, type, redop, -1);
+    for (int k = 0; k < 2; k++) {
+        double alg = us[k] > 0 ? size / (us[k] * 1e-6) / 1e9 : 0;
+        fprintf(out, " %8.2f %7.2f %7.2f %6llu", us[k], alg, alg * factor,
+                wrong[k]);
+    }
+    fputc('\n', out);
+}
+
+/* One collective's sweep; adds to *wrong_total, best busbw to *best. */
+static int
+sweep(struct bench *b, enum coll_op op, FILE *out,
+      unsigned long long *wrong_total, double *best, double *best_size)
+{
+    const struct real_bench_options *o = b->o;
+    double factor = coll_busbw_factor(op, b->n);
+    double step = o->factor > 1 ? o->factor : 2;
+    const char *redop = op == COLL_ALLGATHER ? "none" : "sum";
+    double bus_sum = 0;
+    int rows = 0;
+    print_header(b, op, out);
+    *best = 0;
+    *best_size = 0;
+    for (double sz = o->min_bytes > 0 ? o->min_bytes : 8;
+         sz <= (double)b->max_bytes * (1 + 1e-9); sz *= step) {
+        size_t per = op == COLL_ALLREDUCE ? (size_t)b->es
+                                          : (size_t)b->es * (size_t)b->n;
+        size_t count = (size_t)(sz / (double)per);
+        double size = (double)count * (double)per;
+        double us[2] = {0, 0};
+        unsigned long long wrong[2] = {0, 0};
+        for (int inplace = 0; inplace < 2; inplace++) {
+            if (count > 0) {
+                TRY(check_coll(b, op, count, inplace, &wrong[inplace]));
+                TRY(time_coll(b, op, count, inplace, &us[inplace]));
+            }
+            *wrong_total += wrong[inplace];
+        }
+        print_row(out, size, count, type_name(b->dt), redop, us, factor,
+                  wrong);
+        double bus = us[0] > 0 ? size / (us[0] * 1e-6) / 1e9 * factor : 0;
+        if (bus > *best) {
+            *best = bus;
+            *best_size = size;
+        }
+        bus_sum += bus;
+        rows++;
+    }
+    fprintf(out, "# Out of bounds values : 0 OK\n");
+    fprintf(out, "# Avg bus bandwidth    : %g \n#\n\n",
+            rows ? bus_sum / rows : 0.0);
+    fflush(out);
+    return 0;
+}
+
+/* ---- GEMMs and copies ----------------------------------------------- */
+
+struct shape {
+    int64_t m, n, k;
+};
+
+/* The model's distinct Linear-style GEMM shapes (tokens x out x in), or
+ * square sizes without a model. */
+static int
+gemm_shapes(const struct real_bench_options *o, int es, struct shape *sh)
+{
+    int n = 0;
+    if (o->model == NULL) {
+        for (int64_t s = 1024; s <= 16384 && n < MAX_SHAPES; s *= 2)
+            sh[n++] = (struct shape){s, s, s};
+        return n;
+    }
+    int64_t mb = o->micro_batch > 0 ? o->micro_batch : 1;
+    int64_t seq = o->seq_len > 0 ? o->seq_len : 2048;
+    const struct model *m = o->model;
+    for (int i = 0; i < m->n_modules && n < MAX_SHAPES; i++) {
+        const struct module *mod = m->modules[i];
+        if (!layer_is_compute(mod))
+            continue;
+        struct layer_work w;
+        layer_work(mod, mb, seq, es, &w);
+        struct shape cand[2] = {{w.gemm_m, w.gemm_n, w.gemm_k}, {0, 0, 0}};
+        if (mod->kind == LAYER_MHA)
+            cand[1] = (struct shape){mb * seq, mod->out, mod->out};
+        for (int c = 0; c < 2 && n < MAX_SHAPES; c++) {
+            if (cand[c].m <= 0)
+                continue;
+            int dup = 0;
+            for (int j = 0; j < n && !dup; j++)
+                dup = sh[j].m == cand[c].m && sh[j].n == cand[c].n
+                      && sh[j].k == cand[c].k;
+            if (!dup)
+                sh[n++] = cand[c];
+        }
+    }
+    return n;
+}
+
+/* Forward, dgrad and wgrad of each shape on GPU 0, TFLOPS to stdout. */
+static int
+gemm_sweep(struct bench *b)
+{
+    struct shape sh[MAX_SHAPES];
+    int ns = gemm_shapes(b->o, b->es, sh);
+    if (ns == 0)
+        return 0;
+    size_t need = 0;
+    for (int i = 0; i < ns; i++) {
+        size_t x = (size_t)(sh[i].m * sh[i].k), w = (size_t)(sh[i].n * sh[i].k);
+        size_t y = (size_t)(sh[i].m * sh[i].n);
+        size_t mx = x > w ? x : w;
+        mx = mx > y ? mx : y;
+        need = mx > need ? mx : need;
+    }
+    need *= (size_t)b->es;
+    cudaDataType_t ct = b->dt == DTYPE_BF16   ? CUDA_R_16BF
+                        : b->dt == DTYPE_FP16 ? CUDA_R_16F
+                                              : CUDA_R_32F;
+    cublasComputeType_t cp = b->o->dtype == DTYPE_TF32
+                                 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                 : CUBLAS_COMPUTE_32F;
+    CUDA_TRY(b, "GEMM sweep", cudaSetDevice(0));
+    cublasHandle_t h;
+    CUBLAS_TRY(b, "GEMM sweep", cublasCreate(&h));
+    char *buf[3] = {NULL, NULL, NULL};
+    int rc = 0;
+    for (int k = 0; k < 3 && rc == 0; k++) {
+        cudaError_t e = cudaMalloc(&buf[k], need);
+        if (e == cudaSuccess)
+            e = cudaMemset(buf[k], 0, need);
+        if (e != cudaSuccess)
+            rc = bench_fail(b, "GEMM sweep: cudaMalloc of %zu bytes: %s: %s",
+                            need, cudaGetErrorName(e), cudaGetErrorString(e));
+    }
+    cublasSetStream(h, b->st[0]);
+    int iters = b->o->iters > 0 ? b->o->iters : 20;
+    printf("\nGEMM sweep on GPU 0 (%s, TFLOPS; M tokens, N out, K in)\n",
+           dtype_name(b->dt));
+    printf("%8s %8s %8s %9s %9s %9s\n", "M", "N", "K", "forward", "dgrad",
+           "wgrad");
+    for (int i = 0; i < ns && rc == 0; i++) {
+        int64_t M = sh[i].m, N = sh[i].n, K = sh[i].k;
+        /* (transa, transb, m, n, k, lda, ldb, ldc) of the three GEMMs,
+         * column-major as run_linear in exec.cu. */
+        struct {
+            cublasOperation_t ta, tb;
+            int64_t m, n, k, lda, ldb, ldc;
+        } g3[3] = {{CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, K, K, N},
+                   {CUBLAS_OP_N, CUBLAS_OP_N, K, M, N, K, N, K},
+                   {CUBLAS_OP_N, CUBLAS_OP_T, K, N, M, K, N, K}};
+        double tf[3];
+        for (int j = 0; j < 3 && rc == 0; j++) {
+            float alpha = 1.0f / (float)g3[j].k, beta = 0;
+            for (int it = 0; it < iters + 2 && rc == 0; it++) {
+                if (it == 2)
+                    cudaEventRecord(b->ev0[0], b->st[0]);
+                cublasStatus_t s = cublasGemmEx(
+                    h, g3[j].ta, g3[j].tb, (int)g3[j].m, (int)g3[j].n,
+                    (int)g3[j].k, &alpha, buf[0], ct, (int)g3[j].lda, buf[1],
+                    ct, (int)g3[j].ldb, &beta, buf[2], ct, (int)g3[j].ldc, cp,
+                    CUBLAS_GEMM_DEFAULT);
+                if (s != CUBLAS_STATUS_SUCCESS)
+                    rc = bench_fail(b, "GEMM %lldx%lldx%lld: cublasGemmEx: "
+                                    "%s: %s", (long long)M, (long long)N,
+                                    (long long)K, cublasGetStatusName(s),
+                                    cublasGetStatusString(s));
+            }
+            float ms = 0;
+            if (rc == 0) {
+                cudaEventRecord(b->ev1[0], b->st[0]);
+                cudaError_t e = cudaEventSynchronize(b->ev1[0]);
+                if (e == cudaSuccess)
+                    e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
+                if (e != cudaSuccess)
+                    rc = bench_fail(b, "GEMM sweep: %s: %s",
+                                    cudaGetErrorName(e),
+                                    cudaGetErrorString(e));
+            }
+            tf[j] = ms > 0 ? 2.0 * M * N * K * iters / (ms * 1e-3) / 1e12 : 0;
+        }
+        if (rc == 0)
+            printf("%8lld %8lld %8lld %9.1f %9.1f %9.1f\n", (long long)M,
+                   (long long)N, (long long)K, tf[0], tf[1], tf[2]);
+    }
+    for (int k = 0; k < 3; k++)
+        cudaFree(buf[k]);
+    cublasDestroy(h);
+    return rc;
+}
+
+/* Pinned host <-> GPU 0 copy bandwidth at a few sizes. */
+static int
+copy_sweep(struct bench *b)
+{
+    CUDA_TRY(b, "copy sweep", cudaSetDevice(0));
+    void *host = NULL, *dev = NULL;
+    CUDA_TRY(b, "copy sweep", cudaMallocHost(&host, COPY_MAX_BYTES));
+    cudaError_t e = cudaMalloc(&dev, COPY_MAX_BYTES);
+    if (e != cudaSuccess) {
+        cudaFreeHost(host);
+        return bench_fail(b, "copy sweep: cudaMalloc of %zu bytes: %s: %s",
+                          COPY_MAX_BYTES, cudaGetErrorName(e),
+                          cudaGetErrorString(e));
+    }
+    memset(host, 1, COPY_MAX_BYTES);
+    printf("\nHost<->device copies, pinned memory, GPU 0 (GB/s)\n");
+    printf("%12s %9s %9s\n", "bytes", "H2D", "D2H");
+    int iters = b->o->iters > 0 ? b->o->iters : 20;
+    int rc = 0;
+    for (size_t sz = (size_t)1 << 20; sz <= COPY_MAX_BYTES && rc == 0;
+         sz *= 16) {
+        double bw[2];
+        for (int dir = 0; dir < 2 && rc == 0; dir++) {
+            enum cudaMemcpyKind kind = dir == 0 ? cudaMemcpyHostToDevice
+                                                : cudaMemcpyDeviceToHost;
+            void *dst = dir == 0 ? dev : host, *src = dir == 0 ? host : dev;
+            float ms = 0;
+            e = cudaMemcpyAsync(dst, src, sz, kind, b->st[0]);
+            if (e == cudaSuccess)
+                e = cudaEventRecord(b->ev0[0], b->st[0]);
+            for (int i = 0; i < iters && e == cudaSuccess; i++)
+                e = cudaMemcpyAsync(dst, src, sz, kind, b->st[0]);
+            if (e == cudaSuccess)
+                e = cudaEventRecord(b->ev1[0], b->st[0]);
+            if (e == cudaSuccess)
+                e = cudaEventSynchronize(b->ev1[0]);
+            if (e == cudaSuccess)
+                e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
+            if (e != cudaSuccess)
+                rc = bench_fail(b, "copy sweep: %s: %s", cudaGetErrorName(e),
+                                cudaGetErrorString(e));
+            bw[dir] = ms > 0 ? (double)sz * iters / (ms * 1e-3) / 1e9 : 0;
+        }
+        if (rc == 0)
+            printf("%12zu %9.2f %9.2f\n", sz, bw[0], bw[1]);
+    }
+    cudaFree(dev);
+    cudaFreeHost(host);
+    return rc;
+}
+
+/* ---- Entry ---------------------------------------------------------- */
+
+static int
+bench_setup(struct bench *b)
+{
+    int n = b->n;
+    b->comm = (ncclComm_t *)xcalloc(n, sizeof *b->comm);
+    b->st = (cudaStream_t *)xcalloc(n, sizeof *b->st);
+    b->ev0 = (cudaEvent_t *)xcalloc(n, sizeof *b->ev0);
+    b->ev1 = (cudaEvent_t *)xcalloc(n, sizeof *b->ev1);
+    b->send = (char **)xcalloc(n, sizeof *b->send);
+    b->recv = (char **)xcalloc(n, sizeof *b->recv);
+    b->wrong = (unsigned long long **)xcalloc(n, sizeof *b->wrong);
+    int *devs = (int *)xcalloc(n, sizeof(int));
+    for (int g = 0; g < n; g++)
+        devs[g] = g;
+    ncclResult_t r = ncclCommInitAll(b->comm, n, devs);
+    free(devs);
+    if (r != ncclSuccess) {
+        memset(b->comm, 0, sizeof *b->comm * n);
+        return bench_fail(b, "ncclCommInitAll over %d GPU(s): %s: %s", n,
+                          ncclGetErrorString(r), ncclGetLastError(NULL));
+    }
+    for (int g = 0; g < n; g++) {
+        char what[64];
+        snprintf(what, sizeof what, "set-up of GPU %d", g);
+        CUDA_TRY(b, what, cudaSetDevice(g));
+        CUDA_TRY(b, what, cudaStreamCreateWithFlags(&b->st[g],
+                                                    cudaStreamNonBlocking));
+        CUDA_TRY(b, what, cudaEventCreate(&b->ev0[g]));
+        CUDA_TRY(b, what, cudaEventCreate(&b->ev1[g]));
+        cudaError_t e = cudaMalloc(&b->send[g], b->max_bytes);
+        if (e == cudaSuccess)
+            e = cudaMalloc(&b->recv[g], b->max_bytes);
+        if (e != cudaSuccess)
+            return bench_fail(b, "%s: cudaMalloc of 2 x %zu bytes (lower "
+                              "--maxbytes): %s: %s", what, b->max_bytes,
+                              cudaGetErrorName(e), cudaGetErrorString(e));
+        CUDA_TRY(b, what, cudaMalloc(&b->wrong[g], sizeof **b->wrong));
+    }
+    return 0;
+}
+
+static void
+bench_teardown(struct bench *b, int ok)
+{
+    /* Finalize and abort are intra-node collective calls: one thread
+     * driving every rank groups them. */
+    if (b->comm != NULL) {
+        ncclGroupStart();
+        for (int g = 0; g < b->n; g++)
+            if (b->comm[g] != NULL) {
+                cudaSetDevice(g);
+                if (ok)
+                    ncclCommFinalize(b->comm[g]);
+                else
+                    ncclCommAbort(b->comm[g]);
+            }
+        ncclGroupEnd();
+    }
+    for (int g = 0; g < b->n && b->comm != NULL; g++) {
+        cudaSetDevice(g);
+        if (ok && b->comm[g] != NULL)
+            ncclCommDestroy(b->comm[g]);
+        if (b->st[g] != NULL)
+            cudaStreamDestroy(b->st[g]);
+        if (b->ev0[g] != NULL)
+            cudaEventDestroy(b->ev0[g]);
+        if (b->ev1[g] != NULL)
+            cudaEventDestroy(b->ev1[g]);
+        cudaFree(b->send[g]);
+        cudaFree(b->recv[g]);
+        cudaFree(b->wrong[g]);
+    }
+    free(b->comm);
+    free(b->st);
+    free(b->ev0);
+    free(b->ev1);
+    free(b->send);
+    free(b->recv);
+    free(b->wrong);
+}
+
+/* Returns 0, 1 when some collective produced wrong data (*cause says
+ * which), or REAL_EXIT_SYSTEM with *cause (caller frees). */
+extern "C" int
+real_bench(const struct real_launch *l, const struct real_bench_options *o,
+           FILE *nccl_tests_out, char **cause)
+{
+    if (l->nodes > 1) {
+        *cause = xasprintf("multi-node real bench needs the MPI/env:// "
+                           "launcher (not built): run it on one node, or "
+                           "run nccl-tests across nodes");
+        return REAL_EXIT_SYSTEM;
+    }
+    int have = 0;
+    if (real_probe(&have, cause) != 0)
+        return REAL_EXIT_SYSTEM;
+    struct bench b;
+    memset(&b, 0, sizeof b);
+    b.o = o;
+    b.n = l->gpus > 0 ? l->gpus : have;
+    if (b.n > have) {
+        *cause = xasprintf("asked for %d GPUs but CUDA sees %d (check "
+                           "CUDA_VISIBLE_DEVICES)", b.n, have);
+        return REAL_EXIT_SYSTEM;
+    }
+    b.dt = o->dtype == DTYPE_BF16 || o->dtype == DTYPE_FP16 ? o->dtype
+                                                            : DTYPE_FP32;
+    b.es = dtype_bytes(b.dt);
+    double maxb = o->max_bytes > 0 ? o->max_bytes : (double)(128 << 20);
+    b.max_bytes = (size_t)maxb;
+    size_t unit = (size_t)b.es * (size_t)b.n;
+    if (b.max_bytes < unit)
+        b.max_bytes = unit;
+
+    int rc = 0;
+    if (bench_setup(&b) != 0) {
+        rc = REAL_EXIT_SYSTEM;
+    } else {
+        static const enum coll_op ops[3] = {COLL_ALLGATHER,
+                                            COLL_REDUCESCATTER,
+                                            COLL_ALLREDUCE};
+        unsigned long long wrong[3] = {0, 0, 0};
+        double best[3], at[3];
+        for (int i = 0; i < 3 && rc == 0; i++)
+            if (sweep(&b, ops[i], nccl_tests_out, &wrong[i], &best[i],
+                      &at[i]) != 0)
+                rc = REAL_EXIT_SYSTEM;
+        if (rc == 0) {
+            printf("Collectives over %d GPU(s), %s (nccl-tests busbw, "
+                   "out-of-place)\n", b.n, type_name(b.dt));
+            printf("%-20s %14s %12s %8s\n", "collective", "best GB/s",
+                   "at bytes", "#wrong");
+            for (int i = 0; i < 3; i++)
+                printf("%-20s %14.2f %12.0f %8llu\n",
+                       nccl_tests_program(ops[i]), best[i], at[i],
+                       wrong[i]);
+        }
+        if (rc == 0 && gemm_sweep(&b) != 0)
+            rc = REAL_EXIT_SYSTEM;
+        if (rc == 0 && copy_sweep(&b) != 0)
+            rc = REAL_EXIT_SYSTEM;
+        if (rc == 0 && wrong[0] + wrong[1] + wrong[2] > 0) {
+            b.cause = xasprintf("wrong data: %llu elements in all_gather, "
+                                "%llu in reduce_scatter, %llu in "
+                                "all_reduce", wrong[0], wrong[1], wrong[2]);
+            rc = 1;
+        }
+    }
+    fflush(stdout);
+    bench_teardown(&b, rc != REAL_EXIT_SYSTEM);
+    if (rc != 0)
+        *cause = b.cause ? b.cause : xstrdup("real bench failed");
+    else
+        free(b.cause);
+    return rc;
+}
