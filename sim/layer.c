@@ -143,7 +143,11 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
         double keys = (m->window > 0 && (double)m->window < s)
                           ? (double)m->window : s;
         double full = 4 * T * keys * h * d;
-        w->fwd_flops = m->causal ? full / 2 : full;
+        /* A causal kernel skips the upper triangle: half the full matrix;
+         * with a sliding window shorter than the sequence each query sees
+         * about `window` keys already, so nothing more is skipped (the
+         * first window's triangle aside). */
+        w->fwd_flops = m->causal && keys == s ? full / 2 : full;
         w->bwd_flops = 2.5 * w->fwd_flops;
         w->model_flops = 4 * T * s * h * d;
         w->fwd_bytes = T * (2 * h + 2 * kv) * d * b;
