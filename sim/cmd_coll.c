@@ -55,27 +55,6 @@ cmd_coll_help(FILE *out)
             "1024).\n");
 }
 
-/* nccl-tests' size parser: a number with an optional K, M or G (binary). */
-static int
-parse_size(const char *s, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0 || v > 1e15)
-        return -1;
-    if (*end == 'K' || *end == 'k')
-        v *= 1024, end++;
-    else if (*end == 'M' || *end == 'm')
-        v *= 1048576, end++;
-    else if (*end == 'G' || *end == 'g')
-        v *= 1073741824, end++;
-    if (*end == 'B')
-        end++;
-    if (*end != '\0')
-        return -1;
-    *out = v;
-    return 0;
-}
 
 struct dtype_name {
     const char *name;
@@ -140,7 +119,7 @@ cmd_coll(int argc, char **argv)
         case 'e':
         case 'i': {
             double v;
-            if (parse_size(optarg, &v) != 0) {
+            if (units_parse_nccl_size(optarg, &v) != 0) {
                 msg = xasprintf("-%c: '%s' is not a size (write e.g. 8, 1K, "
                                 "8G)", c, optarg);
                 goto fail;

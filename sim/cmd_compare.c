@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "builtin.h"
 #include "cmd.h"
+#include "gnuplot.h"
 #include "compare.h"
 #include "xalloc.h"
 
@@ -20,12 +21,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef GNUPLOT_PATH
-#define GNUPLOT_PATH "gnuplot"
-#endif
 
 void
 cmd_compare_help(FILE *out)
@@ -83,15 +80,6 @@ write_plot_data(const char *path, const struct compare_timeline *tl)
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static int
-write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        return -1;
-    fputs(text, f);
-    return fclose(f) == 0 ? 0 : -1;
-}
 
 /* PREFIX-compare.TERM from both timelines; 0, or EXIT_SYSTEM with one
  * message. */
@@ -100,11 +88,6 @@ plot(const struct compare_timeline *pred, const struct compare_timeline *meas,
      const char *pred_path, const char *meas_path, const char *prefix,
      const char *term)
 {
-    const struct builtin_file *f = builtin_find("reports", "compare");
-    if (f == NULL) {
-        cmd_error("compare", "internal error: report script missing", 0);
-        return EXIT_SYSTEM;
-    }
     const char *tmp = getenv("TMPDIR");
     char *dir = xasprintf("%s/fsdpsim-cmp-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (mkdtemp(dir) == NULL) {
@@ -115,56 +98,35 @@ plot(const struct compare_timeline *pred, const struct compare_timeline *meas,
         free(dir);
         return EXIT_SYSTEM;
     }
-    char *script = xasprintf("%s/compare.gp", dir);
     char *pdat = xasprintf("%s/pred.dat", dir);
     char *mdat = xasprintf("%s/meas.dat", dir);
     char *out = xasprintf("%s-compare.%s", prefix, term);
-    char *tmp_out = xasprintf("%s.tmp.%ld", out, (long)getpid());
     int rc = 0;
-    if (write_text(script, f->text) != 0 || write_plot_data(pdat, pred) != 0
-        || write_plot_data(mdat, meas) != 0) {
+    if (write_plot_data(pdat, pred) != 0 || write_plot_data(mdat, meas) != 0) {
         cmd_error("compare", "cannot write a temporary file", 0);
         rc = EXIT_SYSTEM;
-        goto out;
+    } else {
+        char *ptitle = xasprintf("predicted: %s", pred_path);
+        char *mtitle = xasprintf("measured: %s", meas_path);
+        const char *args[] = {pdat, mdat, GNUPLOT_OUT, term, ptitle, mtitle,
+                              NULL};
+        char *cause = NULL;
+        if (gnuplot_run("compare", args, out, &cause) != 0) {
+            cmd_error("compare", cause, 0);
+            free(cause);
+            rc = EXIT_SYSTEM;
+        } else {
+            fprintf(stderr, "wrote %s\n", out);
+        }
+        free(ptitle);
+        free(mtitle);
     }
-    char *ptitle = xasprintf("predicted: %s", pred_path);
-    char *mtitle = xasprintf("measured: %s", meas_path);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execlp(GNUPLOT_PATH, "gnuplot", "-c", script, pdat, mdat, tmp_out,
-               term, ptitle, mtitle, (char *)NULL);
-        _exit(127);
-    }
-    int status = -1;
-    if (pid > 0)
-        waitpid(pid, &status, 0);
-    free(ptitle);
-    free(mtitle);
-    if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        unlink(tmp_out);
-        cmd_error("compare", pid > 0 && WIFEXITED(status)
-                                 && WEXITSTATUS(status) == 127
-                                 ? "gnuplot not found (install gnuplot-nox)"
-                                 : "gnuplot failed (see its message above)",
-                  0);
-        rc = EXIT_SYSTEM;
-    } else if (rename(tmp_out, out) != 0) {
-        unlink(tmp_out);
-        cmd_error("compare", "cannot rename the plot into place", 0);
-        rc = EXIT_SYSTEM;
-    }
-out:
-    unlink(script);
     unlink(pdat);
     unlink(mdat);
     rmdir(dir);
-    if (rc == 0)
-        fprintf(stderr, "fsdpsim: wrote %s\n", out);
-    free(script);
     free(pdat);
     free(mdat);
     free(out);
-    free(tmp_out);
     free(dir);
     return rc;
 }

@@ -256,25 +256,6 @@ real_run_cmd(int argc, char **argv)
 #endif
 }
 
-/* nccl-tests' sizes: a number with K, M or G (powers of 1024). */
-static int
-bench_size(const char *s, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !(v >= 1 && v <= 1e12))
-        return -1;
-    if (*end == 'K' || *end == 'k')
-        v *= 1024, end++;
-    else if (*end == 'M' || *end == 'm')
-        v *= 1048576, end++;
-    else if (*end == 'G' || *end == 'g')
-        v *= 1073741824, end++;
-    if (*end != '\0')
-        return -1;
-    *out = v;
-    return 0;
-}
 
 static int
 real_bench_cmd(int argc, char **argv)
@@ -299,7 +280,7 @@ real_bench_cmd(int argc, char **argv)
             || strcmp(a, "-e") == 0 || strcmp(a, "--maxbytes") == 0) {
             double *dst = a[1] == 'b' || strcmp(a, "--minbytes") == 0
                               ? &minb : &maxb;
-            if (bench_size(v, dst) != 0)
+            if (units_parse_nccl_size(v, dst) != 0)
                 msg = xasprintf("%s: '%s' is not a size (e.g. 8, 1K, 8G)",
                                 a, v);
         } else if (strcmp(a, "-f") == 0 || strcmp(a, "--stepfactor") == 0) {

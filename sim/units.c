@@ -256,3 +256,24 @@ units_fmt_time_s(char *buf, size_t len, double seconds)
         snprintf(buf, len, "%.3f us", seconds * 1e6);
     return buf;
 }
+
+int
+units_parse_nccl_size(const char *s, double *bytes)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || isnan(v) || v < 0 || v > 1e15)
+        return -1;
+    if (*end == 'K' || *end == 'k')
+        v *= 1024, end++;
+    else if (*end == 'M' || *end == 'm')
+        v *= 1048576, end++;
+    else if (*end == 'G' || *end == 'g')
+        v *= 1073741824, end++;
+    if (*end == 'B')
+        end++;
+    if (*end != '\0')
+        return -1;
+    *bytes = v;
+    return 0;
+}

@@ -1,0 +1,21 @@
+/*
+ * gnuplot.h: running one of the built-in report scripts.
+ *
+ * The scripts of reports/ are compiled into the binary (builtin.h); one is
+ * written to a temporary file and run as `gnuplot -c SCRIPT ARGS...`.  The
+ * image is written under a temporary name and renamed to its final name
+ * only when gnuplot succeeds, so a failed plot never leaves a file that
+ * looks complete.
+ */
+#ifndef FSDPSIM_GNUPLOT_H
+#define FSDPSIM_GNUPLOT_H
+
+/* Run reports/NAME.gp with args (NULL-terminated); an argument equal to
+ * GNUPLOT_OUT stands for the image being written, whose final name is out.
+ * 0, or -1 with *cause (caller frees); *system_error tells a missing or
+ * failing gnuplot (exit 3) from bad input. */
+#define GNUPLOT_OUT "@OUT@"
+int gnuplot_run(const char *name, const char *const *args, const char *out,
+                char **cause);
+
+#endif
