@@ -402,7 +402,9 @@ collect(const char *path, const struct csv *c, struct vrun **out, int *n_out,
         vr->pt[vr->n++] = (struct vpoint){size, value * unit, r->line};
     }
     for (int k = 0; k < n; k++)
-        qsort(v[k].pt, (size_t)v[k].n, sizeof *v[k].pt, cmp_point);
+        if (v[k].n > 0)
+            qsort(v[k].pt, (size_t)v[k].n, sizeof *v[k].pt,
+                  cmp_point);
     *out = v;
     *n_out = n;
     return 0;

@@ -486,7 +486,8 @@ median(double *v, int n)
 {
     if (n == 0)
         return NAN;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    if (n > 0)
+        qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -521,7 +522,8 @@ issue_order(const struct compare_timeline *tl)
     for (int i = 0; i < tl->n_ops; i++)
         k[i] = (struct issue_key){tl->has_op_ids ? tl->ops[i].op
                                                  : tl->ops[i].start_ns, i};
-    qsort(k, (size_t)tl->n_ops, sizeof *k, cmp_issue);
+    if (tl->n_ops > 0)
+        qsort(k, (size_t)tl->n_ops, sizeof *k, cmp_issue);
     int *idx = xmalloc(sizeof *idx * n);
     for (int i = 0; i < tl->n_ops; i++)
         idx[i] = k[i].idx;

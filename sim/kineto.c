@@ -198,7 +198,8 @@ kineto_import(const char *path, const json_t *root,
                                        us_to_ns(ts) + us_to_ns(dur),
                                        int_of(args, "correlation", -1)};
     }
-    qsort(launches, n_launch, sizeof *launches, cmp_launch);
+    if (n_launch > 0)
+        qsort(launches, n_launch, sizeof *launches, cmp_launch);
 
     /* Keep the step's ops, and number their streams. */
     size_t kept = 0;
@@ -230,7 +231,8 @@ kineto_import(const char *path, const json_t *root,
         streams[j][0] = gpu[j].pid;
         streams[j][1] = gpu[j].tid;
     }
-    qsort(streams, kept, sizeof *streams, cmp_stream);
+    if (kept > 0)
+        qsort(streams, kept, sizeof *streams, cmp_stream);
     for (size_t j = 0; j < kept; j++)
         if (j == 0 || cmp_stream(streams[j], streams[n_streams - 1]) != 0) {
             streams[n_streams][0] = streams[j][0];
