@@ -23,12 +23,13 @@
 #include "setup.h"
 #include "units.h"
 #include "xalloc.h"
-#ifdef HAVE_CUDA
+#ifdef FSDPSIM_REAL_BINARY
 #include "real.h"
 #endif
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void
 cmd_real_help(FILE *out)
@@ -63,10 +64,43 @@ cmd_real_help(FILE *out)
             "or a CUDA/NCCL\nfailure (the message names the op and rank).\n");
 }
 
-#ifndef HAVE_CUDA
+#ifndef FSDPSIM_REAL_BINARY
+/* fsdpsim itself never links CUDA, so it runs on any machine; real runs
+ * are done by fsdpsim-real, built beside it where configure found CUDA,
+ * cuBLAS and NCCL, and installed in the package's libexec directory.
+ * Exec it with the same arguments; say so when it is not there. */
 static int
-not_built(void)
+run_real_binary(int argc, char **argv)
 {
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    char *candidates[2] = {NULL, NULL};
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            candidates[0] = xasprintf("%s/fsdpsim-real", self);
+        }
+    }
+#ifdef FSDPSIM_LIBEXECDIR
+    candidates[1] = xasprintf("%s/fsdpsim-real", FSDPSIM_LIBEXECDIR);
+#endif
+    /* argv[0] is the real subcommand (run or bench). */
+    char **av = xcalloc(argc + 3, sizeof(char *));
+    av[0] = "fsdpsim-real";
+    av[1] = "real";
+    for (int i = 0; i < argc; i++)
+        av[i + 2] = argv[i];
+    for (int i = 0; i < 2; i++) {
+        if (candidates[i] && access(candidates[i], X_OK) == 0) {
+            fflush(stdout);
+            execv(candidates[i], av);
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        free(candidates[i]);
+    free(av);
     cmd_error("real", "real mode is not built: configure found no CUDA "
               "toolkit with cuBLAS and NCCL (install them and rerun "
               "./configure, or give --with-cuda=DIR)", 0);
@@ -155,9 +189,10 @@ real_run_cmd(int argc, char **argv)
         setup_free(&r);
         return 0;
     }
-#ifndef HAVE_CUDA
+#ifndef FSDPSIM_REAL_BINARY
+    /* Not reached: cmd_real hands non-dry runs to fsdpsim-real. */
     setup_free(&r);
-    return not_built();
+    return EXIT_SYSTEM;
 #else
     int gpus = 0;
     if (real_probe(&gpus, &cause) != 0) {
@@ -325,14 +360,15 @@ real_bench_cmd(int argc, char **argv)
         free(msg);
         return EXIT_USAGE;
     }
-#ifndef HAVE_CUDA
+#ifndef FSDPSIM_REAL_BINARY
+    /* Options checked here; the run itself is fsdpsim-real's. */
     (void)iters;
     (void)warmup;
     (void)mb;
     (void)seq;
     (void)out_path;
     model_free(m);
-    return not_built();
+    return run_real_binary(argc, argv);
 #else
     int gpus = 0;
     if (real_probe(&gpus, &cause) != 0) {
@@ -378,6 +414,18 @@ cmd_real(int argc, char **argv)
         cmd_real_help(argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_USAGE : 0;
     }
+#ifndef FSDPSIM_REAL_BINARY
+    if (strcmp(argv[1], "run") == 0) {
+        int dry = 0, help = 0;
+        for (int i = 2; i < argc; i++) {
+            dry |= strcmp(argv[i], "--dry-run") == 0;
+            help |= strcmp(argv[i], "-h") == 0
+                    || strcmp(argv[i], "--help") == 0;
+        }
+        if (!dry && !help)
+            return run_real_binary(argc - 1, argv + 1);
+    }
+#endif
     if (strcmp(argv[1], "run") == 0)
         return real_run_cmd(argc - 1, argv + 1);
     if (strcmp(argv[1], "bench") == 0)
