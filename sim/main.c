@@ -18,6 +18,11 @@ const struct cmd_entry cmd_table[] = {
     {"schedule", "[options] [--format text|json]",
      "print the op list one step issues (streams, groups, deps)",
      cmd_schedule, cmd_schedule_help},
+    {"sweep",
+     "[simulate options] --vary KEY=SPEC [--vary ...] [--out FILE.csv] "
+     "[--plot PREFIX --metric KEY [--term png|svg]] [--jobs N]",
+     "simulate a grid of settings, one CSV row per point",
+     cmd_sweep, cmd_sweep_help},
     {"report", "--timeline FILE --memory FILE [--out PREFIX] [--term png|svg]",
      "plot a timeline and memory series with gnuplot",
      cmd_report, cmd_report_help},

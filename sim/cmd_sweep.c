@@ -1,0 +1,637 @@
+/*
+ * cmd_sweep.c: `fsdpsim sweep`, one simulation per point of a grid of
+ * settings, one CSV row each.
+ *
+ * The grid and the rows are sweep.c's; this file runs the points on
+ * worker threads, writes the rows in the grid's order whatever order
+ * they finish in, shows progress on a terminal, stops cleanly on Ctrl-C
+ * and plots one metric with reports/sweep.gp.  Threads rather than
+ * fork()ed workers: the simulator keeps no mutable globals (getopt's are
+ * serialized by a lock), so threads share the parsed grid and need no
+ * pipe protocol; a crash in one point takes the sweep down either way.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cmd.h"
+#include "atomic_file.h"
+#include "gnuplot.h"
+#include "setup.h"
+#include "sweep.h"
+#include "units.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+/* Rows finished ahead of the next one to write, at most: bounds the
+ * memory held when one slow point (a large grad_accum) holds up the
+ * rows after it. */
+#define SWEEP_WINDOW 4096
+/* Most worker threads. */
+#define SWEEP_MAX_JOBS 1024
+/* How often the progress line and Ctrl-C are looked at, in ms. */
+#define SWEEP_TICK_MS 100
+/* Exit status after Ctrl-C, as a shell reports SIGINT (128 + 2). */
+#define EXIT_INTERRUPTED 130
+
+/* Set by SIGINT.  A signal handler can reach nothing but globals; the
+ * main thread polls it every tick. */
+static volatile sig_atomic_t sweep_interrupted;
+
+static void
+on_sigint(int sig)
+{
+    (void)sig;
+    sweep_interrupted = 1;
+}
+
+void
+cmd_sweep_help(FILE *out)
+{
+    fprintf(out,
+            "usage: fsdpsim sweep [simulate options] --vary KEY=SPEC "
+            "[--vary ...] [--out FILE.csv]\n"
+            "                     [--plot PREFIX --metric KEY "
+            "[--term png|svg]] [--jobs N]\n\n"
+            "Simulate every combination of the varied settings and write "
+            "one CSV row per\npoint: the varied values, status (ok or "
+            "error), message, then every field of\n'simulate --format "
+            "json' (mem_breakdown.CATEGORY for the breakdown).  Each\n"
+            "point is the simulate command line with --KEY=VALUE appended "
+            "per axis, so\nvaried values override the base options.  A "
+            "point with invalid settings\ngets status=error and the message; "
+            "one that does not fit has fits=false.\n\n"
+            "KEY is any simulate option (grad_accum or grad-accum, nodes, "
+            "micro_batch,\nsharding_strategy, ...; set=SECTION.KEY for a "
+            "topology field).  SPEC is\n"
+            "  V1,V2,...        a list: 1,2,4,8 or FULL_SHARD,HYBRID_SHARD\n"
+            "  A:B:xF           geometric: A, A*F, A*F^2, ... up to B\n"
+            "  A:B:+S           arithmetic: A, A+S, A+2S, ... up to B\n"
+            "  A:B:log10        powers of ten from A to B (1e6:1e9:log10)\n"
+            "Several --vary give their product, the first outermost; at "
+            "most %d points.\n\n"
+            "options:\n"
+            "  --vary KEY=SPEC          an axis of the grid (repeatable)\n"
+            "  -o, --out FILE           write the CSV to FILE, atomically "
+            "(default stdout)\n"
+            "  --plot PREFIX            plot --metric against the first "
+            "axis, one line per\n"
+            "                           value of the second: "
+            "PREFIX-METRIC.png (gnuplot)\n"
+            "  --metric KEY             the column to plot, e.g. "
+            "step_time_s\n"
+            "  --term png|svg           image format (default png)\n"
+            "  -j, --jobs N             points simulated in parallel "
+            "(default: online CPUs)\n"
+            "  -h, --help               show this help\n\n"
+            "simulate options (the base of every point):\n",
+            SWEEP_MAX_POINTS);
+    setup_print_options(out);
+    fprintf(out, "\nCtrl-C stops the sweep: the rows done so far are kept "
+            "as a complete CSV.\nexit status: 0 ok (error rows included), "
+            "2 bad input or no valid point,\n3 a file could not be "
+            "written or gnuplot failed, 130 interrupted.\n");
+}
+
+/* ---- running the points ---- */
+
+struct pool {
+    const struct sweep *sw;
+    int base_argc;
+    char *const *base_argv;
+    int n_metrics;
+    int metric;                 /* column plotted, -1 for none */
+    pthread_mutex_t parse_lock; /* getopt's globals */
+    pthread_mutex_t lock;       /* guards the fields below */
+    pthread_cond_t done;        /* a point finished */
+    pthread_cond_t space;       /* the window moved */
+    int64_t next;               /* next point to take */
+    int64_t written;            /* rows written so far */
+    int stop;                   /* take no more points */
+    char **rows;                /* per point: its CSV row, until written */
+    double *y;                  /* per point: the metric (NAN: none) */
+    int64_t n_ok;               /* points simulated */
+    char *first_error;          /* the first error message, by point */
+    int64_t first_error_point;
+};
+
+/* One point's row as text, and the plotted value.  Caller frees. */
+static char *
+format_row(struct pool *p, int64_t point, double *y, int *ok,
+           char **message)
+{
+    struct sweep_result res;
+    sweep_point_run(p->sw, p->base_argc, p->base_argv, point,
+                    &p->parse_lock, &res);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem == NULL) {
+        fprintf(stderr, "fsdpsim: out of memory\n");
+        abort();
+    }
+    sweep_csv_row(p->sw, point, &res, p->n_metrics, mem);
+    fclose(mem);
+    *y = NAN;
+    *ok = res.ok;
+    *message = NULL;
+    if (res.ok && p->metric >= 0) {
+        const char *v = res.values[p->metric];
+        char *end;
+        double d = strtod(v, &end);
+        *y = strcmp(v, "true") == 0    ? 1
+             : strcmp(v, "false") == 0 ? 0
+             : *end == '\0' && end != v ? d
+                                        : NAN;
+    }
+    if (!res.ok) {
+        *message = res.message;
+        res.message = NULL;
+    }
+    sweep_result_free(&res);
+    return text;
+}
+
+static void *
+worker(void *arg)
+{
+    struct pool *p = arg;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (!p->stop && p->next < p->sw->n_points
+               && p->next >= p->written + SWEEP_WINDOW)
+            pthread_cond_wait(&p->space, &p->lock);
+        if (p->stop || p->next >= p->sw->n_points)
+            break;
+        int64_t i = p->next++;
+        pthread_mutex_unlock(&p->lock);
+        double y;
+        int ok;
+        char *message;
+        char *row = format_row(p, i, &y, &ok, &message);
+        pthread_mutex_lock(&p->lock);
+        p->rows[i] = row;
+        if (p->y)
+            p->y[i] = y;
+        p->n_ok += ok;
+        if (message && (p->first_error == NULL
+                        || i < p->first_error_point)) {
+            free(p->first_error);
+            p->first_error = message;
+            p->first_error_point = i;
+        } else {
+            free(message);
+        }
+        pthread_cond_signal(&p->done);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+static void
+progress(int64_t done, int64_t total, int final)
+{
+    fprintf(stderr, "\rfsdpsim: sweep: %lld of %lld points (%.0f%%)%s",
+            (long long)done, (long long)total,
+            100.0 * (double)done / (double)total, final ? "\n" : "");
+}
+
+/* Write the rows that are ready, in order, to out; returns how many. */
+static int64_t
+write_ready(struct pool *p, FILE *out)
+{
+    int64_t n = 0;
+    while (p->written < p->sw->n_points && p->rows[p->written]) {
+        fputs(p->rows[p->written], out);
+        free(p->rows[p->written]);
+        p->rows[p->written] = NULL;
+        p->written++;
+        n++;
+    }
+    return n;
+}
+
+/* Run every point on jobs threads, writing rows to out in order.  Returns
+ * 1 when Ctrl-C stopped it (the rows written are complete), else 0. */
+static int
+run_points(struct pool *p, int jobs, FILE *out)
+{
+    int tty = isatty(2);
+    pthread_t *threads = xcalloc(jobs, sizeof *threads);
+    /* Workers block SIGINT so that it reaches the thread that polls. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    for (int i = 0; i < jobs; i++) {
+        int err = pthread_create(&threads[i], NULL, worker, p);
+        if (err != 0) {
+            fprintf(stderr, "fsdpsim: cannot start a thread: %s\n",
+                    strerror(err));
+            abort();
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+    int interrupted = 0;
+    int64_t shown = -1;
+    pthread_mutex_lock(&p->lock);
+    while (p->written < p->sw->n_points) {
+        if (p->rows[p->written] == NULL) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += SWEEP_TICK_MS * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&p->done, &p->lock, &ts);
+        }
+        if (sweep_interrupted) {
+            interrupted = 1;
+            break;
+        }
+        if (write_ready(p, out) > 0)
+            pthread_cond_broadcast(&p->space);
+        if (tty && p->written != shown)
+            progress(shown = p->written, p->sw->n_points, 0);
+    }
+    /* Points in flight finish; no new ones start. */
+    p->stop = 1;
+    pthread_cond_broadcast(&p->space);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < jobs; i++)
+        pthread_join(threads[i], NULL);
+    free(threads);
+    write_ready(p, out);
+    if (tty)
+        progress(p->written, p->sw->n_points, 1);
+    return interrupted;
+}
+
+/* ---- plotting ---- */
+
+/* The metric against the first axis, one gnuplot data block per value of
+ * the second: "pos x y" rows, the block's first line its title.  Returns
+ * 0 or an exit status after printing why. */
+static int
+plot(const struct sweep *sw, const double *y, int64_t n_rows,
+     const char *metric, const char *prefix, const char *term,
+     int quiet_stdout)
+{
+    const struct sweep_axis *ax = &sw->axes[0];
+    const struct sweep_axis *series = sw->n_axes > 1 ? &sw->axes[1] : NULL;
+    int numeric = 1;
+    for (int i = 0; i < ax->n_values; i++) {
+        char *end;
+        strtod(ax->values[i], &end);
+        if (*end != '\0' || end == ax->values[i])
+            numeric = 0;
+    }
+    const char *tmpdir = getenv("TMPDIR");
+    char *dat = xasprintf("%s/fsdpsim-sweep-XXXXXX",
+                          tmpdir && *tmpdir ? tmpdir : "/tmp");
+    int fd = mkstemp(dat);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f == NULL) {
+        char *msg = xasprintf("cannot write a temporary file: %s",
+                              strerror(errno));
+        cmd_error("sweep", msg, 0);
+        free(msg);
+        if (fd >= 0) {
+            close(fd);
+            unlink(dat);
+        }
+        free(dat);
+        return EXIT_SYSTEM;
+    }
+    int n_series = series ? series->n_values : 1;
+    for (int s = 0; s < n_series; s++) {
+        fprintf(f, "%s", s ? "\n\n" : "");
+        if (series)
+            fprintf(f, "pos x \"%s=%s\"\n", series->key, series->values[s]);
+        else
+            fprintf(f, "pos x \"%s\"\n", metric);
+        for (int i = 0; i < ax->n_values; i++) {
+            int64_t point = (int64_t)i * n_series + s;
+            double v = point < n_rows ? y[point] : NAN;
+            fprintf(f, numeric ? "%d %s " : "%d \"%s\" ", i,
+                    ax->values[i]);
+            if (isnan(v))
+                fputs("NaN\n", f);
+            else
+                fprintf(f, "%.17g\n", v);
+        }
+    }
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    char *out = xasprintf("%s-%s.%s", prefix, metric, term);
+    int rc = 0;
+    if (bad) {
+        cmd_error("sweep", "cannot write a temporary file", 0);
+        rc = EXIT_SYSTEM;
+    } else {
+        const char *args[] = {dat, GNUPLOT_OUT, term, ax->key, metric,
+                              sweep_axis_is_log(ax) ? "1" : "0",
+                              numeric ? "1" : "0", NULL};
+        char *cause = NULL;
+        if (gnuplot_run("sweep", args, out, &cause) != 0) {
+            cmd_error("sweep", cause, 0);
+            free(cause);
+            rc = EXIT_SYSTEM;
+        } else if (quiet_stdout) {
+            fprintf(stderr, "fsdpsim: wrote %s\n", out);
+        } else {
+            printf("%s\n", out);
+        }
+    }
+    unlink(dat);
+    free(dat);
+    free(out);
+    return rc;
+}
+
+/* ---- the command ---- */
+
+struct sweep_opts {
+    const char *out, *plot, *metric, *term;
+    int jobs;
+};
+
+/* Is argv[*i] the option named long_name (or short_name), as "--opt V",
+ * "--opt=V" or "-o V"?  Then *val is its value and *i moves past it; a
+ * missing value sets *val to NULL. */
+static int
+take_opt(int argc, char **argv, int *i, const char *long_name,
+         const char *short_name, const char **val)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(long_name);
+    if (strncmp(a, long_name, n) == 0 && a[n] == '=') {
+        *val = a + n + 1;
+        return 1;
+    }
+    if (strcmp(a, long_name) == 0
+        || (short_name && strcmp(a, short_name) == 0)) {
+        *val = *i + 1 < argc ? argv[++*i] : NULL;
+        return 1;
+    }
+    return 0;
+}
+
+/* Split argv into sweep's own options and the base simulate options
+ * (base[0] = "sweep").  0, 1 for --help, -1 after a usage error. */
+static int
+parse_sweep_args(int argc, char **argv, struct sweep *sw,
+                 struct sweep_opts *o, char **base, int *base_argc)
+{
+    const char *jobs = NULL;
+    int nb = 0;
+    base[nb++] = argv[0];
+    struct {
+        const char *long_name, *short_name;
+        const char **val;
+    } own[] = {{"--vary", NULL, NULL},          {"--out", "-o", &o->out},
+               {"--plot", NULL, &o->plot},      {"--metric", NULL, &o->metric},
+               {"--term", NULL, &o->term},      {"--jobs", "-j", &jobs}};
+    int n_own = (int)(sizeof own / sizeof own[0]);
+    for (int i = 1; i < argc; i++) {
+        const char *name = argv[i], *v = NULL;
+        if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
+            return 1;
+        int k;
+        for (k = 0; k < n_own; k++)
+            if (take_opt(argc, argv, &i, own[k].long_name, own[k].short_name,
+                         &v))
+                break;
+        if (k == n_own) {
+            base[nb++] = argv[i];
+            continue;
+        }
+        if (v == NULL) {
+            char *msg = xasprintf("option '%s' needs a value", name);
+            cmd_error("sweep", msg, 1);
+            free(msg);
+            return -1;
+        }
+        if (own[k].val) {
+            *own[k].val = v;
+        } else {
+            char *cause = NULL;
+            if (sweep_add_axis(sw, v, &cause) != 0) {
+                cmd_error("sweep", cause, 0);
+                free(cause);
+                return -2;
+            }
+        }
+    }
+    *base_argc = nb;
+    if (sw->n_axes == 0) {
+        cmd_error("sweep", "nothing to vary: give --vary KEY=SPEC, e.g. "
+                  "--vary grad_accum=1,2,4", 1);
+        return -1;
+    }
+    if (!o->plot != !o->metric) {
+        cmd_error("sweep", o->plot ? "--plot needs --metric KEY (the column "
+                  "to plot, e.g. step_time_s)" : "--metric needs --plot "
+                  "PREFIX (where to write the plot)", 1);
+        return -1;
+    }
+    if (o->term && strcmp(o->term, "png") != 0 && strcmp(o->term, "svg")) {
+        char *msg = xasprintf("--term: '%s' is not png or svg", o->term);
+        cmd_error("sweep", msg, 0);
+        free(msg);
+        return -2;
+    }
+    if (jobs) {
+        int64_t j;
+        char *cause = NULL;
+        if (units_parse_count(jobs, 1, SWEEP_MAX_JOBS, &j, &cause) != 0) {
+            char *msg = xasprintf("--jobs: %s", cause);
+            cmd_error("sweep", msg, 0);
+            free(msg);
+            free(cause);
+            return -2;
+        }
+        o->jobs = (int)j;
+    }
+    return 0;
+}
+
+/* The base options alone must parse: an unknown option or an output
+ * option is an error before any point runs.  Values checked across
+ * options (say --min-num-params with the transformer policy) are left to
+ * the points, since a varied key may make them valid. */
+static int
+check_base(int base_argc, char **base)
+{
+    struct run r;
+    char *cause = NULL;
+    char **av = xcalloc(base_argc + 1, sizeof *av);
+    memcpy(av, base, base_argc * sizeof *av);
+    int rc = setup_parse_args(&r, "sweep", base_argc, av, &cause);
+    free(av);
+    if (rc == -1) {
+        cmd_error("sweep", cause, 1);
+        free(cause);
+        setup_free(&r);
+        return EXIT_USAGE;
+    }
+    free(cause);
+    const char *opt = r.cfg.trace_path ? "--trace"
+                      : r.cfg.timeline_path ? "--timeline"
+                      : r.cfg.memory_path ? "--memory"
+                      : r.cfg.metrics_path ? "--metrics"
+                      : r.cfg.format == FORMAT_JSON ? "--format" : NULL;
+    setup_free(&r);
+    if (opt) {
+        char *msg = xasprintf("%s does not apply to sweep, which writes one "
+                              "CSV row per point (simulate one point to "
+                              "get it)", opt);
+        cmd_error("sweep", msg, 0);
+        free(msg);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int
+default_jobs(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > SWEEP_MAX_JOBS ? SWEEP_MAX_JOBS : (int)n;
+}
+
+int
+cmd_sweep(int argc, char **argv)
+{
+    struct sweep sw;
+    struct sweep_opts o = {.term = "png"};
+    char **base = xcalloc(argc + 1, sizeof *base);
+    int base_argc = 0, status = 0, n_metrics = 0;
+    char **metrics = NULL;
+    struct atomic_file af = {0};
+    sweep_init(&sw);
+    int rc = parse_sweep_args(argc, argv, &sw, &o, base, &base_argc);
+    if (rc == 1) {
+        cmd_sweep_help(stdout);
+        goto out;
+    }
+    if (rc != 0) {
+        status = EXIT_USAGE;
+        goto out;
+    }
+    if ((status = check_base(base_argc, base)) != 0)
+        goto out;
+    metrics = sweep_metric_names(&n_metrics);
+    int metric = -1;
+    if (o.metric) {
+        for (int i = 0; i < n_metrics && metric < 0; i++)
+            if (strcmp(metrics[i], o.metric) == 0)
+                metric = i;
+        if (metric < 0) {
+            char *msg = xasprintf("--metric %s: not a result column (e.g. "
+                                  "step_time_s, tokens_per_s, mfu, "
+                                  "peak_mem_bytes; see 'fsdpsim simulate "
+                                  "--format json')", o.metric);
+            cmd_error("sweep", msg, 0);
+            free(msg);
+            status = EXIT_USAGE;
+            goto out;
+        }
+        if (sw.n_axes > 2) {
+            cmd_error("sweep", "--plot draws the first varied key on x and "
+                      "one line per value of the second; this sweep varies "
+                      "more than two", 0);
+            status = EXIT_USAGE;
+            goto out;
+        }
+    }
+
+    FILE *out = stdout;
+    if (o.out) {
+        char *cause = NULL;
+        if (atomic_file_open(&af, o.out, &cause) != 0) {
+            cmd_error("sweep", cause, 0);
+            free(cause);
+            status = EXIT_SYSTEM;
+            goto out;
+        }
+        out = af.f;
+    }
+    /* After atomic_file_open, which installs its own handler to remove
+     * the temporary file: Ctrl-C now keeps the rows written instead. */
+    struct sigaction sa = {.sa_handler = on_sigint}, old_sa;
+    sigemptyset(&sa.sa_mask);
+    sweep_interrupted = 0;
+    sigaction(SIGINT, &sa, &old_sa);
+#ifdef M_TRIM_THRESHOLD
+    /* Every point allocates and frees the same large arrays: keep them
+     * in the heap rather than mapping and faulting them in again per
+     * point (a third of the time of a large point otherwise). */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
+
+    sweep_csv_header(&sw, metrics, n_metrics, out);
+    struct pool p = {.sw = &sw, .base_argc = base_argc, .base_argv = base,
+                     .n_metrics = n_metrics, .metric = metric};
+    pthread_mutex_init(&p.parse_lock, NULL);
+    pthread_mutex_init(&p.lock, NULL);
+    pthread_cond_init(&p.done, NULL);
+    pthread_cond_init(&p.space, NULL);
+    p.rows = xcalloc(sw.n_points, sizeof *p.rows);
+    if (metric >= 0)
+        p.y = xcalloc(sw.n_points, sizeof *p.y);
+    int jobs = o.jobs ? o.jobs : default_jobs();
+    if (jobs > sw.n_points)
+        jobs = (int)sw.n_points;
+    int interrupted = run_points(&p, jobs, out);
+    sigaction(SIGINT, &old_sa, NULL);
+    for (int64_t i = 0; i < sw.n_points; i++)
+        free(p.rows[i]);
+    free(p.rows);
+    pthread_mutex_destroy(&p.parse_lock);
+    pthread_mutex_destroy(&p.lock);
+    pthread_cond_destroy(&p.done);
+    pthread_cond_destroy(&p.space);
+
+    char *cause = NULL;
+    if (o.out ? atomic_file_commit(&af, &cause) != 0
+              : fflush(stdout) != 0 || ferror(stdout)) {
+        if (cause == NULL)
+            cause = xasprintf("cannot write the CSV: %s", strerror(errno));
+        cmd_error("sweep", cause, 0);
+        free(cause);
+        status = EXIT_SYSTEM;
+    } else if (interrupted) {
+        fprintf(stderr, "fsdpsim: interrupted: %lld of %lld points written"
+                "%s%s\n", (long long)p.written, (long long)sw.n_points,
+                o.out ? " to " : "", o.out ? o.out : "");
+        status = EXIT_INTERRUPTED;
+    } else if (p.n_ok == 0) {
+        char *msg = xasprintf("no point of the sweep could be simulated; "
+                              "the first: %s", p.first_error);
+        cmd_error("sweep", msg, 0);
+        free(msg);
+        status = EXIT_USAGE;
+    } else if (o.plot) {
+        status = plot(&sw, p.y, p.written, o.metric, o.plot, o.term,
+                      o.out == NULL);
+    }
+    free(p.y);
+    free(p.first_error);
+out:
+    sweep_names_free(metrics, n_metrics);
+    sweep_free(&sw);
+    free(base);
+    return status;
+}

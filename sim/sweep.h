@@ -1,0 +1,106 @@
+/*
+ * sweep.h: parameter sweeps for `fsdpsim sweep`: the axes (--vary
+ * KEY=SPEC), their Cartesian product, and one point simulated into the
+ * cells of a CSV row.
+ *
+ * Ownership: everything a struct below points to belongs to that struct
+ * and is released by its _free function; functions that return heap
+ * memory say "caller frees".
+ */
+#ifndef FSDPSIM_SWEEP_H
+#define FSDPSIM_SWEEP_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Most points one sweep may have, over all its axes together: a million
+ * points of the smallest model take minutes and the CSV ~1 GB, so a larger
+ * product is taken to be a typo in a range. */
+#define SWEEP_MAX_POINTS 1000000
+
+enum sweep_spacing {
+    SWEEP_LIST,         /* 1,2,4,8 or FULL_SHARD,HYBRID_SHARD */
+    SWEEP_ARITHMETIC,   /* A:B:+S */
+    SWEEP_GEOMETRIC,    /* A:B:xF */
+    SWEEP_LOG10,        /* A:B:log10 */
+};
+
+struct sweep_axis {
+    char *key;          /* column name: the option key with underscores,
+                           or SECTION.KEY for a topology field (set=) */
+    char *option;       /* the option with dashes, "--grad-accum" or
+                           "--set" */
+    char **values;      /* the values as passed to the option */
+    int n_values;
+    enum sweep_spacing spacing;
+};
+
+struct sweep {
+    struct sweep_axis *axes;    /* first axis outermost */
+    int n_axes;
+    int64_t n_points;           /* product of the axes' n_values; 1 when
+                                   there is no axis */
+};
+
+/* Parse one --vary argument, "KEY=SPEC" ("set=SECTION.KEY=SPEC" for a
+ * topology field), into *ax.  0, or -1 with *cause (caller frees) naming
+ * the argument, what is wrong and how to write it. */
+int sweep_axis_parse(const char *arg, struct sweep_axis *ax, char **cause);
+void sweep_axis_free(struct sweep_axis *ax);
+/* Whether the axis is spaced by a factor (plotted on a log scale). */
+int sweep_axis_is_log(const struct sweep_axis *ax);
+
+void sweep_init(struct sweep *sw);
+/* Parse and append an axis; -1 with *cause when it does not parse, varies
+ * a key already varied, or the product would exceed SWEEP_MAX_POINTS. */
+int sweep_add_axis(struct sweep *sw, const char *arg, char **cause);
+void sweep_free(struct sweep *sw);
+
+/* The value index on each axis of point number point (0 <= point <
+ * n_points), last axis fastest: idx must hold n_axes ints. */
+void sweep_point_index(const struct sweep *sw, int64_t point, int *idx);
+
+/* The command line of one point: base_argv (argv[0] is the command name)
+ * followed by "--option=value" per axis, so the point's values override
+ * the base ones as later flags do.  Caller frees the array (its strings
+ * are borrowed from base_argv or owned by the array's tail: free with
+ * sweep_argv_free). */
+char **sweep_point_argv(const struct sweep *sw, int base_argc,
+                        char *const *base_argv, int64_t point, int *argc);
+void sweep_argv_free(const struct sweep *sw, int base_argc, char **argv);
+
+/* The result columns, one per key `simulate --format json` prints
+ * (output_summary_json; nested objects flattened as "mem_breakdown.
+ * activations"), in its order.  Caller frees (sweep_names_free). */
+char **sweep_metric_names(int *n);
+void sweep_names_free(char **names, int n);
+
+struct sweep_result {
+    int ok;             /* 1: simulated; 0: invalid settings */
+    char *message;      /* why not, when !ok */
+    char **values;      /* n_values cells, as output_summary_json prints
+                           them (strings unquoted), when ok */
+    int n_values;
+};
+
+/* Simulate one point: parse, prepare, run, compute the metrics.  Invalid
+ * settings are a result (ok = 0 and the message), never fatal.  getopt
+ * keeps its state in globals, so when points run on several threads they
+ * pass a parse_lock that serializes the parsing (NULL: no lock). */
+void sweep_point_run(const struct sweep *sw, int base_argc,
+                     char *const *base_argv, int64_t point,
+                     pthread_mutex_t *parse_lock, struct sweep_result *res);
+void sweep_result_free(struct sweep_result *res);
+
+/* CSV (RFC 4180: CRLF line ends, fields with a comma, quote or line break
+ * quoted, quotes doubled).  The header is the varied keys, "status",
+ * "message", then the metric names; a row the point's values, "ok" or
+ * "error", the message, then the metrics (empty for an error). */
+void sweep_csv_field(FILE *out, const char *s);
+void sweep_csv_header(const struct sweep *sw, char *const *metric_names,
+                      int n_metrics, FILE *out);
+void sweep_csv_row(const struct sweep *sw, int64_t point,
+                   const struct sweep_result *res, int n_metrics, FILE *out);
+
+#endif
