@@ -32,8 +32,10 @@ nblocks = STATS_blocks
 if (numeric) {
     set autoscale xfix
     set offsets graph 0.02, graph 0.02, 0, 0
-    plot for [i=0:nblocks-1] data index i using 2:3 with linespoints \
-         pointtype 7 pointsize 0.8 title columnheader(3)
+    # Ticks at the swept values themselves (a log axis would otherwise
+    # label only its decades).
+    plot for [i=0:nblocks-1] data index i using 2:3:xticlabels(stringcolumn(2)) \
+         with linespoints pointtype 7 pointsize 0.8 title columnheader(3)
 } else {
     set offsets 0.5, 0.5, 0, 0
     plot for [i=0:nblocks-1] data index i using 1:3:xticlabels(2) \
