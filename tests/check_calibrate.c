@@ -16,6 +16,8 @@
 #include "nccl_tests.h"
 #include "topo.h"
 
+#include "testutil.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -55,30 +57,12 @@ read_ok(const char *path, struct nccl_tests_run *run)
     ck_assert_msg(rc == 0, "%s", cause ? cause : "");
 }
 
-/* Write TEXT to a new temporary file; the caller unlinks and frees it. */
-static char *
-temp_file(const char *text)
-{
-    const char *dir = getenv("TMPDIR");
-    size_t n = strlen(dir ? dir : "/tmp") + 32;
-    char *path = malloc(n);
-    ck_assert_ptr_nonnull(path);
-    snprintf(path, n, "%s/check_calib_XXXXXX", dir ? dir : "/tmp");
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    ck_assert_int_eq(fclose(f), 0);
-    return path;
-}
-
 /* Expect nccl_tests_read(TEXT as a file, hint) to fail with WANT, where
  * "@" in WANT stands for the file's path. */
 static void
 expect_read_error(const char *text, enum coll_op hint, const char *want)
 {
-    char *path = temp_file(text);
+    char *path = tu_temp_text(text);
     struct nccl_tests_run run;
     nccl_tests_run_init(&run);
     run.op_hint = hint;
@@ -250,7 +234,7 @@ START_TEST(test_calibrate_op_hint)
              "  20.10  52.17  45.65  0\n"
              "     4194304  131072  float  sum  -1  40.00 104.86  91.75  0"
              "  40.20 104.33  91.29  0\n", ranks);
-    char *path = temp_file(text);
+    char *path = tu_temp_text(text);
     struct nccl_tests_run run;
     nccl_tests_run_init(&run);
     run.op_hint = COLL_REDUCESCATTER;
@@ -362,7 +346,7 @@ START_TEST(test_calibrate_recovers_synthetic_run)
                                 " %.6f %.6f %.6f 0\n", s, s / 4, t, alg,
                                 alg * factor, t, alg, alg * factor);
     }
-    char *path = temp_file(text);
+    char *path = tu_temp_text(text);
     free(text);
 
     struct nccl_tests_run run;
@@ -562,7 +546,7 @@ run_fsdpsim(const char *args, char *err, size_t errlen)
     const char *bin = getenv("FSDPSIM");
     if (bin == NULL)
         return -1;
-    char *errpath = temp_file("");
+    char *errpath = tu_temp_text("");
     char cmd[16384];
     snprintf(cmd, sizeof cmd, "'%s' %s >/dev/null 2>'%s'", bin, args,
              errpath);
@@ -609,7 +593,7 @@ START_TEST(test_calibrate_error_exit_codes)
              "  1024 256 float sum -1 10.0 0.10 0.15 0 10.0 0.10 0.15 0\n"
              "  4096 1024 float sum -1 11.0 0.37 0.56 0 11.0 0.37 0.56 0\n",
              ranks);
-    char *four = temp_file(text);
+    char *four = tu_temp_text(text);
     snprintf(args, sizeof args, "calibrate '%s' '%s' --out /dev/null",
              data_path("nccl-tests-allreduce-8x1.txt"), four);
     ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 2);
@@ -622,7 +606,7 @@ START_TEST(test_calibrate_error_exit_codes)
     ck_assert_int_eq(run_fsdpsim("calibrate --op bogus x", NULL, 0), 2);
     ck_assert_int_eq(run_fsdpsim("calibrate", NULL, 0), 2);
     /* A good file writes the topology, which simulate then reads. */
-    char *out = temp_file("");
+    char *out = tu_temp_text("");
     snprintf(args, sizeof args, "calibrate --nccl-tests '%s' --out '%s'",
              data_path("nccl-tests-allreduce-8x1.txt"), out);
     ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);
@@ -647,7 +631,7 @@ START_TEST(test_calibrate_validate_exit_codes)
     /* A small CSV in the published layout: quoted fields with commas, a
      * doubled quote and a line break; one mappable run of two sizes and
      * one H100 run no built-in topology describes. */
-    char *csv = temp_file(
+    char *csv = tu_temp_text(
         "point_id,run_id,category,model,gpu,gpus_per_node,nodes,"
         "intra_node_link,inter_node_link,metric,value,unit,notes\n"
         "P1,R-1048576,collective_bench,\"nccl-tests all_reduce_perf -g 8, "

@@ -26,6 +26,8 @@
 #include "compare.h"
 #include "kineto.h"
 
+#include "testutil.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -48,24 +50,6 @@ data_path(const char *name)
     char *b = buf[next++ % 4];
     snprintf(b, sizeof buf[0], "%s/tests/data/%s", SRCDIR, name);
     return b;
-}
-
-/* Write TEXT to a new temporary file; the caller unlinks and frees it. */
-static char *
-temp_file(const char *text)
-{
-    const char *dir = getenv("TMPDIR");
-    size_t n = strlen(dir ? dir : "/tmp") + 32;
-    char *path = malloc(n);
-    ck_assert_ptr_nonnull(path);
-    snprintf(path, n, "%s/check_compare_XXXXXX", dir ? dir : "/tmp");
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    ck_assert_int_eq(fclose(f), 0);
-    return path;
 }
 
 static void
@@ -169,7 +153,7 @@ START_TEST(test_compare_op_id_matching)
     /* The measurement lists its ops in another order, drops op 3 (the
      * second all-gather) and has an op 99 the prediction lacks: pairs
      * still follow op ids. */
-    char *path = temp_file(TIMELINE_HEAD
+    char *path = tu_temp_text(TIMELINE_HEAD
         "0 C 10 optimizer -1 0 0 2000.000 2100.000 0\n"
         "3 P 9 reducescatter 0 0 0 1900.000 2000.000 1000\n"
         "0 C 8 backward 0 0 0 1300.000 1900.000 0\n"
@@ -206,7 +190,7 @@ END_TEST
 START_TEST(test_compare_last_step)
 {
     /* Two iterations: only the last (iter 1, ops 11 and 12) is kept. */
-    char *path = temp_file(TIMELINE_HEAD
+    char *path = tu_temp_text(TIMELINE_HEAD
         "2 U 1 allgather 0 0 0 0.000 500.000 1000\n"
         "0 C 2 forward 0 0 0 500.000 900.000 0\n"
         "2 U 11 allgather 0 1 0 1000.000 1100.000 1000\n"
@@ -323,7 +307,7 @@ START_TEST(test_compare_kineto_whole_trace)
     /* Without a ProfilerStep annotation the whole trace is the step: a
      * kernel at 0-10 us and an all-reduce at 5-25 us; a memset and a
      * broadcast-free trace otherwise. */
-    char *path = temp_file("{\"traceEvents\": [\n"
+    char *path = tu_temp_text("{\"traceEvents\": [\n"
         "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"elementwise\", "
         "\"pid\": 0, \"tid\": 7, \"ts\": 0, \"dur\": 10},\n"
         "{\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset\", "
@@ -370,7 +354,7 @@ END_TEST
 static void
 expect_load_error(const char *text, const char *want)
 {
-    char *path = temp_file(text);
+    char *path = tu_temp_text(text);
     struct compare_timeline t;
     char *cause = NULL, full[2048];
     ck_assert_int_eq(compare_load(path, &t, &cause), -1);
@@ -423,8 +407,8 @@ START_TEST(test_compare_error_messages)
 
     /* Nothing in common: one host-to-device copy against one
      * device-to-host copy. */
-    char *a = temp_file(TIMELINE_HEAD "0 C 1 h2d 0 0 0 0.0 1.0 8\n");
-    char *b = temp_file(TIMELINE_HEAD "0 C 1 d2h 0 0 0 0.0 1.0 8\n");
+    char *a = tu_temp_text(TIMELINE_HEAD "0 C 1 h2d 0 0 0 0.0 1.0 8\n");
+    char *b = tu_temp_text(TIMELINE_HEAD "0 C 1 d2h 0 0 0 0.0 1.0 8\n");
     struct compare_timeline p, m;
     struct compare_result r;
     load_ok(a, &p);
@@ -456,7 +440,7 @@ static int
 run_fsdpsim(const char *args, char *err, size_t errlen)
 {
     const char *bin = getenv("FSDPSIM");
-    char *errpath = temp_file("");
+    char *errpath = tu_temp_text("");
     char cmd[16384];
     snprintf(cmd, sizeof cmd, "'%s' %s >/dev/null 2>'%s'", bin, args,
              errpath);

@@ -12,6 +12,8 @@
 #include "builtin.h"
 #include "topo.h"
 
+#include "testutil.h"
+
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,25 +128,6 @@ set_ok(struct topo *t, const char *assignment)
     char *cause = NULL;
     int rc = topo_set(t, assignment, &cause);
     ck_assert_msg(rc == 0, "%s", cause ? cause : "");
-}
-
-/* Write TEXT (LEN bytes) to a new temporary file; returns its path, which
- * the caller unlinks and frees. */
-static char *
-temp_file(const char *text, size_t len)
-{
-    const char *dir = getenv("TMPDIR");
-    size_t n = strlen(dir ? dir : "/tmp") + 32;
-    char *path = malloc(n);
-    ck_assert_ptr_nonnull(path);
-    snprintf(path, n, "%s/check_topo_XXXXXX", dir ? dir : "/tmp");
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
-    ck_assert_int_eq(fclose(f), 0);
-    return path;
 }
 
 /* Every field of A equals B's, source aside (it names where each came
@@ -546,7 +529,7 @@ END_TEST
 
 START_TEST(test_topo_load_file)
 {
-    char *path = temp_file(BASE, strlen(BASE));
+    char *path = tu_temp_file(BASE, strlen(BASE));
     struct topo *t = load_ok(path);
     /* No name key: the name is the file's base name, "check_topo_XXXXXX". */
     const char *slash = strrchr(path, '/');
@@ -724,7 +707,7 @@ START_TEST(test_topo_limits_file_size)
     ck_assert_ptr_nonnull(big);
     for (size_t i = 0; i < n; i++)
         big[i] = i % 64 == 63 ? '\n' : '#';
-    char *path = temp_file(big, n);
+    char *path = tu_temp_file(big, n);
     free(big);
     char *cause = NULL;
     ck_assert_ptr_null(topo_load(path, &cause));
@@ -949,7 +932,7 @@ START_TEST(test_topo_error_load)
 
     /* Errors in a file name the file and line. */
     char *text = edit("arch = ampere", "arch = turing");
-    char *path = temp_file(text, strlen(text));
+    char *path = tu_temp_file(text, strlen(text));
     free(text);
     ck_assert_ptr_null(topo_load(path, &cause));
     char want[512];
@@ -961,7 +944,7 @@ START_TEST(test_topo_error_load)
     free(path);
 
     /* A NUL byte means this is not a text file. */
-    path = temp_file("[gpu]\0name = x\n", 15);
+    path = tu_temp_file("[gpu]\0name = x\n", 15);
     ck_assert_ptr_null(topo_load(path, &cause));
     snprintf(want, sizeof want, "%s: contains a NUL byte (is it a topology "
              ".ini file?)", path);

@@ -1,11 +1,15 @@
 /*
  * testutil.c: see testutil.h.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 #include "xalloc.h"
 
+#include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int
 tu_run(struct tu_run *t, const char *args, int simulate, char **cause)
@@ -59,4 +63,24 @@ tu_alloc_bytes(const struct sched *s, int iter, enum mem_category c)
             && (iter < 0 || s->ops[i].iter == iter))
             b += (double)s->ops[i].bytes;
     return b;
+}
+
+char *
+tu_temp_file(const char *text, size_t len)
+{
+    const char *dir = getenv("TMPDIR");
+    char *path = xasprintf("%s/fsdpsim_test_XXXXXX", dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+    return path;
+}
+
+char *
+tu_temp_text(const char *text)
+{
+    return tu_temp_file(text, strlen(text));
 }

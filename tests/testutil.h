@@ -5,6 +5,8 @@
 #ifndef FSDPSIM_TESTUTIL_H
 #define FSDPSIM_TESTUTIL_H
 
+#include <stddef.h>
+
 #include "engine.h"
 #include "metrics.h"
 #include "setup.h"
@@ -26,5 +28,11 @@ void tu_free(struct tu_run *t);
 int tu_count(const struct sched *s, int iter, enum sched_op_kind kind);
 /* Sum of ALLOC bytes of a category in one iteration (-1: all). */
 double tu_alloc_bytes(const struct sched *s, int iter, enum mem_category c);
+
+/* Write LEN bytes of TEXT to a new temporary file under $TMPDIR (or
+ * /tmp); returns its path, which the caller unlinks and frees. */
+char *tu_temp_file(const char *text, size_t len);
+/* The same for a NUL-terminated text. */
+char *tu_temp_text(const char *text);
 
 #endif
