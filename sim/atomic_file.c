@@ -60,6 +60,18 @@ atomic_file_open(struct atomic_file *af, const char *path, char **cause)
 {
     memset(af, 0, sizeof *af);
     af->path = xstrdup(path);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        af->f = fopen(path, "w");
+        if (af->f == NULL) {
+            *cause = xasprintf("%s: cannot write: %s", path,
+                               strerror(errno));
+            free(af->path);
+            memset(af, 0, sizeof *af);
+            return -1;
+        }
+        return 0;
+    }
     af->tmp_path = xasprintf("%s.tmp.XXXXXX", path);
     int fd = mkstemp(af->tmp_path);
     if (fd < 0) {
@@ -96,17 +108,20 @@ atomic_file_commit(struct atomic_file *af, char **cause)
     if (fclose(af->f) != 0)
         bad = 1;
     af->f = NULL;
-    if (bad || rename(af->tmp_path, af->path) != 0) {
+    if (bad || (af->tmp_path && rename(af->tmp_path, af->path) != 0)) {
         *cause = xasprintf("%s: write failed: %s", af->path,
                            strerror(errno ? errno : EIO));
-        unlink(af->tmp_path);
-        untrack(af->tmp_path);
+        if (af->tmp_path) {
+            unlink(af->tmp_path);
+            untrack(af->tmp_path);
+        }
         free(af->path);
         free(af->tmp_path);
         memset(af, 0, sizeof *af);
         return -1;
     }
-    untrack(af->tmp_path);
+    if (af->tmp_path)
+        untrack(af->tmp_path);
     free(af->path);
     free(af->tmp_path);
     memset(af, 0, sizeof *af);

@@ -4,6 +4,9 @@
  * A trace, timeline or memory file is written to a temporary name in the
  * same directory and renamed over the target only once complete, so an
  * error or Ctrl-C never leaves a half-written file that looks finished.
+ * A target that exists and is not a regular file (/dev/null, /dev/stdout,
+ * a FIFO) is written directly: renaming over it would replace a device
+ * or pipe with a plain file.
  */
 #ifndef FSDPSIM_ATOMIC_FILE_H
 #define FSDPSIM_ATOMIC_FILE_H
@@ -12,7 +15,7 @@
 
 struct atomic_file {
     FILE *f;
-    char *tmp_path;
+    char *tmp_path;             /* NULL when writing directly */
     char *path;
 };
 
