@@ -3,7 +3,8 @@
  *
  * A sweep is a few dozen sizes, so the points are kept in plain arrays and
  * every group is found by a linear scan; nothing here is tuned for speed.
- * The line fits are GSL's (gsl_fit_wlinear, gsl_fit_wmul), the medians
+ * The line fits are GSL's (gsl_fit_wlinear, gsl_fit_wmul), the curve
+ * fits gsl_multifit_wlinear, the medians
  * gsl_stats_median on a copy, since it sorts in place.
  */
 #include "calib.h"
@@ -12,6 +13,7 @@
 #include <assert.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
+#include <gsl/gsl_multifit.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdlib.h>
@@ -93,6 +95,91 @@ calib_fit_line(const double *x, const double *t, size_t n,
     return 0;
 }
 
+/* The sqrt term must move some prediction by at least this fraction to be
+ * kept: below it the curve is the line within measurement noise, and a
+ * line is the simpler cell to read. */
+#define CALIB_MIN_PIPELINE_EFFECT 1e-3
+
+/*
+ * Weighted least squares of t = sum_j c_j f_j(x) over the columns COLS
+ * (0: 1, 1: x, 2: sqrt x) into c[j]; 0, or -1 when GSL fails.
+ */
+static int
+fit_columns(const double *x, const double *t, const double *w, size_t n,
+            const int *cols, size_t k, double *c)
+{
+    gsl_matrix *X = gsl_matrix_alloc(n, k);
+    gsl_vector *wv = gsl_vector_alloc(n), *tv = gsl_vector_alloc(n);
+    gsl_vector *cv = gsl_vector_alloc(k);
+    gsl_matrix *cov = gsl_matrix_alloc(k, k);
+    gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(n, k);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < k; j++)
+            gsl_matrix_set(X, i, j,
+                           cols[j] == 0 ? 1 : cols[j] == 1 ? x[i]
+                                                           : sqrt(x[i]));
+        gsl_vector_set(wv, i, w[i]);
+        gsl_vector_set(tv, i, t[i]);
+    }
+    double chisq;
+    int rc = gsl_multifit_wlinear(X, wv, tv, cv, cov, &chisq, ws);
+    for (size_t j = 0; j < k; j++)
+        c[j] = gsl_vector_get(cv, j);
+    gsl_multifit_linear_free(ws);
+    gsl_matrix_free(cov);
+    gsl_vector_free(cv);
+    gsl_vector_free(tv);
+    gsl_vector_free(wv);
+    gsl_matrix_free(X);
+    return rc == GSL_SUCCESS ? 0 : -1;
+}
+
+int
+calib_fit_curve(const double *x, const double *t, size_t n,
+                struct calib_fit *fit)
+{
+    if (calib_fit_line(x, t, n, fit) != 0 || n < 3 || fit->bw_unresolved)
+        return fit->fitted ? 0 : -1;
+    double *w = xmalloc(n * sizeof *w);
+    double xmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        w[i] = 1 / (t[i] * t[i]);
+        xmax = fmax(xmax, x[i]);
+    }
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    /* Free fit first; when the latency comes out negative, through the
+     * origin (latency 0), as calib_fit_line() does for the line. */
+    static const int all3[] = {0, 1, 2}, no_latency[] = {1, 2};
+    double c[3] = {0, 0, 0};
+    bool clamped = false;
+    int rc = fit_columns(x, t, w, n, all3, 3, c);
+    if (rc == 0 && c[0] < 0) {
+        clamped = true;
+        rc = fit_columns(x, t, w, n, no_latency, 2, c + 1);
+        c[0] = 0;
+    }
+    gsl_set_error_handler(old);
+    free(w);
+    if (rc != 0 || !(c[1] > 0) || !(c[2] > 0) || !isfinite(c[0]) ||
+        !isfinite(c[1]) || !isfinite(c[2]))
+        return 0;   /* keep the line */
+    /* The sqrt term's share of the time at the largest size is its largest
+     * relative effect anywhere (it grows as sqrt x; the total as x). */
+    double at_max = c[0] + c[1] * xmax + c[2] * sqrt(xmax);
+    if (c[2] * sqrt(xmax) < CALIB_MIN_PIPELINE_EFFECT * at_max &&
+        c[2] * sqrt(x[0]) <
+            CALIB_MIN_PIPELINE_EFFECT * (c[0] + c[1] * x[0] + c[2] * sqrt(x[0])))
+        return 0;
+    if (1 / c[1] > CALIB_MAX_BUSBW_BPS || c[0] > CALIB_MAX_LATENCY_S)
+        return 0;
+    fit->latency_s = c[0];
+    fit->busbw_Bps = 1 / c[1];
+    /* gamma = 2 sqrt(p / beta) = 2 sqrt(p c1), so p = gamma^2 / (4 c1). */
+    fit->pipeline_s = fmin(c[2] * c[2] / (4 * c[1]), CALIB_MAX_LATENCY_S);
+    fit->latency_clamped = clamped;
+    return 0;
+}
+
 void
 calib_store(struct topo *t, enum coll_op op, int scope,
             enum nccl_proto proto, const struct calib_fit *fit)
@@ -107,6 +194,8 @@ calib_store(struct topo *t, enum coll_op op, int scope,
                          CALIB_MAX_LATENCY_S * 1e9);
     c->busbw_Bps = fmin(round_digits(fit->busbw_Bps, CALIB_DIGITS),
                         CALIB_MAX_BUSBW_BPS);
+    c->pipeline_ns = fmin(round_digits(fit->pipeline_s * 1e9, CALIB_DIGITS),
+                          CALIB_MAX_LATENCY_S * 1e9);
 }
 
 /* Predict every point of R with its topology into before_s or after_s. */
@@ -187,7 +276,7 @@ calib_run_all(struct calib *c, struct calib_run *runs, int n_runs,
                     }
                 }
                 struct calib_fit *fit = &c->fit[o][s][p];
-                if (n > 0 && calib_fit_line(x, t, n, fit) != 0)
+                if (n > 0 && calib_fit_curve(x, t, n, fit) != 0)
                     fit->fitted = false;
                 fit->points = (int)n;
             }

@@ -4,9 +4,11 @@
  * nccl-tests reports time per size; NCCL's own model (and coll.c's) is
  * time = latency + size x busbw factor / busbw for the protocol it picks
  * (nccl-tests doc/PERFORMANCE.md for the factor, fsdp-semantics §14.3 for
- * the form).  Each measured size is assigned the (collective, scope,
- * protocol) the uncalibrated model would use for it, and each group with
- * two or more points gets a weighted least-squares line.
+ * the form), plus a pipeline-fill term (coll.c) for the gradual approach
+ * to peak bandwidth that measurements show.  Each measured size is
+ * assigned the (collective, scope, protocol) the uncalibrated model would
+ * use for it; each group with three or more points gets a weighted
+ * least-squares curve, a group of two a line.
  *
  * Ownership: struct calib owns its points; runs and topologies are
  * borrowed from the caller, and calib_run_all() writes the fitted cells
@@ -32,6 +34,7 @@ struct calib_fit {
     bool fitted;
     double latency_s;       /* alpha */
     double busbw_Bps;       /* beta = 1 / slope */
+    double pipeline_s;      /* p in 2 sqrt(p x / beta); 0 for a line */
     bool latency_clamped;   /* the free fit gave alpha < 0: refitted with
                              * alpha = 0 */
     bool bw_unresolved;     /* times do not grow with size: alpha is their
@@ -48,6 +51,17 @@ struct calib_fit {
  */
 int calib_fit_line(const double *x_bytes, const double *t_s, size_t n,
                    struct calib_fit *fit);
+
+/*
+ * Fit t = alpha + x / beta + gamma sqrt(x), gamma = 2 sqrt(p / beta) (the
+ * pipelined form of coll.c) to N >= 3 points by weighted least squares
+ * (gsl_multifit_wlinear, weights 1/t^2 as above).  When the fit needs a
+ * negative coefficient, or the sqrt term changes no prediction by 0.1 %,
+ * or there are fewer than 3 points, the result is calib_fit_line()'s.
+ * Returns 0, or -1 as calib_fit_line().
+ */
+int calib_fit_curve(const double *x_bytes, const double *t_s, size_t n,
+                    struct calib_fit *fit);
 
 /* One measured size and what the model says about it. */
 struct calib_point {

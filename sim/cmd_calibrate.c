@@ -6,7 +6,8 @@
  * all_reduce_perf run (text or -J JSON, nccl_tests.c).  Its ranks and
  * hosts give the node count and GPUs per node the base topology is
  * predicted with; calib.c groups the sizes by the protocol the model picks
- * and fits time = latency + size x busbw factor / busbw per group.  The
+ * and fits time = latency + x / busbw + 2 sqrt(pipeline x / busbw), x =
+ * size x busbw factor, per group (calib.h).  The
  * tables show every size before and after, so a poor fit is seen rather
  * than trusted, and the calibrated topology is written with topo_print()
  * for `fsdpsim simulate --topology FILE`.
@@ -41,9 +42,11 @@ cmd_calibrate_help(FILE *out)
             "file gives its ranks and hosts, so the\nbase topology is "
             "predicted with that many nodes and GPUs per node.  Sizes\nare "
             "grouped by the protocol NCCL would pick (LL, LL128, Simple) "
-            "and, inside\none node or across nodes, each group of two or "
-            "more gets\n  time = latency + size x busbw factor / busbw\n"
-            "by weighted least squares.  The result is written as a "
+            "and, inside\none node or across nodes, each group of three or "
+            "more gets, with\nx = size x busbw factor,\n"
+            "  time = latency + x / busbw + 2 sqrt(pipeline x / busbw)\n"
+            "by weighted least squares (a group of two: the line without "
+            "pipeline).\nThe result is written as a "
             "topology with a\n[calibration] section; 'fsdpsim simulate "
             "--topology FILE' uses it.\n\n"
             "options:\n"
@@ -126,8 +129,8 @@ print_fits(const struct calib *c)
     static const char *const scopes[TOPO_CALIB_SCOPES] = {"intra", "inter"};
     static const char *const protos[TOPO_CALIB_PROTOS] = {"ll", "ll128",
                                                          "simple"};
-    printf("# fitted [calibration] cells (time = latency + size x busbw "
-           "factor / busbw):\n");
+    printf("# fitted [calibration] cells (x = size x busbw factor; time = "
+           "latency + x / busbw\n#   + 2 sqrt(pipeline x / busbw)):\n");
     for (int o = 0; o < TOPO_CALIB_OPS; o++)
         for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
             for (int p = 0; p < TOPO_CALIB_PROTOS; p++) {
@@ -143,9 +146,10 @@ print_fits(const struct calib *c)
                            f->points == 1 ? "" : "s");
                     continue;
                 }
-                printf("#   %-27s latency %.4g us, busbw %.4g GB/s (%d "
-                       "sizes)%s\n", cell, f->latency_s * 1e6,
-                       f->busbw_Bps / 1e9, f->points,
+                printf("#   %-27s latency %.4g us, busbw %.4g GB/s, "
+                       "pipeline %.4g us (%d sizes)%s\n", cell,
+                       f->latency_s * 1e6, f->busbw_Bps / 1e9,
+                       f->pipeline_s * 1e6, f->points,
                        f->latency_clamped
                            ? "; the free fit gave a negative latency, so "
                              "it was fitted through 0"

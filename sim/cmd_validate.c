@@ -1,14 +1,18 @@
 /*
- * cmd_validate.c: `fsdpsim validate`, the uncalibrated collective model
- * against published nccl-tests measurements.
+ * cmd_validate.c: `fsdpsim validate`, the collective model against
+ * published nccl-tests measurements, uncalibrated and calibrated.
  *
  * The data is a CSV of published points (one value a row, RFC 4180, a
  * header naming the columns): rows of category "collective_bench" and
  * metric "time" are kept, grouped into sweeps by run_id, mapped to a
  * built-in topology by their hardware columns and predicted with
- * coll_estimate() on a default nccl_config.  Nothing is fitted to these
- * points: they judge the model, and a model tuned on them could no longer
- * be judged by them (`fsdpsim calibrate` is for a user's own cluster).
+ * coll_estimate() on a default nccl_config, twice:
+ *   - uncalibrated: the topology as shipped; nothing is fitted;
+ *   - held-out calibrated: for each size, the topology calibrated (as
+ *     `fsdpsim calibrate` does) on the run's other sizes only, then asked
+ *     for that size.  This leave-one-out cross-validation is how well a
+ *     user's calibrated topology predicts sizes and runs it was not fitted
+ *     to, without ever scoring a point that took part in its own fit.
  *
  * The CSV is small (hundreds of rows), so it is read whole and scanned
  * linearly; the parser here handles quoted fields with commas, doubled
@@ -45,19 +49,23 @@ cmd_validate_help(FILE *out)
 {
     fprintf(out,
             "usage: fsdpsim validate [--data CSV] [--tol PCT]\n\n"
-            "Compare the collective model, uncalibrated, with published "
-            "nccl-tests\nmeasurements: rows of category collective_bench and "
-            "metric time in a CSV of\npublished points (header line, RFC "
-            "4180 quoting), grouped by run.  Each run\nis mapped to a "
-            "built-in topology by its hardware (8x A100 NVSwitch node:\n"
-            "dgx-a100-80g; AWS p4de over EFA: aws-p4de); runs that map to "
-            "none are listed\nand skipped.\n\n"
+            "Compare the collective model with published nccl-tests "
+            "measurements: rows of\ncategory collective_bench and metric "
+            "time in a CSV of published points\n(header line, RFC 4180 "
+            "quoting), grouped by run.  Each run is mapped to a\nbuilt-in "
+            "topology by its hardware (8x A100 NVSwitch node: dgx-a100-80g; "
+            "AWS\np4de over EFA: aws-p4de); runs that map to none are listed "
+            "and skipped.\nEvery size is predicted twice: by the model "
+            "uncalibrated, and by the model\ncalibrated as 'fsdpsim "
+            "calibrate' does on the run's other sizes only\n(leave-one-out "
+            "cross-validation: no size is scored by a fit it took part\nin).\n\n"
             "options:\n"
             "      --data CSV             the published points (default: "
             "$FSDPSIM_VALIDATION_DATA)\n"
-            "      --tol PCT              exit 1 when the median |error| over "
-            "1 MiB..8 GiB\n"
-            "                             exceeds PCT percent\n"
+            "      --tol PCT              exit 1 when the held-out calibrated "
+            "median |error|\n"
+            "                             over 1 MiB..8 GiB exceeds PCT "
+            "percent\n"
             "      --nccl-version X.Y     NCCL 2.18 .. 2.28 (default 2.28)\n"
             "  -h, --help                 show this help\n\n"
             "Exit status: 0 ok, 1 the median exceeds --tol, 2 bad input.\n");
@@ -436,11 +444,72 @@ print_medians(const char *what, const struct errs *e)
            e->n_all, e->n_all == 1 ? "" : "s");
 }
 
-/* Predict and print one run; adds its errors to ALL.  0, 1 when skipped,
+/* Topology NAME sized for run V, uncalibrated; NULL with *cause. */
+static struct topo *
+run_topology(const struct vrun *v, const char *name, char **cause)
+{
+    struct topo *t = topo_load(name, cause);
+    if (t == NULL)
+        return NULL;
+    t->nodes = v->nodes;
+    t->gpus_per_node = v->gpn;
+    memset(t->calib, 0, sizeof t->calib);
+    if (topo_validate(t, cause) != 0) {
+        topo_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/*
+ * The held-out prediction of point SKIP of run V: calibrate a fresh copy
+ * of topology NAME on every other point of V (calib_run_all, exactly as
+ * `fsdpsim calibrate` does on a user's sweep) and predict point SKIP with
+ * it.  The point judged never takes part in the fit that predicts it
+ * (leave-one-out cross-validation), so the error is that of a calibrated
+ * model on a size it has not seen.  0, or -1 with *cause.
+ */
+static int
+predict_held_out(const struct vrun *v, const char *name, int skip,
+                 const struct nccl_config *nc, struct coll_result *res,
+                 char **cause)
+{
+    struct topo *t = run_topology(v, name, cause);
+    if (t == NULL)
+        return -1;
+    struct nccl_tests_run run;
+    nccl_tests_run_init(&run);
+    run.op = v->op;
+    run.ranks = v->nodes * v->gpn;
+    run.nodes = v->nodes;
+    run.rows = xcalloc((size_t)v->n, sizeof *run.rows);
+    for (int i = 0; i < v->n; i++) {
+        if (i == skip)
+            continue;
+        struct nccl_tests_row *row = &run.rows[run.n_rows++];
+        row->size_bytes = v->pt[i].size_bytes;
+        row->time_us = v->pt[i].measured_s * 1e6;
+        row->line = v->pt[i].line;
+    }
+    struct calib_run cr = {.run = &run, .topo = t};
+    struct calib c;
+    struct coll_group g = {v->nodes * v->gpn, v->nodes, v->gpn};
+    int rc = calib_run_all(&c, &cr, 1, nc, cause);
+    if (rc == 0)
+        rc = coll_estimate(t, nc, v->op, REDOP_SUM, &g,
+                           v->pt[skip].size_bytes, res, cause);
+    calib_free(&c);
+    nccl_tests_run_free(&run);
+    topo_free(t);
+    return rc;
+}
+
+/* Predict and print one run; adds its errors to ALL (uncalibrated) and
+ * CV (held-out calibrated).  0, 1 when skipped,
  * -1 with *cause when the model fails. */
 static int
 validate_run(const struct vrun *v, const struct nccl_config *nc,
-             struct errs *all, char **cause)
+             struct errs *all, struct errs *cv, char **cause)
 {
     const char *name = map_hardware(v);
     if (v->op == COLL_OP_COUNT) {
@@ -454,25 +523,21 @@ validate_run(const struct vrun *v, const struct nccl_config *nc,
                v->gpn, v->hardware);
         return 1;
     }
-    struct topo *t = topo_load(name, cause);
+    struct topo *t = run_topology(v, name, cause);
     if (t == NULL)
         return -1;
-    t->nodes = v->nodes;
-    t->gpus_per_node = v->gpn;
-    memset(t->calib, 0, sizeof t->calib);
-    if (topo_validate(t, cause) != 0) {
-        topo_free(t);
-        return -1;
-    }
     struct coll_group g = {v->nodes * v->gpn, v->nodes, v->gpn};
     printf("# run %s: %s, %s, %d node%s x %d GPUs (from line %d)\n", v->id,
            nccl_tests_program(v->op), name, v->nodes,
            v->nodes == 1 ? "" : "s", v->gpn, v->line);
-    printf("#%12s %11s %11s %7s  %-13s %s\n", "size", "measured",
-           "predicted", "error", "algorithm", "proto");
-    printf("#%12s %11s %11s %7s\n", "(B)", "(us)", "(us)", "(%)");
+    printf("#%12s %11s %11s %7s %11s %7s  %-13s %s\n", "size", "measured",
+           "predicted", "error", "held-out", "error", "algorithm", "proto");
+    printf("#%12s %11s %11s %7s %11s %7s\n", "(B)", "(us)", "(us)", "(%)",
+           "(us)", "(%)");
     struct errs e = {xmalloc(((size_t)v->n + 1) * sizeof(double)),
                      xmalloc(((size_t)v->n + 1) * sizeof(double)), 0, 0};
+    struct errs ecv = {xmalloc(((size_t)v->n + 1) * sizeof(double)),
+                       xmalloc(((size_t)v->n + 1) * sizeof(double)), 0, 0};
     int rc = 0;
     for (int i = 0; i < v->n && rc == 0; i++) {
         const struct vpoint *p = &v->pt[i];
@@ -482,21 +547,35 @@ validate_run(const struct vrun *v, const struct nccl_config *nc,
             rc = -1;
             break;
         }
+        struct coll_result h;
+        if (predict_held_out(v, name, i, nc, &h, cause) != 0) {
+            rc = -1;
+            break;
+        }
         double err = 100 * (r.time_s - p->measured_s) / p->measured_s;
-        printf(" %12.0f %11.2f %11.2f %+7.1f  %-13s %s\n", p->size_bytes,
-               p->measured_s * 1e6, r.time_s * 1e6, err,
-               nccl_algo_name(r.algo), nccl_proto_name(r.proto));
+        double herr = 100 * (h.time_s - p->measured_s) / p->measured_s;
+        printf(" %12.0f %11.2f %11.2f %+7.1f %11.2f %+7.1f  %-13s %s\n",
+               p->size_bytes, p->measured_s * 1e6, r.time_s * 1e6, err,
+               h.time_s * 1e6, herr, nccl_algo_name(r.algo),
+               nccl_proto_name(r.proto));
         errs_add(&e, p->size_bytes, err);
         errs_add(all, p->size_bytes, err);
+        errs_add(&ecv, p->size_bytes, herr);
+        errs_add(cv, p->size_bytes, herr);
     }
     if (rc == 0) {
-        char *what = xasprintf("run %s", v->id);
+        char *what = xasprintf("run %s uncalibrated", v->id);
         print_medians(what, &e);
+        free(what);
+        what = xasprintf("run %s held-out calibrated", v->id);
+        print_medians(what, &ecv);
         free(what);
         printf("\n\n");
     }
     free(e.in);
     free(e.all);
+    free(ecv.in);
+    free(ecv.all);
     topo_free(t);
     return rc;
 }
@@ -518,7 +597,7 @@ cmd_validate(int argc, char **argv)
     struct csv csv = {0};
     struct vrun *runs = NULL;
     int n_runs = 0;
-    struct errs all = {NULL, NULL, 0, 0};
+    struct errs all = {NULL, NULL, 0, 0}, cv = {NULL, NULL, 0, 0};
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -585,12 +664,16 @@ cmd_validate(int argc, char **argv)
     }
     all.in = xmalloc(total * sizeof(double));
     all.all = xmalloc(total * sizeof(double));
-    printf("# fsdpsim validate: %s: %d run%s, uncalibrated model, NCCL "
-           "%d.%d\n\n", data, n_runs, n_runs == 1 ? "" : "s",
+    cv.in = xmalloc(total * sizeof(double));
+    cv.all = xmalloc(total * sizeof(double));
+    printf("# fsdpsim validate: %s: %d run%s, NCCL %d.%d\n"
+           "# predicted: the model uncalibrated; held-out: calibrated on the "
+           "run's other sizes\n# (leave-one-out), so no size is scored by a "
+           "fit it took part in\n\n", data, n_runs, n_runs == 1 ? "" : "s",
            nc.version / 100, nc.version % 100);
     int used = 0;
     for (int k = 0; k < n_runs; k++) {
-        int r = validate_run(&runs[k], &nc, &all, &cause);
+        int r = validate_run(&runs[k], &nc, &all, &cv, &cause);
         if (r < 0)
             goto fail_cause;
         used += r == 0;
@@ -600,12 +683,13 @@ cmd_validate(int argc, char **argv)
                         data);
         goto fail;
     }
-    print_medians("overall", &all);
+    print_medians("overall uncalibrated", &all);
+    print_medians("overall held-out calibrated", &cv);
     rc = 0;
-    double m = calib_median_abs(all.in, all.n_in);
-    if (tol >= 0 && all.n_in > 0 && m > tol) {
-        msg = xasprintf("median |error| over 1 MiB..8 GiB is %.1f %%, more "
-                        "than --tol %g %%", m, tol);
+    double m = calib_median_abs(cv.in, cv.n_in);
+    if (tol >= 0 && cv.n_in > 0 && m > tol) {
+        msg = xasprintf("held-out calibrated median |error| over 1 MiB..8 "
+                        "GiB is %.1f %%, more than --tol %g %%", m, tol);
         cmd_error("validate", msg, 0);
         rc = EXIT_CHECK_FAILED;
     }
@@ -623,6 +707,8 @@ done:
     free(text);
     free(all.in);
     free(all.all);
+    free(cv.in);
+    free(cv.all);
     csv_free(&csv);
     vruns_free(runs, n_runs);
     return rc;

@@ -350,14 +350,24 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
     r->channels = (r->algo == NCCL_ALGO_NVLS || r->algo == NCCL_ALGO_NVLS_TREE)
                       ? NVLS_CHANNELS : x.ch;
     /* A calibrated topology replaces the model's time for the protocol
-     * NCCL picks by what nccl-tests measured (fsdpsim calibrate). */
+     * NCCL picks by what nccl-tests measured (fsdpsim calibrate):
+     *   t = latency + x / busbw + 2 sqrt(pipeline x / busbw)
+     * with x the bytes times the busbw factor (nccl-tests
+     * doc/PERFORMANCE.md).  The last two terms are the pipelined transfer
+     * time (sqrt(pipeline) + sqrt(x / busbw))^2 of a message cut into
+     * chunks (Johnsson and Ho, "Optimum broadcasting and personalized
+     * communication in hypercubes", IEEE Trans. Computers 38(9), 1989,
+     * pipelined broadcast): NCCL grows its chunks and channels with the
+     * message (enqueue.cc), so the approach to the peak bus bandwidth is
+     * gradual rather than the sharp knee of latency + x / busbw. */
     const struct topo_calibration *cal =
         &t->calib[op][g->nodes > 1 ? 1 : 0][r->proto];
     if (cal->busbw_Bps > 0) {
+        double xfer_s = nbytes * coll_busbw_factor(op, g->ranks)
+                        / cal->busbw_Bps;
         r->latency_s = cal->latency_ns * 1e-9;
-        r->time_s = r->latency_s
-                    + nbytes * coll_busbw_factor(op, g->ranks)
-                          / cal->busbw_Bps;
+        r->time_s = r->latency_s + xfer_s
+                    + 2 * sqrt(cal->pipeline_ns * 1e-9 * xfer_s);
         r->alg_Bps = nbytes / (r->time_s - r->latency_s);
     }
     r->bus_Bps = nbytes / r->time_s * coll_busbw_factor(op, g->ranks);

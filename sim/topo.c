@@ -78,8 +78,9 @@ struct topo_key {
 #define F(field) offsetof(struct topo, field)
 #define PEAK(d) offsetof(struct topo, peak_flops[d])
 
-/* The two keys of one calibration cell, "<op>_<scope>_<proto>_latency" and
- * "..._busbw", then the cells of one scope and of one collective. */
+/* The keys of one calibration cell, "<op>_<scope>_<proto>_latency",
+ * "..._busbw" and "..._pipeline", then the cells of one scope and of one
+ * collective. */
 #define CAL_SECTION "calibration"
 #define CAL_CELL(o, on, s, sn, p, pn)                                       \
     {CAL_SECTION, on "_" sn "_" pn "_latency", KIND_TIME,                   \
@@ -87,7 +88,10 @@ struct topo_key {
      false, "allowed 0 to 1s"},                                             \
     {CAL_SECTION, on "_" sn "_" pn "_busbw", KIND_BW,                       \
      F(calib[o][s][p].busbw_Bps), false, "0", "231.4GBps", 0, MAX_BPS,      \
-     false, "allowed 0 to 1000TBps"}
+     false, "allowed 0 to 1000TBps"},                                       \
+    {CAL_SECTION, on "_" sn "_" pn "_pipeline", KIND_TIME,                  \
+     F(calib[o][s][p].pipeline_ns), false, "0", "3.2us", 0, MAX_TIME_NS,    \
+     false, "allowed 0 to 1s"}
 #define CAL_SCOPE(o, on, s, sn)                                             \
     CAL_CELL(o, on, s, sn, 0, "ll"), CAL_CELL(o, on, s, sn, 1, "ll128"),    \
     CAL_CELL(o, on, s, sn, 2, "simple")
@@ -174,7 +178,8 @@ static const struct topo_key keys[] = {
     {"overlap", "comm_slowdown", KIND_REAL, F(overlap_comm_slowdown), false,
      "1.15", "1.15", 1, 4, false, "allowed 1 to 4"},
     /* [calibration]: what `fsdpsim calibrate` fitted to nccl-tests output,
-     * one latency and one bus bandwidth per collective, scope and protocol
+     * a latency, a bus bandwidth and a pipeline-fill time per collective,
+     * scope and protocol
      * (topo.h).  All optional; 0 means "not calibrated", and only the keys
      * that are set are printed, so uncalibrated topologies print as before.
      * Index order and names follow enum coll_op and enum nccl_proto. */

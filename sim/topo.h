@@ -25,11 +25,16 @@ enum dtype { DTYPE_FP32, DTYPE_TF32, DTYPE_BF16, DTYPE_FP16, DTYPE_FP8,
              DTYPE_COUNT };
 
 /* Measured ring/tree/NVLS performance for one collective, scope and
- * protocol, fitted from nccl-tests output by `fsdpsim calibrate`: time =
- * latency + size x busbw factor / busbw.  Zero when not calibrated. */
+ * protocol, fitted from nccl-tests output by `fsdpsim calibrate`: with
+ * x = size x busbw factor,
+ *   time = latency + x / busbw + 2 sqrt(pipeline x / busbw),
+ * i.e. latency plus the pipelined-transfer time (sqrt(pipeline) +
+ * sqrt(x / busbw))^2 (coll.c says where the form comes from).  Zero when
+ * not calibrated; pipeline 0 gives the plain latency-bandwidth line. */
 struct topo_calibration {
     double latency_ns;
     double busbw_Bps;
+    double pipeline_ns;
 };
 
 /* Index order of topo.calib: [collective][scope][protocol] with

@@ -322,6 +322,38 @@ START_TEST(test_calibrate_fit_clamps)
 }
 END_TEST
 
+START_TEST(test_calibrate_fit_curve)
+{
+    /* t = alpha + x / beta + 2 sqrt(p x / beta) with alpha = 20 us, beta =
+     * 200 GB/s, p = 50 us (coll.c's pipelined form): at x = 1 GB the
+     * terms are 20 us + 5 ms + 2 sqrt(50e-6 x 5e-3) = 1 ms, so the sqrt
+     * term is 16 % of t and the fit must recover all three. */
+    const double alpha = 20e-6, beta = 200e9, pipe = 50e-6;
+    double x[8], t[8];
+    for (int i = 0; i < 8; i++) {
+        x[i] = 1e3 * pow(10, i);
+        t[i] = alpha + x[i] / beta + 2 * sqrt(pipe * x[i] / beta);
+    }
+    struct calib_fit fit;
+    ck_assert_int_eq(calib_fit_curve(x, t, 8, &fit), 0);
+    ck_assert(fit.fitted && !fit.latency_clamped);
+    ck_assert_double_eq_tol(fit.latency_s, alpha, alpha * FIT_REL_TOL);
+    ck_assert_double_eq_tol(fit.busbw_Bps, beta, beta * FIT_REL_TOL);
+    ck_assert_double_eq_tol(fit.pipeline_s, pipe, pipe * FIT_REL_TOL);
+
+    /* A plain line (p = 0) stays a line: the curve keeps no sqrt term. */
+    for (int i = 0; i < 8; i++)
+        t[i] = alpha + x[i] / beta;
+    ck_assert_int_eq(calib_fit_curve(x, t, 8, &fit), 0);
+    ck_assert_double_eq(fit.pipeline_s, 0);
+    ck_assert_double_eq_tol(fit.busbw_Bps, beta, beta * FIT_REL_TOL);
+
+    /* Two points: only a line can go through them. */
+    ck_assert_int_eq(calib_fit_curve(x + 5, t + 5, 2, &fit), 0);
+    ck_assert_double_eq(fit.pipeline_s, 0);
+}
+END_TEST
+
 START_TEST(test_calibrate_recovers_synthetic_run)
 {
     /* all_reduce_perf on 8 ranks of one host, every size timed as
@@ -674,6 +706,7 @@ calibrate_suite(void)
     tcase_add_test(core, test_calibrate_fit_exact);
     tcase_add_test(core, test_calibrate_fit_noisy);
     tcase_add_test(core, test_calibrate_fit_clamps);
+    tcase_add_test(core, test_calibrate_fit_curve);
     tcase_add_test(core, test_calibrate_recovers_synthetic_run);
     tcase_add_test(core, test_calibrate_medians);
     suite_add_tcase(s, core);

@@ -10,11 +10,13 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "builtin.h"
+#include "coll.h"
 #include "topo.h"
 
 #include "testutil.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +167,8 @@ assert_topo_equal(const struct topo *a, const struct topo *b)
                                     b->calib[o][s][p].latency_ns);
                 ck_assert_double_eq(a->calib[o][s][p].busbw_Bps,
                                     b->calib[o][s][p].busbw_Bps);
+                ck_assert_double_eq(a->calib[o][s][p].pipeline_ns,
+                                    b->calib[o][s][p].pipeline_ns);
             }
 }
 
@@ -522,7 +526,29 @@ START_TEST(test_topo_calibration_keys)
     /* reducescatter = 1, inter = 1, Simple = 2; 40GBps = 4e10 B/s. */
     ck_assert_double_eq(t->calib[1][1][2].busbw_Bps, 4e10);
     assert_round_trip(t);
+    set_ok(t, "calibration.reducescatter_inter_simple_pipeline=27.2us");
+    /* 27.2us = 27200 ns, printed back as it was given. */
+    ck_assert_double_eq_tol(t->calib[1][1][2].pipeline_ns, 27200,
+                            27200 * REL_TOL);
+    text = print_to_string(t);
+    ck_assert_ptr_nonnull(strstr(text, "\nreducescatter_inter_simple_"
+                                       "pipeline = 27.2us\n"));
+    free(text);
+    assert_round_trip(t);
     ck_assert_int_eq(topo_validate(t, &cause), 0);
+    /* With x = 1 GB x (n-1)/n over 2 x 8 ranks = 0.9375e9 B at 40 GB/s,
+     * x / busbw = 23.4375 ms and 2 sqrt(27.2 us x 23.4375 ms) = 1.5969 ms
+     * (latency 0): a reduce-scatter of 1 GB takes 25.0344 ms. */
+    struct nccl_config nc;
+    nccl_config_init(&nc);
+    struct coll_group g = {16, 2, 8};
+    struct coll_result r;
+    t->nodes = 2;
+    ck_assert_int_eq(coll_estimate(t, &nc, COLL_REDUCESCATTER, REDOP_SUM,
+                                   &g, 1e9, &r, &cause), 0);
+    ck_assert_int_eq(r.proto, PROTO_SIMPLE);
+    ck_assert_double_eq_tol(r.time_s, 0.0234375 + 2 * sqrt(27.2e-6 *
+                            0.0234375), 1e-9);
     topo_free(t);
 }
 END_TEST
