@@ -246,12 +246,47 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us)
         *lat_us = base_lat_us[a][p] + log2(N) * inter_lat / 3.5 + 2.8 * n;
         return;
     }
-    /* CollNet: needs SHARP; never usable here. */
+    if (a == NCCL_ALGO_COLLNET_DIRECT || a == NCCL_ALGO_COLLNET_CHAIN) {
+        /* In-network reduction (SHARP) through the CollNet plugin:
+         * Simple only, across nodes, NVSwitch nodes of at most 8 GPUs;
+         * all-gather and reduce-scatter only through CollNet Direct with
+         * one NIC per GPU (fsdp-semantics §14.1; the version rules are
+         * nccl_algo_exists()'s).  The switch reduces (all-reduce,
+         * reduce-scatter) or multicasts (all-gather), so each node's NICs
+         * carry the buffer once instead of a ring's 2(N-1)/N, at NCCL's
+         * 0.9 of the network bandwidth (tuning.cc: CollNet Direct
+         * "ppn * min(bwIntra, 0.9 * bwInter)"); inside the node the data
+         * is split over the GPUs' NVLink (Direct) or passed along a chain
+         * (Chain), bounded by one GPU's NVLink bandwidth.  The value is
+         * algorithm bandwidth (algo_time uses it as is). */
+        if (!t->sharp || p != PROTO_SIMPLE || !multi
+            || t->fabric != FABRIC_NVSWITCH || ppn > 8)
+            return;
+        if (x->op != COLL_ALLREDUCE
+            && (a != NCCL_ALGO_COLLNET_DIRECT
+                || t->nics_per_node != t->gpus_per_node))
+            return;
+        double net = 0.9 * x->share;
+        if (x->op == COLL_ALLGATHER || x->op == COLL_REDUCESCATTER)
+            net *= (double)N / (N - 1);   /* (N-1)/N of it crosses NICs */
+        *bus = fmin(net, x->intra) * fmin(scale, 1.0);
+        /* tuning.cc latencies: Direct 2 (min(1, ppn-1) intraLat + 0.4 us
+         * arity serialization x (ppn-1)) + interLat; Chain 2 (ppn-1)
+         * intraLat + interLat, with baseLat 0 for CollNet. */
+        double intra_lat = hw_lat_us[intra_hw][a][p];
+        double inter_lat = hw_lat_us[HW_NET][a][p] + lat_inter_topo;
+        *lat_us = a == NCCL_ALGO_COLLNET_DIRECT
+                      ? 2 * (fmin(1, ppn - 1) * intra_lat + 0.4 * (ppn - 1))
+                            + inter_lat
+                      : 2 * (ppn - 1) * intra_lat + inter_lat;
+        return;
+    }
 }
 
 /* Time (s) from bus bandwidth, with each algorithm's bus-to-algorithm
  * conversion: Ring by nccl-tests' factor; NVLS and PAT all-gather and
- * reduce-scatter use busBw as algorithm bandwidth; Tree and NVLS
+ * reduce-scatter use busBw as algorithm bandwidth, CollNet is costed
+ * in algorithm bandwidth already; Tree and NVLS
  * all-reduce halve it (NVLS: x n / 2(n-1)). */
 static double
 algo_time(const struct ctx *x, int a, double bus, double lat_us,
@@ -262,7 +297,8 @@ algo_time(const struct ctx *x, int a, double bus, double lat_us,
         *alg = bus / coll_busbw_factor(x->op, n);
     else if (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE)
         *alg = x->op == COLL_ALLREDUCE ? bus * n / (2.0 * (n - 1)) : bus;
-    else if (a == NCCL_ALGO_PAT)
+    else if (a == NCCL_ALGO_PAT || a == NCCL_ALGO_COLLNET_DIRECT
+             || a == NCCL_ALGO_COLLNET_CHAIN)
         *alg = bus;
     else
         *alg = 0.5 * bus;

@@ -157,6 +157,10 @@ static const struct topo_key keys[] = {
      0, MAX_TIME_NS, false, "allowed 0 to 1s"},
     {"inter", "rail_optimized", KIND_BOOL, F(rail_optimized), false, "true",
      "true", 0, 0, false, NULL},
+    /* SHARP switches with NCCL's CollNet plugin enabled
+     * (NCCL_COLLNET_ENABLE=1): off unless a cluster says so, as NCCL. */
+    {"inter", "sharp", KIND_BOOL, F(sharp), false, "false", "false", 0, 0,
+     false, NULL},
     {"host", "pcie_bandwidth", KIND_BW, F(pcie_Bps), true, NULL, "25GBps",
      0, MAX_BPS, true, "allowed more than 0 up to 1000TBps"},
     {"host", "memory_bandwidth", KIND_BW, F(host_mem_Bps), false, "100GBps",

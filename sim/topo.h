@@ -70,6 +70,7 @@ struct topo {
     double nic_Bps;             /* per NIC, per direction */
     double inter_latency_ns;
     bool rail_optimized;
+    bool sharp;                 /* in-network reduction (NCCL CollNet) */
     /* [host] */
     double pcie_Bps;            /* host<->device, per GPU, per direction */
     double host_mem_Bps;        /* host memory bandwidth (CPU optimizer) */

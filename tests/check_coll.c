@@ -259,6 +259,59 @@ START_TEST(test_coll_pat_one_gpu_per_node)
 }
 END_TEST
 
+START_TEST(test_coll_collnet_needs_sharp)
+{
+    /* 4 DGX H100 nodes (32 ranks), 1 GiB all-reduce.  Without SHARP
+     * (the default) NCCL never picks CollNet.  With inter.sharp=true,
+     * CollNet Direct: algorithm bandwidth min(0.9 x NIC share, NVLink)
+     * with share = 8 NICs x 400 Gb/s x 12/12.5 = 384e9 B/s -> 345.6e9, and
+     * NVLink 450e9 x 20.6/25 = 370.8e9 -> 345.6e9 B/s; latency 2 (3.7 +
+     * 0.4 x 7) + 31 + 5 = 49 us.  Time = 49 us + 2^30 / 345.6e9 s. */
+    char *cause = NULL;
+    struct topo *t = topo_load("dgx-h100", &cause);
+    ck_assert_ptr_nonnull(t);
+    t->nodes = 4;
+    nccl_config_init(&default_nccl);
+    struct coll_group g = {32, 4, 8};
+    struct coll_result r;
+    ck_assert_int_eq(coll_estimate(t, &default_nccl, COLL_ALLREDUCE,
+                                   REDOP_SUM, &g, 1073741824.0, &r, &cause),
+                     0);
+    ck_assert_int_ne(r.algo, NCCL_ALGO_COLLNET_DIRECT);
+    ck_assert_int_ne(r.algo, NCCL_ALGO_COLLNET_CHAIN);
+    ck_assert_int_eq(topo_set(t, "inter.sharp=true", &cause), 0);
+    ck_assert_int_eq(coll_estimate(t, &default_nccl, COLL_ALLREDUCE,
+                                   REDOP_SUM, &g, 1073741824.0, &r, &cause),
+                     0);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_COLLNET_DIRECT);
+    ck_assert_int_eq(r.proto, PROTO_SIMPLE);
+    double want = 49e-6 + 1073741824.0 / 345.6e9;
+    ck_assert_double_eq_tol(r.time_s, want, want * 1e-9);
+    /* All-gather: the switch multicasts, so (N-1)/N of the buffer crosses
+     * each node's NICs: 345.6e9 x 4/3 = 460.8e9, capped by NVLink at
+     * 370.8e9 B/s.  NCCL 2.19 has no CollNet for all-gather (2.20+). */
+    ck_assert_int_eq(coll_estimate(t, &default_nccl, COLL_ALLGATHER,
+                                   REDOP_SUM, &g, 1073741824.0, &r, &cause),
+                     0);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_COLLNET_DIRECT);
+    want = 49e-6 + 1073741824.0 / 370.8e9;
+    ck_assert_double_eq_tol(r.time_s, want, want * 1e-9);
+    struct nccl_config old;
+    nccl_config_init(&old);
+    old.version = 219;
+    ck_assert_int_eq(coll_estimate(t, &old, COLL_ALLGATHER, REDOP_SUM, &g,
+                                   1073741824.0, &r, &cause), 0);
+    ck_assert_int_ne(r.algo, NCCL_ALGO_COLLNET_DIRECT);
+    /* One node: nothing for the switch to reduce across. */
+    struct coll_group one = {8, 1, 8};
+    ck_assert_int_eq(coll_estimate(t, &default_nccl, COLL_ALLREDUCE,
+                                   REDOP_SUM, &one, 1073741824.0, &r,
+                                   &cause), 0);
+    ck_assert_int_ne(r.algo, NCCL_ALGO_COLLNET_DIRECT);
+    topo_free(t);
+}
+END_TEST
+
 START_TEST(test_coll_proto_override)
 {
     /* 1 KiB picks LL on one node; NCCL_PROTO=Simple forces Simple:
@@ -370,6 +423,7 @@ main(void)
     tcase_add_test(core, test_coll_busbw_identity);
     tcase_add_test(core, test_coll_nvls_for_large_allreduce_on_hopper);
     tcase_add_test(core, test_coll_pat_one_gpu_per_node);
+    tcase_add_test(core, test_coll_collnet_needs_sharp);
     tcase_add_test(core, test_coll_proto_override);
     tcase_add_test(core, test_coll_max_channels_scales_bandwidth);
     tcase_add_test(core, test_coll_nccl_algo_tree_by_version);
