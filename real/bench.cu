@@ -752,9 +752,11 @@ real_bench(const struct real_launch *l, const struct real_bench_options *o,
            FILE *nccl_tests_out, char **cause)
 {
     if (l->nodes > 1) {
-        *cause = xasprintf("multi-node real bench needs the MPI/env:// "
-                           "launcher (not built): run it on one node, or "
-                           "run nccl-tests across nodes");
+        *cause = xasprintf("real bench measures one node; across nodes "
+                           "run nccl-tests (all_gather_perf, "
+                           "reduce_scatter_perf, all_reduce_perf with "
+                           "mpirun) and give its output to 'fsdpsim "
+                           "calibrate'");
         return REAL_EXIT_SYSTEM;
     }
     int have = 0;

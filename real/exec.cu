@@ -42,8 +42,8 @@
  * others run the same list for their collectives.
  *
  * Assumptions: one process per node drives all its GPUs (one thread
- * each); only single-node jobs are supported until the launcher exchanges
- * NCCL unique ids.  Operand contents are scratch values: only the timing
+ * each); across nodes the processes have met through sim/rendezvous.c,
+ * which carries the NCCL unique ids.  Operand contents are scratch values: only the timing
  * and the memory footprint are real.  Scratch operands (sized for the
  * largest leaf, capped) live outside the ledger's pool.
  */
@@ -52,6 +52,7 @@ extern "C" {
 #include "cost.h"
 #include "layer.h"
 #include "mem.h"
+#include "rendezvous.h"
 #include "xalloc.h"
 }
 
@@ -130,6 +131,7 @@ struct exec_run {
     const struct sched *s;
     const struct topo *t;
     const struct real_options *o;
+    const struct real_launch *l;
     int n;                              /* local GPUs */
     struct gpu *g;
     struct layer_work *work;            /* per leaf */
@@ -1306,31 +1308,67 @@ pg_place(const struct sched *s, enum sched_pg pg, int rank, int *color,
 }
 
 /* Create every communicator the schedule uses, for all local GPUs, in one
- * NCCL group per process group (as ncclCommInitAll does). */
+ * NCCL group per process group (as ncclCommInitAll does).  Each
+ * communicator's unique id comes from the process that hosts its
+ * position-0 rank; across nodes the processes swap their ids with one
+ * all-gather (sim/rendezvous.c), as torch.distributed does through its
+ * store. */
 static int
 init_comms(struct exec_run *r, char **cause)
 {
     const struct sched *s = r->s;
+    int procs = r->l->nodes;
     for (int p = PG_SHARD; p < PG_COUNT; p++) {
         if (!r->uses_pg[p])
             continue;
         int colors = 0;
-        for (int i = 0; i < r->n; i++) {
+        for (int rank = 0; rank < s->world; rank++) {
             int c, pos, size;
-            pg_place(s, (enum sched_pg)p, r->g[i].rank, &c, &pos, &size);
+            pg_place(s, (enum sched_pg)p, rank, &c, &pos, &size);
             colors = c + 1 > colors ? c + 1 : colors;
         }
-        ncclUniqueId *ids = (ncclUniqueId *)xcalloc(colors,
-                                                    sizeof(ncclUniqueId));
+        ncclUniqueId *mine = (ncclUniqueId *)xcalloc(colors,
+                                                     sizeof(ncclUniqueId));
+        ncclUniqueId *ids = (ncclUniqueId *)xcalloc(
+            (size_t)colors * procs, sizeof(ncclUniqueId));
         ncclResult_t e = ncclSuccess;
-        for (int c = 0; c < colors && e == ncclSuccess; c++)
-            e = ncclGetUniqueId(&ids[c]);
+        for (int i = 0; i < r->n && e == ncclSuccess; i++) {
+            int c, pos, size;
+            pg_place(s, (enum sched_pg)p, r->g[i].rank, &c, &pos, &size);
+            if (pos == 0)
+                e = ncclGetUniqueId(&mine[c]);
+        }
         if (e != ncclSuccess) {
             *cause = xasprintf("ncclGetUniqueId: %s: %s",
                                ncclGetErrorString(e), ncclGetLastError(NULL));
+            free(mine);
             free(ids);
             return -1;
         }
+        if (r->l->rv != NULL) {
+            if (rendezvous_allgather(r->l->rv, mine,
+                                     (size_t)colors * sizeof *mine, ids,
+                                     cause) != 0) {
+                free(mine);
+                free(ids);
+                return -1;
+            }
+        } else {
+            memcpy(ids, mine, (size_t)colors * sizeof *mine);
+        }
+        free(mine);
+        /* Color c's id is in the block of the process that holds its
+         * position-0 rank. */
+        ncclUniqueId *id_of = (ncclUniqueId *)xcalloc(colors,
+                                                      sizeof(ncclUniqueId));
+        for (int rank = 0; rank < s->world; rank++) {
+            int c, pos, size;
+            pg_place(s, (enum sched_pg)p, rank, &c, &pos, &size);
+            if (pos == 0)
+                id_of[c] = ids[(size_t)(rank / r->n) * colors + c];
+        }
+        free(ids);
+        ids = id_of;
         e = ncclGroupStart();
         int failed_at = -1;
         for (int i = 0; i < r->n && e == ncclSuccess; i++) {
@@ -1593,10 +1631,9 @@ size_scratch(struct exec_run *r)
 static int
 check_setup(const struct sched *s, const struct real_launch *l, char **cause)
 {
-    if (l->nodes > 1) {
-        *cause = xasprintf("multi-node real runs need the MPI/env:// "
-                           "launcher (not built): this process can only "
-                           "drive one node (asked for %d nodes)", l->nodes);
+    if (l->nodes > 1 && l->rv == NULL) {
+        *cause = xasprintf("a %d-node run needs its processes to have met "
+                           "(rendezvous) first", l->nodes);
         return -1;
     }
     if (l->gpus < 1 || s->world != l->nodes * l->gpus) {
@@ -1648,6 +1685,7 @@ real_run(const struct sched *s, const struct model *m, const struct topo *t,
     r->s = s;
     r->t = t;
     r->o = o;
+    r->l = l;
     r->n = l->gpus;
     r->esize = dtype_bytes(s->param_dtype);
     switch (s->param_dtype) {

@@ -38,13 +38,15 @@ struct real_options {
     int verbose;
 };
 
-/* The process's place in a multi-process job, from MPI or from the env://
- * variables torchrun and srun set (RANK, WORLD_SIZE, LOCAL_RANK,
- * MASTER_ADDR, MASTER_PORT).  One process per node, one thread per GPU. */
+/* The process's place in a multi-process job, from the variables
+ * torchrun, srun or mpirun set (sim/rendezvous.h).  One process per node,
+ * one thread per GPU. */
+struct rendezvous;
 struct real_launch {
     int node_rank;          /* 0 .. nodes-1 */
     int nodes;
     int gpus;               /* GPUs this process drives */
+    struct rendezvous *rv;  /* the other nodes' processes; NULL: one node */
 };
 
 /* Is there a usable GPU?  0 when yes (gpus set), else REAL_EXIT_SYSTEM

@@ -10,9 +10,10 @@
  * file compiles everywhere and says so when it is not.
  *
  * Launching: one process per node, one thread per GPU.  A multi-node run
- * reads WORLD_SIZE (nodes) and RANK (this node) as torchrun or srun set
- * them, e.g. `torchrun --nnodes N --nproc-per-node 1 --no-python fsdpsim
- * real run ...`.
+ * takes its rank and the node count from torchrun, srun or mpirun and
+ * meets the other nodes' processes at MASTER_ADDR:MASTER_PORT
+ * (sim/rendezvous.h), e.g. `torchrun --nnodes N --nproc-per-node 1
+ * --rdzv-endpoint HOST:PORT --no-python fsdpsim real run ...`.
  */
 #include "cmd.h"
 #include "atomic_file.h"
@@ -25,6 +26,7 @@
 #include "xalloc.h"
 #ifdef FSDPSIM_REAL_BINARY
 #include "real.h"
+#include "rendezvous.h"
 #endif
 
 #include <stdlib.h>
@@ -57,9 +59,13 @@ cmd_real_help(FILE *out)
             "with data\nverification (nccl-tests format, which `fsdpsim "
             "calibrate` reads), a GEMM\nsweep over the model's shapes and "
             "host<->device copy bandwidth.\n\n"
-            "Several nodes: one process per node, with WORLD_SIZE and RANK "
-            "set by the\nlauncher (torchrun --nproc-per-node 1 --no-python, "
-            "or srun).\n\n"
+            "Several nodes (real run): one process per node, started by "
+            "torchrun\n(--nproc-per-node 1 --no-python), srun "
+            "(--ntasks-per-node 1) or mpirun\n(--map-by ppr:1:node), with "
+            "MASTER_ADDR and MASTER_PORT naming node 0 and a\nfree port: "
+            "the processes meet there and share NCCL's ids.  Node 0 writes "
+            "the\noutput files.  real bench measures one node (use "
+            "nccl-tests across nodes).\n\n"
             "exit status: 0 ok, 2 bad input, 3 no GPU, real mode not built, "
             "or a CUDA/NCCL\nfailure (the message names the op and rank).\n");
 }
@@ -201,22 +207,35 @@ real_run_cmd(int argc, char **argv)
         setup_free(&r);
         return EXIT_SYSTEM;
     }
-    struct real_launch launch = {0, 1, gpus};
-    const char *ws = getenv("WORLD_SIZE"), *rk = getenv("RANK");
-    if (ws && rk) {
-        launch.nodes = atoi(ws);
-        launch.node_rank = atoi(rk);
+    struct rendezvous_place place;
+    if (rendezvous_place_from_env(&place, &cause) != 0) {
+        cmd_error("real", cause, 0);
+        free(cause);
+        setup_free(&r);
+        return EXIT_USAGE;
     }
+    struct real_launch launch = {place.rank, place.world, gpus, NULL};
     if (launch.nodes != r.topo->nodes || gpus < r.topo->gpus_per_node) {
         char *msg = xasprintf("the schedule is for %d node(s) x %d GPUs, "
-                              "but this is node %d of %d with %d GPU(s): "
-                              "pass --nodes and --gpus-per-node to match",
+                              "but this is node %d of %d (from %s) with %d "
+                              "GPU(s): pass --nodes and --gpus-per-node to "
+                              "match, and launch one process per node",
                               r.topo->nodes, r.topo->gpus_per_node,
-                              launch.node_rank, launch.nodes, gpus);
+                              launch.node_rank, launch.nodes, place.launcher,
+                              gpus);
         cmd_error("real", msg, 0);
         free(msg);
         setup_free(&r);
         return EXIT_USAGE;
+    }
+    if (launch.nodes > 1) {
+        launch.rv = rendezvous_open(&place, ro.timeout_s, &cause);
+        if (launch.rv == NULL) {
+            cmd_error("real", cause, 0);
+            free(cause);
+            setup_free(&r);
+            return EXIT_SYSTEM;
+        }
     }
     launch.gpus = r.topo->gpus_per_node;
 
@@ -226,8 +245,10 @@ real_run_cmd(int argc, char **argv)
     metrics_compute(r.sched, r.topo, &pred, &pm);
     struct real_options o = {(int)ro.warmup, ro.timeout_s, 0};
     int64_t peak_reserved = 0;
-    if (real_run(r.sched, r.model, r.topo, &launch, &o, &meas,
-                 &peak_reserved, &cause) != 0) {
+    int run_rc = real_run(r.sched, r.model, r.topo, &launch, &o, &meas,
+                          &peak_reserved, &cause);
+    rendezvous_close(launch.rv);
+    if (run_rc != 0) {
         cmd_error("real", cause, 0);
         free(cause);
         engine_result_free(&pred);
@@ -241,6 +262,19 @@ real_run_cmd(int argc, char **argv)
                           r.command_line};
     struct run_view mv = {&r.cfg, r.model, r.topo, r.sched, &meas, &mm,
                           r.command_line};
+    /* Node 0 writes the files (on a shared file system every node would
+     * write the same paths); every node prints its own GPU 0's table. */
+    if (launch.node_rank > 0) {
+        free(r.cfg.trace_path);
+        free(r.cfg.timeline_path);
+        free(r.cfg.memory_path);
+        free(r.cfg.metrics_path);
+        r.cfg.trace_path = r.cfg.timeline_path = r.cfg.memory_path =
+            r.cfg.metrics_path = NULL;
+    }
+    if (launch.nodes > 1)
+        printf("node %d of %d (rank %d):\n", launch.node_rank,
+               launch.nodes, launch.node_rank * launch.gpus);
     /* The --metrics file holds both runs: written below. */
     char *metrics_path = r.cfg.metrics_path;
     r.cfg.metrics_path = NULL;
@@ -377,7 +411,7 @@ real_bench_cmd(int argc, char **argv)
         model_free(m);
         return EXIT_SYSTEM;
     }
-    struct real_launch l = {0, 1, gpus};
+    struct real_launch l = {0, 1, gpus, NULL};
     struct real_bench_options o = {minb, maxb, factor, (int)iters,
                                    (int)warmup, m, mb, seq, dt};
     struct atomic_file af;
