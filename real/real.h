@@ -49,6 +49,15 @@ struct real_launch {
     struct rendezvous *rv;  /* the other nodes' processes; NULL: one node */
 };
 
+/* Builds configured --with-mpi (real/mpi_launch.c): when mpirun started
+ * this process, initialise MPI and fill L's node_rank, nodes and rv (an
+ * MPI_Allgather rendezvous); 0 then, 1 when not started by mpirun (L
+ * untouched), -1 with *cause.  real_mpi_finish() ends MPI (MPI_Abort
+ * when !ok, so the other nodes stop too); a no-op when it was not
+ * started. */
+int real_mpi_launch(struct real_launch *l, char **cause);
+void real_mpi_finish(int ok);
+
 /* Is there a usable GPU?  0 when yes (gpus set), else REAL_EXIT_SYSTEM
  * with a one-line *cause naming the CUDA error (caller frees). */
 int real_probe(int *gpus, char **cause);

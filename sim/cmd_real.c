@@ -161,6 +161,68 @@ take_real_opts(int *argc, char **argv, struct real_opts *ro, char **cause)
     return 0;
 }
 
+#ifdef FSDPSIM_REAL_BINARY
+/*
+ * This process's place among the nodes of run R, and the rendezvous with
+ * the others: MPI's when the build has it and mpirun started us, else the
+ * launcher's variables and the TCP rendezvous.  0, or the exit status
+ * after printing why (EXIT_USAGE: the job does not match the options;
+ * EXIT_SYSTEM: the nodes did not meet).
+ */
+static int
+launch_nodes(const struct run *r, int gpus, double timeout_s,
+             struct real_launch *l)
+{
+    char *cause = NULL;
+    struct rendezvous_place place;
+    *l = (struct real_launch){0, 1, gpus, NULL};
+    int from_mpi = 1;
+#ifdef HAVE_MPI
+    from_mpi = real_mpi_launch(l, &cause);
+    if (from_mpi < 0) {
+        cmd_error("real", cause, 0);
+        free(cause);
+        return EXIT_SYSTEM;
+    }
+    place.launcher = "mpirun";
+#endif
+    if (from_mpi != 0) {
+        if (rendezvous_place_from_env(&place, &cause) != 0) {
+            cmd_error("real", cause, 0);
+            free(cause);
+            return EXIT_USAGE;
+        }
+        l->node_rank = place.rank;
+        l->nodes = place.world;
+    }
+    if (l->nodes != r->topo->nodes || gpus < r->topo->gpus_per_node) {
+        char *msg = xasprintf("the schedule is for %d node(s) x %d GPUs, "
+                              "but this is node %d of %d (from %s) with %d "
+                              "GPU(s): pass --nodes and --gpus-per-node to "
+                              "match, and launch one process per node",
+                              r->topo->nodes, r->topo->gpus_per_node,
+                              l->node_rank, l->nodes, place.launcher, gpus);
+        cmd_error("real", msg, 0);
+        free(msg);
+        rendezvous_close(l->rv);
+#ifdef HAVE_MPI
+        real_mpi_finish(0);
+#endif
+        return EXIT_USAGE;
+    }
+    if (l->nodes > 1 && l->rv == NULL) {
+        l->rv = rendezvous_open(&place, timeout_s, &cause);
+        if (l->rv == NULL) {
+            cmd_error("real", cause, 0);
+            free(cause);
+            return EXIT_SYSTEM;
+        }
+    }
+    l->gpus = r->topo->gpus_per_node;
+    return 0;
+}
+#endif
+
 static int
 real_run_cmd(int argc, char **argv)
 {
@@ -207,37 +269,12 @@ real_run_cmd(int argc, char **argv)
         setup_free(&r);
         return EXIT_SYSTEM;
     }
-    struct rendezvous_place place;
-    if (rendezvous_place_from_env(&place, &cause) != 0) {
-        cmd_error("real", cause, 0);
-        free(cause);
+    struct real_launch launch;
+    int lrc = launch_nodes(&r, gpus, ro.timeout_s, &launch);
+    if (lrc != 0) {
         setup_free(&r);
-        return EXIT_USAGE;
+        return lrc;
     }
-    struct real_launch launch = {place.rank, place.world, gpus, NULL};
-    if (launch.nodes != r.topo->nodes || gpus < r.topo->gpus_per_node) {
-        char *msg = xasprintf("the schedule is for %d node(s) x %d GPUs, "
-                              "but this is node %d of %d (from %s) with %d "
-                              "GPU(s): pass --nodes and --gpus-per-node to "
-                              "match, and launch one process per node",
-                              r.topo->nodes, r.topo->gpus_per_node,
-                              launch.node_rank, launch.nodes, place.launcher,
-                              gpus);
-        cmd_error("real", msg, 0);
-        free(msg);
-        setup_free(&r);
-        return EXIT_USAGE;
-    }
-    if (launch.nodes > 1) {
-        launch.rv = rendezvous_open(&place, ro.timeout_s, &cause);
-        if (launch.rv == NULL) {
-            cmd_error("real", cause, 0);
-            free(cause);
-            setup_free(&r);
-            return EXIT_SYSTEM;
-        }
-    }
-    launch.gpus = r.topo->gpus_per_node;
 
     struct engine_result pred, meas;
     struct metrics pm, mm;
@@ -248,6 +285,9 @@ real_run_cmd(int argc, char **argv)
     int run_rc = real_run(r.sched, r.model, r.topo, &launch, &o, &meas,
                           &peak_reserved, &cause);
     rendezvous_close(launch.rv);
+#ifdef HAVE_MPI
+    real_mpi_finish(run_rc == 0);
+#endif
     if (run_rc != 0) {
         cmd_error("real", cause, 0);
         free(cause);

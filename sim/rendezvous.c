@@ -40,6 +40,8 @@ struct rendezvous {
     double timeout_s;
     int *peer;          /* rank 0: socket per rank (peer[0] unused) */
     int server;         /* others: the socket to rank 0 */
+    rendezvous_allgather_fn external;   /* set: all-gathers go there */
+    void *external_ctx;
 };
 
 /* ---- The environment ----------------------------------------------- */
@@ -391,6 +393,19 @@ rendezvous_open(const struct rendezvous_place *p, double timeout_s,
     return rv;
 }
 
+struct rendezvous *
+rendezvous_open_external(int rank, int world, rendezvous_allgather_fn fn,
+                         void *ctx)
+{
+    struct rendezvous *rv = xcalloc(1, sizeof *rv);
+    rv->rank = rank;
+    rv->world = world;
+    rv->server = -1;
+    rv->external = fn;
+    rv->external_ctx = ctx;
+    return rv;
+}
+
 /* ---- All-gather ------------------------------------------------------ */
 
 int
@@ -405,6 +420,8 @@ rendezvous_allgather(struct rendezvous *rv, const void *mine, size_t len,
                            RENDEZVOUS_MAX_TOTAL);
         return -1;
     }
+    if (rv->external)
+        return rv->external(rv->external_ctx, mine, len, all, cause);
     char *out = all;
     memcpy(out + (size_t)rv->rank * len, mine, len);
     if (rv->world == 1)

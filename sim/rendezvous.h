@@ -61,4 +61,13 @@ int rendezvous_allgather(struct rendezvous *rv, const void *mine, size_t len,
 
 void rendezvous_close(struct rendezvous *rv);
 
+/* An all-gather another transport provides (MPI_Allgather in a build with
+ * --with-mpi): the same contract as rendezvous_allgather(). */
+typedef int (*rendezvous_allgather_fn)(void *ctx, const void *mine,
+                                       size_t len, void *all, char **cause);
+/* A rendezvous whose all-gathers go through FN (with CTX); no sockets. */
+struct rendezvous *rendezvous_open_external(int rank, int world,
+                                            rendezvous_allgather_fn fn,
+                                            void *ctx);
+
 #endif
