@@ -40,10 +40,12 @@ cmd_calibrate_help(FILE *out)
             "measured on the\ncluster (all_gather_perf, reduce_scatter_perf "
             "or all_reduce_perf; their\nstdout, or the -J FILE JSON).  Each "
             "file gives its ranks and hosts, so the\nbase topology is "
-            "predicted with that many nodes and GPUs per node.  Sizes\nare "
-            "grouped by the protocol NCCL would pick (LL, LL128, Simple) "
-            "and, inside\none node or across nodes, each group of three or "
-            "more gets, with\nx = size x busbw factor,\n"
+            "predicted with that many nodes and GPUs per node; a text\n"
+            "file may hold several runs one after another (a shell loop over "
+            "the three\nprograms, or 'fsdpsim real bench').  Sizes are "
+            "grouped by the protocol NCCL\nwould pick (LL, LL128, Simple) "
+            "and, inside one node or across nodes, each\ngroup of three or "
+            "more gets, with x = size x busbw factor,\n"
             "  time = latency + x / busbw + 2 sqrt(pipeline x / busbw)\n"
             "by weighted least squares (a group of two: the line without "
             "pipeline).\nThe result is written as a "
@@ -227,6 +229,8 @@ cmd_calibrate(int argc, char **argv)
     enum coll_op hint = COLL_OP_COUNT;
     char *cause = NULL, *msg = NULL;
     struct nccl_tests_run *runs = NULL;
+    const char **labels = NULL;
+    int n_runs = 0;
     struct calib_run *cr = NULL;
     struct calib cal = {0};
     struct topo *t_out = NULL;
@@ -265,19 +269,29 @@ cmd_calibrate(int argc, char **argv)
         goto done;
     }
 
-    runs = xcalloc((size_t)n_files, sizeof *runs);
-    cr = xcalloc((size_t)n_files, sizeof *cr);
-    int gpn = 0, max_nodes = 1, file_version = 0;
-    for (int i = 0; i < n_files; i++) {
-        nccl_tests_run_init(&runs[i]);
-        runs[i].op_hint = hint;
-        if (nccl_tests_read(files[i], &runs[i], &cause) != 0)
+    /* Every run of every file (a file may hold several, one after
+     * another); LABELS[i] is the file run i came from. */
+    for (int f = 0; f < n_files; f++) {
+        struct nccl_tests_run *more;
+        int n_more;
+        if (nccl_tests_read_all(files[f], hint, &more, &n_more, &cause) != 0)
             goto fail_cause;
+        runs = xrealloc(runs, (size_t)(n_runs + n_more) * sizeof *runs);
+        labels = xrealloc(labels, (size_t)(n_runs + n_more) * sizeof *labels);
+        for (int k = 0; k < n_more; k++) {
+            runs[n_runs] = more[k];
+            labels[n_runs++] = files[f];
+        }
+        free(more);
+    }
+    cr = xcalloc((size_t)n_runs, sizeof *cr);
+    int gpn = 0, max_nodes = 1, file_version = 0;
+    for (int i = 0; i < n_runs; i++) {
         int g = runs[i].ranks / runs[i].nodes;
         if (gpn != 0 && g != gpn) {
             msg = xasprintf("%s: inconsistent ranks: %d GPUs per node, but "
                             "%s has %d (calibrate one node type at a time)",
-                            files[i], g, files[0], gpn);
+                            labels[i], g, labels[0], gpn);
             goto fail;
         }
         gpn = g;
@@ -288,7 +302,7 @@ cmd_calibrate(int argc, char **argv)
         cr[i].run = &runs[i];
         cr[i].topo = load_base(base, runs[i].nodes, g, &cause);
         if (cr[i].topo == NULL) {
-            msg = xasprintf("%s: %s", files[i], cause);
+            msg = xasprintf("%s: %s", labels[i], cause);
             goto fail;
         }
     }
@@ -303,17 +317,17 @@ cmd_calibrate(int argc, char **argv)
         nc.version = file_version;
     }
 
-    if (calib_run_all(&cal, cr, n_files, &nc, &cause) != 0)
+    if (calib_run_all(&cal, cr, n_runs, &nc, &cause) != 0)
         goto fail_cause;
     int fitted = 0;
     for (int o = 0; o < TOPO_CALIB_OPS; o++)
         for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
             for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
                 fitted += cal.fit[o][s][p].fitted;
-    for (int i = 0; i < n_files; i++) {
+    for (int i = 0; i < n_runs; i++) {
         if (i > 0)
             printf("\n\n");
-        print_table(&cr[i], files[i], &nc);
+        print_table(&cr[i], labels[i], &nc);
     }
     printf("\n");
     print_fits(&cal);
@@ -346,12 +360,13 @@ done:
     free(msg);
     free(cause);
     calib_free(&cal);
-    for (int i = 0; cr != NULL && i < n_files; i++)
+    for (int i = 0; cr != NULL && i < n_runs; i++)
         topo_free(cr[i].topo);
-    for (int i = 0; runs != NULL && i < n_files; i++)
+    for (int i = 0; runs != NULL && i < n_runs; i++)
         nccl_tests_run_free(&runs[i]);
     free(cr);
     free(runs);
+    free(labels);
     topo_free(t_out);
     free(files);
     return rc;

@@ -693,40 +693,138 @@ out:
 
 /* ---- Entry point ----------------------------------------------------- */
 
-int
-nccl_tests_read(const char *path, struct nccl_tests_run *run, char **cause)
+/* The file's text, or NULL with *cause saying why not. */
+static char *
+read_file(const char *path, char **cause)
 {
     enum textfile_error error;
     char *text = textfile_read(path, NCCL_TESTS_MAX_FILE_BYTES, 0, &error);
-    if (text == NULL) {
-        switch (error) {
-        case TEXTFILE_OPEN:
-            *cause = xasprintf("cannot open '%s': %s", path,
-                               strerror(errno));
-            break;
-        case TEXTFILE_TOO_BIG:
-            *cause = xasprintf("%s: file is larger than 16 MiB (is it "
-                               "nccl-tests output?)", path);
-            break;
-        case TEXTFILE_NUL:
-            *cause = xasprintf("%s: contains a NUL byte (is it nccl-tests "
-                               "output?)", path);
-            break;
-        default:
-            *cause = xasprintf("cannot read '%s': %s", path,
-                               strerror(errno));
-            break;
-        }
-        return -1;
+    if (text != NULL)
+        return text;
+    switch (error) {
+    case TEXTFILE_OPEN:
+        *cause = xasprintf("cannot open '%s': %s", path, strerror(errno));
+        break;
+    case TEXTFILE_TOO_BIG:
+        *cause = xasprintf("%s: file is larger than 16 MiB (is it "
+                           "nccl-tests output?)", path);
+        break;
+    case TEXTFILE_NUL:
+        *cause = xasprintf("%s: contains a NUL byte (is it nccl-tests "
+                           "output?)", path);
+        break;
+    default:
+        *cause = xasprintf("cannot read '%s': %s", path, strerror(errno));
+        break;
     }
-    const char *p = text;
-    while (isspace((unsigned char)*p))
-        p++;
-    int rc = *p == '{' || *p == '['
-                 ? parse_json(path, text, run, cause)
-                 : parse_text(path, text, run, cause);
+    return NULL;
+}
+
+static int
+is_json(const char *text)
+{
+    while (isspace((unsigned char)*text))
+        text++;
+    return *text == '{' || *text == '[';
+}
+
+int
+nccl_tests_read(const char *path, struct nccl_tests_run *run, char **cause)
+{
+    char *text = read_file(path, cause);
+    if (text == NULL)
+        return -1;
+    int rc = is_json(text) ? parse_json(path, text, run, cause)
+                           : parse_text(path, text, run, cause);
     free(text);
     if (rc != 0)
         nccl_tests_run_free(run);
     return rc;
+}
+
+/* nccl-tests' last line of a run ("# Avg bus bandwidth    : 5.1"): a new
+ * run, with its command line and header, can only start after it. */
+#define RUN_END "# Avg bus bandwidth"
+
+/* Offsets in TEXT where a run starts: 0, then the line after each RUN_END
+ * that more data rows follow.  Returns how many (at least 1). */
+static size_t
+run_starts(const char *text, size_t *at, size_t cap)
+{
+    size_t n = 0;
+    at[n++] = 0;
+    for (const char *s = text; *s; ) {
+        const char *b = s;
+        while (*b == ' ' || *b == '\t')
+            b++;
+        const char *nl = strchr(s, '\n');
+        if (nl == NULL)
+            break;
+        s = nl + 1;
+        if (strncmp(b, RUN_END, strlen(RUN_END)) != 0)
+            continue;
+        /* Only where another run's data rows (lines starting with a
+         * digit) follow: nccl-tests ends a run with a few more comment
+         * lines ("# Collective test concluded"). */
+        const char *rest = s;
+        for (;;) {
+            while (*rest == ' ' || *rest == '\t')
+                rest++;
+            if (*rest == '\0' || isdigit((unsigned char)*rest))
+                break;
+            const char *next = strchr(rest, '\n');
+            rest = next ? next + 1 : rest + strlen(rest);
+        }
+        if (*rest != '\0' && n < cap)
+            at[n++] = (size_t)(s - text);
+    }
+    return n;
+}
+
+int
+nccl_tests_read_all(const char *path, enum coll_op hint,
+                    struct nccl_tests_run **runs, int *n_runs, char **cause)
+{
+    *runs = NULL;
+    *n_runs = 0;
+    char *text = read_file(path, cause);
+    if (text == NULL)
+        return -1;
+    size_t len = strlen(text);
+    /* At most one run per line: the offsets fit in len + 1 entries. */
+    size_t *at = xmalloc((len + 2) * sizeof *at);
+    size_t n = 1;
+    at[0] = 0;
+    if (!is_json(text))
+        n = run_starts(text, at, len + 1);
+    at[n] = len;
+    struct nccl_tests_run *r = xcalloc(n, sizeof *r);
+    int rc = 0;
+    for (size_t k = 0; k < n && rc == 0; k++) {
+        nccl_tests_run_init(&r[k]);
+        r[k].op_hint = hint;
+        /* This run's lines, every other line emptied but kept, so that
+         * messages give the file's own line numbers. */
+        size_t lo = at[k], hi = at[k + 1];
+        char *part = xstrdup(text);
+        for (size_t i = 0; i < len; i++)
+            if ((i < lo || i >= hi) && part[i] != '\n')
+                part[i] = ' ';
+        rc = is_json(part) ? parse_json(path, part, &r[k], cause)
+                           : parse_text(path, part, &r[k], cause);
+        free(part);
+        *n_runs = (int)k + 1;
+    }
+    free(at);
+    free(text);
+    *runs = r;
+    if (rc != 0) {
+        for (int k = 0; k < *n_runs; k++)
+            nccl_tests_run_free(&r[k]);
+        free(r);
+        *runs = NULL;
+        *n_runs = 0;
+        return -1;
+    }
+    return 0;
 }

@@ -70,6 +70,18 @@ void nccl_tests_run_free(struct nccl_tests_run *run);
 int nccl_tests_read(const char *path, struct nccl_tests_run *run,
                     char **cause);
 
+/*
+ * Read every run in PATH: a text file may hold several nccl-tests runs one
+ * after another (a shell loop over the three programs, or `fsdpsim real
+ * bench`), each ending at its "# Avg bus bandwidth" line; a JSON file
+ * holds one.  *RUNS gets *N_RUNS runs (caller frees each with
+ * nccl_tests_run_free, then the array), each with HINT as its op_hint.
+ * Errors as nccl_tests_read(), with the file's own line numbers.
+ */
+int nccl_tests_read_all(const char *path, enum coll_op hint,
+                        struct nccl_tests_run **runs, int *n_runs,
+                        char **cause);
+
 /* "all_reduce_perf" etc. for an op. */
 const char *nccl_tests_program(enum coll_op op);
 

@@ -148,6 +148,49 @@ START_TEST(test_calibrate_read_text_two_nodes)
 }
 END_TEST
 
+START_TEST(test_calibrate_read_several_runs)
+{
+    /* nccl-tests-two-runs.txt is nccl-tests-allgather-8x2.txt followed by
+     * nccl-tests-allreduce-8x1.txt (41 lines then 38), as a shell loop over
+     * the programs writes them: two runs, split after the first "# Avg
+     * bus bandwidth" line, each as read alone. */
+    struct nccl_tests_run *runs = NULL;
+    int n = 0;
+    char *cause = NULL;
+    const char *path = data_path("nccl-tests-two-runs.txt");
+    ck_assert_msg(nccl_tests_read_all(path, COLL_OP_COUNT, &runs, &n,
+                                      &cause) == 0, "%s", cause);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(runs[0].op, COLL_ALLGATHER);
+    ck_assert_int_eq(runs[0].ranks, 16);
+    ck_assert_int_eq(runs[0].n_rows, 14);
+    ck_assert_int_eq(runs[1].op, COLL_ALLREDUCE);
+    ck_assert_int_eq(runs[1].ranks, 8);
+    ck_assert_int_eq(runs[1].n_rows, 16);
+    /* Line numbers are the file's: the all-reduce run's rows are 41 lines
+     * further down than in nccl-tests-allreduce-8x1.txt. */
+    struct nccl_tests_run one;
+    nccl_tests_run_init(&one);
+    const char *alone = data_path("nccl-tests-allreduce-8x1.txt");
+    read_ok(alone, &one);
+    ck_assert_int_eq(runs[1].rows[0].line,
+                     one.rows[0].line + 41);
+    nccl_tests_run_free(&one);
+    for (int k = 0; k < n; k++)
+        nccl_tests_run_free(&runs[k]);
+    free(runs);
+
+    /* One run in a file: the same as nccl_tests_read. */
+    path = data_path("nccl-tests-allreduce-8x2.json");
+    ck_assert_int_eq(nccl_tests_read_all(path, COLL_OP_COUNT, &runs, &n,
+                                         &cause), 0);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(runs[0].ranks, 16);
+    nccl_tests_run_free(&runs[0]);
+    free(runs);
+}
+END_TEST
+
 START_TEST(test_calibrate_read_text_old_layout)
 {
     struct nccl_tests_run run;
@@ -700,6 +743,7 @@ calibrate_suite(void)
     tcase_add_test(core, test_calibrate_read_text_one_node);
     tcase_add_test(core, test_calibrate_read_text_two_nodes);
     tcase_add_test(core, test_calibrate_read_text_old_layout);
+    tcase_add_test(core, test_calibrate_read_several_runs);
     tcase_add_test(core, test_calibrate_read_json);
     tcase_add_test(core, test_calibrate_busbw_identity);
     tcase_add_test(core, test_calibrate_op_hint);

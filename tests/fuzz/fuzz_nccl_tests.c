@@ -1,7 +1,8 @@
 /*
  * fuzz_nccl_tests.c: nccl-tests output (text and -J JSON), read as
  * `fsdpsim calibrate --nccl-tests FILE` reads it.  An accepted run has
- * ranks, nodes and rows within their bounds.  The reader takes a path, so
+ * ranks, nodes and rows within their bounds, for every run of a file
+ * that holds several.  The reader takes a path, so
  * each input is written to a private temporary file first.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -25,20 +26,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > 0 && fwrite(data, 1, size, f) != size)
         abort();
     fclose(f);
-    struct nccl_tests_run run;
-    nccl_tests_run_init(&run);
+    struct nccl_tests_run *runs = NULL;
+    int n = 0;
     char *cause = NULL;
-    if (nccl_tests_read(path, &run, &cause) == 0) {
-        FUZZ_ASSERT(run.op >= 0 && run.op < COLL_OP_COUNT);
-        FUZZ_ASSERT(run.ranks >= 1 && run.nodes >= 1);
-        FUZZ_ASSERT(run.n_rows >= 1 && run.n_rows <= NCCL_TESTS_MAX_ROWS);
-        for (int i = 0; i < run.n_rows; i++)
-            FUZZ_ASSERT(run.rows[i].size_bytes >= 0
-                        && run.rows[i].time_us >= 0);
+    if (nccl_tests_read_all(path, COLL_OP_COUNT, &runs, &n, &cause) == 0) {
+        FUZZ_ASSERT(n >= 1);
+        for (int k = 0; k < n; k++) {
+            const struct nccl_tests_run *run = &runs[k];
+            FUZZ_ASSERT(run->op >= 0 && run->op < COLL_OP_COUNT);
+            FUZZ_ASSERT(run->ranks >= 1 && run->nodes >= 1);
+            FUZZ_ASSERT(run->n_rows >= 1
+                        && run->n_rows <= NCCL_TESTS_MAX_ROWS);
+            for (int i = 0; i < run->n_rows; i++)
+                FUZZ_ASSERT(run->rows[i].size_bytes >= 0
+                            && run->rows[i].time_us >= 0);
+        }
+        for (int k = 0; k < n; k++)
+            nccl_tests_run_free(&runs[k]);
+        free(runs);
     } else {
+        FUZZ_ASSERT(runs == NULL && n == 0);
         fuzz_check_cause(cause);
     }
-    nccl_tests_run_free(&run);
     unlink(path);
     return 0;
 }
