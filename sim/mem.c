@@ -32,14 +32,15 @@ struct block {
     int prev, next;          /* neighbours in the segment, -1 at the ends */
     enum block_state state;
     int wait_op;
-    int free_pos;            /* index in its pool's free list, or -1 */
+    int pending_next;        /* next block waiting for the same op, -1 */
 };
 
 /* Pools: per stream, small and large (pool_key). */
 #define N_POOLS (STREAM_COUNT * 2)
 
-/* Free blocks of one pool: best fit scans only these, not every block
- * ever made (the allocator's own pools are sets of free blocks too). */
+/* Free blocks of one pool, sorted by (size, block index): best fit is a
+ * binary search for the first large enough, as the allocator's own pools
+ * are std::sets ordered by (stream, size, address) with lower_bound. */
 struct free_list {
     int *ids;
     size_t n, cap;
@@ -57,12 +58,38 @@ struct mem {
     struct mem_stats st;
     struct mem_sample *samples;
     size_t n_samples, cap_samples;
-    int *pending;             /* blocks in BLOCK_PENDING */
-    size_t n_pending, cap_pending;
+    /* Blocks in BLOCK_PENDING, a list per op they wait for, in the order
+     * they were freed: an op's completion finds its blocks at once
+     * instead of scanning every pending block. */
+    int *pending_head, *pending_tail;   /* by op, -1 when none */
+    size_t cap_pending;
     struct free_list free[N_POOLS];
+    /* Free blocks that are a whole segment (no neighbours): what
+     * release_cached() can give back.  A listed block's neighbours never
+     * change (blocks are only split or merged out of the lists), so the
+     * count is kept in set_free() and unset_free(). */
+    size_t n_whole_free;
     int *spare;               /* released block slots to reuse */
     size_t n_spare, cap_spare;
 };
+
+/* Position in FL of the first block ordered at or after (SIZE, ID). */
+static size_t
+free_lower_bound(const struct mem *m, const struct free_list *fl,
+                 uint64_t size, int id)
+{
+    size_t lo = 0, hi = fl->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int j = fl->ids[mid];
+        uint64_t sj = m->blocks[j].size;
+        if (sj < size || (sj == size && j < id))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
 
 static void
 set_free(struct mem *m, int i)
@@ -71,20 +98,25 @@ set_free(struct mem *m, int i)
     struct free_list *fl = &m->free[b->pool];
     b->state = BLOCK_FREE;
     fl->ids = xgrow(fl->ids, &fl->cap, fl->n + 1, sizeof(int));
-    b->free_pos = (int)fl->n;
-    fl->ids[fl->n++] = i;
+    size_t at = free_lower_bound(m, fl, b->size, i);
+    memmove(fl->ids + at + 1, fl->ids + at, (fl->n - at) * sizeof(int));
+    fl->ids[at] = i;
+    fl->n++;
+    m->n_whole_free += b->prev < 0 && b->next < 0;
 }
 
-/* Take a block out of its free list (it becomes used or released). */
+/* Take a block out of its free list (it becomes used or released).  Its
+ * size must be the one it was listed with. */
 static void
 unset_free(struct mem *m, int i, enum block_state state)
 {
     struct block *b = &m->blocks[i];
     struct free_list *fl = &m->free[b->pool];
-    int last = fl->ids[--fl->n];
-    fl->ids[b->free_pos] = last;
-    m->blocks[last].free_pos = b->free_pos;
-    b->free_pos = -1;
+    size_t at = free_lower_bound(m, fl, b->size, i);
+    assert(at < fl->n && fl->ids[at] == i);
+    memmove(fl->ids + at, fl->ids + at + 1, (fl->n - at - 1) * sizeof(int));
+    fl->n--;
+    m->n_whole_free -= b->prev < 0 && b->next < 0;
     b->state = state;
     if (state == BLOCK_RELEASED) {
         m->spare = xgrow(m->spare, &m->cap_spare, m->n_spare + 1,
@@ -115,7 +147,8 @@ mem_free(struct mem *m)
     free(m->buffer_block);
     free(m->buffer_cat);
     free(m->samples);
-    free(m->pending);
+    free(m->pending_head);
+    free(m->pending_tail);
     for (int i = 0; i < N_POOLS; i++)
         free(m->free[i].ids);
     free(m->spare);
@@ -165,7 +198,6 @@ new_block(struct mem *m, uint64_t size, int pool)
     b->prev = b->next = -1;
     b->state = BLOCK_USED;
     b->wait_op = -1;
-    b->free_pos = -1;
     return i;
 }
 
@@ -184,6 +216,8 @@ merge_free(struct mem *m, int i)
     }
     int pv = m->blocks[i].prev;
     if (pv >= 0 && m->blocks[pv].state == BLOCK_FREE) {
+        /* The neighbour grows: out of the sorted list and back in. */
+        unset_free(m, pv, BLOCK_USED);
         struct block *p = &m->blocks[pv];
         p->size += m->blocks[i].size;
         p->next = m->blocks[i].next;
@@ -193,6 +227,7 @@ merge_free(struct mem *m, int i)
         m->spare = xgrow(m->spare, &m->cap_spare, m->n_spare + 1,
                          sizeof(int));
         m->spare[m->n_spare++] = i;
+        set_free(m, pv);
         return;
     }
     set_free(m, i);
@@ -202,7 +237,7 @@ merge_free(struct mem *m, int i)
 static void
 release_cached(struct mem *m)
 {
-    for (int p = 0; p < N_POOLS; p++) {
+    for (int p = 0; p < N_POOLS && m->n_whole_free > 0; p++) {
         struct free_list *fl = &m->free[p];
         for (size_t k = fl->n; k-- > 0;) {
             int i = fl->ids[k];
@@ -235,14 +270,9 @@ mem_alloc(struct mem *m, int64_t t, int buffer, enum sched_stream stream,
 
     int best = -1;
     const struct free_list *fl = &m->free[pool];
-    for (size_t k = 0; k < fl->n; k++) {
-        int i = fl->ids[k];
-        const struct block *b = &m->blocks[i];
-        if (b->size >= size && (best < 0 || b->size < m->blocks[best].size
-                                || (b->size == m->blocks[best].size
-                                    && i < best)))
-            best = i;
-    }
+    size_t at = free_lower_bound(m, fl, size, -1);
+    if (at < fl->n)
+        best = fl->ids[at];
     if (best >= 0)
         unset_free(m, best, BLOCK_USED);
     else {
@@ -306,9 +336,21 @@ mem_release(struct mem *m, int64_t t, int buffer, int wait_op,
     } else {
         b->state = BLOCK_PENDING;
         b->wait_op = wait_op;
-        m->pending = xgrow(m->pending, &m->cap_pending, m->n_pending + 1,
-                           sizeof(int));
-        m->pending[m->n_pending++] = i;
+        b->pending_next = -1;
+        if ((size_t)wait_op >= m->cap_pending) {
+            size_t old = m->cap_pending;
+            m->pending_head = xgrow(m->pending_head, &m->cap_pending,
+                                    (size_t)wait_op + 1, sizeof(int));
+            m->pending_tail = xrealloc(m->pending_tail,
+                                       m->cap_pending * sizeof(int));
+            for (size_t k = old; k < m->cap_pending; k++)
+                m->pending_head[k] = m->pending_tail[k] = -1;
+        }
+        if (m->pending_head[wait_op] < 0)
+            m->pending_head[wait_op] = i;
+        else
+            m->blocks[m->pending_tail[wait_op]].pending_next = i;
+        m->pending_tail[wait_op] = i;
     }
     sample(m, t);
 }
@@ -317,17 +359,17 @@ void
 mem_op_done(struct mem *m, int64_t t, int op)
 {
     (void)t;
-    size_t w = 0;
-    for (size_t k = 0; k < m->n_pending; k++) {
-        int i = m->pending[k];
-        if (m->blocks[i].wait_op == op) {
-            m->blocks[i].wait_op = -1;
-            merge_free(m, i);
-        } else {
-            m->pending[w++] = i;
-        }
+    if (op < 0 || (size_t)op >= m->cap_pending)
+        return;
+    int i = m->pending_head[op];
+    m->pending_head[op] = m->pending_tail[op] = -1;
+    while (i >= 0) {
+        /* merge_free may reuse block i's slot: read the link first. */
+        int next = m->blocks[i].pending_next;
+        m->blocks[i].wait_op = -1;
+        merge_free(m, i);
+        i = next;
     }
-    m->n_pending = w;
 }
 
 void
