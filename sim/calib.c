@@ -181,15 +181,16 @@ calib_fit_curve(const double *x, const double *t, size_t n,
 }
 
 void
-calib_store(struct topo *t, enum coll_op op, int scope,
+calib_store(struct topo *t, enum coll_op op, int scope, enum nccl_algo algo,
             enum nccl_proto proto, const struct calib_fit *fit)
 {
     assert(op >= 0 && op < TOPO_CALIB_OPS && scope >= 0 &&
-           scope < TOPO_CALIB_SCOPES && proto >= 0 &&
+           scope < TOPO_CALIB_SCOPES && algo >= 0 &&
+           algo < TOPO_CALIB_ALGOS && proto >= 0 &&
            proto < TOPO_CALIB_PROTOS);
     if (!fit->fitted)
         return;
-    struct topo_calibration *c = &t->calib[op][scope][proto];
+    struct topo_calibration *c = &t->calib_algo[op][scope][algo][proto];
     c->latency_ns = fmin(round_digits(fit->latency_s * 1e9, CALIB_DIGITS),
                          CALIB_MAX_LATENCY_S * 1e9);
     c->busbw_Bps = fmin(round_digits(fit->busbw_Bps, CALIB_DIGITS),
@@ -260,34 +261,39 @@ calib_run_all(struct calib *c, struct calib_run *runs, int n_runs,
     double *t = xmalloc((total + 1) * sizeof *t);
     for (int o = 0; o < TOPO_CALIB_OPS; o++)
         for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
-            for (int p = 0; p < TOPO_CALIB_PROTOS; p++) {
-                size_t n = 0;
-                for (int k = 0; k < n_runs; k++) {
-                    const struct calib_run *r = &runs[k];
-                    if ((int)r->run->op != o || r->scope != s)
-                        continue;
-                    double f = coll_busbw_factor(r->run->op, r->run->ranks);
-                    for (int i = 0; i < r->n_points; i++) {
-                        if ((int)r->points[i].proto != p)
+            for (int a = 0; a < TOPO_CALIB_ALGOS; a++)
+                for (int p = 0; p < TOPO_CALIB_PROTOS; p++) {
+                    size_t n = 0;
+                    for (int k = 0; k < n_runs; k++) {
+                        const struct calib_run *r = &runs[k];
+                        if ((int)r->run->op != o || r->scope != s)
                             continue;
-                        x[n] = r->points[i].size_bytes * f;
-                        t[n] = r->points[i].measured_s;
-                        n++;
+                        double f = coll_busbw_factor(r->run->op,
+                                                     r->run->ranks);
+                        for (int i = 0; i < r->n_points; i++) {
+                            if ((int)r->points[i].algo != a
+                                || (int)r->points[i].proto != p)
+                                continue;
+                            x[n] = r->points[i].size_bytes * f;
+                            t[n] = r->points[i].measured_s;
+                            n++;
+                        }
                     }
+                    struct calib_fit *fit = &c->fit[o][s][a][p];
+                    if (n > 0 && calib_fit_curve(x, t, n, fit) != 0)
+                        fit->fitted = false;
+                    fit->points = (int)n;
                 }
-                struct calib_fit *fit = &c->fit[o][s][p];
-                if (n > 0 && calib_fit_curve(x, t, n, fit) != 0)
-                    fit->fitted = false;
-                fit->points = (int)n;
-            }
     free(x);
     free(t);
 
     for (int k = 0; k < n_runs; k++) {
         for (int o = 0; o < TOPO_CALIB_OPS; o++)
             for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
-                for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
-                    calib_store(runs[k].topo, o, s, p, &c->fit[o][s][p]);
+                for (int a = 0; a < TOPO_CALIB_ALGOS; a++)
+                    for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
+                        calib_store(runs[k].topo, o, s, a, p,
+                                    &c->fit[o][s][a][p]);
         if (predict(&runs[k], nc, true, cause) != 0)
             return -1;
     }

@@ -6,9 +6,9 @@
  * (nccl-tests doc/PERFORMANCE.md for the factor, fsdp-semantics §14.3 for
  * the form), plus a pipeline-fill term (coll.c) for the gradual approach
  * to peak bandwidth that measurements show.  Each measured size is
- * assigned the (collective, scope, protocol) the uncalibrated model would
- * use for it; each group with three or more points gets a weighted
- * least-squares curve, a group of two a line.
+ * assigned the (collective, scope, algorithm, protocol) the uncalibrated
+ * model would use for it; each group with three or more points gets a
+ * weighted least-squares curve, a group of two a line.
  *
  * Ownership: struct calib owns its points; runs and topologies are
  * borrowed from the caller, and calib_run_all() writes the fitted cells
@@ -85,14 +85,14 @@ struct calib_run {
 struct calib {
     int n_runs;
     struct calib_run *runs;             /* borrowed array, points owned */
-    struct calib_fit
-        fit[TOPO_CALIB_OPS][TOPO_CALIB_SCOPES][TOPO_CALIB_PROTOS];
+    struct calib_fit fit[TOPO_CALIB_OPS][TOPO_CALIB_SCOPES][TOPO_CALIB_ALGOS]
+                        [TOPO_CALIB_PROTOS];
 };
 
 /*
  * Predict every row of every run with its topology as given, pool the
- * points by (collective, scope, protocol) over all runs, fit each group of
- * two or more, store the fits in every run's topology (other cells are
+ * points by (collective, scope, algorithm, protocol) over all runs, fit
+ * each group of two or more, store the fits in every run's topology (other cells are
  * left as they were) and predict again.  RUNS[i].run and .topo must be
  * set.  Returns 0, or -1 with *cause (caller frees) when the model refuses
  * a size.  calib_free() releases the points even after a failure.
@@ -101,10 +101,11 @@ int calib_run_all(struct calib *c, struct calib_run *runs, int n_runs,
                   const struct nccl_config *nc, char **cause);
 void calib_free(struct calib *c);
 
-/* Write cell FIT of (op, scope, proto) into T->calib, rounded to
- * CALIB_DIGITS; unfitted cells are left alone. */
+/* Write cell FIT of (op, scope, algorithm, proto) into T->calib_algo,
+ * rounded to CALIB_DIGITS; unfitted cells are left alone. */
 void calib_store(struct topo *t, enum coll_op op, int scope,
-                 enum nccl_proto proto, const struct calib_fit *fit);
+                 enum nccl_algo algo, enum nccl_proto proto,
+                 const struct calib_fit *fit);
 
 /*
  * The median of |100 (pred - meas) / meas| over the points whose size is

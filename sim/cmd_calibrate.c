@@ -5,7 +5,8 @@
  * Each file is one all_gather_perf, reduce_scatter_perf or
  * all_reduce_perf run (text or -J JSON, nccl_tests.c).  Its ranks and
  * hosts give the node count and GPUs per node the base topology is
- * predicted with; calib.c groups the sizes by the protocol the model picks
+ * predicted with; calib.c groups the sizes by the algorithm and protocol
+ * the model picks
  * and fits time = latency + x / busbw + 2 sqrt(pipeline x / busbw), x =
  * size x busbw factor, per group (calib.h).  The
  * tables show every size before and after, so a poor fit is seen rather
@@ -43,9 +44,10 @@ cmd_calibrate_help(FILE *out)
             "predicted with that many nodes and GPUs per node; a text\n"
             "file may hold several runs one after another (a shell loop over "
             "the three\nprograms, or 'fsdpsim real bench').  Sizes are "
-            "grouped by the protocol NCCL\nwould pick (LL, LL128, Simple) "
-            "and, inside one node or across nodes, each\ngroup of three or "
-            "more gets, with x = size x busbw factor,\n"
+            "grouped by the algorithm and\nprotocol NCCL would pick (Ring "
+            "LL, Tree LL128, Ring Simple, ...) inside one\nnode or across "
+            "nodes; each group of three or more gets, with\nx = size x "
+            "busbw factor,\n"
             "  time = latency + x / busbw + 2 sqrt(pipeline x / busbw)\n"
             "by weighted least squares (a group of two: the line without "
             "pipeline).\nThe result is written as a "
@@ -125,6 +127,33 @@ print_table(const struct calib_run *r, const char *path,
     }
 }
 
+/* One fitted cell, named as its topology keys are. */
+static void
+print_fit(const struct calib_fit *f, int op, const char *scope,
+          const char *algo, const char *proto)
+{
+    if (f->points == 0)
+        return;
+    char cell[64];
+    snprintf(cell, sizeof cell, "%s_%s_%s_%s", coll_op_name(op), scope,
+             algo, proto);
+    if (!f->fitted) {
+        printf("#   %-32s not fitted: %d size%s (needs two sizes or more)\n",
+               cell, f->points, f->points == 1 ? "" : "s");
+        return;
+    }
+    printf("#   %-32s latency %.4g us, busbw %.4g GB/s, pipeline %.4g us "
+           "(%d sizes)%s\n", cell, f->latency_s * 1e6, f->busbw_Bps / 1e9,
+           f->pipeline_s * 1e6, f->points,
+           f->latency_clamped
+               ? "; the free fit gave a negative latency, so it was fitted "
+                 "through 0"
+           : f->bw_unresolved
+               ? "; times do not grow with size, so busbw is the 1000TBps "
+                 "ceiling"
+               : "");
+}
+
 static void
 print_fits(const struct calib *c)
 {
@@ -135,31 +164,10 @@ print_fits(const struct calib *c)
            "latency + x / busbw\n#   + 2 sqrt(pipeline x / busbw)):\n");
     for (int o = 0; o < TOPO_CALIB_OPS; o++)
         for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
-            for (int p = 0; p < TOPO_CALIB_PROTOS; p++) {
-                const struct calib_fit *f = &c->fit[o][s][p];
-                if (f->points == 0)
-                    continue;
-                char cell[64];
-                snprintf(cell, sizeof cell, "%s_%s_%s", coll_op_name(o),
-                         scopes[s], protos[p]);
-                if (!f->fitted) {
-                    printf("#   %-27s not fitted: %d size%s (needs two "
-                           "sizes or more)\n", cell, f->points,
-                           f->points == 1 ? "" : "s");
-                    continue;
-                }
-                printf("#   %-27s latency %.4g us, busbw %.4g GB/s, "
-                       "pipeline %.4g us (%d sizes)%s\n", cell,
-                       f->latency_s * 1e6, f->busbw_Bps / 1e9,
-                       f->pipeline_s * 1e6, f->points,
-                       f->latency_clamped
-                           ? "; the free fit gave a negative latency, so "
-                             "it was fitted through 0"
-                       : f->bw_unresolved
-                           ? "; times do not grow with size, so busbw is "
-                             "the 1000TBps ceiling"
-                           : "");
-            }
+            for (int a = 0; a < TOPO_CALIB_ALGOS; a++)
+                for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
+                    print_fit(&c->fit[o][s][a][p], o, scopes[s],
+                              topo_calib_algo_keys[a], protos[p]);
 }
 
 /* Load BASE with NODES nodes of GPN GPUs.  NULL with *cause. */
@@ -189,8 +197,9 @@ output_topology(const char *base, const struct calib *c, int nodes, int gpn,
         return NULL;
     for (int o = 0; o < TOPO_CALIB_OPS; o++)
         for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
-            for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
-                calib_store(t, o, s, p, &c->fit[o][s][p]);
+            for (int a = 0; a < TOPO_CALIB_ALGOS; a++)
+                for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
+                    calib_store(t, o, s, a, p, &c->fit[o][s][a][p]);
     char *name = xasprintf("%s-calibrated", t->name);
     char *why = NULL;
     char *set = xasprintf("topology.name=%s", name);
@@ -322,8 +331,9 @@ cmd_calibrate(int argc, char **argv)
     int fitted = 0;
     for (int o = 0; o < TOPO_CALIB_OPS; o++)
         for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
-            for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
-                fitted += cal.fit[o][s][p].fitted;
+            for (int a = 0; a < TOPO_CALIB_ALGOS; a++)
+                for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
+                    fitted += cal.fit[o][s][a][p].fitted;
     for (int i = 0; i < n_runs; i++) {
         if (i > 0)
             printf("\n\n");

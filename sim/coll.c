@@ -385,8 +385,9 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
     }
     r->channels = (r->algo == NCCL_ALGO_NVLS || r->algo == NCCL_ALGO_NVLS_TREE)
                       ? NVLS_CHANNELS : x.ch;
-    /* A calibrated topology replaces the model's time for the protocol
-     * NCCL picks by what nccl-tests measured (fsdpsim calibrate):
+    /* A calibrated topology replaces the model's time for the algorithm
+     * and protocol NCCL picks by what nccl-tests measured (fsdpsim
+     * calibrate), from the algorithm's own cell where there is one:
      *   t = latency + x / busbw + 2 sqrt(pipeline x / busbw)
      * with x the bytes times the busbw factor (nccl-tests
      * doc/PERFORMANCE.md).  The last two terms are the pipelined transfer
@@ -396,8 +397,11 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
      * pipelined broadcast): NCCL grows its chunks and channels with the
      * message (enqueue.cc), so the approach to the peak bus bandwidth is
      * gradual rather than the sharp knee of latency + x / busbw. */
+    int scope = g->nodes > 1 ? 1 : 0;
     const struct topo_calibration *cal =
-        &t->calib[op][g->nodes > 1 ? 1 : 0][r->proto];
+        &t->calib_algo[op][scope][r->algo][r->proto];
+    if (!(cal->busbw_Bps > 0))
+        cal = &t->calib[op][scope][r->proto];   /* any algorithm */
     if (cal->busbw_Bps > 0) {
         double xfer_s = nbytes * coll_busbw_factor(op, g->ranks)
                         / cal->busbw_Bps;

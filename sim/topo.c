@@ -82,19 +82,31 @@ struct topo_key {
  * "..._busbw" and "..._pipeline", then the cells of one scope and of one
  * collective. */
 #define CAL_SECTION "calibration"
+#define CAL_KEYS(cell, name)                                                \
+    {CAL_SECTION, name "_latency", KIND_TIME, F(cell.latency_ns), false,    \
+     "0", "25.1us", 0, MAX_TIME_NS, false, "allowed 0 to 1s"},              \
+    {CAL_SECTION, name "_busbw", KIND_BW, F(cell.busbw_Bps), false, "0",    \
+     "231.4GBps", 0, MAX_BPS, false, "allowed 0 to 1000TBps"},              \
+    {CAL_SECTION, name "_pipeline", KIND_TIME, F(cell.pipeline_ns), false,  \
+     "0", "3.2us", 0, MAX_TIME_NS, false, "allowed 0 to 1s"}
+/* Any algorithm: "<op>_<scope>_<proto>_..." */
 #define CAL_CELL(o, on, s, sn, p, pn)                                       \
-    {CAL_SECTION, on "_" sn "_" pn "_latency", KIND_TIME,                   \
-     F(calib[o][s][p].latency_ns), false, "0", "25.1us", 0, MAX_TIME_NS,    \
-     false, "allowed 0 to 1s"},                                             \
-    {CAL_SECTION, on "_" sn "_" pn "_busbw", KIND_BW,                       \
-     F(calib[o][s][p].busbw_Bps), false, "0", "231.4GBps", 0, MAX_BPS,      \
-     false, "allowed 0 to 1000TBps"},                                       \
-    {CAL_SECTION, on "_" sn "_" pn "_pipeline", KIND_TIME,                  \
-     F(calib[o][s][p].pipeline_ns), false, "0", "3.2us", 0, MAX_TIME_NS,    \
-     false, "allowed 0 to 1s"}
+    CAL_KEYS(calib[o][s][p], on "_" sn "_" pn)
+/* One algorithm: "<op>_<scope>_<algo>_<proto>_..." */
+#define CAL_ACELL(o, on, s, sn, a, an, p, pn)                               \
+    CAL_KEYS(calib_algo[o][s][a][p], on "_" sn "_" an "_" pn)
+#define CAL_ALGO(o, on, s, sn, a, an)                                       \
+    CAL_ACELL(o, on, s, sn, a, an, 0, "ll"),                                \
+    CAL_ACELL(o, on, s, sn, a, an, 1, "ll128"),                             \
+    CAL_ACELL(o, on, s, sn, a, an, 2, "simple")
 #define CAL_SCOPE(o, on, s, sn)                                             \
     CAL_CELL(o, on, s, sn, 0, "ll"), CAL_CELL(o, on, s, sn, 1, "ll128"),    \
-    CAL_CELL(o, on, s, sn, 2, "simple")
+    CAL_CELL(o, on, s, sn, 2, "simple"),                                    \
+    CAL_ALGO(o, on, s, sn, 0, "tree"), CAL_ALGO(o, on, s, sn, 1, "ring"),   \
+    CAL_ALGO(o, on, s, sn, 2, "collnetdirect"),                             \
+    CAL_ALGO(o, on, s, sn, 3, "collnetchain"),                              \
+    CAL_ALGO(o, on, s, sn, 4, "nvls"), CAL_ALGO(o, on, s, sn, 5, "nvlstree"),\
+    CAL_ALGO(o, on, s, sn, 6, "pat")
 #define CAL_OP(o, on)                                                       \
     CAL_SCOPE(o, on, 0, "intra"), CAL_SCOPE(o, on, 1, "inter")
 
@@ -105,6 +117,15 @@ _Static_assert(COLL_ALLGATHER == 0 && COLL_REDUCESCATTER == 1 &&
 _Static_assert(PROTO_LL == 0 && PROTO_LL128 == 1 && PROTO_SIMPLE == 2 &&
                PROTO_COUNT == TOPO_CALIB_PROTOS,
                "calibration keys follow enum nccl_proto");
+_Static_assert(NCCL_ALGO_TREE == 0 && NCCL_ALGO_RING == 1 &&
+               NCCL_ALGO_COLLNET_DIRECT == 2 && NCCL_ALGO_COLLNET_CHAIN == 3 &&
+               NCCL_ALGO_NVLS == 4 && NCCL_ALGO_NVLS_TREE == 5 &&
+               NCCL_ALGO_PAT == 6 && NCCL_ALGO_COUNT == TOPO_CALIB_ALGOS,
+               "calibration keys follow enum nccl_algo");
+
+const char *const topo_calib_algo_keys[TOPO_CALIB_ALGOS] = {
+    "tree", "ring", "collnetdirect", "collnetchain", "nvls", "nvlstree",
+    "pat"};
 
 static const struct topo_key keys[] = {
     {"topology", "name", KIND_NAME, F(name), false, NULL, "dgx-a100-80g",

@@ -43,6 +43,14 @@ struct topo_calibration {
 #define TOPO_CALIB_OPS 3
 #define TOPO_CALIB_SCOPES 2
 #define TOPO_CALIB_PROTOS 3
+/* Algorithm-specific cells, topo.calib_algo[collective][scope][algorithm]
+ * [protocol], algorithms in enum nccl_algo's order (tree, ring,
+ * collnetdirect, collnetchain, nvls, nvlstree, pat).  Where a cell of the
+ * algorithm NCCL picks is set, it is used; else the protocol's cell of
+ * topo.calib (any algorithm). */
+#define TOPO_CALIB_ALGOS 7
+/* The algorithms as calibration keys spell them ("tree", "ring", ...). */
+extern const char *const topo_calib_algo_keys[TOPO_CALIB_ALGOS];
 
 struct topo {
     char *name;                 /* e.g. "dgx-a100-80g" */
@@ -81,6 +89,8 @@ struct topo {
     /* [calibration] */
     struct topo_calibration
         calib[TOPO_CALIB_OPS][TOPO_CALIB_SCOPES][TOPO_CALIB_PROTOS];
+    struct topo_calibration calib_algo[TOPO_CALIB_OPS][TOPO_CALIB_SCOPES]
+                                      [TOPO_CALIB_ALGOS][TOPO_CALIB_PROTOS];
 };
 
 /* Load NAME (built-in) or FILE.  NULL with *cause set (caller frees). */

@@ -436,8 +436,9 @@ START_TEST(test_calibrate_recovers_synthetic_run)
     struct calib c;
     ck_assert_int_eq(calib_run_all(&c, &cr, 1, &nc, &cause), 0);
     int fitted = 0;
-    for (int p = 0; p < TOPO_CALIB_PROTOS; p++) {
-        const struct calib_fit *f = &c.fit[COLL_ALLREDUCE][0][p];
+    for (int k = 0; k < TOPO_CALIB_ALGOS * TOPO_CALIB_PROTOS; k++) {
+        int a = k / TOPO_CALIB_PROTOS, p = k % TOPO_CALIB_PROTOS;
+        const struct calib_fit *f = &c.fit[COLL_ALLREDUCE][0][a][p];
         if (!f->fitted)
             continue;
         fitted++;
@@ -445,17 +446,19 @@ START_TEST(test_calibrate_recovers_synthetic_run)
                                 alpha_us * 1e-6 * FIT_REL_TOL);
         ck_assert_double_eq_tol(f->busbw_Bps, beta_GBps * 1e9,
                                 beta_GBps * 1e9 * FIT_REL_TOL);
-        const struct topo_calibration *cell = &t->calib[COLL_ALLREDUCE][0][p];
+        const struct topo_calibration *cell =
+            &t->calib_algo[COLL_ALLREDUCE][0][a][p];
         ck_assert_double_eq_tol(cell->latency_ns, alpha_us * 1e3,
                                 alpha_us * 1e3 * FIT_REL_TOL);
         ck_assert_double_eq_tol(cell->busbw_Bps, beta_GBps * 1e9,
                                 beta_GBps * 1e9 * FIT_REL_TOL);
     }
-    /* 8 B .. 8 GiB spans at least LL and Simple. */
+    /* 8 B .. 8 GiB spans at least LL and Simple (Tree and Ring). */
     ck_assert_int_ge(fitted, 2);
     /* No inter-node cell: one host. */
-    for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
-        ck_assert_int_eq(c.fit[COLL_ALLREDUCE][1][p].points, 0);
+    for (int a = 0; a < TOPO_CALIB_ALGOS; a++)
+        for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
+            ck_assert_int_eq(c.fit[COLL_ALLREDUCE][1][a][p].points, 0);
     ck_assert_int_eq(cr.n_points, run.n_rows);
     for (int i = 0; i < cr.n_points; i++)
         ck_assert_double_eq_tol(cr.points[i].after_s,

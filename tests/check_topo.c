@@ -163,6 +163,14 @@ assert_topo_equal(const struct topo *a, const struct topo *b)
     for (int o = 0; o < TOPO_CALIB_OPS; o++)
         for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
             for (int p = 0; p < TOPO_CALIB_PROTOS; p++) {
+                for (int g = 0; g < TOPO_CALIB_ALGOS; g++) {
+                    const struct topo_calibration *x =
+                        &a->calib_algo[o][s][g][p], *y =
+                        &b->calib_algo[o][s][g][p];
+                    ck_assert_double_eq(x->latency_ns, y->latency_ns);
+                    ck_assert_double_eq(x->busbw_Bps, y->busbw_Bps);
+                    ck_assert_double_eq(x->pipeline_ns, y->pipeline_ns);
+                }
                 ck_assert_double_eq(a->calib[o][s][p].latency_ns,
                                     b->calib[o][s][p].latency_ns);
                 ck_assert_double_eq(a->calib[o][s][p].busbw_Bps,
@@ -549,6 +557,16 @@ START_TEST(test_topo_calibration_keys)
     ck_assert_int_eq(r.proto, PROTO_SIMPLE);
     ck_assert_double_eq_tol(r.time_s, 0.0234375 + 2 * sqrt(27.2e-6 *
                             0.0234375), 1e-9);
+    /* The algorithm's own cell wins over the protocol's: Ring Simple at
+     * 80 GB/s, no latency or pipeline, is 0.9375e9 / 80e9 = 11.71875 ms. */
+    ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
+    set_ok(t, "calibration.reducescatter_inter_ring_simple_busbw=80GBps");
+    ck_assert_double_eq(t->calib_algo[1][1][NCCL_ALGO_RING][2].busbw_Bps,
+                        8e10);
+    ck_assert_int_eq(coll_estimate(t, &nc, COLL_REDUCESCATTER, REDOP_SUM,
+                                   &g, 1e9, &r, &cause), 0);
+    ck_assert_double_eq_tol(r.time_s, 0.01171875, 1e-9);
+    assert_round_trip(t);
     topo_free(t);
 }
 END_TEST
