@@ -57,6 +57,7 @@ struct bench {
     enum dtype dt;
     int es;
     char *cause;
+    struct real_bench_result *res;
 };
 
 static double
@@ -557,6 +558,7 @@ gemm_sweep(struct bench *b)
     }
     cublasSetStream(h, b->st[0]);
     int iters = b->o->iters > 0 ? b->o->iters : 20;
+    double flops = 0, seconds = 0;
     printf("\nGEMM sweep on GPU 0 (%s, TFLOPS; M tokens, N out, K in)\n",
            dtype_name(b->dt));
     printf("%8s %8s %8s %9s %9s %9s\n", "M", "N", "K", "forward", "dgrad",
@@ -600,6 +602,8 @@ gemm_sweep(struct bench *b)
                                     cudaGetErrorString(e));
             }
             tf[j] = ms > 0 ? 2.0 * M * N * K * iters / (ms * 1e-3) / 1e12 : 0;
+            flops += 2.0 * M * N * K * iters;
+            seconds += ms * 1e-3;
         }
         if (rc == 0)
             printf("%8lld %8lld %8lld %9.1f %9.1f %9.1f\n", (long long)M,
@@ -608,6 +612,8 @@ gemm_sweep(struct bench *b)
     for (int k = 0; k < 3; k++)
         cudaFree(buf[k]);
     cublasDestroy(h);
+    if (rc == 0 && seconds > 0)
+        b->res->gemm_flops_per_s = flops / seconds;
     return rc;
 }
 
@@ -654,8 +660,13 @@ copy_sweep(struct bench *b)
                                 cudaGetErrorString(e));
             bw[dir] = ms > 0 ? (double)sz * iters / (ms * 1e-3) / 1e9 : 0;
         }
-        if (rc == 0)
+        if (rc == 0) {
             printf("%12zu %9.2f %9.2f\n", sz, bw[0], bw[1]);
+            /* The largest size is the one bandwidth-bound offload copies
+             * (whole shards) resemble. */
+            b->res->h2d_Bps = bw[0] * 1e9;
+            b->res->d2h_Bps = bw[1] * 1e9;
+        }
     }
     cudaFree(dev);
     cudaFreeHost(host);
@@ -749,8 +760,9 @@ bench_teardown(struct bench *b, int ok)
  * which), or REAL_EXIT_SYSTEM with *cause (caller frees). */
 extern "C" int
 real_bench(const struct real_launch *l, const struct real_bench_options *o,
-           FILE *nccl_tests_out, char **cause)
+           FILE *nccl_tests_out, struct real_bench_result *res, char **cause)
 {
+    memset(res, 0, sizeof *res);
     if (l->nodes > 1) {
         *cause = xasprintf("real bench measures one node; across nodes "
                            "run nccl-tests (all_gather_perf, "
@@ -765,6 +777,10 @@ real_bench(const struct real_launch *l, const struct real_bench_options *o,
     struct bench b;
     memset(&b, 0, sizeof b);
     b.o = o;
+    b.res = res;
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
+        snprintf(res->gpu_name, sizeof res->gpu_name, "%s", prop.name);
     b.n = l->gpus > 0 ? l->gpus : have;
     if (b.n > have) {
         *cause = xasprintf("asked for %d GPUs but CUDA sees %d (check "

@@ -83,7 +83,15 @@ struct real_bench_options {
     int64_t micro_batch, seq_len;
     enum dtype dtype;
 };
+/* What the bench measured, for the calibration file (sim/calib_file.h). */
+struct real_bench_result {
+    double gemm_flops_per_s;    /* every GEMM of the sweep: their FLOPs
+                                 * over their time; 0 without a model */
+    double h2d_Bps, d2h_Bps;    /* pinned copies at the largest size */
+    char gpu_name[256];         /* GPU 0's name */
+};
 int real_bench(const struct real_launch *l, const struct real_bench_options *o,
-               FILE *nccl_tests_out, char **cause);
+               FILE *nccl_tests_out, struct real_bench_result *res,
+               char **cause);
 
 #endif

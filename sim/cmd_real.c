@@ -25,6 +25,7 @@
 #include "units.h"
 #include "xalloc.h"
 #ifdef FSDPSIM_REAL_BINARY
+#include "calib_file.h"
 #include "real.h"
 #include "rendezvous.h"
 #endif
@@ -42,7 +43,9 @@ cmd_real_help(FILE *out)
             "       fsdpsim real bench [-b SIZE] [-e SIZE] [-f F] [--iters N]"
             " [--nccl-tests-out FILE]\n"
             "                          [--model M --micro-batch B --seq-len S "
-            "--param-dtype D]\n\n"
+            "--param-dtype D]\n"
+            "                          [--topology T] [--calibration-out "
+            "FILE]\n\n"
             "real run executes the schedule `fsdpsim schedule` prints, with "
             "the same\noptions, on this node's GPUs: cuBLAS GEMMs with each "
             "layer's shapes, NCCL\ncollectives on the schedule's streams and "
@@ -58,7 +61,10 @@ cmd_real_help(FILE *out)
             "real bench sweeps all-gather, reduce-scatter and all-reduce "
             "with data\nverification (nccl-tests format, which `fsdpsim "
             "calibrate` reads), a GEMM\nsweep over the model's shapes and "
-            "host<->device copy bandwidth.\n\n"
+            "host<->device copy bandwidth.\n--calibration-out FILE writes "
+            "what it measured (GEMM efficiency against\n--topology's peak, "
+            "copy bandwidth, collective cells fitted as 'fsdpsim\n"
+            "calibrate' does) for 'simulate --calibration FILE'.\n\n"
             "Several nodes (real run): one process per node, started by "
             "torchrun\n(--nproc-per-node 1 --no-python), srun "
             "(--ntasks-per-node 1) or mpirun\n(--map-by ppr:1:node), with "
@@ -366,12 +372,26 @@ real_run_cmd(int argc, char **argv)
 }
 
 
+#ifdef FSDPSIM_REAL_BINARY
+/* TEXT into PATH, atomically; 0 or -1 with *cause. */
+static int
+write_text_file(const char *path, const char *text, char **cause)
+{
+    struct atomic_file af;
+    if (atomic_file_open(&af, path, cause) != 0)
+        return -1;
+    fputs(text, af.f);
+    return atomic_file_commit(&af, cause);
+}
+#endif
+
 static int
 real_bench_cmd(int argc, char **argv)
 {
     double minb = 1024, maxb = 1073741824.0, factor = 2;
     int64_t iters = 20, warmup = 5, mb = 1, seq = 2048;
     const char *out_path = NULL, *model_name = NULL, *dtype_s = "bf16";
+    const char *cal_path = NULL, *topo_name = "dgx-a100-80g";
     char *cause = NULL, *msg = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -409,6 +429,10 @@ real_bench_cmd(int argc, char **argv)
             }
         } else if (strcmp(a, "--nccl-tests-out") == 0) {
             out_path = v;
+        } else if (strcmp(a, "--calibration-out") == 0) {
+            cal_path = v;
+        } else if (strcmp(a, "--topology") == 0 || strcmp(a, "-t") == 0) {
+            topo_name = v;
         } else if (strcmp(a, "--model") == 0 || strcmp(a, "-m") == 0) {
             model_name = v;
         } else if (strcmp(a, "--param-dtype") == 0) {
@@ -429,6 +453,18 @@ real_bench_cmd(int argc, char **argv)
         msg = cause;
         cause = NULL;
     }
+    struct topo *bt = NULL;
+    if (msg == NULL && (bt = topo_load(topo_name, &cause)) == NULL) {
+        msg = xasprintf("--topology: %s", cause);
+        free(cause);
+        cause = NULL;
+    }
+    if (msg == NULL && cal_path != NULL && !(bt->peak_flops[dt] > 0))
+        msg = xasprintf("--calibration-out: topology '%s' has no %s peak "
+                        "to rate the GEMM sweep against (pick another "
+                        "--param-dtype or --topology)", bt->name,
+                        dtype_name(dt));
+    topo_free(bt);
     if (msg) {
         cmd_error("real", msg, 0);
         free(msg);
@@ -441,6 +477,7 @@ real_bench_cmd(int argc, char **argv)
     (void)mb;
     (void)seq;
     (void)out_path;
+    (void)cal_path;
     model_free(m);
     return run_real_binary(argc, argv);
 #else
@@ -454,23 +491,46 @@ real_bench_cmd(int argc, char **argv)
     struct real_launch l = {0, 1, gpus, NULL};
     struct real_bench_options o = {minb, maxb, factor, (int)iters,
                                    (int)warmup, m, mb, seq, dt};
-    struct atomic_file af;
-    FILE *nt = stdout;
-    if (out_path && atomic_file_open(&af, out_path, &cause) != 0) {
-        cmd_error("real", cause, 0);
-        free(cause);
+    /* The sweeps go to memory first: printed or written as asked, and
+     * fitted for the calibration file. */
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *nt = open_memstream(&text, &text_len);
+    if (nt == NULL) {
+        cmd_error("real", "cannot buffer the nccl-tests output (out of "
+                  "memory)", 0);
         model_free(m);
         return EXIT_SYSTEM;
     }
-    if (out_path)
-        nt = af.f;
-    int rc = real_bench(&l, &o, nt, &cause);
-    if (out_path) {
-        if (rc == 0 && atomic_file_commit(&af, &cause) != 0)
+    struct real_bench_result res;
+    int rc = real_bench(&l, &o, nt, &res, &cause);
+    fclose(nt);
+    if (rc == 0 && out_path == NULL)
+        fputs(text, stdout);
+    if (rc == 0 && out_path != NULL &&
+        write_text_file(out_path, text, &cause) != 0)
+        rc = EXIT_SYSTEM;
+    if (rc == 0 && cal_path != NULL) {
+        struct calib_measured cm = {text, res.gemm_flops_per_s, dt,
+                                    res.h2d_Bps, res.d2h_Bps,
+                                    res.gpu_name[0] ? res.gpu_name : NULL};
+        struct nccl_config nc;
+        nccl_config_init(&nc);
+        struct atomic_file af;
+        if (atomic_file_open(&af, cal_path, &cause) != 0) {
             rc = EXIT_SYSTEM;
-        else if (rc != 0)
+        } else if (calib_file_write(af.f, topo_name, &nc, &cm, &cause)
+                   != 0) {
             atomic_file_abort(&af);
+            rc = EXIT_SYSTEM;
+        } else if (atomic_file_commit(&af, &cause) != 0) {
+            rc = EXIT_SYSTEM;
+        } else {
+            printf("wrote %s; use it with 'fsdpsim simulate --topology %s "
+                   "--calibration %s'\n", cal_path, topo_name, cal_path);
+        }
     }
+    free(text);
     if (rc != 0) {
         cmd_error("real", cause, 0);
         free(cause);

@@ -790,6 +790,17 @@ nccl_tests_read_all(const char *path, enum coll_op hint,
     char *text = read_file(path, cause);
     if (text == NULL)
         return -1;
+    int rc = nccl_tests_parse_all(path, text, hint, runs, n_runs, cause);
+    free(text);
+    return rc;
+}
+
+int
+nccl_tests_parse_all(const char *path, const char *text, enum coll_op hint,
+                     struct nccl_tests_run **runs, int *n_runs, char **cause)
+{
+    *runs = NULL;
+    *n_runs = 0;
     size_t len = strlen(text);
     /* At most one run per line: the offsets fit in len + 1 entries. */
     size_t *at = xmalloc((len + 2) * sizeof *at);
@@ -816,7 +827,6 @@ nccl_tests_read_all(const char *path, enum coll_op hint,
         *n_runs = (int)k + 1;
     }
     free(at);
-    free(text);
     *runs = r;
     if (rc != 0) {
         for (int k = 0; k < *n_runs; k++)

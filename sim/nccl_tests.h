@@ -82,6 +82,11 @@ int nccl_tests_read_all(const char *path, enum coll_op hint,
                         struct nccl_tests_run **runs, int *n_runs,
                         char **cause);
 
+/* The same for TEXT already in memory, named PATH in messages. */
+int nccl_tests_parse_all(const char *path, const char *text,
+                         enum coll_op hint, struct nccl_tests_run **runs,
+                         int *n_runs, char **cause);
+
 /* "all_reduce_perf" etc. for an op. */
 const char *nccl_tests_program(enum coll_op op);
 

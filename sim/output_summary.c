@@ -36,6 +36,8 @@ output_summary_text(const struct run_view *v, FILE *out)
             np >= 1e9 ? "B" : "M",
             v->topo->name, v->topo->nodes, v->topo->nodes == 1 ? "" : "s",
             v->topo->gpus_per_node, s->world);
+    if (c->calibration != NULL)
+        fprintf(out, "calibration: %s\n", c->calibration);
     fprintf(out, "FSDP: %s, %s -> %d units, backward_prefetch=%s%s%s%s\n",
             sharding_name(c->sharding), policy_text(v, pol, sizeof pol),
             s->n_units, backward_prefetch_name(c->backward_prefetch),

@@ -22,6 +22,8 @@ const struct config_option config_options[] = {
     {"nodes", "N", "number of nodes (default: the topology's)"},
     {"gpus_per_node", "G", "GPUs per node (default: the topology's)"},
     {"set", "SECTION.KEY=VALUE", "override one topology field (repeatable)"},
+    {"calibration", "FILE",
+     "measured values for the topology ('real bench --calibration-out')"},
     {"sharding_strategy", "S",
      "FULL_SHARD | SHARD_GRAD_OP | NO_SHARD | HYBRID_SHARD | _HYBRID_SHARD_ZERO2"},
     {"auto_wrap_policy", "transformer|size",
@@ -83,6 +85,7 @@ config_free(struct run_config *c)
 {
     free(c->model);
     free(c->topology);
+    free(c->calibration);
     for (int i = 0; i < c->n_sets; i++)
         free(c->sets[i]);
     free(c->sets);
@@ -298,6 +301,8 @@ config_set(struct run_config *c, const char *key_in, const char *value,
         rc = set_string(&c->model, value, origin, cause);
     } else if (strcmp(key, "topology") == 0) {
         rc = set_string(&c->topology, value, origin, cause);
+    } else if (strcmp(key, "calibration") == 0) {
+        rc = set_string(&c->calibration, value, origin, cause);
     } else if (strcmp(key, "nodes") == 0) {
         if ((rc = set_count(&n, value, 1, 100000, origin, cause)) == 0)
             c->nodes = (int)n;

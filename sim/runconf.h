@@ -34,6 +34,7 @@ enum out_format { FORMAT_TEXT, FORMAT_JSON };
 struct run_config {
     char *model;                 /* name or path */
     char *topology;              /* name or path */
+    char *calibration;           /* measured values to apply, or NULL */
     int nodes;                   /* 0 = the topology's value */
     int gpus_per_node;           /* 0 = the topology's value */
     char **sets;                 /* topology overrides "section.key=value" */

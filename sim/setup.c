@@ -257,6 +257,13 @@ setup_prepare(struct run *r, char **cause)
         *cause = why;
         return -1;
     }
+    /* Measured values first, so that --set can still override them. */
+    if (c->calibration != NULL &&
+        topo_apply_calibration(r->topo, c->calibration, &why) != 0) {
+        *cause = xasprintf("--calibration: %s", why);
+        free(why);
+        return -1;
+    }
     for (int i = 0; i < c->n_sets; i++) {
         if (topo_set(r->topo, c->sets[i], &why) != 0) {
             *cause = why;

@@ -649,6 +649,7 @@ fmt_value(const struct topo *t, const struct topo_key *k, char *buf,
 
 struct parse {
     struct topo *t;
+    bool overlay;           /* a calibration file: measured keys only */
     struct ini_lines rd;    /* the line reader; rd.line is being parsed */
     int seen[N_KEYS];       /* line each key was set on; 0 = not yet */
     int err_line;           /* line of err */
@@ -697,6 +698,22 @@ on_key(void *user, const char *section, const char *name, const char *value)
     const struct topo_key *k = find_key(section, name);
     if (k == NULL) {
         parse_fail(ps, unknown_key_message(section, name));
+        return 0;
+    }
+    /* Names, choices, switches and counts describe the cluster; only
+     * measured quantities (times, bandwidths, rates, factors) may come
+     * from a calibration file. */
+    if (ps->overlay && (strcmp(section, "topology") == 0 ||
+                        strcmp(section, "node") == 0 ||
+                        k->kind == KIND_NAME || k->kind == KIND_LABEL ||
+                        k->kind == KIND_ARCH || k->kind == KIND_FABRIC ||
+                        k->kind == KIND_NET || k->kind == KIND_BOOL ||
+                        k->kind == KIND_INT)) {
+        parse_fail(ps, xasprintf("[%s] %s describes the cluster, not a "
+                                 "measurement: a calibration file holds "
+                                 "measured values only (set it in the "
+                                 "topology, or with --set %s.%s=...)",
+                                 section, name, section, name));
         return 0;
     }
     size_t i = (size_t)(k - keys);
@@ -764,24 +781,24 @@ topo_new_defaults(void)
  * still change them.  Returns an owned topology (topo_free()), or NULL with
  * *cause set (caller frees).
  */
-struct topo *
-topo_parse_ini(const char *text, const char *origin, char **cause)
+/* Parse TEXT into PS->t; 0, or -1 with *cause ("ORIGIN:LINE: ..."). */
+static int
+parse_text(struct parse *ps, const char *text, const char *origin,
+           char **cause)
 {
-    assert(text != NULL && origin != NULL);
-    struct parse ps = {.t = topo_new_defaults()};
     /* Indentation is dropped, because libinih reads an indented line as
      * the continuation of the previous value, which would turn an indented
      * "latency = 1us" into a confusing second value for the key above it.
      * '#' starts a comment only after a blank, so "GPU#2" stays a name. */
-    ini_lines_init(&ps.rd, text, 0);
-    int rc = ini_lines_parse(&ps.rd, on_key, on_line, &ps);
+    ini_lines_init(&ps->rd, text, 0);
+    int rc = ini_lines_parse(&ps->rd, on_key, on_line, ps);
     /* Reading stopped at the long line, so it comes after every error
      * already kept and parse_fail() keeps it only when there is none. */
-    if (ps.rd.too_long)
-        parse_fail(&ps, xasprintf("line is longer than %d characters "
-                                  "(shorten it)", ps.rd.max_len));
+    if (ps->rd.too_long)
+        parse_fail(ps, xasprintf("line is longer than %d characters "
+                                 "(shorten it)", ps->rd.max_len));
 
-    if (rc != 0 && (ps.err == NULL || rc < ps.err_line)) {
+    if (rc != 0 && (ps->err == NULL || rc < ps->err_line)) {
         /* libinih's own complaint: neither a section, a key nor a
          * comment. */
         char *line = text_line(text, rc);
@@ -789,12 +806,32 @@ topo_parse_ini(const char *text, const char *origin, char **cause)
                            "'[section]', 'key = value' or a '#' comment)",
                            origin, rc, line);
         free(line);
-        goto fail;
+        free(ps->err);
+        return -1;
     }
-    if (ps.err != NULL) {
-        *cause = xasprintf("%s:%d: %s", origin, ps.err_line, ps.err);
-        goto fail;
+    if (ps->err != NULL) {
+        *cause = xasprintf("%s:%d: %s", origin, ps->err_line, ps->err);
+        free(ps->err);
+        return -1;
     }
+    return 0;
+}
+
+/*
+ * Parse TEXT, a topology file, naming it ORIGIN in messages
+ * ("ORIGIN:LINE: what (hint)").  Keys with defaults may be omitted; the
+ * name defaults to ORIGIN's base name.  Each value is range-checked as it
+ * is read; checks across keys are left to topo_validate(), since --set may
+ * still change them.  Returns an owned topology (topo_free()), or NULL with
+ * *cause set (caller frees).
+ */
+struct topo *
+topo_parse_ini(const char *text, const char *origin, char **cause)
+{
+    assert(text != NULL && origin != NULL);
+    struct parse ps = {.t = topo_new_defaults()};
+    if (parse_text(&ps, text, origin, cause) != 0)
+        goto fail;
     for (size_t i = 0; i < N_KEYS; i++) {
         if (keys[i].required && ps.seen[i] == 0) {
             *cause = xasprintf("%s: missing key '%s' in [%s] (add e.g. "
@@ -821,10 +858,10 @@ topo_parse_ini(const char *text, const char *origin, char **cause)
     return ps.t;
 
 fail:
-    free(ps.err);
     topo_free(ps.t);
     return NULL;
 }
+
 
 /* ---- Loading --------------------------------------------------------- */
 
@@ -904,6 +941,29 @@ topo_load(const char *name_or_path, char **cause)
                        *list ? list : "none");
     free(list);
     return NULL;
+}
+
+int
+topo_apply_calibration(struct topo *t, const char *path, char **cause)
+{
+    char *text = NULL;
+    int rc = read_file(path, &text, cause);
+    if (rc > 0)
+        *cause = xasprintf("cannot open '%s': %s", path, strerror(ENOENT));
+    if (rc != 0)
+        return -1;
+    /* Parsed into a copy, so that T is unchanged on failure. */
+    struct topo copy = *t;
+    struct parse ps = {.t = &copy, .overlay = true};
+    rc = parse_text(&ps, text, path, cause);
+    free(text);
+    if (rc == 0) {
+        copy.name = t->name;            /* the strings stay T's */
+        copy.source = t->source;
+        copy.gpu_name = t->gpu_name;
+        *t = copy;
+    }
+    return rc;
 }
 
 /* ---- --set, validation, printing ------------------------------------- */
@@ -1027,24 +1087,20 @@ topo_validate(const struct topo *t, char **cause)
  * identical struct (source aside).
  * The description is not stored and so not written.
  */
-void
-topo_print(const struct topo *t, FILE *out)
+/* The keys of SECTION (every section when NULL), each section under its
+ * "[name]" line; calibration cells left at 0 are skipped. */
+static void
+print_keys(const struct topo *t, const char *only, FILE *out)
 {
     char buf[64];
-    fprintf(out, "# fsdpsim topology '%s'", t->name ? t->name : "?");
-    if (t->source != NULL) {
-        fputs(" from ", out);
-        for (const char *s = t->source; *s; s++)
-            fputc(isprint((unsigned char)*s) ? *s : '?', out);
-    }
-    fputc('\n', out);
     const char *section = NULL;
     for (size_t i = 0; i < N_KEYS; i++) {
         const struct topo_key *k = &keys[i];
-        if (k->kind == KIND_IGNORE)
+        if (k->kind == KIND_IGNORE ||
+            (only != NULL && strcmp(k->section, only) != 0))
             continue;
         /* Calibration keys left at 0 are not written: they are the norm,
-         * and 36 lines of zeros would bury the rest. */
+         * and hundreds of lines of zeros would bury the rest. */
         if (strcmp(k->section, CAL_SECTION) == 0 &&
             *(const double *)cfield(t, k) == 0)
             continue;
@@ -1055,6 +1111,25 @@ topo_print(const struct topo *t, FILE *out)
         fprintf(out, "%-16s = %s\n", k->key,
                 fmt_value(t, k, buf, sizeof buf));
     }
+}
+
+void
+topo_print(const struct topo *t, FILE *out)
+{
+    fprintf(out, "# fsdpsim topology '%s'", t->name ? t->name : "?");
+    if (t->source != NULL) {
+        fputs(" from ", out);
+        for (const char *s = t->source; *s; s++)
+            fputc(isprint((unsigned char)*s) ? *s : '?', out);
+    }
+    fputc('\n', out);
+    print_keys(t, NULL, out);
+}
+
+void
+topo_print_calibration(const struct topo *t, FILE *out)
+{
+    print_keys(t, CAL_SECTION, out);
 }
 
 void

@@ -95,6 +95,15 @@ struct topo {
 
 /* Load NAME (built-in) or FILE.  NULL with *cause set (caller frees). */
 struct topo *topo_load(const char *name_or_path, char **cause);
+/*
+ * Apply a calibration file, PATH: a partial topology holding measured
+ * values only ([gpu] gemm_efficiency, [host] pcie_bandwidth,
+ * [calibration] cells, ... as `fsdpsim real bench --calibration-out`
+ * writes; no [topology] or [node] keys and no choices such as fabric).
+ * Keys it sets replace T's.  0, or -1 with *cause ("PATH:LINE: ...");
+ * T is unchanged on failure.
+ */
+int topo_apply_calibration(struct topo *t, const char *path, char **cause);
 struct topo *topo_parse_ini(const char *text, const char *origin,
                             char **cause);
 /* Apply "section.key=value" (from --set); -1 with *cause on error. */
@@ -103,6 +112,9 @@ int topo_set(struct topo *t, const char *assignment, char **cause);
 int topo_validate(const struct topo *t, char **cause);
 /* Write the topology back as INI (fsdpsim topologies --show). */
 void topo_print(const struct topo *t, FILE *out);
+/* Only the [calibration] section, the cells that are set (nothing when
+ * none is). */
+void topo_print_calibration(const struct topo *t, FILE *out);
 void topo_free(struct topo *t);
 
 const char *dtype_name(enum dtype d);

@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "calib.h"
+#include "calib_file.h"
 #include "coll.h"
 #include "nccl_tests.h"
 #include "topo.h"
@@ -188,6 +189,68 @@ START_TEST(test_calibrate_read_several_runs)
     ck_assert_int_eq(runs[0].ranks, 16);
     nccl_tests_run_free(&runs[0]);
     free(runs);
+}
+END_TEST
+
+START_TEST(test_calibrate_calibration_file)
+{
+    /* What real bench writes from its measurements, read back onto the
+     * topology by simulate --calibration.  GEMMs at 200 TFLOPS bf16 on a
+     * 312 TFLOPS A100 are 0.641 of peak; copies at 20 and 22 GB/s give
+     * pcie_bandwidth 21 GB/s; the all-reduce sweep of
+     * nccl-tests-allreduce-8x1.txt gives its Ring Simple cell, 235 GB/s
+     * and 28 us (as calibrate prints it). */
+    FILE *f = fopen(data_path("nccl-tests-allreduce-8x1.txt"), "r");
+    ck_assert_ptr_nonnull(f);
+    char text[16384];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    struct calib_measured m = {text, 200e12, DTYPE_BF16, 20e9, 22e9,
+                               "NVIDIA A100-SXM4-80GB"};
+    struct nccl_config nc;
+    nccl_config_init(&nc);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&out, &len);
+    char *cause = NULL;
+    ck_assert_msg(calib_file_write(mem, "dgx-a100-80g", &nc, &m, &cause)
+                      == 0, "%s", cause);
+    fclose(mem);
+    ck_assert_ptr_nonnull(strstr(out, "\ngemm_efficiency = 0.641\n"));
+    ck_assert_ptr_nonnull(strstr(out, "\npcie_bandwidth = 21.00GBps\n"));
+    ck_assert_ptr_nonnull(strstr(out, "\nallreduce_intra_ring_simple_busbw "
+                                      "= 235GBps\n"));
+    char *path = tu_temp_text(out);
+    struct topo *t = topo_load("dgx-a100-80g", &cause);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_msg(topo_apply_calibration(t, path, &cause) == 0, "%s",
+                  cause);
+    ck_assert_double_eq_tol(t->gemm_efficiency, 0.641, 1e-12);
+    ck_assert_double_eq_tol(t->pcie_Bps, 21e9, 1e-3);
+    const struct topo_calibration *cell =
+        &t->calib_algo[COLL_ALLREDUCE][0][NCCL_ALGO_RING][PROTO_SIMPLE];
+    ck_assert_double_eq_tol(cell->busbw_Bps, 235e9, 1e-3);
+    ck_assert_double_eq_tol(cell->latency_ns, 28000, 1e-6);
+    topo_free(t);
+    unlink(path);
+    free(path);
+    free(out);
+
+    /* A file that changes the cluster's shape is refused, and the
+     * topology is left as it was. */
+    path = tu_temp_text("[gpu]\ngemm_efficiency = 0.5\n[intra]\n"
+                        "fabric = pcie\n");
+    t = topo_load("dgx-a100-80g", &cause);
+    double before = t->gemm_efficiency;
+    ck_assert_int_eq(topo_apply_calibration(t, path, &cause), -1);
+    ck_assert_msg(strstr(cause, ":4: [intra] fabric describes the cluster, "
+                                "not a measurement") != NULL, "%s", cause);
+    ck_assert_double_eq(t->gemm_efficiency, before);
+    free(cause);
+    topo_free(t);
+    unlink(path);
+    free(path);
 }
 END_TEST
 
@@ -747,6 +810,7 @@ calibrate_suite(void)
     tcase_add_test(core, test_calibrate_read_text_two_nodes);
     tcase_add_test(core, test_calibrate_read_text_old_layout);
     tcase_add_test(core, test_calibrate_read_several_runs);
+    tcase_add_test(core, test_calibrate_calibration_file);
     tcase_add_test(core, test_calibrate_read_json);
     tcase_add_test(core, test_calibrate_busbw_identity);
     tcase_add_test(core, test_calibrate_op_hint);

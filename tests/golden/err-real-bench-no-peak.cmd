@@ -1,0 +1,1 @@
+real bench --calibration-out @WORK@/cal.ini --param-dtype fp8

@@ -1,0 +1,1 @@
+simulate --calibration @SRCDIR@/tests/data/nccl-tests-allreduce-8x1.txt
