@@ -11,27 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* BASE with NODES nodes of GPN GPUs (0: BASE's own) and no calibration;
- * NULL with *cause. */
-static struct topo *
-base_topology(const char *base, int nodes, int gpn, char **cause)
-{
-    struct topo *t = topo_load(base, cause);
-    if (t == NULL)
-        return NULL;
-    if (nodes > 0)
-        t->nodes = nodes;
-    if (gpn > 0)
-        t->gpus_per_node = gpn;
-    memset(t->calib, 0, sizeof t->calib);
-    memset(t->calib_algo, 0, sizeof t->calib_algo);
-    if (topo_validate(t, cause) != 0) {
-        topo_free(t);
-        return NULL;
-    }
-    return t;
-}
-
 /* Fit the runs in TEXT and store the cells in OUT_T; 0 or -1. */
 static int
 fit_collectives(const char *text, const char *base,
@@ -48,8 +27,9 @@ fit_collectives(const char *text, const char *base,
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         cr[i].run = &runs[i];
-        cr[i].topo = base_topology(base, runs[i].nodes,
-                                   runs[i].ranks / runs[i].nodes, cause);
+        cr[i].topo = topo_load_sized(base, runs[i].nodes,
+                                     runs[i].ranks / runs[i].nodes, true,
+                                     cause);
         if (cr[i].topo == NULL)
             rc = -1;
     }
@@ -74,7 +54,7 @@ int
 calib_file_write(FILE *out, const char *base, const struct nccl_config *nc,
                  const struct calib_measured *m, char **cause)
 {
-    struct topo *t = base_topology(base, 0, 0, cause);
+    struct topo *t = topo_load_sized(base, 0, 0, true, cause);
     if (t == NULL)
         return -1;
     double peak = t->peak_flops[m->gemm_dtype];

@@ -170,29 +170,13 @@ print_fits(const struct calib *c)
                               topo_calib_algo_keys[a], protos[p]);
 }
 
-/* Load BASE with NODES nodes of GPN GPUs.  NULL with *cause. */
-static struct topo *
-load_base(const char *base, int nodes, int gpn, char **cause)
-{
-    struct topo *t = topo_load(base, cause);
-    if (t == NULL)
-        return NULL;
-    t->nodes = nodes;
-    t->gpus_per_node = gpn;
-    if (topo_validate(t, cause) != 0) {
-        topo_free(t);
-        return NULL;
-    }
-    return t;
-}
-
 /* The output topology: BASE with the fitted cells, GPN GPUs per node and
  * the most nodes any file ran on, named "<base>-calibrated". */
 static struct topo *
 output_topology(const char *base, const struct calib *c, int nodes, int gpn,
                 char **cause)
 {
-    struct topo *t = load_base(base, nodes, gpn, cause);
+    struct topo *t = topo_load_sized(base, nodes, gpn, false, cause);
     if (t == NULL)
         return NULL;
     for (int o = 0; o < TOPO_CALIB_OPS; o++)
@@ -309,7 +293,7 @@ cmd_calibrate(int argc, char **argv)
         if (file_version == 0)
             file_version = runs[i].nccl_version;
         cr[i].run = &runs[i];
-        cr[i].topo = load_base(base, runs[i].nodes, g, &cause);
+        cr[i].topo = topo_load_sized(base, runs[i].nodes, g, false, &cause);
         if (cr[i].topo == NULL) {
             msg = xasprintf("%s: %s", labels[i], cause);
             goto fail;

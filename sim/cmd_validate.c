@@ -444,23 +444,6 @@ print_medians(const char *what, const struct errs *e)
            e->n_all, e->n_all == 1 ? "" : "s");
 }
 
-/* Topology NAME sized for run V, uncalibrated; NULL with *cause. */
-static struct topo *
-run_topology(const struct vrun *v, const char *name, char **cause)
-{
-    struct topo *t = topo_load(name, cause);
-    if (t == NULL)
-        return NULL;
-    t->nodes = v->nodes;
-    t->gpus_per_node = v->gpn;
-    memset(t->calib, 0, sizeof t->calib);
-    if (topo_validate(t, cause) != 0) {
-        topo_free(t);
-        return NULL;
-    }
-    return t;
-}
-
 /*
  * The held-out prediction of point SKIP of run V: calibrate a fresh copy
  * of topology NAME on every other point of V (calib_run_all, exactly as
@@ -474,7 +457,7 @@ predict_held_out(const struct vrun *v, const char *name, int skip,
                  const struct nccl_config *nc, struct coll_result *res,
                  char **cause)
 {
-    struct topo *t = run_topology(v, name, cause);
+    struct topo *t = topo_load_sized(name, v->nodes, v->gpn, true, cause);
     if (t == NULL)
         return -1;
     struct nccl_tests_run run;
@@ -523,7 +506,7 @@ validate_run(const struct vrun *v, const struct nccl_config *nc,
                v->gpn, v->hardware);
         return 1;
     }
-    struct topo *t = run_topology(v, name, cause);
+    struct topo *t = topo_load_sized(name, v->nodes, v->gpn, true, cause);
     if (t == NULL)
         return -1;
     struct coll_group g = {v->nodes * v->gpn, v->nodes, v->gpn};

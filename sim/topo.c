@@ -966,6 +966,28 @@ topo_apply_calibration(struct topo *t, const char *path, char **cause)
     return rc;
 }
 
+struct topo *
+topo_load_sized(const char *name_or_path, int nodes, int gpus_per_node,
+                bool uncalibrated, char **cause)
+{
+    struct topo *t = topo_load(name_or_path, cause);
+    if (t == NULL)
+        return NULL;
+    if (nodes > 0)
+        t->nodes = nodes;
+    if (gpus_per_node > 0)
+        t->gpus_per_node = gpus_per_node;
+    if (uncalibrated) {
+        memset(t->calib, 0, sizeof t->calib);
+        memset(t->calib_algo, 0, sizeof t->calib_algo);
+    }
+    if (topo_validate(t, cause) != 0) {
+        topo_free(t);
+        return NULL;
+    }
+    return t;
+}
+
 /* ---- --set, validation, printing ------------------------------------- */
 
 /*

@@ -95,6 +95,13 @@ struct topo {
 
 /* Load NAME (built-in) or FILE.  NULL with *cause set (caller frees). */
 struct topo *topo_load(const char *name_or_path, char **cause);
+/* topo_load() then NODES nodes of GPUS_PER_NODE GPUs (0: the file's),
+ * every calibration cell cleared when UNCALIBRATED, and topo_validate():
+ * the topology a measurement of that size is predicted with.  NULL with
+ * *cause. */
+struct topo *topo_load_sized(const char *name_or_path, int nodes,
+                             int gpus_per_node, bool uncalibrated,
+                             char **cause);
 /*
  * Apply a calibration file, PATH: a partial topology holding measured
  * values only ([gpu] gemm_efficiency, [host] pcie_bandwidth,
