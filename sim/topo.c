@@ -705,10 +705,9 @@ on_key(void *user, const char *section, const char *name, const char *value)
      * from a calibration file. */
     if (ps->overlay && (strcmp(section, "topology") == 0 ||
                         strcmp(section, "node") == 0 ||
-                        k->kind == KIND_NAME || k->kind == KIND_LABEL ||
-                        k->kind == KIND_ARCH || k->kind == KIND_FABRIC ||
-                        k->kind == KIND_NET || k->kind == KIND_BOOL ||
-                        k->kind == KIND_INT)) {
+                        !(k->kind == KIND_FLOPS || k->kind == KIND_BW ||
+                          k->kind == KIND_BW_BITS || k->kind == KIND_TIME ||
+                          k->kind == KIND_REAL))) {
         parse_fail(ps, xasprintf("[%s] %s describes the cluster, not a "
                                  "measurement: a calibration file holds "
                                  "measured values only (set it in the "
