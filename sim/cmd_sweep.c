@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "atomic_file.h"
 #include "gnuplot.h"
+#include "search.h"
 #include "setup.h"
 #include "sweep.h"
 #include "units.h"
@@ -366,27 +367,6 @@ struct sweep_opts {
     int jobs;
 };
 
-/* Is argv[*i] the option named long_name (or short_name), as "--opt V",
- * "--opt=V" or "-o V"?  Then *val is its value and *i moves past it; a
- * missing value sets *val to NULL. */
-static int
-take_opt(int argc, char **argv, int *i, const char *long_name,
-         const char *short_name, const char **val)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(long_name);
-    if (strncmp(a, long_name, n) == 0 && a[n] == '=') {
-        *val = a + n + 1;
-        return 1;
-    }
-    if (strcmp(a, long_name) == 0
-        || (short_name && strcmp(a, short_name) == 0)) {
-        *val = *i + 1 < argc ? argv[++*i] : NULL;
-        return 1;
-    }
-    return 0;
-}
-
 /* Split argv into sweep's own options and the base simulate options
  * (base[0] = "sweep").  0, 1 for --help, -1 after a usage error. */
 static int
@@ -409,8 +389,8 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
             return 1;
         int k;
         for (k = 0; k < n_own; k++)
-            if (take_opt(argc, argv, &i, own[k].long_name, own[k].short_name,
-                         &v))
+            if (search_take_opt(argc, argv, &i, own[k].long_name,
+                                own[k].short_name, &v))
                 break;
         if (k == n_own) {
             base[nb++] = argv[i];
@@ -466,43 +446,6 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
     return 0;
 }
 
-/* The base options alone must parse: an unknown option or an output
- * option is an error before any point runs.  Values checked across
- * options (say --min-num-params with the transformer policy) are left to
- * the points, since a varied key may make them valid. */
-static int
-check_base(int base_argc, char **base)
-{
-    struct run r;
-    char *cause = NULL;
-    char **av = xcalloc(base_argc + 1, sizeof *av);
-    memcpy(av, base, base_argc * sizeof *av);
-    int rc = setup_parse_args(&r, "sweep", base_argc, av, &cause);
-    free(av);
-    if (rc == -1) {
-        cmd_error("sweep", cause, 1);
-        free(cause);
-        setup_free(&r);
-        return EXIT_USAGE;
-    }
-    free(cause);
-    const char *opt = r.cfg.trace_path ? "--trace"
-                      : r.cfg.timeline_path ? "--timeline"
-                      : r.cfg.memory_path ? "--memory"
-                      : r.cfg.metrics_path ? "--metrics"
-                      : r.cfg.format == FORMAT_JSON ? "--format" : NULL;
-    setup_free(&r);
-    if (opt) {
-        char *msg = xasprintf("%s does not apply to sweep, which writes one "
-                              "CSV row per point (simulate one point to "
-                              "get it)", opt);
-        cmd_error("sweep", msg, 0);
-        free(msg);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
 static int
 default_jobs(void)
 {
@@ -529,7 +472,8 @@ cmd_sweep(int argc, char **argv)
         status = EXIT_USAGE;
         goto out;
     }
-    if ((status = check_base(base_argc, base)) != 0)
+    if ((status = search_check_base("sweep", "writes one CSV row per "
+                                    "point", base_argc, base)) != 0)
         goto out;
     metrics = sweep_metric_names(&n_metrics);
     int metric = -1;

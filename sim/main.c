@@ -23,6 +23,11 @@ const struct cmd_entry cmd_table[] = {
      "[--plot PREFIX --metric KEY [--term png|svg]] [--jobs N]",
      "simulate a grid of settings, one CSV row per point",
      cmd_sweep, cmd_sweep_help},
+    {"plan",
+     "--model M --tokens N [--deadline D] [--budget $] --gpu TOPOLOGY... "
+     "[--price T=$X/gpu-hour] [--report FILE.html]",
+     "size a cluster for a token budget, a deadline and a price",
+     cmd_plan, cmd_plan_help},
     {"report", "--timeline FILE --memory FILE [--out PREFIX] [--term png|svg]",
      "plot a timeline and memory series with gnuplot",
      cmd_report, cmd_report_help},

@@ -1,0 +1,77 @@
+/*
+ * search.h: what `fsdpsim tune` and `fsdpsim plan` share: splitting their
+ * own options from the simulate options every point starts from, building
+ * a point's command line, and the memory-headroom test.
+ *
+ * Ownership: struct search_args owns the strings it appends and the array;
+ * the base strings are borrowed from the caller's argv.
+ */
+#ifndef FSDPSIM_SEARCH_H
+#define FSDPSIM_SEARCH_H
+
+#include <stdint.h>
+
+#include "batch.h"
+
+/* Is argv[*i] the option long_name (or short_name), as "--opt V",
+ * "--opt=V" or "-o V"?  Then *val is its value (NULL when missing) and *i
+ * moves past it. */
+int search_take_opt(int argc, char **argv, int *i, const char *long_name,
+                    const char *short_name, const char **val);
+
+/* Options a command takes besides the simulate options: a single value
+ * (val) or a repeatable one (list, values in order). */
+struct search_list {
+    const char **v;
+    int n;
+};
+struct search_opt {
+    const char *long_name, *short_name;
+    const char **val;
+    struct search_list *list;
+};
+/* Split argv (argv[0] the command) into the command's own options and
+ * the simulate options, appended to base from *base_argc on (base holds
+ * argc + *base_argc entries).  0, 1 for -h/--help, -1 after printing a
+ * usage error.  Lists are freed with search_list_free. */
+int search_split_args(const char *cmd, int argc, char **argv,
+                      const struct search_opt *own, int n_own, char **base,
+                      int *base_argc);
+void search_list_free(struct search_list *l);
+
+/* A point's command line: base arguments, then owned "--key=value"
+ * strings that override them as later flags do. */
+struct search_args {
+    int argc, n_base;
+    char **argv;
+};
+void search_args_init(struct search_args *a, int base_argc, char **base);
+void search_args_add(struct search_args *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void search_args_free(struct search_args *a);
+/* A batch point borrowing a's vector. */
+struct batch_point search_args_point(const struct search_args *a);
+
+/* A percentage "10%" or "10" (percent) in [0, 90]: a fraction in *frac.
+ * -1 with *cause naming opt. */
+int search_parse_percent(const char *opt, const char *s, double *frac,
+                         char **cause);
+
+/* Whether a simulated point fits with a headroom fraction h of device
+ * memory left over: peak reserved <= (1 - h) x device memory, and no
+ * allocation failed.  The reserved peak is the caching allocator's, what
+ * nvidia-smi shows and what an out-of-memory error compares against. */
+int search_fits(const struct batch_columns *c, const struct sweep_result *r,
+                double headroom);
+/* Free device memory at the peak, as a fraction of it (negative: short). */
+double search_mem_headroom(const struct batch_columns *c,
+                           const struct sweep_result *r);
+
+/* The base options alone must parse as simulate options (an unknown
+ * option is an error before any point runs) and hold no output option;
+ * why says what the command writes instead ("writes one CSV row per
+ * point").  0, or an exit status after printing why. */
+int search_check_base(const char *cmd, const char *why, int base_argc,
+                      char **base);
+
+#endif
