@@ -35,6 +35,7 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 
 void cmd_simulate_help(FILE *out);
@@ -49,6 +50,7 @@ void cmd_calibrate_help(FILE *out);
 void cmd_validate_help(FILE *out);
 void cmd_compare_help(FILE *out);
 void cmd_sweep_help(FILE *out);
+void cmd_tune_help(FILE *out);
 void cmd_plan_help(FILE *out);
 
 /* "fsdpsim: msg" on stderr, plus the usage hint for usage errors. */

@@ -8,6 +8,7 @@
 #include "gnuplot.h"
 #include "plan.h"
 #include "report_html.h"
+#include "cmd_search.h"
 #include "search.h"
 #include "setup.h"
 #include "table.h"
@@ -492,21 +493,10 @@ static char *
 write_plot_data(const struct plan_opts *o, const struct plan_result *r,
                 int priced, char **cause)
 {
-    const char *tmpdir = getenv("TMPDIR");
-    char *dat = xasprintf("%s/fsdpsim-plan-XXXXXX",
-                          tmpdir && *tmpdir ? tmpdir : "/tmp");
-    int fd = mkstemp(dat);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (f == NULL) {
-        *cause = xasprintf("cannot write a temporary file: %s",
-                           strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(dat);
-        }
-        free(dat);
+    char *dat;
+    FILE *f = gnuplot_data_open("plan", &dat, cause);
+    if (f == NULL)
         return NULL;
-    }
     for (int i = 0; i < r->n_gpus; i++) {
         fprintf(f, "%sgpus days \"%s\"\n", i ? "\n\n" : "", o->gpus[i].name);
         for (int k = 0; k < r->per_gpu[i].n_rows; k++) {
@@ -521,14 +511,7 @@ write_plot_data(const struct plan_opts *o, const struct plan_result *r,
                 fprintf(f, "%.6g\n", c);
         }
     }
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad) {
-        *cause = xstrdup("cannot write a temporary file");
-        unlink(dat);
-        free(dat);
-        return NULL;
-    }
+    gnuplot_data_close(f, &dat, cause);
     return dat;
 }
 
@@ -555,16 +538,12 @@ plot(const struct plan_opts *o, const struct plan_result *r,
     const char *args[] = {dat, GNUPLOT_OUT, term,
                           priced ? "cost (USD)" : "GPU-hours", deadline,
                           NULL};
-    int rc = h ? html_plot(h, "plan", args,
-                           "Time to train (top) and cost (bottom) against "
-                           "the number of GPUs, one line per GPU type; "
-                           "the dashed line is the deadline.  Sizes that "
-                           "do not fit or exceed the batch are left out.",
-                           cause)
-               : gnuplot_run("plan", args, out, cause);
-    unlink(dat);
-    free(dat);
-    return rc;
+    return html_plot_or_file(h, "plan", args,
+                             "Time to train (top) and cost (bottom) "
+                             "against the number of GPUs, one line per GPU "
+                             "type; the dashed line is the deadline.  "
+                             "Sizes that do not fit or exceed the batch "
+                             "are left out.", out, dat, cause);
 }
 
 static int

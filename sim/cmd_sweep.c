@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "atomic_file.h"
 #include "gnuplot.h"
+#include "cmd_search.h"
 #include "search.h"
 #include "setup.h"
 #include "sweep.h"
@@ -374,46 +375,27 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
                  struct sweep_opts *o, char **base, int *base_argc)
 {
     const char *jobs = NULL;
-    int nb = 0;
-    base[nb++] = argv[0];
-    struct {
-        const char *long_name, *short_name;
-        const char **val;
-    } own[] = {{"--vary", NULL, NULL},          {"--out", "-o", &o->out},
-               {"--plot", NULL, &o->plot},      {"--metric", NULL, &o->metric},
-               {"--term", NULL, &o->term},      {"--jobs", "-j", &jobs}};
-    int n_own = (int)(sizeof own / sizeof own[0]);
-    for (int i = 1; i < argc; i++) {
-        const char *name = argv[i], *v = NULL;
-        if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
-            return 1;
-        int k;
-        for (k = 0; k < n_own; k++)
-            if (search_take_opt(argc, argv, &i, own[k].long_name,
-                                own[k].short_name, &v))
-                break;
-        if (k == n_own) {
-            base[nb++] = argv[i];
-            continue;
-        }
-        if (v == NULL) {
-            char *msg = xasprintf("option '%s' needs a value", name);
-            cmd_error("sweep", msg, 1);
-            free(msg);
-            return -1;
-        }
-        if (own[k].val) {
-            *own[k].val = v;
-        } else {
-            char *cause = NULL;
-            if (sweep_add_axis(sw, v, &cause) != 0) {
-                cmd_error("sweep", cause, 0);
-                free(cause);
-                return -2;
-            }
+    struct search_list vary = {0};
+    *base_argc = 0;
+    base[(*base_argc)++] = argv[0];
+    const struct search_opt own[] = {
+        {"--vary", NULL, NULL, &vary},  {"--out", "-o", &o->out, NULL},
+        {"--plot", NULL, &o->plot, NULL}, {"--metric", NULL, &o->metric, NULL},
+        {"--term", NULL, &o->term, NULL}, {"--jobs", "-j", &jobs, NULL}};
+    int rc = search_split_args("sweep", argc, argv, own,
+                               (int)(sizeof own / sizeof own[0]), base,
+                               base_argc);
+    for (int i = 0; rc == 0 && i < vary.n; i++) {
+        char *cause = NULL;
+        if (sweep_add_axis(sw, vary.v[i], &cause) != 0) {
+            cmd_error("sweep", cause, 0);
+            free(cause);
+            rc = -2;
         }
     }
-    *base_argc = nb;
+    search_list_free(&vary);
+    if (rc != 0)
+        return rc;
     if (sw->n_axes == 0) {
         cmd_error("sweep", "nothing to vary: give --vary KEY=SPEC, e.g. "
                   "--vary grad_accum=1,2,4", 1);

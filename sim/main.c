@@ -23,6 +23,10 @@ const struct cmd_entry cmd_table[] = {
      "[--plot PREFIX --metric KEY [--term png|svg]] [--jobs N]",
      "simulate a grid of settings, one CSV row per point",
      cmd_sweep, cmd_sweep_help},
+    {"tune",
+     "[simulate options] [--headroom 10%] [--top N] [--report FILE.html]",
+     "search FSDP settings for the best throughput that fits",
+     cmd_tune, cmd_tune_help},
     {"plan",
      "--model M --tokens N [--deadline D] [--budget $] --gpu TOPOLOGY... "
      "[--price T=$X/gpu-hour] [--report FILE.html]",

@@ -24,7 +24,8 @@ static const char html_style[] =
     "line-height:1.45}\n"
     "h1{font-size:1.6em;border-bottom:2px solid #2b6cb0;padding-bottom:.2em}"
     "\nh2{font-size:1.25em;margin-top:1.8em;color:#2b6cb0}\n"
-    "table{border-collapse:collapse;margin:.8em 0;font-size:.92em}\n"
+    "table{border-collapse:collapse;margin:.8em 0;font-size:.92em;"
+    "display:block;overflow-x:auto;max-width:100%}\n"
     "th,td{padding:.25em .7em;text-align:right;"
     "font-variant-numeric:tabular-nums;border-bottom:1px solid #e2e8f0;"
     "white-space:nowrap}\n"
@@ -158,6 +159,18 @@ html_plot(struct html *h, const char *script, const char *const *args,
     }
     unlink(path);
     free(path);
+    return rc;
+}
+
+int
+html_plot_or_file(struct html *h, const char *script,
+                  const char *const *args, const char *caption,
+                  const char *out, char *dat, char **cause)
+{
+    int rc = h ? html_plot(h, script, args, caption, cause)
+               : gnuplot_run(script, args, out, cause);
+    unlink(dat);
+    free(dat);
     return rc;
 }
 

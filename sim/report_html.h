@@ -39,6 +39,12 @@ void html_table(struct html *h, const struct table *t);
  * *cause when gnuplot fails. */
 int html_plot(struct html *h, const char *script, const char *const *args,
               const char *caption, char **cause);
+/* Plot into the page h when it is not NULL, else into the image file out
+ * (gnuplot_run); either way the data file dat is removed and its path
+ * freed afterwards.  -1 with *cause. */
+int html_plot_or_file(struct html *h, const char *script,
+                      const char *const *args, const char *caption,
+                      const char *out, char *dat, char **cause);
 /* Close the page and rename it into place; -1 with *cause. */
 int html_commit(struct html *h, char **cause);
 void html_abort(struct html *h);
