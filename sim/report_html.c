@@ -49,7 +49,7 @@ html_open(struct html *h, const char *path, const char *title, char **cause)
         return -1;
     h->f = h->af.f;
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
-          "<meta charset=\"utf-8\">\n<title>", h->f);
+          "<meta charset=\"utf-8\"/>\n<title>", h->f);
     table_html_escape(h->f, title);
     fprintf(h->f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>",
             html_style);
@@ -101,10 +101,40 @@ html_table(struct html *h, const struct table *t)
     table_print_html(t, h->f);
 }
 
+/* Write line with every id and reference to one prefixed by "pN-":
+ * gnuplot names the same things (gpPt0, gnuplot_plot_1, textbox) in every
+ * plot, and ids must be unique in one page, or a <use> or url(#...) of
+ * the second plot would point into the first. */
+static void
+put_prefixed(FILE *out, const char *line, int n)
+{
+    static const char *const refs[] = {"id='", "id=\"", "href='#",
+                                       "href=\"#", "url(#", NULL};
+    const char *p = line;
+    while (*p) {
+        const char *best = NULL;
+        size_t blen = 0;
+        for (int i = 0; refs[i]; i++) {
+            const char *q = strstr(p, refs[i]);
+            if (q && (best == NULL || q < best)) {
+                best = q;
+                blen = strlen(refs[i]);
+            }
+        }
+        if (best == NULL) {
+            fputs(p, out);
+            return;
+        }
+        fwrite(p, 1, (size_t)(best - p) + blen, out);
+        fprintf(out, "p%d-", n);
+        p = best + blen;
+    }
+}
+
 /* Copy an SVG file into the page without its XML prolog and doctype,
  * which HTML5 does not allow inside <body>. */
 static int
-inline_svg(FILE *out, const char *path)
+inline_svg(FILE *out, const char *path, int n)
 {
     FILE *in = fopen(path, "r");
     if (in == NULL)
@@ -122,7 +152,7 @@ inline_svg(FILE *out, const char *path)
                 in_doctype = 0;
             continue;
         }
-        fputs(line, out);
+        put_prefixed(out, line, n);
     }
     free(line);
     int bad = ferror(in);
@@ -148,7 +178,7 @@ html_plot(struct html *h, const char *script, const char *const *args,
     int rc = gnuplot_run(script, args, path, cause);
     if (rc == 0) {
         fprintf(h->f, "<figure id=\"plot-%d\">\n", ++h->n_plots);
-        if (inline_svg(h->f, path) != 0) {
+        if (inline_svg(h->f, path, h->n_plots) != 0) {
             *cause = xasprintf("cannot read the plot back: %s",
                                strerror(errno));
             rc = -1;
