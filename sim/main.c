@@ -20,7 +20,8 @@ const struct cmd_entry cmd_table[] = {
      cmd_schedule, cmd_schedule_help},
     {"sweep",
      "[simulate options] --vary KEY=SPEC [--vary ...] [--out FILE.csv] "
-     "[--plot PREFIX --metric KEY [--term png|svg]] [--jobs N]",
+     "[--plot PREFIX --metric KEY [--term png|svg]] [--report FILE.html] "
+     "[--jobs N]",
      "simulate a grid of settings, one CSV row per point",
      cmd_sweep, cmd_sweep_help},
     {"tune",
