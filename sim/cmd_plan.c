@@ -391,9 +391,9 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
                                          p->nodes, p->days)
                              : xstrdup("");
             out[n++] = xasprintf(
-                "smallest cluster meeting the %.0f-day deadline: %d nodes "
+                "smallest cluster meeting the %.0f-day deadline: %d node%s "
                 "(%d GPUs), %.1f days, %s%s", o->deadline_s / 86400,
-                w->nodes, w->gpus, w->days,
+                w->nodes, w->nodes == 1 ? "" : "s", w->gpus, w->days,
                 fmt_usd(b1, sizeof b1, w->cost_usd), tail);
             free(tail);
         } else {
@@ -406,9 +406,9 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
     if (gr->cost_optimal >= 0) {
         const struct plan_row *w = &gr->rows[gr->cost_optimal];
         out[n++] = xasprintf(
-            "cost-optimal%s: %d nodes (%d GPUs), %.1f days, %s, %.0f "
+            "cost-optimal%s: %d node%s (%d GPUs), %.1f days, %s, %.0f "
             "GPU-hours", o->budget_usd > 0 ? " within the budget" : "",
-            w->nodes, w->gpus, w->days, fmt_usd(b2, sizeof b2, w->cost_usd),
+            w->nodes, w->nodes == 1 ? "" : "s", w->gpus, w->days, fmt_usd(b2, sizeof b2, w->cost_usd),
             w->gpu_hours);
     } else if (o->budget_usd > 0) {
         out[n++] = xasprintf("no cluster meets the deadline within the "
@@ -442,8 +442,9 @@ overall(const struct plan_opts *o, const struct plan_result *r)
     const struct plan_row *w = &r->per_gpu[best].rows[
         r->per_gpu[best].cost_optimal];
     char b[32];
-    return xasprintf("cheapest overall: %s, %d nodes (%d GPUs), %.1f days, "
-                     "%s", o->gpus[best].name, w->nodes, w->gpus, w->days,
+    return xasprintf("cheapest overall: %s, %d node%s (%d GPUs), %.1f "
+                     "days, %s", o->gpus[best].name, w->nodes,
+                     w->nodes == 1 ? "" : "s", w->gpus, w->days,
                      fmt_usd(b, sizeof b, w->cost_usd));
 }
 
@@ -482,8 +483,13 @@ print_text(const struct plan_opts *o, const struct plan_result *r,
     if (all)
         fprintf(out, "\n%s\n", all);
     free(all);
-    fprintf(out, "\n* more than %d micro-batches: simulated at 4 and 8, "
-            "extended linearly\n", 8);
+    int extrapolated = 0;
+    for (int i = 0; i < r->n_gpus; i++)
+        for (int k = 0; k < r->per_gpu[i].n_rows; k++)
+            extrapolated |= r->per_gpu[i].rows[k].extrapolated;
+    if (extrapolated)
+        fprintf(out, "\n* more than 8 micro-batches: simulated at 4 and 8, "
+                "extended linearly\n");
 }
 
 /* The plot's data: one block per GPU type ("gpus days cost" rows of the
@@ -578,8 +584,9 @@ write_report(const struct plan_opts *o, const struct plan_result *r,
         if (gr->smallest < 0)
             continue;
         const struct plan_row *w = &gr->rows[gr->smallest];
-        char *s = xasprintf("%s: %d nodes (%d GPUs) train in %.1f days "
-                            "(%s)", o->gpus[i].name, w->nodes, w->gpus,
+        char *s = xasprintf("%s: %d node%s (%d GPUs) train in %.1f days "
+                            "(%s)", o->gpus[i].name, w->nodes,
+                            w->nodes == 1 ? "" : "s", w->gpus,
                             w->days, fmt_usd(b, sizeof b, w->cost_usd));
         html_verdict(&h, s);
         free(s);

@@ -393,19 +393,23 @@ find_knee(const struct plan_opts *o, struct plan_gpu_result *gr)
                 const struct plan_row *p = &gr->rows[prev];
                 gr->knee = prev;
                 gr->knee_why = xasprintf(
-                    "beyond %d nodes adding nodes stops paying: at %d nodes "
-                    "each GPU delivers %.0f%% of its best throughput (%d "
-                    "nodes); exposed communication is %.0f%% of the step "
-                    "(%.0f%% at %d nodes) with %lld micro-batch%s of %lld "
-                    "per step (%lld at %d nodes), so there is less compute "
-                    "per step to hide the all-gathers and reduce-scatters "
-                    "behind",
-                    p->nodes, w->nodes, 100 * eff, b->nodes,
+                    "beyond %d node%s adding nodes stops paying: at %d "
+                    "nodes each GPU delivers %.0f%% of its best throughput "
+                    "(at %d node%s); exposed communication grows to %.0f%% "
+                    "of the step (%.0f%% at %d node%s): with %lld "
+                    "micro-batch%s of %lld sequence%s per step (%lld at %d "
+                    "node%s) there is less compute per step to hide the "
+                    "all-gathers and reduce-scatters behind",
+                    p->nodes, p->nodes == 1 ? "" : "s", w->nodes, 100 * eff,
+                    b->nodes, b->nodes == 1 ? "" : "s",
                     100 * w->exposed_share, 100 * p->exposed_share,
-                    p->nodes, (long long)w->grad_accum,
+                    p->nodes, p->nodes == 1 ? "" : "s",
+                    (long long)w->grad_accum,
                     w->grad_accum == 1 ? "" : "es",
-                    (long long)w->micro_batch, (long long)p->grad_accum,
-                    p->nodes);
+                    (long long)w->micro_batch,
+                    w->micro_batch == 1 ? "" : "s",
+                    (long long)p->grad_accum, p->nodes,
+                    p->nodes == 1 ? "" : "s");
                 return;
             }
         }
