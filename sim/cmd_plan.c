@@ -293,6 +293,19 @@ fmt_count(char *buf, size_t len, double n)
     return buf;
 }
 
+/* ", $1.2M" after a time when there is a cost, else nothing. */
+static const char *fmt_usd(char *buf, size_t len, double usd);
+static const char *
+cost_tail(char *buf, size_t len, double usd)
+{
+    char b[32];
+    if (isnan(usd))
+        buf[0] = '\0';
+    else
+        snprintf(buf, len, ", %s", fmt_usd(b, sizeof b, usd));
+    return buf;
+}
+
 static const char *
 fmt_usd(char *buf, size_t len, double usd)
 {
@@ -392,9 +405,9 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
                              : xstrdup("");
             out[n++] = xasprintf(
                 "smallest cluster meeting the %.0f-day deadline: %d node%s "
-                "(%d GPUs), %.1f days, %s%s", o->deadline_s / 86400,
+                "(%d GPUs), %.1f days%s%s", o->deadline_s / 86400,
                 w->nodes, w->nodes == 1 ? "" : "s", w->gpus, w->days,
-                fmt_usd(b1, sizeof b1, w->cost_usd), tail);
+                cost_tail(b1, sizeof b1, w->cost_usd), tail);
             free(tail);
         } else {
             out[n++] = xasprintf(
@@ -406,10 +419,10 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
     if (gr->cost_optimal >= 0) {
         const struct plan_row *w = &gr->rows[gr->cost_optimal];
         out[n++] = xasprintf(
-            "cost-optimal%s: %d node%s (%d GPUs), %.1f days, %s, %.0f "
+            "cost-optimal%s: %d node%s (%d GPUs), %.1f days%s, %.0f "
             "GPU-hours", o->budget_usd > 0 ? " within the budget" : "",
-            w->nodes, w->nodes == 1 ? "" : "s", w->gpus, w->days, fmt_usd(b2, sizeof b2, w->cost_usd),
-            w->gpu_hours);
+            w->nodes, w->nodes == 1 ? "" : "s", w->gpus, w->days,
+            cost_tail(b2, sizeof b2, w->cost_usd), w->gpu_hours);
     } else if (o->budget_usd > 0) {
         out[n++] = xasprintf("no cluster meets the deadline within the "
                              "budget of %s",
@@ -584,10 +597,11 @@ write_report(const struct plan_opts *o, const struct plan_result *r,
         if (gr->smallest < 0)
             continue;
         const struct plan_row *w = &gr->rows[gr->smallest];
-        char *s = xasprintf("%s: %d node%s (%d GPUs) train in %.1f days "
-                            "(%s)", o->gpus[i].name, w->nodes,
-                            w->nodes == 1 ? "" : "s", w->gpus,
-                            w->days, fmt_usd(b, sizeof b, w->cost_usd));
+        char *s = xasprintf("%s: %d node%s (%d GPUs) train in %.1f "
+                            "days%s, the smallest cluster that meets the "
+                            "deadline", o->gpus[i].name, w->nodes,
+                            w->nodes == 1 ? "" : "s", w->gpus, w->days,
+                            cost_tail(b, sizeof b, w->cost_usd));
         html_verdict(&h, s);
         free(s);
     }

@@ -232,8 +232,10 @@ evaluate(const struct plan_opts *o, const struct plan_gpu *g,
         }
     }
     struct sweep_result *res = xcalloc(n ? n : 1, sizeof *res);
-    if (batch_run("plan", pts, n, o->jobs, res))
+    char *label = xasprintf("plan: %s", g->name);
+    if (batch_run(label, pts, n, o->jobs, res))
         r->interrupted = 1;
+    free(label);
 
     for (int i = 0; i < n_sizes; i++) {
         struct plan_row *row = &rows[i];
