@@ -410,10 +410,23 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
                 cost_tail(b1, sizeof b1, w->cost_usd), tail);
             free(tail);
         } else {
+            /* The fastest size within the batch, to say how far off. */
+            const struct plan_row *f = NULL;
+            for (int i = 0; i < gr->n_rows; i++) {
+                const struct plan_row *w = &gr->rows[i];
+                if (w->fits && !w->batch_limited
+                    && (f == NULL || w->days < f->days))
+                    f = w;
+            }
+            char *tail = f ? xasprintf("; the fastest within the batch, "
+                                       "%d nodes, takes %.1f days",
+                                       f->nodes, f->days)
+                           : xstrdup("");
             out[n++] = xasprintf(
                 "no cluster of up to %d nodes meets the %.0f-day deadline "
-                "with a %.0f%% memory headroom", o->max_nodes,
-                o->deadline_s / 86400, 100 * o->headroom);
+                "with a %.0f%% memory headroom%s", o->max_nodes,
+                o->deadline_s / 86400, 100 * o->headroom, tail);
+            free(tail);
         }
     }
     if (gr->cost_optimal >= 0) {
@@ -592,18 +605,15 @@ write_report(const struct plan_opts *o, const struct plan_result *r,
     if (all)
         html_verdict(&h, all);
     free(all);
+    /* Each GPU type's answer first: its verdict's opening sentence. */
     for (int i = 0; i < r->n_gpus; i++) {
-        const struct plan_gpu_result *gr = &r->per_gpu[i];
-        if (gr->smallest < 0)
-            continue;
-        const struct plan_row *w = &gr->rows[gr->smallest];
-        char *s = xasprintf("%s: %d node%s (%d GPUs) train in %.1f "
-                            "days%s, the smallest cluster that meets the "
-                            "deadline", o->gpus[i].name, w->nodes,
-                            w->nodes == 1 ? "" : "s", w->gpus, w->days,
-                            cost_tail(b, sizeof b, w->cost_usd));
+        char *v[4];
+        int n = verdicts(o, &o->gpus[i], &r->per_gpu[i], v);
+        char *s = xasprintf("%s: %s", o->gpus[i].name, v[0]);
         html_verdict(&h, s);
         free(s);
+        for (int k = 0; k < n; k++)
+            free(v[k]);
     }
     if (plot(o, r, NULL, "svg", &h, &cause) != 0)
         goto fail_open;
