@@ -29,7 +29,9 @@
 /* How often the progress line and Ctrl-C are looked at, in ms. */
 #define BATCH_TICK_MS 100
 
-/* Set by SIGINT; a signal handler can reach nothing but globals. */
+/* Set by SIGINT; a signal handler can reach nothing but globals.  Never
+ * cleared: a command runs several batches (plan: one per GPU type and
+ * bisection step), and after Ctrl-C none of the later ones may start. */
 static volatile sig_atomic_t batch_sigint;
 
 static void
@@ -152,12 +154,6 @@ batch_run(const char *label, const struct batch_point *pts, int64_t n,
     pthread_mutex_destroy(&p.parse_lock);
     pthread_mutex_destroy(&p.lock);
     pthread_cond_destroy(&p.finished);
-    return batch_sigint != 0;
-}
-
-int
-batch_interrupted(void)
-{
     return batch_sigint != 0;
 }
 

@@ -48,7 +48,4 @@ void batch_columns_free(struct batch_columns *c);
 double batch_value(const struct batch_columns *c,
                    const struct sweep_result *res, const char *name);
 
-/* Ctrl-C seen by the last batch_run. */
-int batch_interrupted(void);
-
 #endif

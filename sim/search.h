@@ -1,7 +1,8 @@
 /*
- * search.h: what `fsdpsim tune` and `fsdpsim plan` share: splitting their
- * own options from the simulate options every point starts from, building
- * a point's command line, and the memory-headroom test.
+ * search.h: what the searches of `fsdpsim tune` and `fsdpsim plan` share:
+ * a point's command line (the base simulate options plus the point's own),
+ * the headroom percentage, and the memory-headroom test.  Their option
+ * splitting is command code, in cmd_search.h.
  *
  * Ownership: struct search_args owns the strings it appends and the array;
  * the base strings are borrowed from the caller's argv.
