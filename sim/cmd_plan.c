@@ -255,7 +255,8 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
     }
     return 0;
 bad_tokens: {
-        char *m = xasprintf("--tokens: %s", cause);
+        char *m = xasprintf("--tokens: %s; write e.g. --tokens 2T or "
+                            "--tokens 300B", cause);
         free(cause);
         cause = m;
     }
@@ -400,8 +401,9 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
                                            ? &gr->rows[gr->smallest - 1]
                                            : NULL;
             char *tail = p && p->fits
-                             ? xasprintf("; %d nodes would take %.1f days",
-                                         p->nodes, p->days)
+                             ? xasprintf("; %d node%s would take %.1f days",
+                                         p->nodes, p->nodes == 1 ? "" : "s",
+                                         p->days)
                              : xstrdup("");
             out[n++] = xasprintf(
                 "smallest cluster meeting the %.0f-day deadline: %d node%s "
