@@ -177,8 +177,37 @@ winner_text(const struct tune_opts *o, const struct tune_setting *s,
     struct search_args a;
     search_args_init(&a, o->base_argc, o->base);
     tune_setting_args(s, &a);
+    /* The line shows each option once: base options that the setting
+     * overrides are left out (they would only be overridden). */
+    static const char *const set_by_tune[] = {
+        "auto-wrap-policy", "min-num-params", "sharding-strategy",
+        "activation-checkpointing", "micro-batch", "grad-accum", "no-sync",
+        "backward-prefetch", "limit-all-gathers", NULL};
     char *line = xstrdup("fsdpsim simulate");
     for (int i = 1; i < a.argc; i++) {
+        int skip = 0;
+        for (int k = 0; i < a.n_base && set_by_tune[k] && !skip; k++) {
+            const char *arg = a.argv[i];
+            size_t n = strlen(set_by_tune[k]);
+            if (strncmp(arg, "--", 2) != 0
+                || strncmp(arg + 2, set_by_tune[k], n) != 0)
+                continue;
+            if (arg[2 + n] == '=') {
+                skip = 1;
+            } else if (arg[2 + n] == '\0') {
+                skip = 1;
+                /* Its value follows, but a bare --no-sync has none. */
+                bool b;
+                char *c = NULL;
+                if (i + 1 < a.n_base
+                    && (strcmp(set_by_tune[k], "no-sync") != 0
+                        || units_parse_bool(a.argv[i + 1], &b, &c) == 0))
+                    i++;
+                free(c);
+            }
+        }
+        if (skip)
+            continue;
         char *n = xasprintf("%s %s", line, a.argv[i]);
         free(line);
         line = n;
