@@ -261,20 +261,37 @@ run_settings(const struct tune_opts *o, const struct tune_setting *s, int n,
     free(pts);
 }
 
-/* Fitting points, best throughput first; ties keep search order, so the
- * ranking does not depend on qsort's instability. */
+/* Fitting points, best throughput first.  Throughputs within 0.1% of
+ * each other are a tie (below what the model can tell apart), broken in
+ * favour of fewer changes from PyTorch's defaults (BACKWARD_PRE, the
+ * rate limiter on, no no_sync), then by search order, so the ranking is
+ * deterministic and the winner no more unusual than it has to be.  The
+ * key is the throughput rounded to four significant digits, which keeps
+ * the comparison transitive as qsort needs. */
 struct ranked {
     int i;
-    double v;
+    double key;
+    int changes;
 };
 
 static int
 cmp_rank(const void *a, const void *b)
 {
     const struct ranked *x = a, *y = b;
-    if (x->v != y->v)
-        return x->v < y->v ? 1 : -1;
+    if (x->key != y->key)
+        return x->key < y->key ? 1 : -1;
+    if (x->changes != y->changes)
+        return x->changes - y->changes;
     return (x->i > y->i) - (x->i < y->i);
+}
+
+static double
+rank_key(double v)
+{
+    if (!(v > 0))
+        return v;
+    double unit = pow(10, floor(log10(v)) - 3);
+    return round(v / unit) * unit;
 }
 
 static void
@@ -282,9 +299,14 @@ rank(struct tune_result *r)
 {
     struct ranked *k = xcalloc(r->n_points + 1, sizeof *k);
     int n = 0;
-    for (int i = 0; i < r->n_points; i++)
-        if (r->points[i].ok && r->points[i].fits)
-            k[n++] = (struct ranked){i, r->points[i].tokens_per_s_per_gpu};
+    for (int i = 0; i < r->n_points; i++) {
+        const struct tune_point *p = &r->points[i];
+        if (p->ok && p->fits)
+            k[n++] = (struct ranked){
+                i, rank_key(p->tokens_per_s_per_gpu),
+                (p->s.prefetch != BWD_PREFETCH_PRE)
+                    + !p->s.limit_all_gathers + p->s.no_sync};
+    }
     qsort(k, n, sizeof *k, cmp_rank);
     free(r->ranked);
     r->ranked = xcalloc(n + 1, sizeof *r->ranked);

@@ -79,9 +79,12 @@ START_TEST(test_tune_winner_fits)
         const struct tune_point *p = &r.points[r.ranked[k]];
         ck_assert(p->ok && p->fits);
         ck_assert(p->mem_free >= 0.5);
+        /* Ranked by throughput; ties within 0.1% may come in either
+         * order (the one closer to PyTorch's defaults first). */
         if (k > 0)
             ck_assert(p->tokens_per_s_per_gpu
-                      <= r.points[r.ranked[k - 1]].tokens_per_s_per_gpu);
+                      <= 1.001 * r.points[r.ranked[k - 1]]
+                                     .tokens_per_s_per_gpu);
     }
     /* The winner, simulated again on its own as `fsdpsim simulate`
      * would: its reserved peak is within 512 MiB. */
