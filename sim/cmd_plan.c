@@ -8,6 +8,7 @@
 #include "gnuplot.h"
 #include "plan.h"
 #include "report_html.h"
+#include "report_run.h"
 #include "cmd_search.h"
 #include "search.h"
 #include "setup.h"
@@ -580,6 +581,43 @@ plot(const struct plan_opts *o, const struct plan_result *r,
                              "are left out.", out, dat, cause);
 }
 
+/* One step of the first GPU type's pick (the smallest size meeting the
+ * deadline, else the cost-optimal one): summary, timeline and memory.
+ * More than 8 micro-batches are shown as 8, as simulated (see plan.c):
+ * the rest repeat them.  0, or -1 with *cause. */
+static int
+pick_step(const struct plan_opts *o, const struct plan_result *r,
+          struct html *h, char **cause)
+{
+    for (int i = 0; i < r->n_gpus; i++) {
+        const struct plan_gpu_result *gr = &r->per_gpu[i];
+        int k = gr->smallest >= 0 ? gr->smallest : gr->cost_optimal;
+        if (k < 0)
+            continue;
+        const struct plan_row *w = &gr->rows[k];
+        int64_t accum = w->grad_accum > 8 ? 8 : w->grad_accum;
+        char *head = xasprintf("One step of %s at %d node%s", o->gpus[i].name,
+                               w->nodes, w->nodes == 1 ? "" : "s");
+        html_h2(h, head);
+        free(head);
+        if (accum != w->grad_accum)
+            html_p(h, "Shown with 8 of its %lld micro-batches: the others "
+                   "repeat them.", (long long)w->grad_accum);
+        struct search_args a;
+        search_args_init(&a, o->base_argc, o->base);
+        search_args_add(&a, "--topology=%s", o->gpus[i].topology);
+        search_args_add(&a, "--nodes=%d", w->nodes);
+        search_args_add(&a, "--micro-batch=%lld", (long long)w->micro_batch);
+        search_args_add(&a, "--grad-accum=%lld", (long long)accum);
+        search_args_add(&a, "--activation-checkpointing=%s",
+                        w->checkpointing ? "full" : "none");
+        int rc = report_run_argv(h, a.argc, a.argv, cause);
+        search_args_free(&a);
+        return rc;
+    }
+    return 0;
+}
+
 static int
 write_report(const struct plan_opts *o, const struct plan_result *r,
              const char *model, const char *command_line, const char *path)
@@ -637,6 +675,8 @@ write_report(const struct plan_opts *o, const struct plan_result *r,
         html_table(&h, &t);
         table_free(&t);
     }
+    if (pick_step(o, r, &h, &cause) != 0)
+        goto fail_open;
     html_h2(&h, "How these numbers are made");
     html_p(&h, "Each row is one simulated training step of the cluster "
            "size at the global batch: the fastest micro-batch (1, 2, 4) "
