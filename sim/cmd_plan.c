@@ -423,10 +423,26 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
                     && (f == NULL || w->days < f->days))
                     f = w;
             }
-            char *tail = f ? xasprintf("; the fastest within the batch, "
-                                       "%d nodes, takes %.1f days",
-                                       f->nodes, f->days)
+            /* Past the batch limit a size may be fast enough: say that
+             * a larger batch, not more nodes, is what would help. */
+            const struct plan_row *b = NULL;
+            for (int i = 0; i < gr->n_rows && b == NULL; i++) {
+                const struct plan_row *w = &gr->rows[i];
+                if (w->fits && w->batch_limited
+                    && w->days * 86400 <= o->deadline_s)
+                    b = w;
+            }
+            char *more = b ? xasprintf(" (%d nodes would meet it with a "
+                                       "global batch of %lld sequences or "
+                                       "more: raise --global-batch-tokens "
+                                       "if convergence allows)", b->nodes,
+                                       (long long)b->gpus)
                            : xstrdup("");
+            char *tail = f ? xasprintf("; the fastest within the batch, "
+                                       "%d nodes, takes %.1f days%s",
+                                       f->nodes, f->days, more)
+                           : xstrdup(more);
+            free(more);
             out[n++] = xasprintf(
                 "no cluster of up to %d nodes meets the %.0f-day deadline "
                 "with a %.0f%% memory headroom%s", o->max_nodes,
