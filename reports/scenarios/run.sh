@@ -14,6 +14,7 @@
 #   #@ unit:   how to show it: tokens/s/GPU, TFLOPS, ms, s, GiB, %, x
 #   #@ vs:     flags of a second run to set beside the first (optional);
 #              the ratio first/second is printed too
+#   #@ ratio:  the claim about that ratio, in words (optional)
 #   #@ note:   anything the modelling simplifies (optional, repeatable)
 # Nothing here is fitted: the claims are printed, never used as inputs.
 set -u
@@ -84,6 +85,8 @@ for f in "$SRCDIR"/reports/scenarios/*.ini; do
             line="$line; with $vs: $json2"
         fi
     fi
+    rclaim=$(meta ratio "$f")
+    [ -n "$rclaim" ] && echo "   claimed:   $rclaim (first run over the second)"
     if [ "$claim" != "-" ]; then
         echo "   claimed:   $claim $unit"
         echo "$line; predicted/claimed $(ratio "$p" "$claim")"
