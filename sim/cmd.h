@@ -35,6 +35,8 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 
 void cmd_simulate_help(FILE *out);
 void cmd_schedule_help(FILE *out);
@@ -48,6 +50,8 @@ void cmd_calibrate_help(FILE *out);
 void cmd_validate_help(FILE *out);
 void cmd_compare_help(FILE *out);
 void cmd_sweep_help(FILE *out);
+void cmd_tune_help(FILE *out);
+void cmd_plan_help(FILE *out);
 
 /* "fsdpsim: msg" on stderr, plus the usage hint for usage errors. */
 void cmd_error(const char *cmd, const char *msg, int usage_hint);

@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd.h"
 #include "gnuplot.h"
+#include "report_html.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -24,17 +25,23 @@ cmd_report_help(FILE *out)
 {
     fprintf(out,
             "usage: fsdpsim report --timeline FILE --memory FILE "
-            "[--out PREFIX] [--term png|svg]\n\n"
+            "[--out PREFIX] [--term png|svg]\n"
+            "       fsdpsim report --html FILE.html --timeline FILE "
+            "--memory FILE\n\n"
             "Plot the files written by 'fsdpsim simulate --timeline FILE "
             "--memory FILE'\nwith gnuplot: PREFIX-timeline.png (a Gantt chart "
             "per stream) and\nPREFIX-memory.png (allocated, reserved and each "
             "category over time).\nEither input may be given alone.  PREFIX "
-            "defaults to 'fsdpsim'.\n\n"
+            "defaults to 'fsdpsim'.  With --html, both plots go into one "
+            "self-contained\nHTML page instead (SVG inlined); simulate, "
+            "sweep, tune and plan also write\nsuch a page themselves with "
+            "--report FILE.html.\n\n"
             "options:\n"
             "  --timeline FILE      timeline .dat from simulate\n"
             "  --memory FILE        memory .dat from simulate\n"
             "  --out PREFIX         output file prefix (default fsdpsim)\n"
             "  --term png|svg       image format (default png)\n"
+            "  --html FILE.html     one HTML page with both plots\n"
             "  -h, --help           show this help\n\n"
             "exit status: 0 ok, 2 bad input, 3 gnuplot missing or failed.\n");
 }
@@ -61,6 +68,49 @@ plot(const char *script_name, const char *data, const char *out,
     return 0;
 }
 
+/* Both plots in one page; 0, 2 or 3 as plot(). */
+static int
+html_report(const char *timeline, const char *memory, const char *path)
+{
+    const char *data[] = {timeline, memory};
+    const char *script[] = {"timeline", "memory"};
+    const char *caption[] = {
+        "Timeline per CUDA stream (C compute, U all-gather, P "
+        "reduce-scatter, A all-reduce).",
+        "Device memory per GPU over time: reserved, allocated and each "
+        "category."};
+    for (int i = 0; i < 2; i++) {
+        if (data[i] && access(data[i], R_OK) != 0) {
+            char *msg = xasprintf("%s: cannot read: %s", data[i],
+                                  strerror(errno));
+            cmd_error("report", msg, 0);
+            free(msg);
+            return EXIT_USAGE;
+        }
+    }
+    struct html h;
+    char *cause = NULL;
+    int rc = html_open(&h, path, "fsdpsim report", &cause);
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        if (data[i] == NULL)
+            continue;
+        html_h2(&h, script[i]);
+        html_p(&h, "From %s.", data[i]);
+        const char *args[] = {data[i], GNUPLOT_OUT, "svg", NULL};
+        if ((rc = html_plot(&h, script[i], args, caption[i], &cause)) != 0)
+            html_abort(&h);
+    }
+    if (rc == 0)
+        rc = html_commit(&h, &cause);
+    if (rc != 0) {
+        cmd_error("report", cause, 0);
+        free(cause);
+        return EXIT_SYSTEM;
+    }
+    printf("%s\n", path);
+    return 0;
+}
+
 int
 cmd_report(int argc, char **argv)
 {
@@ -69,19 +119,21 @@ cmd_report(int argc, char **argv)
         {"memory", required_argument, NULL, 'm'},
         {"out", required_argument, NULL, 'o'},
         {"term", required_argument, NULL, 'T'},
+        {"html", required_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *timeline = NULL, *memory = NULL, *prefix = "fsdpsim";
-    const char *term = "png";
+    const char *term = "png", *html = NULL;
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":ht:m:o:T:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ht:m:o:T:H:", opts, NULL)) != -1) {
         switch (c) {
         case 't': timeline = optarg; break;
         case 'm': memory = optarg; break;
         case 'o': prefix = optarg; break;
         case 'T': term = optarg; break;
+        case 'H': html = optarg; break;
         case 'h':
             cmd_report_help(stdout);
             return 0;
@@ -112,6 +164,8 @@ cmd_report(int argc, char **argv)
                   "--memory FILE (written by fsdpsim simulate)", 1);
         return EXIT_USAGE;
     }
+    if (html)
+        return html_report(timeline, memory, html);
     int rc = 0;
     if (timeline) {
         char *out = xasprintf("%s-timeline.%s", prefix, term);

@@ -6,9 +6,12 @@
 #include "engine.h"
 #include "metrics.h"
 #include "output.h"
+#include "report_run.h"
 #include "setup.h"
+#include "xalloc.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void
 cmd_simulate_help(FILE *out)
@@ -22,17 +25,73 @@ cmd_simulate_help(FILE *out)
             "underscores); a run file (--config) holds the same keys.\n\n"
             "options:\n");
     setup_print_options(out);
+    fprintf(out, "  %-40s %s\n", "--report FILE.html",
+            "write a self-contained HTML report (summary, timeline, "
+            "memory)");
     fprintf(out, "\nexit status: 0 ok (a run that does not fit in memory is "
             "a result: see 'fits'),\n2 bad input (one message on stderr), "
             "3 an output file could not be written.\n");
 }
 
 
+/* --report FILE.html is taken out of argv (it is not a run setting, so
+ * it stays out of run files and sweeps); *path is NULL without it, and
+ * "" when its value is missing. */
+static int
+take_report(int *argc, char **argv, const char **path)
+{
+    *path = NULL;
+    int n = 0;
+    for (int i = 0; i < *argc; i++) {
+        if (strncmp(argv[i], "--report=", 9) == 0)
+            *path = argv[i] + 9;
+        else if (strcmp(argv[i], "--report") == 0)
+            *path = i + 1 < *argc ? argv[++i] : "";
+        else
+            argv[n++] = argv[i];
+    }
+    argv[n] = NULL;
+    *argc = n;
+    return *path && **path == '\0' ? -1 : 0;
+}
+
+static int
+write_report(const struct run_view *v, const char *path)
+{
+    struct html h;
+    char *cause = NULL;
+    char *title = xasprintf("fsdpsim simulate: %s on %d x %s",
+                            v->model->name, v->topo->nodes, v->topo->name);
+    int rc = html_open(&h, path, title, &cause);
+    free(title);
+    if (rc == 0) {
+        html_p(&h, "Command: fsdpsim %s", v->command_line);
+        if (report_run_view(&h, v, &cause) != 0) {
+            html_abort(&h);
+            rc = -1;
+        } else {
+            rc = html_commit(&h, &cause);
+        }
+    }
+    if (rc != 0) {
+        cmd_error("simulate", cause, 0);
+        free(cause);
+        return EXIT_SYSTEM;
+    }
+    return 0;
+}
+
 int
 cmd_simulate(int argc, char **argv)
 {
     struct run r;
     char *cause = NULL;
+    const char *report;
+    if (take_report(&argc, argv, &report) != 0) {
+        cmd_error("simulate", "option '--report' needs a value (the HTML "
+                  "file to write)", 1);
+        return EXIT_USAGE;
+    }
     int rc = setup_parse_args(&r, "simulate", argc, argv, &cause);
     if (rc == 1) {
         cmd_simulate_help(stdout);
@@ -65,6 +124,8 @@ cmd_simulate(int argc, char **argv)
     /* Files first: if one cannot be written nothing claims success. */
     int status = cmd_write_outputs("simulate", &r.cfg, &v,
                                    output_metrics_predicted);
+    if (!status && report)
+        status = write_report(&v, report);
     if (!status) {
         if (r.cfg.format == FORMAT_JSON)
             output_summary_json(&v, stdout);

@@ -14,6 +14,9 @@
 #include "cmd.h"
 #include "atomic_file.h"
 #include "gnuplot.h"
+#include "report_html.h"
+#include "cmd_search.h"
+#include "search.h"
 #include "setup.h"
 #include "sweep.h"
 #include "units.h"
@@ -60,7 +63,8 @@ cmd_sweep_help(FILE *out)
             "usage: fsdpsim sweep [simulate options] --vary KEY=SPEC "
             "[--vary ...] [--out FILE.csv]\n"
             "                     [--plot PREFIX --metric KEY "
-            "[--term png|svg]] [--jobs N]\n\n"
+            "[--term png|svg]] [--report FILE.html]\n"
+            "                     [--jobs N]\n\n"
             "Simulate every combination of the varied settings and write "
             "one CSV row per\npoint: the varied values, status (ok or "
             "error), message, then every field of\n'simulate --format "
@@ -89,6 +93,9 @@ cmd_sweep_help(FILE *out)
             "  --metric KEY             the column to plot, e.g. "
             "step_time_s\n"
             "  --term png|svg           image format (default png)\n"
+            "  --report FILE.html       an HTML page with the plot of "
+            "--metric and a table\n"
+            "                           of every point's value\n"
             "  -j, --jobs N             points simulated in parallel "
             "(default: online CPUs)\n"
             "  -h, --help               show this help\n\n"
@@ -280,12 +287,13 @@ run_points(struct pool *p, int jobs, FILE *out)
 /* ---- plotting ---- */
 
 /* The metric against the first axis, one gnuplot data block per value of
- * the second: "pos x y" rows, the block's first line its title.  Returns
- * 0 or an exit status after printing why. */
+ * the second: "pos x y" rows, the block's first line its title.  Into the
+ * report h when given, else into PREFIX-METRIC.TERM.  Returns 0 or an
+ * exit status after printing why. */
 static int
 plot(const struct sweep *sw, const double *y, int64_t n_rows,
      const char *metric, const char *prefix, const char *term,
-     int quiet_stdout)
+     int quiet_stdout, struct html *h)
 {
     const struct sweep_axis *ax = &sw->axes[0];
     const struct sweep_axis *series = sw->n_axes > 1 ? &sw->axes[1] : NULL;
@@ -296,21 +304,11 @@ plot(const struct sweep *sw, const double *y, int64_t n_rows,
         if (*end != '\0' || end == ax->values[i])
             numeric = 0;
     }
-    const char *tmpdir = getenv("TMPDIR");
-    char *dat = xasprintf("%s/fsdpsim-sweep-XXXXXX",
-                          tmpdir && *tmpdir ? tmpdir : "/tmp");
-    int fd = mkstemp(dat);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    char *dat, *cause = NULL;
+    FILE *f = gnuplot_data_open("sweep", &dat, &cause);
     if (f == NULL) {
-        char *msg = xasprintf("cannot write a temporary file: %s",
-                              strerror(errno));
-        cmd_error("sweep", msg, 0);
-        free(msg);
-        if (fd >= 0) {
-            close(fd);
-            unlink(dat);
-        }
-        free(dat);
+        cmd_error("sweep", cause, 0);
+        free(cause);
         return EXIT_SYSTEM;
     }
     int n_series = series ? series->n_values : 1;
@@ -331,61 +329,99 @@ plot(const struct sweep *sw, const double *y, int64_t n_rows,
                 fprintf(f, "%.17g\n", v);
         }
     }
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    char *out = xasprintf("%s-%s.%s", prefix, metric, term);
-    int rc = 0;
-    if (bad) {
-        cmd_error("sweep", "cannot write a temporary file", 0);
-        rc = EXIT_SYSTEM;
-    } else {
-        const char *args[] = {dat, GNUPLOT_OUT, term, ax->key, metric,
-                              sweep_axis_is_log(ax) ? "1" : "0",
-                              numeric ? "1" : "0", NULL};
-        char *cause = NULL;
-        if (gnuplot_run("sweep", args, out, &cause) != 0) {
-            cmd_error("sweep", cause, 0);
-            free(cause);
-            rc = EXIT_SYSTEM;
-        } else if (quiet_stdout) {
-            fprintf(stderr, "fsdpsim: wrote %s\n", out);
-        } else {
-            printf("%s\n", out);
-        }
+    if (gnuplot_data_close(f, &dat, &cause) != 0) {
+        cmd_error("sweep", cause, 0);
+        free(cause);
+        return EXIT_SYSTEM;
     }
-    unlink(dat);
-    free(dat);
+    char *out = h ? NULL : xasprintf("%s-%s.%s", prefix, metric, term);
+    char *caption = xasprintf("%s against %s%s%s.", metric, ax->key,
+                              series ? ", one line per " : "",
+                              series ? series->key : "");
+    const char *args[] = {dat, GNUPLOT_OUT, h ? "svg" : term, ax->key,
+                          metric, sweep_axis_is_log(ax) ? "1" : "0",
+                          numeric ? "1" : "0", NULL};
+    int rc = 0;
+    if (html_plot_or_file(h, "sweep", args, caption, out, dat, &cause)
+        != 0) {
+        cmd_error("sweep", cause, 0);
+        free(cause);
+        rc = EXIT_SYSTEM;
+    } else if (h == NULL && quiet_stdout) {
+        fprintf(stderr, "fsdpsim: wrote %s\n", out);
+    } else if (h == NULL) {
+        printf("%s\n", out);
+    }
+    free(caption);
     free(out);
     return rc;
+}
+
+/* The page of a sweep: the plot and a table of every point's metric. */
+static int
+write_report(const struct sweep *sw, const double *y, int64_t n_rows,
+             const char *metric, const char *path, int argc, char **argv)
+{
+    struct html h;
+    char *cause = NULL;
+    char *title = xasprintf("fsdpsim sweep: %s", metric);
+    int rc = html_open(&h, path, title, &cause);
+    free(title);
+    if (rc != 0) {
+        cmd_error("sweep", cause, 0);
+        free(cause);
+        return EXIT_SYSTEM;
+    }
+    char *line = xstrdup("fsdpsim");
+    for (int i = 0; i < argc; i++) {
+        char *n = xasprintf("%s %s", line, argv[i]);
+        free(line);
+        line = n;
+    }
+    html_p(&h, "Command: %s", line);
+    free(line);
+    if ((rc = plot(sw, y, n_rows, metric, NULL, "svg", 0, &h)) != 0) {
+        html_abort(&h);
+        return rc;
+    }
+    const char **head = xcalloc(sw->n_axes + 2, sizeof *head);
+    for (int i = 0; i < sw->n_axes; i++)
+        head[i] = sw->axes[i].key;
+    head[sw->n_axes] = metric;
+    struct table t;
+    table_init(&t, head);
+    free(head);
+    int *idx = xcalloc(sw->n_axes + 1, sizeof *idx);
+    for (int64_t p = 0; p < n_rows; p++) {
+        int r = table_add_row(&t);
+        sweep_point_index(sw, p, idx);
+        for (int i = 0; i < sw->n_axes; i++)
+            table_cell(&t, r, i, "%s", sw->axes[i].values[idx[i]]);
+        if (isnan(y[p])) {
+            table_cell(&t, r, sw->n_axes, "error");
+            table_row_class(&t, r, "bad");
+        } else {
+            table_cell(&t, r, sw->n_axes, "%.6g", y[p]);
+        }
+    }
+    free(idx);
+    html_h2(&h, "Points");
+    html_table(&h, &t);
+    table_free(&t);
+    if (html_commit(&h, &cause) != 0) {
+        cmd_error("sweep", cause, 0);
+        free(cause);
+        return EXIT_SYSTEM;
+    }
+    return 0;
 }
 
 /* ---- the command ---- */
 
 struct sweep_opts {
-    const char *out, *plot, *metric, *term;
+    const char *out, *plot, *metric, *term, *report;
     int jobs;
 };
-
-/* Is argv[*i] the option named long_name (or short_name), as "--opt V",
- * "--opt=V" or "-o V"?  Then *val is its value and *i moves past it; a
- * missing value sets *val to NULL. */
-static int
-take_opt(int argc, char **argv, int *i, const char *long_name,
-         const char *short_name, const char **val)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(long_name);
-    if (strncmp(a, long_name, n) == 0 && a[n] == '=') {
-        *val = a + n + 1;
-        return 1;
-    }
-    if (strcmp(a, long_name) == 0
-        || (short_name && strcmp(a, short_name) == 0)) {
-        *val = *i + 1 < argc ? argv[++*i] : NULL;
-        return 1;
-    }
-    return 0;
-}
 
 /* Split argv into sweep's own options and the base simulate options
  * (base[0] = "sweep").  0, 1 for --help, -1 after a usage error. */
@@ -394,55 +430,39 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
                  struct sweep_opts *o, char **base, int *base_argc)
 {
     const char *jobs = NULL;
-    int nb = 0;
-    base[nb++] = argv[0];
-    struct {
-        const char *long_name, *short_name;
-        const char **val;
-    } own[] = {{"--vary", NULL, NULL},          {"--out", "-o", &o->out},
-               {"--plot", NULL, &o->plot},      {"--metric", NULL, &o->metric},
-               {"--term", NULL, &o->term},      {"--jobs", "-j", &jobs}};
-    int n_own = (int)(sizeof own / sizeof own[0]);
-    for (int i = 1; i < argc; i++) {
-        const char *name = argv[i], *v = NULL;
-        if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
-            return 1;
-        int k;
-        for (k = 0; k < n_own; k++)
-            if (take_opt(argc, argv, &i, own[k].long_name, own[k].short_name,
-                         &v))
-                break;
-        if (k == n_own) {
-            base[nb++] = argv[i];
-            continue;
-        }
-        if (v == NULL) {
-            char *msg = xasprintf("option '%s' needs a value", name);
-            cmd_error("sweep", msg, 1);
-            free(msg);
-            return -1;
-        }
-        if (own[k].val) {
-            *own[k].val = v;
-        } else {
-            char *cause = NULL;
-            if (sweep_add_axis(sw, v, &cause) != 0) {
-                cmd_error("sweep", cause, 0);
-                free(cause);
-                return -2;
-            }
+    struct search_list vary = {0};
+    *base_argc = 0;
+    base[(*base_argc)++] = argv[0];
+    const struct search_opt own[] = {
+        {"--vary", NULL, NULL, &vary},  {"--out", "-o", &o->out, NULL},
+        {"--plot", NULL, &o->plot, NULL}, {"--metric", NULL, &o->metric, NULL},
+        {"--term", NULL, &o->term, NULL}, {"--jobs", "-j", &jobs, NULL},
+        {"--report", NULL, &o->report, NULL}};
+    int rc = search_split_args("sweep", argc, argv, own,
+                               (int)(sizeof own / sizeof own[0]), base,
+                               base_argc);
+    for (int i = 0; rc == 0 && i < vary.n; i++) {
+        char *cause = NULL;
+        if (sweep_add_axis(sw, vary.v[i], &cause) != 0) {
+            cmd_error("sweep", cause, 0);
+            free(cause);
+            rc = -2;
         }
     }
-    *base_argc = nb;
+    search_list_free(&vary);
+    if (rc != 0)
+        return rc;
     if (sw->n_axes == 0) {
         cmd_error("sweep", "nothing to vary: give --vary KEY=SPEC, e.g. "
                   "--vary grad_accum=1,2,4", 1);
         return -1;
     }
-    if (!o->plot != !o->metric) {
-        cmd_error("sweep", o->plot ? "--plot needs --metric KEY (the column "
-                  "to plot, e.g. step_time_s)" : "--metric needs --plot "
-                  "PREFIX (where to write the plot)", 1);
+    if (!(o->plot || o->report) != !o->metric) {
+        cmd_error("sweep", o->metric ? "--metric needs --plot "
+                  "PREFIX (where to write the plot)" : o->plot
+                  ? "--plot needs --metric KEY (the column "
+                  "to plot, e.g. step_time_s)" : "--report needs --metric "
+                  "KEY (the column to show, e.g. step_time_s)", 1);
         return -1;
     }
     if (o->term && strcmp(o->term, "png") != 0 && strcmp(o->term, "svg")) {
@@ -462,43 +482,6 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
             return -2;
         }
         o->jobs = (int)j;
-    }
-    return 0;
-}
-
-/* The base options alone must parse: an unknown option or an output
- * option is an error before any point runs.  Values checked across
- * options (say --min-num-params with the transformer policy) are left to
- * the points, since a varied key may make them valid. */
-static int
-check_base(int base_argc, char **base)
-{
-    struct run r;
-    char *cause = NULL;
-    char **av = xcalloc(base_argc + 1, sizeof *av);
-    memcpy(av, base, base_argc * sizeof *av);
-    int rc = setup_parse_args(&r, "sweep", base_argc, av, &cause);
-    free(av);
-    if (rc == -1) {
-        cmd_error("sweep", cause, 1);
-        free(cause);
-        setup_free(&r);
-        return EXIT_USAGE;
-    }
-    free(cause);
-    const char *opt = r.cfg.trace_path ? "--trace"
-                      : r.cfg.timeline_path ? "--timeline"
-                      : r.cfg.memory_path ? "--memory"
-                      : r.cfg.metrics_path ? "--metrics"
-                      : r.cfg.format == FORMAT_JSON ? "--format" : NULL;
-    setup_free(&r);
-    if (opt) {
-        char *msg = xasprintf("%s does not apply to sweep, which writes one "
-                              "CSV row per point (simulate one point to "
-                              "get it)", opt);
-        cmd_error("sweep", msg, 0);
-        free(msg);
-        return EXIT_USAGE;
     }
     return 0;
 }
@@ -529,7 +512,8 @@ cmd_sweep(int argc, char **argv)
         status = EXIT_USAGE;
         goto out;
     }
-    if ((status = check_base(base_argc, base)) != 0)
+    if ((status = search_check_base("sweep", "writes one CSV row per "
+                                    "point", base_argc, base)) != 0)
         goto out;
     metrics = sweep_metric_names(&n_metrics);
     int metric = -1;
@@ -623,9 +607,12 @@ cmd_sweep(int argc, char **argv)
         cmd_error("sweep", msg, 0);
         free(msg);
         status = EXIT_USAGE;
+    } else if (o.report && (status = write_report(&sw, p.y, p.written,
+                                                  o.metric, o.report, argc,
+                                                  argv)) != 0) {
     } else if (o.plot) {
         status = plot(&sw, p.y, p.written, o.metric, o.plot, o.term,
-                      o.out == NULL);
+                      o.out == NULL, NULL);
     }
     free(p.y);
     free(p.first_error);

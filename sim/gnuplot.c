@@ -81,3 +81,38 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
     free(tmp_out);
     return rc;
 }
+
+FILE *
+gnuplot_data_open(const char *what, char **path, char **cause)
+{
+    const char *tmp = getenv("TMPDIR");
+    *path = xasprintf("%s/fsdpsim-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
+                      what);
+    int fd = mkstemp(*path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f == NULL) {
+        *cause = xasprintf("cannot write a temporary file: %s",
+                           strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(*path);
+        }
+        free(*path);
+        *path = NULL;
+    }
+    return f;
+}
+
+int
+gnuplot_data_close(FILE *f, char **path, char **cause)
+{
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    if (!bad)
+        return 0;
+    *cause = xstrdup("cannot write a temporary file");
+    unlink(*path);
+    free(*path);
+    *path = NULL;
+    return -1;
+}

@@ -20,9 +20,19 @@ const struct cmd_entry cmd_table[] = {
      cmd_schedule, cmd_schedule_help},
     {"sweep",
      "[simulate options] --vary KEY=SPEC [--vary ...] [--out FILE.csv] "
-     "[--plot PREFIX --metric KEY [--term png|svg]] [--jobs N]",
+     "[--plot PREFIX --metric KEY [--term png|svg]] [--report FILE.html] "
+     "[--jobs N]",
      "simulate a grid of settings, one CSV row per point",
      cmd_sweep, cmd_sweep_help},
+    {"tune",
+     "[simulate options] [--headroom 10%] [--top N] [--report FILE.html]",
+     "search FSDP settings for the best throughput that fits",
+     cmd_tune, cmd_tune_help},
+    {"plan",
+     "--model M --tokens N [--deadline D] [--budget $] --gpu TOPOLOGY... "
+     "[--price T=$X/gpu-hour] [--report FILE.html]",
+     "size a cluster for a token budget, a deadline and a price",
+     cmd_plan, cmd_plan_help},
     {"report", "--timeline FILE --memory FILE [--out PREFIX] [--term png|svg]",
      "plot a timeline and memory series with gnuplot",
      cmd_report, cmd_report_help},

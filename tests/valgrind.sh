@@ -47,7 +47,11 @@ run 2 "$f" simulate --model "$srcdir/tests/data/bad-config.json"
 run 2 "$f" simulate --topology "$srcdir/tests/data/bad-topology.ini"
 run 2 "$f" simulate --config "$srcdir/tests/data/bad-run.ini"
 run 2 "$f" simulate --set intra.bandwidth=300
-for t in check_units check_wrap check_coll check_sched check_engine check_mem check_model check_topo check_calibrate; do
+run 0 "$f" tune --model toy --topology test-2x4 --auto-wrap-policy size \
+    --max-grad-accum 2 --jobs 2 --report "$tmp/tune.html"
+run 0 "$f" plan --model tiny-llama --tokens 1B --deadline 1h --gpu test-2x4 \
+    --max-nodes 4 --jobs 2 --report "$tmp/plan.html"
+for t in check_units check_wrap check_coll check_sched check_engine check_mem check_model check_topo check_calibrate check_search; do
     CK_FORK=no run 0 "$builddir/tests/$t"
 done
 echo "$pass passed, $fail failed"

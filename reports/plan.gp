@@ -1,0 +1,48 @@
+# plan.gp: time to train and cost against cluster size, one line per GPU
+# type (written by fsdpsim plan --plot / --report).
+# usage: gnuplot -c plan.gp DATA OUT.png [png|svg] [COSTLABEL] [DEADLINE]
+# DATA holds one block per GPU type, separated by two blank lines (gnuplot
+# index); a block's first line is "gpus days TITLE", then "gpus days cost"
+# rows (cost NaN when the type has no price).  DEADLINE, in days, draws a
+# dashed line on the time plot (0: none).
+data = ARG1
+outfile = ARG2
+term = (ARGC >= 3 && ARG3 ne "") ? ARG3 : "png"
+costlabel = (ARGC >= 4 && ARG4 ne "") ? ARG4 : "cost (USD)"
+deadline = (ARGC >= 5 && ARG5 ne "") ? real(ARG5) : 0
+if (term eq "svg") {
+    set terminal svg size 1000,800 font "DejaVu Sans,12" background "white"
+} else {
+    set terminal pngcairo size 1000,800 font "DejaVu Sans,12"
+}
+set output outfile
+set termoption noenhanced
+stats data using 1 nooutput
+nblocks = STATS_blocks
+set multiplot layout 2,1
+set grid
+set logscale x 2
+set logscale y
+set key outside right top
+set format x "%g"
+set xlabel "GPUs"
+set ylabel "days to train"
+set title "Time to train"
+if (deadline > 0) {
+    set arrow 1 from graph 0, first deadline to graph 1, first deadline \
+        nohead dashtype 2 lw 2 lc rgb "#c53030" front
+    set label 1 sprintf("deadline %g d", deadline) at graph 0.01, \
+        first deadline offset 0,0.7 tc rgb "#c53030"
+}
+plot for [i=0:nblocks-1] data index i using 1:2 with linespoints \
+     pointtype 7 pointsize 0.8 lw 2 title columnheader(3)
+unset arrow 1
+unset label 1
+set title "Cost to train"
+set ylabel costlabel
+unset logscale y
+set yrange [0:*]
+set format y "%.2s%c"
+plot for [i=0:nblocks-1] data index i using 1:3 with linespoints \
+     pointtype 7 pointsize 0.8 lw 2 title columnheader(3)
+unset multiplot

@@ -1,0 +1,500 @@
+/*
+ * plan.c: cluster sizing (see plan.h).
+ *
+ * Every (GPU type, node count, micro-batch, checkpointing) candidate is one
+ * simulate command line run by batch_run, so plan's numbers are exactly
+ * what `fsdpsim simulate` prints for the row's settings.  Ranks are
+ * symmetric (SPMD), so a step costs the same to simulate on 8 or 8,000
+ * GPUs; what grows is the number of micro-batches on small clusters,
+ * where a fixed global batch means hundreds of them.  Those steps are
+ * simulated at 4 and 8 micro-batches and extended linearly: past the
+ * first micro-batch, each further one issues the same all-gathers,
+ * compute and reduce-scatters (fsdp-semantics: without no_sync every
+ * micro-batch reduce-scatters), so step time is affine in their number
+ * and the peak memory is already reached.  Simulating all 512 micro-
+ * batches of a one-node 70B plan would take ~100x longer for the same
+ * answer to within the slope's rounding.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "plan.h"
+#include "batch.h"
+#include "search.h"
+#include "xalloc.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Micro-batches simulated at most; more are extrapolated from these two. */
+#define PLAN_ACCUM_LO 4
+#define PLAN_ACCUM_HI 8
+/* Exposed communication above this share of the step makes it
+ * communication-bound: more than a tenth of the step would go away if
+ * communication were free. */
+#define PLAN_COMM_BOUND 0.10
+/* The knee: per-GPU throughput below this fraction of the best smaller
+ * cluster's means adding nodes no longer pays in proportion. */
+#define PLAN_KNEE_EFFICIENCY 0.80
+
+/* How far above the asked global batch a setting may round. */
+#define PLAN_BATCH_SLACK 0.25
+
+static const int64_t plan_micro_batches[] = {1, 2, 4};
+static const char *const plan_ckpt[] = {"none", "full"};
+#define N_MB ((int)(sizeof plan_micro_batches / sizeof *plan_micro_batches))
+#define N_CK 2
+
+int *
+plan_sizes(int max_nodes, int *n)
+{
+    int *s = NULL, k = 0;
+    size_t cap = 0;
+    for (int64_t p = 1; p <= max_nodes; p *= 2) {
+        s = xgrow(s, &cap, k + 2, sizeof *s);
+        s[k++] = (int)p;
+        if (p >= 2 && p + p / 2 <= max_nodes)
+            s[k++] = (int)(p + p / 2);
+    }
+    if (k == 0 || s[k - 1] != max_nodes) {
+        s = xgrow(s, &cap, k + 1, sizeof *s);
+        s[k++] = max_nodes;
+    }
+    *n = k;
+    return s;
+}
+
+/* ---- parsing ---- */
+
+static int
+parse_amount(const char *s, double *v, const char **end)
+{
+    char *e;
+    if (*s == '$')
+        s++;
+    if (!isdigit((unsigned char)*s) && *s != '.')
+        return -1;
+    *v = strtod(s, &e);
+    switch (*e) {
+    case 'k': case 'K': *v *= 1e3; e++; break;
+    case 'M': *v *= 1e6; e++; break;
+    case 'B': case 'G': *v *= 1e9; e++; break;
+    default: break;
+    }
+    *end = e;
+    return isfinite(*v) && *v >= 0 ? 0 : -1;
+}
+
+int
+plan_parse_usd(const char *opt, const char *s, double *usd, char **cause)
+{
+    const char *end;
+    if (parse_amount(s, usd, &end) != 0 || *end != '\0' || !(*usd > 0)) {
+        *cause = xasprintf("%s: '%s' is not an amount of dollars (write "
+                           "e.g. %s 2.5M or %s 40000)", opt, s, opt, opt);
+        return -1;
+    }
+    return 0;
+}
+
+int
+plan_parse_duration(const char *opt, const char *s, double *sec,
+                    char **cause)
+{
+    static const struct {
+        const char *unit;
+        double s;
+    } units[] = {{"s", 1}, {"min", 60}, {"h", 3600}, {"d", 86400},
+                 {"w", 7 * 86400}, {NULL, 0}};
+    char *end;
+    double v = strtod(s, &end);
+    if (end != s && isfinite(v) && v > 0)
+        for (int i = 0; units[i].unit; i++)
+            if (strcmp(end, units[i].unit) == 0) {
+                *sec = v * units[i].s;
+                return 0;
+            }
+    *cause = xasprintf("%s: '%s' is not a duration (a number with s, min, "
+                       "h, d or w: e.g. %s 30d)", opt, s, opt);
+    return -1;
+}
+
+int
+plan_parse_price(const char *s, char **topo, enum plan_price_kind *kind,
+                 double *usd, char **cause)
+{
+    const char *eq = strchr(s, '=');
+    const char *end;
+    if (eq == NULL || eq == s || parse_amount(eq + 1, usd, &end) != 0
+        || !(*usd > 0))
+        goto bad;
+    if (strcmp(end, "/gpu-hour") == 0 || strcmp(end, "/gpu-h") == 0
+        || strcmp(end, "/GPU-hour") == 0)
+        *kind = PLAN_PRICE_GPU_HOUR;
+    else if (strcmp(end, "/node") == 0)
+        *kind = PLAN_PRICE_NODE;
+    else
+        goto bad;
+    *topo = xstrndup(s, (size_t)(eq - s));
+    return 0;
+bad:
+    *cause = xasprintf("--price %s: expected TOPOLOGY=$X/gpu-hour (renting) "
+                       "or TOPOLOGY=$Y/node (buying), e.g. --price "
+                       "dgx-h100=2.5/gpu-hour", s);
+    return -1;
+}
+
+/* ---- simulating the sizes ---- */
+
+/* One candidate setting at one size: which points hold it. */
+struct cand {
+    int size;                   /* index into the sizes evaluated */
+    int64_t mb, accum;          /* the accumulation the batch asks for */
+    int ck;
+    int64_t p_lo, p_hi;         /* points (p_lo = -1: accum simulated
+                                   directly at p_hi) */
+};
+
+static void
+add_point(struct batch_point **pts, struct search_args **args, int64_t *n,
+          size_t *cap, const struct plan_opts *o, const struct plan_gpu *g,
+          int nodes, int64_t mb, int64_t accum, int ck)
+{
+    size_t c = *cap;
+    *args = xgrow(*args, &c, *n + 1, sizeof **args);
+    *pts = xrealloc(*pts, c * sizeof **pts);
+    *cap = c;
+    struct search_args *a = &(*args)[*n];
+    search_args_init(a, o->base_argc, o->base);
+    search_args_add(a, "--topology=%s", g->topology);
+    search_args_add(a, "--nodes=%d", nodes);
+    search_args_add(a, "--micro-batch=%lld", (long long)mb);
+    search_args_add(a, "--grad-accum=%lld", (long long)accum);
+    search_args_add(a, "--activation-checkpointing=%s", plan_ckpt[ck]);
+    (*pts)[*n] = search_args_point(a);
+    (*n)++;
+}
+
+static void
+keep_error(struct plan_result *r, const struct sweep_result *res)
+{
+    if (!res->ok && res->message && r->first_error == NULL)
+        r->first_error = xstrdup(res->message);
+}
+
+/* Fill rows[i] for each node count nodes[i] of GPU type g. */
+static void
+evaluate(const struct plan_opts *o, const struct plan_gpu *g,
+         const int *nodes, int n_sizes, struct plan_row *rows,
+         struct plan_result *r, const struct batch_columns *cols)
+{
+    struct batch_point *pts = NULL;
+    struct search_args *args = NULL;
+    struct cand *cands = xcalloc((size_t)n_sizes * N_MB * N_CK,
+                                 sizeof *cands);
+    int n_cands = 0;
+    int64_t n = 0;
+    size_t cap = 0;
+    for (int i = 0; i < n_sizes; i++) {
+        int64_t gpus = (int64_t)nodes[i] * g->gpus_per_node;
+        for (int m = 0; m < N_MB; m++) {
+            int64_t mb = plan_micro_batches[m];
+            /* A larger micro-batch than the batch leaves per GPU would
+             * change the global batch; micro-batch 1 always runs, and is
+             * flagged as a batch limit when even it is too large. */
+            if (m > 0 && mb * gpus > o->global_batch_seqs)
+                continue;
+            int64_t accum = (o->global_batch_seqs + mb * gpus - 1)
+                            / (mb * gpus);
+            /* Rounding the accumulation up may overshoot the batch (4 x
+             * 384 GPUs x 2 is 3072 sequences for 2048): a larger batch
+             * is fewer, longer steps, not a faster one, so settings that
+             * overshoot by more than PLAN_BATCH_SLACK are left out. */
+            if (m > 0 && (double)(mb * gpus * accum)
+                             > (1 + PLAN_BATCH_SLACK) * o->global_batch_seqs)
+                continue;
+            for (int ck = 0; ck < N_CK; ck++) {
+                struct cand *c = &cands[n_cands++];
+                *c = (struct cand){i, mb, accum, ck, -1, -1};
+                if (accum > PLAN_ACCUM_HI) {
+                    c->p_lo = n;
+                    add_point(&pts, &args, &n, &cap, o, g, nodes[i], mb,
+                              PLAN_ACCUM_LO, ck);
+                    c->p_hi = n;
+                    add_point(&pts, &args, &n, &cap, o, g, nodes[i], mb,
+                              PLAN_ACCUM_HI, ck);
+                } else {
+                    c->p_hi = n;
+                    add_point(&pts, &args, &n, &cap, o, g, nodes[i], mb,
+                              accum, ck);
+                }
+            }
+        }
+    }
+    struct sweep_result *res = xcalloc(n ? n : 1, sizeof *res);
+    char *label = xasprintf("plan: %s", g->name);
+    if (batch_run(label, pts, n, o->jobs, res))
+        r->interrupted = 1;
+    free(label);
+
+    for (int i = 0; i < n_sizes; i++) {
+        struct plan_row *row = &rows[i];
+        memset(row, 0, sizeof *row);
+        row->nodes = nodes[i];
+        row->gpus = nodes[i] * g->gpus_per_node;
+        row->batch_limited = row->gpus > o->global_batch_seqs;
+        row->cost_usd = NAN;
+        row->bottleneck = "memory";
+        double best_tps = -1, best_headroom = -INFINITY;
+        for (int k = 0; k < n_cands; k++) {
+            const struct cand *c = &cands[k];
+            if (c->size != i)
+                continue;
+            const struct sweep_result *hi = &res[c->p_hi];
+            const struct sweep_result *lo = c->p_lo >= 0 ? &res[c->p_lo]
+                                                         : NULL;
+            keep_error(r, hi);
+            if (lo)
+                keep_error(r, lo);
+            if (!hi->ok || (lo && !lo->ok))
+                continue;
+            double hr = search_mem_headroom(cols, hi);
+            if (lo && search_mem_headroom(cols, lo) < hr)
+                hr = search_mem_headroom(cols, lo);
+            int fits = search_fits(cols, hi, o->headroom)
+                       && (!lo || search_fits(cols, lo, o->headroom));
+            if (!fits) {
+                /* Shown when nothing fits: how short the best one is. */
+                if (best_tps < 0 && hr > best_headroom) {
+                    best_headroom = hr;
+                    row->headroom = hr;
+                    row->micro_batch = c->mb;
+                    row->grad_accum = c->accum;
+                    row->checkpointing = c->ck;
+                }
+                continue;
+            }
+            double t = batch_value(cols, hi, "step_time_s");
+            double e = batch_value(cols, hi, "exposed_comm_s");
+            double mfu = batch_value(cols, hi, "mfu");
+            if (lo) {
+                /* Affine in the micro-batches (see the file's header):
+                 * t(A) = t(8) + (A - 8) (t(8) - t(4)) / 4, likewise the
+                 * exposed communication; MFU is model FLOPs over time, so
+                 * it scales by (A / 8) t(8) / t(A). */
+                double tl = batch_value(cols, lo, "step_time_s");
+                double el = batch_value(cols, lo, "exposed_comm_s");
+                double da = (double)(c->accum - PLAN_ACCUM_HI)
+                            / (PLAN_ACCUM_HI - PLAN_ACCUM_LO);
+                double tA = t + da * (t - tl);
+                e = e + da * (e - el);
+                if (e < 0)
+                    e = 0;
+                mfu *= (double)c->accum / PLAN_ACCUM_HI * t / tA;
+                t = tA;
+            }
+            double tokens_step = (double)c->mb * c->accum * o->seq_len
+                                 * row->gpus;
+            double tps = tokens_step / t;
+            if (tps <= best_tps)
+                continue;
+            best_tps = tps;
+            row->fits = 1;
+            row->extrapolated = lo != NULL;
+            row->micro_batch = c->mb;
+            row->grad_accum = c->accum;
+            row->checkpointing = c->ck;
+            row->step_s = t;
+            row->tokens_per_s = tps;
+            row->mfu = mfu;
+            row->headroom = hr;
+            row->exposed_share = e / t;
+        }
+        if (row->fits) {
+            row->days = o->tokens / row->tokens_per_s / 86400;
+            row->gpu_hours = row->days * 24 * row->gpus;
+            if (g->price_kind == PLAN_PRICE_GPU_HOUR)
+                row->cost_usd = row->gpu_hours * g->price_usd;
+            else if (g->price_kind == PLAN_PRICE_NODE)
+                row->cost_usd = row->nodes * g->price_usd;
+            row->bottleneck = row->batch_limited ? "batch limit"
+                              : row->exposed_share > PLAN_COMM_BOUND
+                                  ? "communication"
+                                  : "compute";
+        } else if (row->batch_limited) {
+            row->bottleneck = "batch limit";
+        }
+        row->meets_deadline = row->fits && !row->batch_limited
+                              && (o->deadline_s <= 0
+                                  || row->days * 86400 <= o->deadline_s);
+        row->within_budget = o->budget_usd <= 0 || isnan(row->cost_usd)
+                             || row->cost_usd <= o->budget_usd;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        sweep_result_free(&res[i]);
+        search_args_free(&args[i]);
+    }
+    free(res);
+    free(args);
+    free(pts);
+    free(cands);
+}
+
+static void
+insert_row(struct plan_gpu_result *gr, const struct plan_row *row)
+{
+    int at = 0;
+    while (at < gr->n_rows && gr->rows[at].nodes < row->nodes)
+        at++;
+    gr->rows = xrealloc(gr->rows, sizeof *gr->rows * (gr->n_rows + 1));
+    memmove(&gr->rows[at + 1], &gr->rows[at],
+            sizeof *gr->rows * (gr->n_rows - at));
+    gr->rows[at] = *row;
+    gr->n_rows++;
+}
+
+static int
+first_meeting(const struct plan_gpu_result *gr)
+{
+    for (int i = 0; i < gr->n_rows; i++)
+        if (gr->rows[i].meets_deadline)
+            return i;
+    return -1;
+}
+
+/* The knee: walking up the sizes, the last one before per-GPU throughput
+ * falls below PLAN_KNEE_EFFICIENCY of the best smaller cluster's, or
+ * before the batch runs out of sequences. */
+static void
+find_knee(const struct plan_opts *o, struct plan_gpu_result *gr)
+{
+    int best = -1, prev = -1;
+    gr->knee = -1;
+    for (int i = 0; i < gr->n_rows; i++) {
+        const struct plan_row *w = &gr->rows[i];
+        if (!w->fits)
+            continue;
+        double per_gpu = w->tokens_per_s / w->gpus;
+        if (prev >= 0 && w->batch_limited) {
+            gr->knee = prev;
+            gr->knee_why = xasprintf(
+                "beyond %d nodes (%d GPUs) the batch runs out: %lld "
+                "sequences of %lld tokens give each of %d GPUs less than "
+                "one sequence, so the cluster either idles or trains on a "
+                "larger batch than asked (raise --global-batch-tokens only "
+                "if convergence allows)",
+                gr->rows[prev].nodes, gr->rows[prev].gpus,
+                (long long)o->global_batch_seqs, (long long)o->seq_len,
+                w->gpus);
+            return;
+        }
+        if (best >= 0) {
+            const struct plan_row *b = &gr->rows[best];
+            double eff = per_gpu / (b->tokens_per_s / b->gpus);
+            if (eff < PLAN_KNEE_EFFICIENCY) {
+                const struct plan_row *p = &gr->rows[prev];
+                gr->knee = prev;
+                gr->knee_why = xasprintf(
+                    "beyond %d node%s adding nodes stops paying: at %d "
+                    "nodes each GPU delivers %.0f%% of its best throughput "
+                    "(at %d node%s); exposed communication grows to %.0f%% "
+                    "of the step (%.0f%% at %d node%s): with %lld "
+                    "micro-batch%s of %lld sequence%s per step (%lld at %d "
+                    "node%s) there is less compute per step to hide the "
+                    "all-gathers and reduce-scatters behind",
+                    p->nodes, p->nodes == 1 ? "" : "s", w->nodes, 100 * eff,
+                    b->nodes, b->nodes == 1 ? "" : "s",
+                    100 * w->exposed_share, 100 * p->exposed_share,
+                    p->nodes, p->nodes == 1 ? "" : "s",
+                    (long long)w->grad_accum,
+                    w->grad_accum == 1 ? "" : "es",
+                    (long long)w->micro_batch,
+                    w->micro_batch == 1 ? "" : "s",
+                    (long long)p->grad_accum, p->nodes,
+                    p->nodes == 1 ? "" : "s");
+                return;
+            }
+        }
+        if (best < 0 || per_gpu > gr->rows[best].tokens_per_s
+                                      / gr->rows[best].gpus)
+            best = i;
+        prev = i;
+    }
+    gr->knee_why = xasprintf("no knee up to %d nodes: per-GPU throughput "
+                             "stays within %.0f%% of its best",
+                             o->max_nodes,
+                             100 * (1 - PLAN_KNEE_EFFICIENCY));
+}
+
+static void
+plan_one(const struct plan_opts *o, const struct plan_gpu *g,
+         struct plan_gpu_result *gr, struct plan_result *r,
+         const struct batch_columns *cols)
+{
+    int n_sizes;
+    int *sizes = plan_sizes(o->max_nodes, &n_sizes);
+    gr->rows = xcalloc(n_sizes, sizeof *gr->rows);
+    gr->n_rows = n_sizes;
+    evaluate(o, g, sizes, n_sizes, gr->rows, r, cols);
+    free(sizes);
+    /* The sizes are a coarse grid: bisect between the last size that
+     * misses the deadline and the first that meets it, assuming time to
+     * train falls as nodes are added (it does below the knee, and the
+     * grid already shows where it stops). */
+    int k = first_meeting(gr);
+    if (o->deadline_s > 0 && k > 0) {
+        int lo = gr->rows[k - 1].nodes, hi = gr->rows[k].nodes;
+        while (hi - lo > 1 && !r->interrupted) {
+            int mid = lo + (hi - lo) / 2;
+            struct plan_row row;
+            evaluate(o, g, &mid, 1, &row, r, cols);
+            insert_row(gr, &row);
+            if (row.meets_deadline)
+                hi = mid;
+            else
+                lo = mid;
+        }
+    }
+    gr->smallest = first_meeting(gr);
+    gr->cost_optimal = -1;
+    for (int i = 0; i < gr->n_rows; i++) {
+        const struct plan_row *w = &gr->rows[i];
+        if (!w->meets_deadline || !w->within_budget)
+            continue;
+        double c = isnan(w->cost_usd) ? w->gpu_hours : w->cost_usd;
+        if (gr->cost_optimal < 0) {
+            gr->cost_optimal = i;
+            continue;
+        }
+        const struct plan_row *b = &gr->rows[gr->cost_optimal];
+        if (c < (isnan(b->cost_usd) ? b->gpu_hours : b->cost_usd))
+            gr->cost_optimal = i;
+    }
+    find_knee(o, gr);
+}
+
+int
+plan_run(const struct plan_opts *o, struct plan_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->per_gpu = xcalloc(o->n_gpus, sizeof *r->per_gpu);
+    r->n_gpus = o->n_gpus;
+    struct batch_columns cols;
+    batch_columns_init(&cols);
+    for (int i = 0; i < o->n_gpus && !r->interrupted; i++)
+        plan_one(o, &o->gpus[i], &r->per_gpu[i], r, &cols);
+    batch_columns_free(&cols);
+    return r->interrupted ? -1 : 0;
+}
+
+void
+plan_free(struct plan_result *r)
+{
+    for (int i = 0; i < r->n_gpus; i++) {
+        free(r->per_gpu[i].rows);
+        free(r->per_gpu[i].knee_why);
+    }
+    free(r->per_gpu);
+    free(r->first_error);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,105 @@
+/*
+ * plan.h: cluster sizing for `fsdpsim plan`: for each candidate GPU type,
+ * the time and cost to train on a token budget at each cluster size, the
+ * smallest size that meets a deadline, the cost-optimal one and the knee
+ * where adding nodes stops paying.
+ *
+ * Each size is simulated as one training step at a fixed global batch:
+ * the micro-batch and activation checkpointing are searched (the fastest
+ * setting that fits with the memory headroom wins), the accumulation
+ * steps follow from the batch, and time-to-train = tokens / (tokens per
+ * step / step time).
+ *
+ * Ownership: struct plan_result owns its rows and strings (plan_free).
+ */
+#ifndef FSDPSIM_PLAN_H
+#define FSDPSIM_PLAN_H
+
+#include <stdint.h>
+
+enum plan_price_kind { PLAN_PRICE_NONE, PLAN_PRICE_GPU_HOUR,
+                       PLAN_PRICE_NODE };
+
+struct plan_gpu {
+    char *topology;             /* built-in name or file, as given */
+    char *name;                 /* the topology's name */
+    char *gpu_name;             /* e.g. "H100-SXM5-80GB" */
+    int gpus_per_node;
+    enum plan_price_kind price_kind;
+    double price_usd;           /* per GPU-hour, or per node bought */
+};
+
+struct plan_opts {
+    int base_argc;              /* simulate options of every point */
+    char **base;
+    double tokens;              /* to train on */
+    double deadline_s;          /* 0: none */
+    double budget_usd;          /* 0: none */
+    int64_t global_batch_seqs;  /* sequences per optimizer step */
+    int64_t seq_len;            /* tokens per sequence */
+    double headroom;            /* fraction of device memory kept free */
+    int max_nodes;
+    int jobs;                   /* worker threads, 0 = online CPUs */
+    struct plan_gpu *gpus;
+    int n_gpus;
+};
+
+struct plan_row {
+    int nodes, gpus;
+    int fits;                   /* some setting fits with the headroom */
+    int batch_limited;          /* more GPUs than the batch's sequences */
+    int extrapolated;           /* step time extended from 4 and 8
+                                   micro-batches (see plan.c) */
+    int64_t micro_batch, grad_accum;
+    int checkpointing;          /* activation checkpointing on */
+    double step_s;              /* one optimizer step, s */
+    double tokens_per_s;        /* whole cluster */
+    double days;                /* time to train, days */
+    double gpu_hours;
+    double cost_usd;            /* NAN without a price */
+    double mfu;                 /* 0..1 */
+    double headroom;            /* free device memory at the peak, 0..1 */
+    double exposed_share;       /* exposed communication / step time */
+    int meets_deadline, within_budget;
+    const char *bottleneck;     /* "compute", "communication", "memory",
+                                   "batch limit" */
+};
+
+struct plan_gpu_result {
+    struct plan_row *rows;      /* by node count, ascending */
+    int n_rows;
+    int smallest;               /* smallest row meeting the deadline, -1 */
+    int cost_optimal;           /* cheapest eligible row, -1 */
+    int knee;                   /* last row before scaling stops paying,
+                                   -1 when none up to the largest size */
+    char *knee_why;             /* one sentence */
+};
+
+struct plan_result {
+    struct plan_gpu_result *per_gpu;    /* n_gpus */
+    int n_gpus;
+    int interrupted;
+    char *first_error;          /* first simulation error, if any */
+};
+
+/* Simulate every size of every GPU type; -1 only when interrupted before
+ * any result (r is still filled and must be freed). */
+int plan_run(const struct plan_opts *o, struct plan_result *r);
+void plan_free(struct plan_result *r);
+
+/* The node counts tried: 1, 2, 3, 4, 6, 8, 12, ... up to max_nodes (powers
+ * of two and the midpoints 1.5 x 2^k).  Caller frees. */
+int *plan_sizes(int max_nodes, int *n);
+
+/* "30d", "12h", "2w", "90min", "3600s" in seconds; -1 with *cause. */
+int plan_parse_duration(const char *opt, const char *s, double *sec,
+                        char **cause);
+/* "$2.5M", "40000", "1.2k" in dollars; -1 with *cause. */
+int plan_parse_usd(const char *opt, const char *s, double *usd,
+                   char **cause);
+/* "TOPO=$X/gpu-hour" or "TOPO=$Y/node": *topo (caller frees), kind and
+ * amount; -1 with *cause. */
+int plan_parse_price(const char *s, char **topo, enum plan_price_kind *kind,
+                     double *usd, char **cause);
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * report_run.c: a simulated run's sections of an HTML report (see
+ * report_run.h).  The plots are drawn from the same .dat files `simulate
+ * --timeline --memory` writes, through temporary files, so the report
+ * and `fsdpsim report` never draw different pictures of a run.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "report_run.h"
+#include "engine.h"
+#include "gnuplot.h"
+#include "metrics.h"
+#include "setup.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Write a .dat with writer to a temporary file and plot it with script. */
+static int
+plot_dat(struct html *h, const struct run_view *v,
+         void (*writer)(const struct run_view *, FILE *), const char *what,
+         const char *caption, char **cause)
+{
+    char *dat;
+    FILE *f = gnuplot_data_open(what, &dat, cause);
+    if (f == NULL)
+        return -1;
+    fclose(f);
+    int rc = output_write_file(dat, writer, v, cause);
+    if (rc == 0) {
+        const char *args[] = {dat, GNUPLOT_OUT, "svg", NULL};
+        rc = html_plot(h, what, args, caption, cause);
+    }
+    unlink(dat);
+    free(dat);
+    return rc;
+}
+
+int
+report_run_view(struct html *h, const struct run_view *v, char **cause)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem == NULL) {
+        fprintf(stderr, "fsdpsim: out of memory\n");
+        abort();
+    }
+    output_summary_text(v, mem);
+    fclose(mem);
+    html_pre(h, text);
+    free(text);
+    if (plot_dat(h, v, output_timeline_dat, "timeline",
+                 "Timeline of the simulated steps, one row per CUDA stream "
+                 "(C compute, U all-gather, P reduce-scatter); gaps on C "
+                 "are exposed communication or host waits.", cause) != 0)
+        return -1;
+    return plot_dat(h, v, output_memory_dat, "memory",
+                    "Device memory per GPU over the steps: reserved by the "
+                    "caching allocator, allocated, and each category.",
+                    cause);
+}
+
+int
+report_run_argv(struct html *h, int argc, char **argv, char **cause)
+{
+    struct run r;
+    char **av = xcalloc(argc + 1, sizeof *av);
+    memcpy(av, argv, argc * sizeof *av);
+    int rc = setup_parse_args(&r, argv[0], argc, av, cause);
+    free(av);
+    if (rc != 0 || setup_prepare(&r, cause) != 0) {
+        setup_free(&r);
+        return -1;
+    }
+    struct engine_result res;
+    struct metrics met;
+    engine_run(r.sched, r.topo, &res);
+    metrics_compute(r.sched, r.topo, &res, &met);
+    struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &res, &met,
+                         r.command_line};
+    rc = report_run_view(h, &v, cause);
+    engine_result_free(&res);
+    setup_free(&r);
+    return rc;
+}

@@ -1,0 +1,1 @@
+plan --model tiny-llama --deadline 30d --gpu test-2x4

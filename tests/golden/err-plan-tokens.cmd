@@ -1,0 +1,1 @@
+plan --model tiny-llama --tokens lots --gpu test-2x4
