@@ -75,6 +75,19 @@ put_lat(FILE *out, const char *attr, double ns)
     fprintf(out, " %s=\"%.17gus\"", attr, ns / 1e3);
 }
 
+int
+net_platform_supported(const struct topo *t, char **cause)
+{
+    if (t->nodes <= NET_PLATFORM_MAX_NODES)
+        return 0;
+    *cause = xasprintf("%d nodes: a SimGrid platform built from a topology "
+                       "holds at most %d nodes, since it lists the route "
+                       "of every pair of nodes (use fewer nodes, or give "
+                       "your own platform with --platform)", t->nodes,
+                       NET_PLATFORM_MAX_NODES);
+    return -1;
+}
+
 static const char *const shape_words[] = {"single_switch", "fat_tree",
                                           "rail_optimized"};
 
@@ -107,10 +120,10 @@ net_platform_write(const struct topo *t, FILE *out)
                 t->nodes_per_leaf == 1 ? "" : "s", t->oversubscription,
                 t->placement == NET_PLACE_SPREAD ? "spread" : "packed");
     fprintf(out, ".\n     node<i>-gpu<g>: GPU g of node i; node<i>-nic: the "
-            "node's %d NICs together;\n     fabric-leaf<L>: the uplinks of "
-            "leaf L to the spine.  Load it with\n     simgrid_load_platform()"
-            ", or give it back to fsdpsim with --platform. -->\n",
-            t->nics_per_node);
+            "node's NICs together (%d x %.17g Gb/s);\n     fabric-leaf<L>: the "
+            "uplinks of leaf L to the spine.  Load it with\n     "
+            "simgrid_load_platform(), or give it back to fsdpsim with "
+            "--platform. -->\n", t->nics_per_node, t->nic_Bps * 8 / 1e9);
     fprintf(out, "<platform version=\"4.1\">\n  <config>\n"
             "    <prop id=\"network/model\" value=\"CM02\"/>\n"
             "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n"
@@ -651,6 +664,11 @@ scan_tag(struct checker *c)
     bool self_close = false;
     for (;;) {
         skip_space(c);
+        if (*c->p == '\0') {
+            fail(c, xasprintf("the file ends inside <%s> (is it complete?)",
+                              name));
+            break;
+        }
         if (*c->p == '>') {
             advance(c, 1);
             break;

@@ -24,6 +24,13 @@
  * backend's reference run makes non-blocking. */
 #define NET_FABRIC_PREFIX "fabric-"
 
+/* Most nodes a generated platform holds: it lists a route per ordered
+ * pair of nodes (N(N-1) routes, about 17 MB at 256). */
+#define NET_PLATFORM_MAX_NODES 256
+
+/* 0 when net_platform_write can describe T, else -1 with *cause. */
+int net_platform_supported(const struct topo *t, char **cause);
+
 /* Write the platform of topology T (t->nodes x t->gpus_per_node GPUs) as
  * SimGrid 3.32 XML (platform version 4.1).  Deterministic. */
 void net_platform_write(const struct topo *t, FILE *out);

@@ -657,21 +657,17 @@ probe_platform(const char *path, int nodes, int gpn, char **cause)
         ;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return 0;
-    /* SimGrid's first message line, without its "[time] [category]"
-     * prefixes. */
-    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-        while (*line == '[') {
-            char *e = strchr(line, ']');
-            if (e == NULL)
-                break;
-            line = e + 1;
-            while (*line == ' ')
-                line++;
-        }
-        if (*line) {
-            snprintf(msg, sizeof msg, "%s", line);
-            break;
-        }
+    /* SimGrid's first message, without its "[time] file:line: [category]"
+     * prefix and the exception's name. */
+    char *line = strtok(buf, "\n");
+    if (line != NULL) {
+        char *p = line, *e;
+        while ((e = strstr(p, "] ")) != NULL)
+            p = e + 2;
+        if (strncmp(p, "Uncaught exception", 18) == 0
+            && (e = strstr(p, ": ")) != NULL)
+            p = e + 2;
+        snprintf(msg, sizeof msg, "%s", p);
     }
     *cause = xasprintf("%s: SimGrid cannot use this platform: %s (start "
                        "from 'fsdpsim topology --simgrid-xml')", path,
@@ -683,6 +679,8 @@ int
 netsg_open(const struct topo *t, const char *platform, char **cause)
 {
     char *xml = NULL, *sig;
+    if (platform == NULL && net_platform_supported(t, cause) != 0)
+        return -1;
     if (platform != NULL) {
         sig = xasprintf("file %s %d %d", platform, t->nodes,
                         t->gpus_per_node);
