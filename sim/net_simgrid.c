@@ -82,6 +82,7 @@ struct memo_share {
 static struct {
     bool open;
     char *signature;            /* the platform it loaded */
+    char *structure;            /* generated: what fixes its links */
     int nodes, gpn;
     sg_host_t *hosts;           /* [node * gpn + gpu] */
     sg_link_t *fabric;
@@ -514,18 +515,24 @@ netsg_flows(int n, const char *const *src, const char *const *dst,
     return last;
 }
 
+/* Memoized answers hold for the platform and settings they were found
+ * with. */
+static void
+forget(void)
+{
+    for (size_t i = 0; i < sg.n_shares; i++) {
+        free(sg.shares[i].cs);
+        free(sg.shares[i].rate);
+    }
+    sg.n_shares = 0;
+    sg.n_colls = 0;
+}
+
 void
 netsg_configure(bool exact, double background_load)
 {
-    /* Memoized answers hold for the settings they were found with. */
-    if (exact != sg.exact || background_load != sg.background) {
-        for (size_t i = 0; i < sg.n_shares; i++) {
-            free(sg.shares[i].cs);
-            free(sg.shares[i].rate);
-        }
-        sg.n_shares = 0;
-        sg.n_colls = 0;
-    }
+    if (exact != sg.exact || background_load != sg.background)
+        forget();
     sg.exact = exact;
     sg.background = background_load;
 }
@@ -675,6 +682,55 @@ probe_platform(const char *path, int nodes, int gpn, char **cause)
     return -1;
 }
 
+/* What the generated platform's links and routes depend on; topologies
+ * that agree on it differ only in link rates and latencies. */
+static char *
+structure_of(const struct topo *t)
+{
+    bool tree = t->shape != NET_SHAPE_SINGLE_SWITCH;
+    return xasprintf("%d %d %d %d %d", t->nodes, t->gpus_per_node,
+                     (int)t->shape, tree ? t->nodes_per_leaf : 0,
+                     tree ? (int)t->placement : 0);
+}
+
+/* Give the loaded platform topology T's rates and latencies, as
+ * net_platform_write would have written them, so that a sweep over
+ * oversubscription or NIC speed runs in one process. */
+static void
+retune(const struct topo *t)
+{
+    double node_nic = t->nics_per_node * t->nic_Bps;
+    double uplink = t->nodes_per_leaf * node_nic / t->oversubscription;
+    size_t n = sg_link_count();
+    sg_link_t *all = sg_link_list();
+    int a, b, f = 0;
+    char c;
+    for (size_t k = 0; k < n; k++) {
+        const char *name = sg_link_get_name(all[k]);
+        double bw = -1, lat = 0;
+        if (strncmp(name, NET_FABRIC_PREFIX, strlen(NET_FABRIC_PREFIX)) == 0) {
+            sg.fabric_bw[f] = uplink;
+            sg.fabric_lat[f++] = t->spine_latency_ns / 2 * 1e-9;
+            continue;
+        }
+        if (sscanf(name, "node%d_link_%d_", &a, &b) == 2) {
+            bw = t->intra_Bps;
+            lat = t->intra_latency_ns / 2 * 1e-9;
+        } else if (sscanf(name, "node%d_backbon%c", &a, &c) == 2) {
+            bw = t->intra_Bps * t->gpus_per_node;
+        } else if (sscanf(name, "node%d-ni%c", &a, &c) == 2) {
+            bw = node_nic;
+            lat = t->inter_latency_ns / 2 * 1e-9;
+        }
+        if (bw > 0) {
+            sg_link_set_bandwidth(all[k], bw);
+            sg_link_set_latency(all[k], lat);
+        }
+    }
+    free(all);
+    forget();
+}
+
 int
 netsg_open(const struct topo *t, const char *platform, char **cause)
 {
@@ -693,14 +749,25 @@ netsg_open(const struct topo *t, const char *platform, char **cause)
     }
     if (sg.open) {
         int same = strcmp(sig, sg.signature) == 0;
+        char *st = platform == NULL ? structure_of(t) : NULL;
+        if (!same && st != NULL && sg.structure != NULL
+            && strcmp(st, sg.structure) == 0) {
+            retune(t);
+            free(sg.signature);
+            sg.signature = sig;
+            sig = NULL;
+            same = 1;
+        }
+        free(st);
         free(sig);
         free(xml);
         if (same)
             return 0;
         *cause = xstrdup("--network simgrid: SimGrid simulates one platform "
                          "per process, and this one already loaded another "
-                         "(run one fsdpsim per topology, node count or "
-                         "platform)");
+                         "shape (vary rates, latencies and oversubscription "
+                         "in one run; run one fsdpsim per node count, "
+                         "network shape, placement or platform file)");
         return -1;
     }
     int rc = -1;
@@ -742,6 +809,8 @@ netsg_open(const struct topo *t, const char *platform, char **cause)
     sg.open = true;
     sg.signature = sig;
     sig = NULL;
+    if (platform == NULL)
+        sg.structure = structure_of(t);
 out:
     free(sig);
     free(xml);
