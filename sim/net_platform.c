@@ -555,7 +555,7 @@ static char *
 read_name(struct checker *c)
 {
     const char *s = c->p;
-    while (isalnum((unsigned char)*c->p) || strchr("_-.:", *c->p))
+    while (isalnum((unsigned char)*c->p) || (*c->p && strchr("_-.:", *c->p)))
         c->p++;
     return c->p > s ? xstrndup(s, (size_t)(c->p - s)) : NULL;
 }
