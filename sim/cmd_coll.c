@@ -166,11 +166,19 @@ cmd_coll(int argc, char **argv)
             static const char *const keys[] = {"network", "exact",
                                                "background_load",
                                                "platform"};
-            char *origin = xasprintf("%s", argv[optind - 1]);
+            const char *val = optarg;
+            /* "--exact true" as well as "--exact=true" and "--exact". */
+            bool b;
+            char *why = NULL;
+            if (c == 1008 && val == NULL && optind < argc
+                && units_parse_bool(argv[optind], &b, &why) == 0)
+                val = argv[optind++];
+            free(why);
+            char *origin = xasprintf("%s", argv[optind - 1 - (val != optarg)]);
             char *eq = strchr(origin, '=');
             if (eq)
                 *eq = '\0';
-            int bad = config_set(&net, keys[c - 1007], optarg, origin,
+            int bad = config_set(&net, keys[c - 1007], val, origin,
                                  &cause);
             free(origin);
             if (bad)
