@@ -71,8 +71,10 @@ q_front(const struct queue *q)
  * event accordingly.  Compute that overlaps a collective runs slower, and
  * so does the collective (the topology's [overlap] factors: they share
  * SMs and HBM bandwidth); collectives of different communicators that
- * cross the network at the same time share the node's NICs.  Stale end
- * events are recognised by their time (see finish). */
+ * cross the network at the same time share the node's NICs, equally or
+ * as the network model says (engine_net: SimGrid finds how their flows
+ * share links).  Stale end events are recognised by their time (see
+ * finish). */
 static void
 rebalance(struct engine *e, int64_t now)
 {
