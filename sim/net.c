@@ -79,6 +79,7 @@ open_simgrid(const struct topo *t, const struct run_config *c, char **cause)
 #endif
 }
 
+#ifdef HAVE_SIMGRID
 static enum coll_op
 coll_op_of(enum sched_op_kind k)
 {
@@ -93,7 +94,6 @@ seconds_to_ns(double s)
     return ns < 4.6e18 ? (int64_t)llround(ns) : INT64_C(4600000000000000000);
 }
 
-#ifdef HAVE_SIMGRID
 /* The engine's question: how do these concurrent collectives share? */
 static void
 share_cb(void *ctx, const int *ops, int n, double *rate)
