@@ -462,7 +462,11 @@ netsg_share(const struct netsg_coll *cs, int n, double *rate)
             return;
         }
     }
-    /* One step of each, all together, against each one's step alone. */
+    /* One step of each, all together, against each one's step alone.
+     * When their steps differ in length, the shorter ends first and the
+     * longer then runs alone for the rest of its step, so the longer
+     * one's slowdown is understated; the C API gives no flow's remaining
+     * bytes to measure the shared phase alone. */
     double *alone = xcalloc(n, sizeof *alone);
     for (int k = 0; k < n; k++)
         alone[k] = coll_memo(&cs[k])->step_s;
