@@ -17,8 +17,10 @@
  * What it adds to NCCL's own model (coll.c) is how flows of one collective,
  * of its twin groups and of other collectives slow each other on the
  * fabric.  So each collective is simulated twice: on the platform as it is
- * (with the background load), and with the fabric above the NICs made
- * non-blocking (links "fabric-*" unbounded, no latency).  The ratio of the
+ * (with the background load), and on the topology's own platform with the
+ * fabric above the NICs made non-blocking (links "fabric-*" unbounded, no
+ * latency; a user's platform gets the topology's rates back on the links
+ * it shares names with, so that editing a NIC's rate counts).  The ratio of the
  * two bandwidth times scales NCCL's bandwidth term, which keeps NCCL's
  * protocol efficiencies and algorithm choice; on a non-blocking network
  * the backends agree.  Latency the fabric adds per step (the spine's) is
@@ -72,6 +74,17 @@ struct memo_coll {
     double step_s;              /* one representative step, alone */
 };
 
+/* One link in the two runs of a collective: as the platform has it
+ * (act), and as the reference run sets it (ref): the topology's value for
+ * links named as net_platform.c names them, non-blocking for the fabric,
+ * and unchanged for links of other names. */
+struct link_rates {
+    sg_link_t link;
+    bool fabric;                /* id starts with NET_FABRIC_PREFIX */
+    double act_bw, act_lat;     /* bytes/s, s */
+    double ref_bw, ref_lat;
+};
+
 struct memo_share {
     int n;
     struct netsg_coll *cs;
@@ -85,9 +98,8 @@ static struct {
     char *structure;            /* generated: what fixes its links */
     int nodes, gpn;
     sg_host_t *hosts;           /* [node * gpn + gpu] */
-    sg_link_t *fabric;
-    double *fabric_bw, *fabric_lat;
-    int n_fabric;
+    struct link_rates *links;   /* every link of the platform */
+    size_t n_links;
     bool exact;
     double background;
     struct memo_coll *colls;
@@ -354,15 +366,19 @@ run_exact_ring(const struct netsg_coll *c)
 
 /* ---- Runs on the platform as it is and on a non-blocking fabric ------- */
 
+/* Give every link its rate and latency for the reference run (the
+ * topology's node links, a non-blocking fabric) or for the platform as it
+ * is, with the background load taken off the fabric. */
 static void
-set_fabric(bool reference)
+set_links(bool reference)
 {
-    for (int k = 0; k < sg.n_fabric; k++) {
-        sg_link_set_bandwidth(sg.fabric[k],
-                              reference ? UNBOUNDED_BPS
-                                        : sg.fabric_bw[k]
-                                              * (1 - sg.background));
-        sg_link_set_latency(sg.fabric[k], reference ? 0 : sg.fabric_lat[k]);
+    for (size_t k = 0; k < sg.n_links; k++) {
+        const struct link_rates *l = &sg.links[k];
+        double bw = reference ? l->ref_bw
+                    : l->fabric ? l->act_bw * (1 - sg.background)
+                                : l->act_bw;
+        sg_link_set_bandwidth(l->link, bw);
+        sg_link_set_latency(l->link, reference ? l->ref_lat : l->act_lat);
     }
 }
 
@@ -420,9 +436,9 @@ coll_memo(const struct netsg_coll *c)
     /* Inside one node nothing crosses the fabric: nothing to simulate. */
     if (c->g.nodes > 1 && c->g.ranks > 1 && c->nbytes > 0) {
         double lat_ref, lat_act;
-        set_fabric(true);
+        set_links(true);
         double ref = coll_bw_time(c, sg.exact, &lat_ref);
-        set_fabric(false);
+        set_links(false);
         double act = coll_bw_time(c, sg.exact, &lat_act);
         m.ratio = ref > 0 ? act / ref : 1;
         int lat_steps = is_tree(c) ? 2 : coll_steps(c);
@@ -473,7 +489,7 @@ netsg_share(const struct netsg_coll *cs, int n, double *rate)
     struct flowlist l = {0};
     for (int k = 0; k < n; k++)
         coll_flows(&cs[k], 0, k, &l);
-    set_fabric(false);
+    set_links(false);
     run_flows(l.f, (int)l.n);
     for (int k = 0; k < n; k++) {
         double end = 0;
@@ -511,7 +527,7 @@ netsg_flows(int n, const char *const *src, const char *const *dst,
         }
         f[k].bytes = bytes[k];
     }
-    set_fabric(false);
+    set_links(false);
     double last = run_flows(f, n);
     for (int k = 0; k < n; k++)
         end_s[k] = f[k].end_s;
@@ -570,10 +586,68 @@ start_engine(void)
     simgrid_init(&argc, argv);
 }
 
+/* The rate (bytes/s) and latency (s) topology T gives the link NAME of
+ * its generated platform (net_platform.c); false for other names. */
+static bool
+nominal(const struct topo *t, const char *name, double *bw, double *lat)
+{
+    int a, b;
+    char c;
+    double node_nic = t->nics_per_node * t->nic_Bps;
+    *lat = 0;
+    if (strncmp(name, NET_FABRIC_PREFIX, strlen(NET_FABRIC_PREFIX)) == 0) {
+        *bw = t->nodes_per_leaf * node_nic / t->oversubscription;
+        *lat = t->spine_latency_ns / 2 * 1e-9;
+    } else if (sscanf(name, "node%d_link_%d_", &a, &b) == 2) {
+        *bw = t->intra_Bps;
+        *lat = t->intra_latency_ns / 2 * 1e-9;
+    } else if (sscanf(name, "node%d_backbon%c", &a, &c) == 2) {
+        *bw = t->intra_Bps * t->gpus_per_node;
+    } else if (sscanf(name, "node%d-ni%c", &a, &c) == 2) {
+        *bw = node_nic;
+        *lat = t->inter_latency_ns / 2 * 1e-9;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* Record every link's rates for the two runs.  FROM_PLATFORM: the
+ * platform as loaded is what runs; otherwise (a generated platform whose
+ * topology changed only in rates and latencies, as in a sweep over
+ * oversubscription) T's values replace it, so that one process can
+ * simulate them all. */
+static void
+set_rates(const struct topo *t, bool from_platform)
+{
+    size_t n = sg_link_count();
+    sg_link_t *all = sg_link_list();
+    free(sg.links);
+    sg.links = xcalloc(n ? n : 1, sizeof *sg.links);
+    sg.n_links = n;
+    for (size_t k = 0; k < n; k++) {
+        struct link_rates *l = &sg.links[k];
+        const char *name = sg_link_get_name(all[k]);
+        double bw, lat;
+        bool known = nominal(t, name, &bw, &lat);
+        l->link = all[k];
+        l->fabric = strncmp(name, NET_FABRIC_PREFIX,
+                            strlen(NET_FABRIC_PREFIX)) == 0;
+        l->act_bw = from_platform || !known ? sg_link_get_bandwidth(all[k])
+                                            : bw;
+        l->act_lat = from_platform || !known ? sg_link_get_latency(all[k])
+                                             : lat;
+        l->ref_bw = l->fabric ? UNBOUNDED_BPS : known ? bw : l->act_bw;
+        l->ref_lat = l->fabric ? 0 : known ? lat : l->act_lat;
+    }
+    free(all);
+    forget();
+}
+
 /* Load the checked platform file and find the job's hosts and the fabric
  * links; 0, or -1 with *cause when a host is missing. */
 static int
-load(const char *path, char **cause)
+load(const struct topo *t, const char *path, char **cause)
 {
     simgrid_load_platform(path);
     sg.hosts = xcalloc((size_t)sg.nodes * sg.gpn, sizeof *sg.hosts);
@@ -587,21 +661,7 @@ load(const char *path, char **cause)
                 return -1;
             }
         }
-    size_t n = sg_link_count();
-    sg_link_t *all = sg_link_list();
-    sg.fabric = xcalloc(n ? n : 1, sizeof *sg.fabric);
-    sg.fabric_bw = xcalloc(n ? n : 1, sizeof(double));
-    sg.fabric_lat = xcalloc(n ? n : 1, sizeof(double));
-    for (size_t k = 0; k < n; k++) {
-        if (strncmp(sg_link_get_name(all[k]), NET_FABRIC_PREFIX,
-                    strlen(NET_FABRIC_PREFIX)) != 0)
-            continue;
-        sg.fabric[sg.n_fabric] = all[k];
-        sg.fabric_bw[sg.n_fabric] = sg_link_get_bandwidth(all[k]);
-        sg.fabric_lat[sg.n_fabric] = sg_link_get_latency(all[k]);
-        sg.n_fabric++;
-    }
-    free(all);
+    set_rates(t, true);
     return 0;
 }
 
@@ -697,44 +757,6 @@ structure_of(const struct topo *t)
                      tree ? (int)t->placement : 0);
 }
 
-/* Give the loaded platform topology T's rates and latencies, as
- * net_platform_write would have written them, so that a sweep over
- * oversubscription or NIC speed runs in one process. */
-static void
-retune(const struct topo *t)
-{
-    double node_nic = t->nics_per_node * t->nic_Bps;
-    double uplink = t->nodes_per_leaf * node_nic / t->oversubscription;
-    size_t n = sg_link_count();
-    sg_link_t *all = sg_link_list();
-    int a, b, f = 0;
-    char c;
-    for (size_t k = 0; k < n; k++) {
-        const char *name = sg_link_get_name(all[k]);
-        double bw = -1, lat = 0;
-        if (strncmp(name, NET_FABRIC_PREFIX, strlen(NET_FABRIC_PREFIX)) == 0) {
-            sg.fabric_bw[f] = uplink;
-            sg.fabric_lat[f++] = t->spine_latency_ns / 2 * 1e-9;
-            continue;
-        }
-        if (sscanf(name, "node%d_link_%d_", &a, &b) == 2) {
-            bw = t->intra_Bps;
-            lat = t->intra_latency_ns / 2 * 1e-9;
-        } else if (sscanf(name, "node%d_backbon%c", &a, &c) == 2) {
-            bw = t->intra_Bps * t->gpus_per_node;
-        } else if (sscanf(name, "node%d-ni%c", &a, &c) == 2) {
-            bw = node_nic;
-            lat = t->inter_latency_ns / 2 * 1e-9;
-        }
-        if (bw > 0) {
-            sg_link_set_bandwidth(all[k], bw);
-            sg_link_set_latency(all[k], lat);
-        }
-    }
-    free(all);
-    forget();
-}
-
 int
 netsg_open(const struct topo *t, const char *platform, char **cause)
 {
@@ -756,7 +778,7 @@ netsg_open(const struct topo *t, const char *platform, char **cause)
         char *st = platform == NULL ? structure_of(t) : NULL;
         if (!same && st != NULL && sg.structure != NULL
             && strcmp(st, sg.structure) == 0) {
-            retune(t);
+            set_rates(t, false);
             free(sg.signature);
             sg.signature = sig;
             sig = NULL;
@@ -807,7 +829,7 @@ netsg_open(const struct topo *t, const char *platform, char **cause)
     sg.nodes = t->nodes;
     sg.gpn = t->gpus_per_node;
     start_engine();
-    rc = load(path, cause);
+    rc = load(t, path, cause);
     if (platform == NULL)
         unlink(path);
     sg.open = true;

@@ -218,6 +218,36 @@ END_TEST
 
 /* ---- platform files --------------------------------------------------- */
 
+static char *platform_text(const struct topo *t);
+
+START_TEST(test_simgrid_user_platform_edits_count)
+{
+    /* test-2x4 on 4 nodes, node 2's NICs edited down from 10 to 5 GB/s.
+     * The ring's node 1 -> node 2 and node 2 -> node 3 flows now run at
+     * 5 GB/s: every step, and so the bandwidth time, doubles against the
+     * topology's own platform (ratio 2). */
+    struct topo *t = topo_with("test-2x4", NULL, 4);
+    char *xml = platform_text(t);
+    const char *from = "<link id=\"node2-nic\" bandwidth=\"10GBps\"";
+    char *at = strstr(xml, from);
+    ck_assert_ptr_nonnull(at);
+    char *edited = xasprintf("%.*s<link id=\"node2-nic\" bandwidth=\"5GBps\""
+                             "%s", (int)(at - xml), xml, at + strlen(from));
+    char *path = tu_temp_text(edited);
+    open_or_fail(t, path);
+    struct netsg_coll c = {COLL_ALLGATHER, NCCL_ALGO_RING, {16, 4, 4},
+                           16 * 4e6};
+    double ratio, extra;
+    netsg_coll_factor(&c, &ratio, &extra);
+    ck_assert_double_eq_tol(ratio, 2.0, 1e-6);
+    unlink(path);
+    free(path);
+    free(edited);
+    free(xml);
+    topo_free(t);
+}
+END_TEST
+
 /* The platform test-2x4 generates, as text (caller frees). */
 static char *
 platform_text(const struct topo *t)
@@ -338,6 +368,7 @@ simgrid_suite(void)
     tcase_add_test(core, test_simgrid_agrees_without_oversubscription);
     tcase_add_test(core, test_simgrid_background_load);
     tcase_add_test(core, test_simgrid_concurrent_share);
+    tcase_add_test(core, test_simgrid_user_platform_edits_count);
     tcase_set_timeout(core, 60);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
