@@ -443,11 +443,16 @@ coll_memo(const struct netsg_coll *c)
         m.ratio = ref > 0 ? act / ref : 1;
         int lat_steps = is_tree(c) ? 2 : coll_steps(c);
         m.extra_latency_s = lat_steps * (lat_act - lat_ref);
-        /* One step alone, as netsg_share compares against. */
-        struct flowlist l = {0};
-        coll_flows(c, 0, 0, &l);
-        m.step_s = run_flows(l.f, (int)l.n) - max_latency(&l, 0);
-        free(l.f);
+        /* One step alone, as netsg_share compares against: a ring's
+         * steps are alike, so the run above already measured it. */
+        if (!is_tree(c) && c->algo != NCCL_ALGO_PAT && !sg.exact) {
+            m.step_s = act / coll_steps(c);
+        } else {
+            struct flowlist l = {0};
+            coll_flows(c, 0, 0, &l);
+            m.step_s = run_flows(l.f, (int)l.n) - max_latency(&l, 0);
+            free(l.f);
+        }
     }
     sg.colls = xgrow(sg.colls, &sg.cap_colls, sg.n_colls + 1,
                      sizeof *sg.colls);
