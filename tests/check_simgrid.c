@@ -27,9 +27,9 @@
  * about 1e-9 relative precision (maxmin/precision default 1e-5 of a
  * share, on rates only). */
 #define TIME_TOL_S 1e-9
-/* --exact against one step per ring (the task's bound). */
+/* --exact against one step per ring: what README promises. */
 #define EXACT_REL_TOL 0.01
-/* The two backends on a non-blocking network (the task's bound). */
+/* The two backends on a non-blocking network: what README promises. */
 #define AGREE_REL_TOL 0.02
 
 static struct topo *
