@@ -14,6 +14,8 @@
 #include "cmd.h"
 #include "coll.h"
 #include "nccl_model.h"
+#include "net.h"
+#include "runconf.h"
 #include "topo.h"
 #include "units.h"
 #include "xalloc.h"
@@ -49,6 +51,12 @@ cmd_coll_help(FILE *out)
             "environment)\n"
             "      --nccl-proto LIST      as NCCL_PROTO\n"
             "      --nccl-min-nchannels N, --nccl-max-nchannels N\n"
+            "      --network analytic|simgrid  NCCL's model alone, or its "
+            "flows on a SimGrid\n"
+            "                             platform of the cluster (adds the "
+            "analytic time)\n"
+            "      --exact, --background-load F, --platform FILE.xml  as "
+            "for simulate\n"
             "      --format text|json     output format (default text)\n"
             "  -h, --help                 show this help\n\n"
             "Sizes take K, M, G suffixes as nccl-tests does (powers of "
@@ -94,6 +102,10 @@ cmd_coll(int argc, char **argv)
         {"nccl-min-nchannels", required_argument, NULL, 1004},
         {"nccl-max-nchannels", required_argument, NULL, 1005},
         {"format", required_argument, NULL, 1006},
+        {"network", required_argument, NULL, 1007},
+        {"exact", optional_argument, NULL, 1008},
+        {"background-load", required_argument, NULL, 1009},
+        {"platform", required_argument, NULL, 1010},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *topology = "dgx-a100-80g", *type = "float", *redop = "sum";
@@ -107,6 +119,9 @@ cmd_coll(int argc, char **argv)
     int n_sets = 0, c, rc = EXIT_USAGE;
     char *cause = NULL, *msg = NULL;
     struct topo *t = NULL;
+    /* The network settings, read as simulate reads them. */
+    struct run_config net;
+    config_init(&net);
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":ht:n:g:b:e:f:i:d:o:", opts, NULL))
@@ -144,15 +159,43 @@ cmd_coll(int argc, char **argv)
         case 1004: minch = optarg; break;
         case 1005: maxch = optarg; break;
         case 1006: format = optarg; break;
+        case 1007:
+        case 1008:
+        case 1009:
+        case 1010: {
+            static const char *const keys[] = {"network", "exact",
+                                               "background_load",
+                                               "platform"};
+            const char *val = optarg;
+            /* "--exact true" as well as "--exact=true" and "--exact". */
+            bool b;
+            char *why = NULL;
+            if (c == 1008 && val == NULL && optind < argc
+                && units_parse_bool(argv[optind], &b, &why) == 0)
+                val = argv[optind++];
+            free(why);
+            char *origin = xasprintf("%s", argv[optind - 1 - (val != optarg)]);
+            char *eq = strchr(origin, '=');
+            if (eq)
+                *eq = '\0';
+            int bad = config_set(&net, keys[c - 1007], val, origin,
+                                 &cause);
+            free(origin);
+            if (bad)
+                goto fail_cause;
+            break;
+        }
         case 'h':
             cmd_coll_help(stdout);
             free(sets);
+            config_free(&net);
             return 0;
         default:
             msg = xasprintf(c == ':' ? "option '%s' needs a value"
                                      : "unknown option '%s'",
                             argv[optind - 1]);
             free(sets);
+            config_free(&net);
             rc = usage_error(msg);
             free(msg);
             return rc;
@@ -160,6 +203,7 @@ cmd_coll(int argc, char **argv)
     }
     if (optind + 1 != argc) {
         free(sets);
+        config_free(&net);
         return usage_error(optind >= argc ? "name the collective: allgather,"
                                             " reducescatter or allreduce"
                                           : "give one collective");
@@ -194,6 +238,9 @@ cmd_coll(int argc, char **argv)
         msg = xasprintf("--format: '%s' is not text or json", format);
         goto fail;
     }
+    if (config_validate(&net, &cause) != 0)
+        goto fail_cause;
+    int sgrid = net.network == NETWORK_SIMGRID;
     if (minb > maxb) {
         msg = xasprintf("-b %.0f is larger than -e %.0f", minb, maxb);
         goto fail;
@@ -259,15 +306,19 @@ cmd_coll(int argc, char **argv)
                coll_op_name(op), t->name, t->nodes, ranks_per_node,
                g.ranks, nc.version / 100, nc.version % 100, type, redop);
     } else {
+        char nbuf[256];
         printf("# fsdpsim coll %s: %s, %d node%s x %d GPUs = %d ranks, NCCL "
-               "%d.%d (predicted)\n", coll_op_name(op), t->name, t->nodes,
+               "%d.%d (predicted%s%s)\n", coll_op_name(op), t->name, t->nodes,
                t->nodes == 1 ? "" : "s", ranks_per_node, g.ranks,
-               nc.version / 100, nc.version % 100);
-        printf("#%12s %14s %8s %6s %10s %8s %8s  %-13s %-6s %s\n", "size",
+               nc.version / 100, nc.version % 100,
+               sgrid ? ", network simgrid on " : "",
+               sgrid ? net_describe(t, &net, nbuf, sizeof nbuf) : "");
+        printf("#%12s %14s %8s %6s %10s %8s %8s  %-13s %-6s %s%s\n", "size",
                "count", "type", "redop", "time", "algbw", "busbw", "algorithm",
-               "proto", "channels");
-        printf("#%12s %14s %8s %6s %10s %8s %8s\n", "(B)", "(elements)", "",
-               "", "(us)", "(GB/s)", "(GB/s)");
+               "proto", "channels", sgrid ? "   analytic" : "");
+        printf("#%12s %14s %8s %6s %10s %8s %8s%s\n", "(B)", "(elements)", "",
+               "", "(us)", "(GB/s)", "(GB/s)",
+               sgrid ? "                                    (us)" : "");
     }
     int row = 0;
     for (double size = minb; size <= maxb;
@@ -281,6 +332,13 @@ cmd_coll(int argc, char **argv)
                 printf("]}\n");
             goto fail_cause;
         }
+        double an_us = r.time_s * 1e6;
+        if (sgrid && net_coll_time(t, &net, op, &g, bytes, &r, &r.time_s,
+                                   &cause) != 0) {
+            if (json)
+                printf("]}\n");
+            goto fail_cause;
+        }
         double us = r.time_s * 1e6;
         double algbw = r.time_s > 0 ? bytes / r.time_s / 1e9 : 0;
         double busbw = algbw * coll_busbw_factor(op, g.ranks);
@@ -288,15 +346,19 @@ cmd_coll(int argc, char **argv)
             printf("%s\n  {\"size_bytes\": %.0f, \"count\": %.0f, "
                    "\"time_us\": %.3f, \"algbw_GBps\": %.3f, "
                    "\"busbw_GBps\": %.3f, \"algorithm\": \"%s\", "
-                   "\"protocol\": \"%s\", \"channels\": %d}",
+                   "\"protocol\": \"%s\", \"channels\": %d",
                    row ? "," : "", bytes, count, us, algbw, busbw,
                    nccl_algo_name(r.algo), nccl_proto_name(r.proto),
                    r.channels);
         else
             printf(" %12.0f %14.0f %8s %6s %10.2f %8.2f %8.2f  %-13s %-6s "
-                   "%d\n", bytes, count, type, redop, us, algbw, busbw,
+                   "%-*d", bytes, count, type, redop, us, algbw, busbw,
                    nccl_algo_name(r.algo), nccl_proto_name(r.proto),
-                   r.channels);
+                   sgrid ? 8 : 0, r.channels);
+        if (sgrid)
+            printf(json ? ", \"analytic_time_us\": %.3f" : " %10.2f",
+                   an_us);
+        printf(json ? "}" : "\n");
         row++;
         if (size == 0)
             break;
@@ -305,6 +367,7 @@ cmd_coll(int argc, char **argv)
         printf("\n]}\n");
     topo_free(t);
     free(sets);
+    config_free(&net);
     return 0;
 fail_cause:
     msg = cause;
@@ -315,5 +378,6 @@ fail:
     free(cause);
     topo_free(t);
     free(sets);
+    config_free(&net);
     return rc;
 }

@@ -236,7 +236,7 @@ cmd_topologies(int argc, char **argv)
             free(cause);
             return EXIT_SYSTEM;
         }
-        printf("%-14s %-18s %dx  %4.0f GiB  %s %.0f GB/s  %d x %.0f Gb/s\n",
+        printf("%-18s %-18s %dx  %4.0f GiB  %s %.0f GB/s  %d x %.0f Gb/s\n",
                f->name, t->gpu_name, t->gpus_per_node, t->hbm_bytes / 1073741824.0,
                t->fabric == FABRIC_PCIE ? "PCIe" : t->fabric == FABRIC_NVSWITCH
                                                        ? "NVSwitch" : "NVLink",

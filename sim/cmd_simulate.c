@@ -5,6 +5,7 @@
 #include "atomic_file.h"
 #include "engine.h"
 #include "metrics.h"
+#include "net.h"
 #include "output.h"
 #include "report_run.h"
 #include "setup.h"
@@ -107,14 +108,20 @@ cmd_simulate(int argc, char **argv)
         return EXIT_USAGE;
     }
 
-    struct engine_result res;
+    struct net_run nr;
     struct metrics met;
-    engine_run(r.sched, r.topo, &res);
+    if (net_run(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
+        cmd_error("simulate", cause, 0);
+        free(cause);
+        setup_free(&r);
+        return EXIT_USAGE;
+    }
+    struct engine_result res = nr.res;
     if (res.too_long) {
         cmd_error("simulate", "the simulated step would last longer than "
                   "146 years; check the topology's rates (a peak or "
                   "bandwidth far too low?)", 0);
-        engine_result_free(&res);
+        net_run_free(&nr);
         setup_free(&r);
         return EXIT_USAGE;
     }
@@ -129,10 +136,12 @@ cmd_simulate(int argc, char **argv)
     if (!status) {
         if (r.cfg.format == FORMAT_JSON)
             output_summary_json(&v, stdout);
-        else
+        else {
             output_summary_text(&v, stdout);
+            net_report_text(&nr, r.sched, r.topo, &r.cfg, stdout);
+        }
     }
-    engine_result_free(&res);
+    net_run_free(&nr);
     setup_free(&r);
     return status;
 }

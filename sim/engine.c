@@ -47,6 +47,7 @@ struct engine {
     unsigned char *cls;         /* enum op_class */
     unsigned char *uses_net;    /* a collective whose group spans nodes */
     double compute_slowdown, comm_slowdown;
+    const struct engine_net *net;   /* NULL: equal NIC shares */
     int next_op;                /* host program counter */
     int blocked_on;             /* CPU_WAIT target, or -1 */
     int reached_op;             /* last op the host reached */
@@ -70,20 +71,27 @@ q_front(const struct queue *q)
  * event accordingly.  Compute that overlaps a collective runs slower, and
  * so does the collective (the topology's [overlap] factors: they share
  * SMs and HBM bandwidth); collectives of different communicators that
- * cross the network at the same time share the node's NICs.  Stale end
- * events are recognised by their time (see finish). */
+ * cross the network at the same time share the node's NICs, equally or
+ * as the network model says (engine_net: SimGrid finds how their flows
+ * share links).  Stale end events are recognised by their time (see
+ * finish). */
 static void
 rebalance(struct engine *e, int64_t now)
 {
     int n_compute = 0, n_comm = 0, n_net = 0;
+    int net_ids[STREAM_COUNT];
+    double net_rate[STREAM_COUNT];
     for (int st = 0; st < STREAM_COUNT; st++) {
         int id = e->stream_busy[st];
         if (id < 0)
             continue;
         n_compute += e->cls[id] == CLASS_COMPUTE;
         n_comm += e->cls[id] == CLASS_COMM;
-        n_net += e->uses_net[id];
+        if (e->uses_net[id])
+            net_ids[n_net++] = id;
     }
+    if (e->net != NULL && n_net > 1)
+        e->net->share(e->net->ctx, net_ids, n_net, net_rate);
     for (int st = 0; st < STREAM_COUNT; st++) {
         int id = e->stream_busy[st];
         if (id < 0)
@@ -93,8 +101,14 @@ rebalance(struct engine *e, int64_t now)
             rate /= e->compute_slowdown;
         if (e->cls[id] == CLASS_COMM && n_compute > 0)
             rate /= e->comm_slowdown;
-        if (e->uses_net[id] && n_net > 1)
-            rate /= n_net;
+        for (int k = 0; k < n_net && n_net > 1; k++) {
+            if (net_ids[k] != id)
+                continue;
+            if (e->net != NULL)
+                rate *= net_rate[k];
+            else
+                rate /= n_net;
+        }
         e->remaining_ns[id] -= (double)(now - e->rate_since_ns[id])
                                * e->rate[id];
         if (e->remaining_ns[id] < 0)
@@ -270,6 +284,14 @@ void
 engine_run_costs(const struct sched *s, const struct topo *t,
                  struct cost_table *ct, struct engine_result *r)
 {
+    engine_run_net(s, t, ct, NULL, r);
+}
+
+void
+engine_run_net(const struct sched *s, const struct topo *t,
+               struct cost_table *ct, const struct engine_net *net,
+               struct engine_result *r)
+{
     memset(r, 0, sizeof *r);
     r->cost = *ct;
     memset(ct, 0, sizeof *ct);
@@ -292,6 +314,7 @@ engine_run_costs(const struct sched *s, const struct topo *t,
     e.s = s;
     e.t = t;
     e.r = r;
+    e.net = net;
     e.des = des_new();
     int n = s->n_ops ? s->n_ops : 1;
     e.done = xcalloc(n, 1);

@@ -50,4 +50,18 @@ void engine_run_costs(const struct sched *s, const struct topo *t,
                       struct cost_table *ct, struct engine_result *r);
 void engine_result_free(struct engine_result *r);
 
+/* A network model that knows how concurrent collectives share links
+ * (net.h): given the ids of the n >= 2 collectives crossing the network
+ * at the same time, it sets each one's rate relative to running alone
+ * (0 < rate <= 1).  Without one, they share the NICs equally. */
+struct engine_net {
+    void (*share)(void *ctx, const int *ops, int n, double *rate);
+    void *ctx;
+};
+
+/* engine_run_costs with a network model (NULL: as engine_run_costs). */
+void engine_run_net(const struct sched *s, const struct topo *t,
+                    struct cost_table *ct, const struct engine_net *net,
+                    struct engine_result *r);
+
 #endif

@@ -52,6 +52,13 @@ const struct config_option config_options[] = {
     {"nccl_proto", "LIST", "as NCCL_PROTO, e.g. Simple or ^LL128"},
     {"nccl_min_nchannels", "N", "as NCCL_MIN_NCHANNELS"},
     {"nccl_max_nchannels", "N", "as NCCL_MAX_NCHANNELS"},
+    {"network", "analytic|simgrid",
+     "network model: NCCL's alone, or its flows on a SimGrid platform"},
+    {"exact", "[BOOL]", "simgrid: simulate every ring step, not one per ring"},
+    {"background_load", "FRACTION",
+     "simgrid: share of every spine link other jobs use (0 to 0.95)"},
+    {"platform", "FILE.xml", "simgrid: your SimGrid platform instead of "
+     "the topology's"},
     {"format", "text|json", "summary format on stdout"},
     {"trace", "FILE", "write a Chrome/Perfetto trace"},
     {"timeline", "FILE", "write the per-op timeline (.dat, gnuplot)"},
@@ -95,6 +102,7 @@ config_free(struct run_config *c)
     free(c->memory_path);
     free(c->metrics_path);
     free(c->config_path);
+    free(c->platform_path);
     free(c->nccl_version);
     free(c->nccl_algo);
     free(c->nccl_proto);
@@ -125,6 +133,9 @@ static const struct name_value ac_names[] = {
     {NULL, 0}};
 static const struct name_value optimizer_names[] = {
     {"AdamW", OPTIMIZER_ADAMW}, {"SGD", OPTIMIZER_SGD}, {NULL, 0}};
+static const struct name_value network_names[] = {
+    {"analytic", NETWORK_ANALYTIC}, {"simgrid", NETWORK_SIMGRID},
+    {NULL, 0}};
 static const struct name_value format_names[] = {
     {"text", FORMAT_TEXT}, {"json", FORMAT_JSON}, {NULL, 0}};
 
@@ -382,6 +393,29 @@ config_set(struct run_config *c, const char *key_in, const char *value,
         rc = set_count(&c->nccl_min_nchannels, value, 1, 64, origin, cause);
     } else if (strcmp(key, "nccl_max_nchannels") == 0) {
         rc = set_count(&c->nccl_max_nchannels, value, 1, 64, origin, cause);
+    } else if (strcmp(key, "network") == 0) {
+        if (value && (rc = parse_choice(network_names, value, &v, origin,
+                                        cause)) == 0)
+            c->network = v;
+    } else if (strcmp(key, "exact") == 0) {
+        rc = set_bool(&c->exact, value, origin, cause);
+    } else if (strcmp(key, "background_load") == 0) {
+        /* Above 0.95 the spine would carry the job at a crawl; a value
+         * like 30 is a percentage typed as such. */
+        double f;
+        char *why = NULL;
+        if (value == NULL
+            || units_parse_real(value, 0, 0.95, &f, &why) != 0) {
+            *cause = xasprintf("%s: '%s' is not a fraction from 0 to 0.95 "
+                               "(write 0.3 for 30%%)", origin,
+                               value ? value : "");
+            free(why);
+        } else {
+            c->background_load = f;
+            rc = 0;
+        }
+    } else if (strcmp(key, "platform") == 0) {
+        rc = set_string(&c->platform_path, value, origin, cause);
     } else if (strcmp(key, "format") == 0) {
         if (value && (rc = parse_choice(format_names, value, &v, origin,
                                         cause)) == 0)
@@ -543,6 +577,14 @@ config_validate(const struct run_config *c, char **cause)
             "--cpu-offload: gradient accumulation outside no_sync() is not "
             "supported with CPU offload (FSDP gives wrong results); add "
             "--no-sync or set --grad-accum 1");
+        return -1;
+    }
+    if (c->network != NETWORK_SIMGRID
+        && (c->exact || c->background_load > 0 || c->platform_path)) {
+        *cause = xasprintf("--%s: only used with --network simgrid (add "
+                           "--network simgrid)",
+                           c->platform_path ? "platform"
+                           : c->exact ? "exact" : "background-load");
         return -1;
     }
     if (c->micro_batch * c->seq_len > INT64_C(1) << 31) {

@@ -30,6 +30,9 @@ enum backward_prefetch { BWD_PREFETCH_PRE, BWD_PREFETCH_POST,
 enum ac_mode { AC_NONE, AC_FULL, AC_REENTRANT };
 enum optimizer_kind { OPTIMIZER_ADAMW, OPTIMIZER_SGD };
 enum out_format { FORMAT_TEXT, FORMAT_JSON };
+/* How collectives' network time is found (net.h): NCCL's model alone, or
+ * flows on a SimGrid platform of the cluster. */
+enum network_kind { NETWORK_ANALYTIC, NETWORK_SIMGRID };
 
 struct run_config {
     char *model;                 /* name or path */
@@ -69,6 +72,12 @@ struct run_config {
     char *nccl_proto;           /* NCCL_PROTO */
     int64_t nccl_min_nchannels; /* NCCL_MIN_NCHANNELS, 0 = unset */
     int64_t nccl_max_nchannels; /* NCCL_MAX_NCHANNELS, 0 = unset */
+
+    /* Network backend (net.h). */
+    enum network_kind network;
+    bool exact;                 /* simgrid: every ring step, not one */
+    double background_load;     /* fraction of each spine link taken */
+    char *platform_path;        /* simgrid: a user's platform file */
 
     enum out_format format;
     char *trace_path;

@@ -18,7 +18,8 @@ is_optional_bool(const char *key)
     return strcmp(key, "forward_prefetch") == 0
            || strcmp(key, "use_orig_params") == 0
            || strcmp(key, "cpu_offload") == 0
-           || strcmp(key, "no_sync") == 0;
+           || strcmp(key, "no_sync") == 0
+           || strcmp(key, "exact") == 0;
 }
 
 static char *

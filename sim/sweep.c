@@ -18,6 +18,7 @@
 #include "sweep.h"
 #include "engine.h"
 #include "metrics.h"
+#include "net.h"
 #include "output.h"
 #include "setup.h"
 #include "xalloc.h"
@@ -602,9 +603,14 @@ sweep_point_run(const struct sweep *sw, int base_argc,
         setup_free(&r);
         return;
     }
-    struct engine_result er;
+    struct net_run nr;
     struct metrics met;
-    engine_run(r.sched, r.topo, &er);
+    if (net_run(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
+        fail(res, cause);
+        setup_free(&r);
+        return;
+    }
+    struct engine_result er = nr.res;
     if (er.too_long) {
         fail(res, xstrdup("the simulated step would last longer than 146 "
                           "years; check the topology's rates (a peak or "
@@ -620,7 +626,7 @@ sweep_point_run(const struct sweep *sw, int base_argc,
         res->values = c.values;
         res->n_values = c.n;
     }
-    engine_result_free(&er);
+    net_run_free(&nr);
     setup_free(&r);
 }
 

@@ -52,6 +52,9 @@ enum key_kind {
     KIND_ARCH,     /* enum gpu_arch */
     KIND_FABRIC,   /* enum intra_fabric */
     KIND_NET,      /* enum net_kind */
+    KIND_SHAPE,    /* enum net_shape */
+    KIND_PLACE,    /* enum net_placement */
+    KIND_RATIO,    /* double, "4:1" or a plain number, stored as 4 */
     KIND_FLOPS,    /* double, FLOP/s */
     KIND_BYTES,    /* double, bytes */
     KIND_BW,       /* double, bytes/s, printed in bytes per second */
@@ -182,6 +185,20 @@ static const struct topo_key keys[] = {
      * (NCCL_COLLNET_ENABLE=1): off unless a cluster says so, as NCCL. */
     {"inter", "sharp", KIND_BOOL, F(sharp), false, "false", "false", 0, 0,
      false, NULL},
+    /* [network]: the fabric above the NICs, for --network simgrid.  A
+     * leaf's uplinks carry (nodes under it x NICs x NIC rate) divided by
+     * the oversubscription ratio (a 2:1 leaf has half as much capacity
+     * towards the spines as towards its nodes). */
+    {"network", "shape", KIND_SHAPE, F(shape), false, "single_switch",
+     "fat_tree", 0, 0, false, NULL},
+    {"network", "nodes_per_leaf", KIND_INT, F(nodes_per_leaf), false, "1",
+     "4", 1, 100000, false, "allowed 1 to 100000"},
+    {"network", "oversubscription", KIND_RATIO, F(oversubscription), false,
+     "1", "2:1", 1, 64, false, "allowed 1:1 to 64:1"},
+    {"network", "spine_latency", KIND_TIME, F(spine_latency_ns), false,
+     "0", "1us", 0, MAX_TIME_NS, false, "allowed 0 to 1s"},
+    {"network", "placement", KIND_PLACE, F(placement), false, "packed",
+     "spread", 0, 0, false, NULL},
     {"host", "pcie_bandwidth", KIND_BW, F(pcie_Bps), true, NULL, "25GBps",
      0, MAX_BPS, true, "allowed more than 0 up to 1000TBps"},
     {"host", "memory_bandwidth", KIND_BW, F(host_mem_Bps), false, "100GBps",
@@ -216,7 +233,8 @@ static const struct topo_key keys[] = {
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
 static const char *const sections[] = {
-    "topology", "gpu", "node", "intra", "inter", "host", "overlap",
+    "topology", "gpu", "node", "intra", "inter", "network", "host",
+    "overlap",
     CAL_SECTION, NULL};
 
 /* Enum spellings, indexed by the enum value. */
@@ -226,6 +244,9 @@ static const char *const fabric_names[] = {
     "nvswitch", "nvlink", "pcie", NULL};
 static const char *const net_names[] = {
     "ib", "roce", "efa", "ethernet", NULL};
+static const char *const shape_names[] = {
+    "single_switch", "fat_tree", "rail_optimized", NULL};
+static const char *const place_names[] = {"packed", "spread", NULL};
 
 static const char *const dtype_names[DTYPE_COUNT] = {
     "fp32", "tf32", "bf16", "fp16", "fp8"};
@@ -254,6 +275,10 @@ enum_choices(enum key_kind kind)
         return fabric_names;
     case KIND_NET:
         return net_names;
+    case KIND_SHAPE:
+        return shape_names;
+    case KIND_PLACE:
+        return place_names;
     default:
         return NULL;
     }
@@ -271,6 +296,10 @@ get_enum(const struct topo *t, const struct topo_key *k)
         return (int)*(const enum intra_fabric *)cfield(t, k);
     case KIND_NET:
         return (int)*(const enum net_kind *)cfield(t, k);
+    case KIND_SHAPE:
+        return (int)*(const enum net_shape *)cfield(t, k);
+    case KIND_PLACE:
+        return (int)*(const enum net_placement *)cfield(t, k);
     default:
         assert(!"not an enum key");
         return -1;
@@ -289,6 +318,12 @@ set_enum(struct topo *t, const struct topo_key *k, int v)
         break;
     case KIND_NET:
         *(enum net_kind *)field(t, k) = (enum net_kind)v;
+        break;
+    case KIND_SHAPE:
+        *(enum net_shape *)field(t, k) = (enum net_shape)v;
+        break;
+    case KIND_PLACE:
+        *(enum net_placement *)field(t, k) = (enum net_placement)v;
         break;
     default:
         assert(!"not an enum key");
@@ -415,6 +450,24 @@ check_label(const char *s, char **cause)
     return 0;
 }
 
+/* A ratio as switch vendors write it, "4:1", or the plain number "4".
+ * Only N:1 is accepted: "3:2" is written 1.5. */
+static int
+parse_ratio(const char *value, double *v, char **cause)
+{
+    const char *colon = strchr(value, ':');
+    if (colon == NULL)
+        return units_parse_real(value, 0, HUGE_VAL, v, cause);
+    char *num = xstrndup(value, (size_t)(colon - value));
+    int rc = strcmp(colon, ":1") == 0
+                 ? units_parse_real(num, 0, HUGE_VAL, v, cause) : -1;
+    if (rc != 0 && *cause == NULL)
+        *cause = xasprintf("'%s' is not a ratio (write it as N:1, e.g. "
+                           "'2:1', or as a number, e.g. '1.5')", value);
+    free(num);
+    return rc;
+}
+
 /*
  * Parse VALUE as key K and store it in T.  Returns 0, or -1 with *cause set
  * to a message without any file or flag prefix (the caller adds it).  T is
@@ -439,7 +492,9 @@ apply(struct topo *t, const struct topo_key *k, const char *value,
         return 0;
     case KIND_ARCH:
     case KIND_FABRIC:
-    case KIND_NET: {
+    case KIND_NET:
+    case KIND_SHAPE:
+    case KIND_PLACE: {
         const char *const *choices = enum_choices(k->kind);
         for (int i = 0; choices[i]; i++) {
             if (strcmp(choices[i], value) == 0) {
@@ -483,6 +538,9 @@ apply(struct topo *t, const struct topo_key *k, const char *value,
         break;
     case KIND_REAL:
         rc = units_parse_real(value, 0, HUGE_VAL, &v, cause);
+        break;
+    case KIND_RATIO:
+        rc = parse_ratio(value, &v, cause);
         break;
     }
     if (rc != 0)
@@ -606,7 +664,8 @@ fmt_value(const struct topo *t, const struct topo_key *k, char *buf,
     double d = 0;
     if (k->kind == KIND_FLOPS || k->kind == KIND_BYTES ||
         k->kind == KIND_BW || k->kind == KIND_BW_BITS ||
-        k->kind == KIND_TIME || k->kind == KIND_REAL)
+        k->kind == KIND_TIME || k->kind == KIND_REAL ||
+        k->kind == KIND_RATIO)
         d = *(const double *)cfield(t, k);
     switch (k->kind) {
     case KIND_IGNORE:
@@ -618,7 +677,9 @@ fmt_value(const struct topo *t, const struct topo_key *k, char *buf,
     }
     case KIND_ARCH:
     case KIND_FABRIC:
-    case KIND_NET: {
+    case KIND_NET:
+    case KIND_SHAPE:
+    case KIND_PLACE: {
         const char *const *choices = enum_choices(k->kind);
         int v = get_enum(t, k);
         return v >= 0 && v < list_len(choices) ? choices[v] : "?";
@@ -641,6 +702,11 @@ fmt_value(const struct topo *t, const struct topo_key *k, char *buf,
         return fmt_quantity(buf, len, d, time_choices, units_parse_time_ns);
     case KIND_REAL:
         return fmt_real(buf, len, d);
+    case KIND_RATIO: {
+        char num[40];
+        snprintf(buf, len, "%s:1", fmt_real(num, sizeof num, d));
+        return buf;
+    }
     }
     return "";
 }
@@ -1056,6 +1122,8 @@ topo_validate(const struct topo *t, char **cause)
         case KIND_ARCH:
         case KIND_FABRIC:
         case KIND_NET:
+        case KIND_SHAPE:
+        case KIND_PLACE:
             /* An enum outside its names can only come from a bug. */
             assert(get_enum(t, k) >= 0 &&
                    get_enum(t, k) < list_len(enum_choices(k->kind)));

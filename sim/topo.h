@@ -21,6 +21,13 @@ enum gpu_arch { GPU_ARCH_VOLTA, GPU_ARCH_AMPERE, GPU_ARCH_HOPPER,
                 GPU_ARCH_BLACKWELL };
 enum intra_fabric { FABRIC_NVSWITCH, FABRIC_NVLINK, FABRIC_PCIE };
 enum net_kind { NET_IB, NET_ROCE, NET_EFA, NET_ETHERNET };
+/* How the nodes' NICs are wired together ([network] shape). */
+enum net_shape { NET_SHAPE_SINGLE_SWITCH, NET_SHAPE_FAT_TREE,
+                 NET_SHAPE_RAIL_OPTIMIZED };
+/* Where a job's consecutive nodes sit on the leaves ([network] placement):
+ * packed fills one leaf before the next, spread deals them out round-robin
+ * as a scheduler on a busy cluster does. */
+enum net_placement { NET_PLACE_PACKED, NET_PLACE_SPREAD };
 enum dtype { DTYPE_FP32, DTYPE_TF32, DTYPE_BF16, DTYPE_FP16, DTYPE_FP8,
              DTYPE_COUNT };
 
@@ -79,6 +86,14 @@ struct topo {
     double inter_latency_ns;
     bool rail_optimized;
     bool sharp;                 /* in-network reduction (NCCL CollNet) */
+    /* [network]: the switches between the NICs (used by --network
+     * simgrid; the analytic model assumes a non-blocking network) */
+    enum net_shape shape;
+    int nodes_per_leaf;         /* nodes under one leaf (fat_tree) or in
+                                   one rail group (rail_optimized) */
+    double oversubscription;    /* leaf down:up capacity, 1 = 1:1 */
+    double spine_latency_ns;    /* added one way by a path via the spine */
+    enum net_placement placement;
     /* [host] */
     double pcie_Bps;            /* host<->device, per GPU, per direction */
     double host_mem_Bps;        /* host memory bandwidth (CPU optimizer) */

@@ -797,15 +797,17 @@ START_TEST(test_topo_error_unknown_section)
     /* Reported on the section's own line, keys or not. */
     expect_edit_error("[host]", "[hosts]",
                       "x.ini:18: unknown section [hosts] (known: topology, "
-                      "gpu, node, intra, inter, host, overlap, calibration)");
+                      "gpu, node, intra, inter, network, host, overlap, "
+                      "calibration)");
     expect_edit_error("pcie_bandwidth = 10GBps",
                       "pcie_bandwidth = 10GBps\n[extra]",
                       "x.ini:20: unknown section [extra] (known: topology, "
-                      "gpu, node, intra, inter, host, overlap, calibration)");
+                      "gpu, node, intra, inter, network, host, overlap, "
+                      "calibration)");
     expect_set_error("hosts.pcie_bandwidth=1GBps",
                      "--set hosts.pcie_bandwidth=1GBps: unknown section "
                      "[hosts] (known: topology, gpu, node, intra, inter, "
-                     "host, overlap, calibration)");
+                     "network, host, overlap, calibration)");
 }
 END_TEST
 

@@ -15,6 +15,11 @@ out=$builddir/fuzz
 mkdir -p "$out/obj" "$out/crashes"
 flags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -std=c11 -D_DEFAULT_SOURCE -include $builddir/config.h -I$srcdir/sim -I$builddir/sim $(pkg-config --cflags jansson inih gsl)"
 libs="$(pkg-config --libs jansson inih gsl) -lm"
+# The SimGrid backend is part of the library when configure found it.
+if grep -q '^#define HAVE_SIMGRID 1' "$builddir/config.h"; then
+    flags="$flags $(pkg-config --cflags simgrid)"
+    libs="$libs $(pkg-config --libs simgrid)"
+fi
 
 # The library, instrumented for coverage.
 objs=
@@ -42,6 +47,7 @@ for h in "$srcdir"/tests/fuzz/fuzz_*.c; do
         fuzz_topology) seeds="$srcdir/topologies/*.ini $srcdir/tests/data/*topology*.ini" ;;
         fuzz_runfile) seeds="$srcdir/tests/data/*run*.ini" ;;
         fuzz_nccl_tests) seeds="$srcdir/tests/data/nccl-tests-*" ;;
+        fuzz_platform) seeds="$srcdir/tests/data/*platform*.xml" ;;
         *) seeds= ;;
     esac
     for f in $seeds; do [ -f "$f" ] && cp "$f" "$corpus/"; done

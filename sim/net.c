@@ -1,0 +1,250 @@
+/*
+ * net.c: running a schedule with the analytic or the SimGrid network
+ * backend, and the report that sets them side by side (see net.h).
+ *
+ * With simgrid, a collective's time is NCCL's estimate (coll.c) with its
+ * bandwidth term scaled by what SimGrid finds on the platform against a
+ * non-blocking fabric, plus the latency the fabric adds:
+ *     t = latency + (t_nccl - latency) x ratio + extra latency
+ * (net_simgrid.c explains the ratio).  The analytic run is kept too, so
+ * the report can show what the fabric costs.
+ */
+#include "net.h"
+#include "cost.h"
+#include "metrics.h"
+#include "xalloc.h"
+#ifdef HAVE_SIMGRID
+#include "net_simgrid.h"
+#endif
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool
+net_have_simgrid(void)
+{
+#ifdef HAVE_SIMGRID
+    return true;
+#else
+    return false;
+#endif
+}
+
+static const char *const shape_label[] = {"single switch", "fat-tree",
+                                          "rail-optimized"};
+
+const char *
+net_describe(const struct topo *t, const struct run_config *c, char *buf,
+             size_t len)
+{
+    int w;
+    if (c->platform_path != NULL)
+        w = snprintf(buf, len, "platform %s", c->platform_path);
+    else if (t->shape == NET_SHAPE_SINGLE_SWITCH)
+        w = snprintf(buf, len, "single switch");
+    else
+        w = snprintf(buf, len, "%s, %d node%s per %s, oversubscription "
+                     "%g:1, placement %s", shape_label[t->shape],
+                     t->nodes_per_leaf, t->nodes_per_leaf == 1 ? "" : "s",
+                     t->shape == NET_SHAPE_RAIL_OPTIMIZED ? "rail group"
+                                                          : "leaf",
+                     t->oversubscription,
+                     t->placement == NET_PLACE_SPREAD ? "spread" : "packed");
+    if (w >= 0 && (size_t)w < len && c->background_load > 0)
+        snprintf(buf + w, len - (size_t)w, ", background load %g%%",
+                 c->background_load * 100);
+    if (w >= 0 && (size_t)w < len && c->exact)
+        snprintf(buf + strlen(buf), len - strlen(buf), ", every ring step");
+    return buf;
+}
+
+/* Start the SimGrid backend for this run: 0, or -1 with *cause. */
+static int
+open_simgrid(const struct topo *t, const struct run_config *c, char **cause)
+{
+#ifdef HAVE_SIMGRID
+    if (netsg_open(t, c->platform_path, cause) != 0)
+        return -1;
+    netsg_configure(c->exact, c->background_load);
+    return 0;
+#else
+    (void)t;
+    (void)c;
+    *cause = xstrdup("--network simgrid: this fsdpsim was built without "
+                     "SimGrid (apt-get install libsimgrid-dev, then run "
+                     "./configure and make again), or use --network "
+                     "analytic");
+    return -1;
+#endif
+}
+
+#ifdef HAVE_SIMGRID
+static enum coll_op
+coll_op_of(enum sched_op_kind k)
+{
+    return k == OP_ALLGATHER ? COLL_ALLGATHER
+           : k == OP_REDUCESCATTER ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
+}
+
+static int64_t
+seconds_to_ns(double s)
+{
+    double ns = s * 1e9;
+    return ns < 4.6e18 ? (int64_t)llround(ns) : INT64_C(4600000000000000000);
+}
+
+/* The engine's question: how do these concurrent collectives share? */
+static void
+share_cb(void *ctx, const int *ops, int n, double *rate)
+{
+    const struct netsg_coll *descs = ctx;
+    struct netsg_coll *cs = xcalloc(n, sizeof *cs);
+    for (int k = 0; k < n; k++)
+        cs[k] = descs[ops[k]];
+    netsg_share(cs, n, rate);
+    free(cs);
+}
+
+/* NCCL's time T (its latency part LAT) on the platform. */
+static double
+simgrid_time(const struct netsg_coll *c, double t, double lat)
+{
+    if (c->g.nodes <= 1)
+        return t;
+    double ratio, extra;
+    netsg_coll_factor(c, &ratio, &extra);
+    return lat + (t - lat) * ratio + extra;
+}
+#endif
+
+int
+net_run(const struct sched *s, const struct topo *t,
+        const struct run_config *c, struct net_run *r, char **cause)
+{
+    memset(r, 0, sizeof *r);
+    struct cost_table ct;
+    if (c->network == NETWORK_ANALYTIC) {
+        cost_table_build(s, t, &ct);
+        engine_run_costs(s, t, &ct, &r->res);
+        return 0;
+    }
+    if (open_simgrid(t, c, cause) != 0)
+        return -1;
+#ifdef HAVE_SIMGRID
+    cost_table_build(s, t, &ct);
+    struct cost_table ct_an;
+    cost_table_build(s, t, &ct_an);
+    engine_run_costs(s, t, &ct_an, &r->analytic);
+    r->compared = true;
+    struct netsg_coll *descs = xcalloc(s->n_ops ? s->n_ops : 1,
+                                       sizeof *descs);
+    int cap = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (!sched_op_is_collective(op))
+            continue;
+        struct netsg_coll *d = &descs[i];
+        d->op = coll_op_of(op->kind);
+        d->algo = ct.coll[i].algo;
+        cost_group(s, op->pg, &d->g);
+        d->nbytes = (double)op->bytes;
+        double an = ct.coll[i].time_s;
+        double tsg = simgrid_time(d, an, ct.coll[i].latency_s);
+        ct.coll[i].time_s = tsg;
+        ct.gpu_ns[i] = seconds_to_ns(tsg);
+        int k = 0;
+        while (k < r->n_colls
+               && !(r->colls[k].kind == op->kind && r->colls[k].pg == op->pg
+                    && r->colls[k].bytes == op->bytes))
+            k++;
+        if (k == r->n_colls) {
+            if (r->n_colls == cap) {
+                cap = cap ? 2 * cap : 8;
+                r->colls = xrealloc(r->colls, cap * sizeof *r->colls);
+            }
+            r->colls[k] = (struct net_coll_stat){op->kind, op->pg, op->bytes,
+                                                 0, an, tsg};
+            r->n_colls++;
+        }
+        r->colls[k].calls++;
+    }
+    struct engine_net net = {share_cb, descs};
+    engine_run_net(s, t, &ct, &net, &r->res);
+    free(descs);
+    netsg_stats(&r->sg_runs, &r->sg_flows, &r->sg_reused);
+#endif
+    return 0;
+}
+
+void
+net_run_free(struct net_run *r)
+{
+    engine_result_free(&r->res);
+    if (r->compared)
+        engine_result_free(&r->analytic);
+    free(r->colls);
+    memset(r, 0, sizeof *r);
+}
+
+int
+net_coll_time(const struct topo *t, const struct run_config *c,
+              enum coll_op op, const struct coll_group *g, double nbytes,
+              const struct coll_result *an, double *time_s, char **cause)
+{
+    if (open_simgrid(t, c, cause) != 0)
+        return -1;
+    *time_s = an->time_s;
+#ifdef HAVE_SIMGRID
+    struct netsg_coll d = {op, an->algo, *g, nbytes};
+    *time_s = simgrid_time(&d, an->time_s, an->latency_s);
+#else
+    (void)op;
+    (void)g;
+    (void)nbytes;
+#endif
+    return 0;
+}
+
+static void
+row(FILE *out, const char *what, double a, double b)
+{
+    fprintf(out, "  %-16s %12.3f ms %12.3f ms %8.2fx\n", what, a * 1e3,
+            b * 1e3, a > 0 ? b / a : 1.0);
+}
+
+void
+net_report_text(const struct net_run *r, const struct sched *s,
+                const struct topo *t, const struct run_config *c, FILE *out)
+{
+    if (!r->compared)
+        return;
+    char buf[256];
+    struct metrics ma, ms;
+    metrics_compute(s, t, &r->analytic, &ma);
+    metrics_compute(s, t, &r->res, &ms);
+    fprintf(out, "\nnetwork           simgrid on %s\n",
+            net_describe(t, c, buf, sizeof buf));
+    fprintf(out, "  %-16s %15s %15s %9s\n", "", "analytic", "simgrid",
+            "ratio");
+    row(out, "step time", ma.step_time_s, ms.step_time_s);
+    row(out, "communication", ma.comm_s, ms.comm_s);
+    row(out, "exposed comm", ma.exposed_comm_s, ms.exposed_comm_s);
+    row(out, "all-gather", ma.allgather_s, ms.allgather_s);
+    row(out, "reduce-scatter", ma.reducescatter_s, ms.reducescatter_s);
+    row(out, "all-reduce", ma.allreduce_s, ms.allreduce_s);
+    fprintf(out, "  one call of each collective (kind, group, bytes, calls "
+            "in the run):\n");
+    for (int k = 0; k < r->n_colls; k++) {
+        const struct net_coll_stat *cs = &r->colls[k];
+        snprintf(buf, sizeof buf, "%s %s %.0f B x%d",
+                 sched_op_kind_name(cs->kind), sched_pg_name(cs->pg),
+                 (double)cs->bytes, cs->calls);
+        fprintf(out, "    %-38s %10.3f ms %10.3f ms %7.2fx\n", buf,
+                cs->analytic_s * 1e3, cs->simgrid_s * 1e3,
+                cs->analytic_s > 0 ? cs->simgrid_s / cs->analytic_s : 1.0);
+    }
+    fprintf(out, "  simgrid: %lld runs, %lld flows simulated, %lld answers "
+            "reused\n", (long long)r->sg_runs, (long long)r->sg_flows,
+            (long long)r->sg_reused);
+}

@@ -1,0 +1,76 @@
+/*
+ * net.h: the network backend of a run, chosen with --network.
+ *
+ * analytic: collectives take what NCCL's own model says (coll.c), on a
+ * network assumed non-blocking; collectives of different communicators
+ * crossing the network at once share the NICs equally (engine.c).
+ * simgrid: the same, with each collective's bandwidth time scaled by how
+ * its flows fare on a SimGrid platform of the cluster (fat-tree
+ * oversubscription, job placement, background traffic), and concurrent
+ * collectives sharing links as SimGrid's max-min solver says
+ * (net_simgrid.h).  Without SimGrid built in, simgrid is an input error.
+ *
+ * Ownership: struct net_run owns what it points to (net_run_free).
+ */
+#ifndef FSDPSIM_NET_H
+#define FSDPSIM_NET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "coll.h"
+#include "engine.h"
+#include "runconf.h"
+#include "sched.h"
+#include "topo.h"
+
+/* One distinct collective of a run (kind, group, size) and its time
+ * under both backends. */
+struct net_coll_stat {
+    enum sched_op_kind kind;
+    enum sched_pg pg;
+    uint64_t bytes;
+    int calls;                  /* in the whole run */
+    double analytic_s, simgrid_s;
+};
+
+struct net_run {
+    struct engine_result res;       /* the run, with the chosen backend */
+    bool compared;                  /* simgrid: the analytic run too */
+    struct engine_result analytic;
+    struct net_coll_stat *colls;
+    int n_colls;
+    int64_t sg_runs, sg_flows, sg_reused;
+};
+
+/* Whether this fsdpsim has the SimGrid backend. */
+bool net_have_simgrid(void);
+
+/* Time schedule S on topology T with the backend C->network asks for.
+ * With simgrid the analytic run is kept in r->analytic for the report.
+ * 0, or -1 with *cause (caller frees) for input errors: no SimGrid, a bad
+ * platform file. */
+int net_run(const struct sched *s, const struct topo *t,
+            const struct run_config *c, struct net_run *r, char **cause);
+void net_run_free(struct net_run *r);
+
+/* The two backends side by side (text), after a simulate summary. */
+void net_report_text(const struct net_run *r, const struct sched *s,
+                     const struct topo *t, const struct run_config *c,
+                     FILE *out);
+
+/* One collective with the simgrid backend, every instance of its group
+ * at once, from NCCL's estimate AN (coll_estimate): *time_s.  0, or -1
+ * with *cause. */
+int net_coll_time(const struct topo *t, const struct run_config *c,
+                  enum coll_op op, const struct coll_group *g,
+                  double nbytes, const struct coll_result *an,
+                  double *time_s, char **cause);
+
+/* "simgrid (fat_tree, 16 nodes per leaf, 4:1, spread)": what the
+ * simgrid backend runs on, into buf. */
+const char *net_describe(const struct topo *t, const struct run_config *c,
+                         char *buf, size_t len);
+
+#endif

@@ -1,0 +1,1 @@
+simulate --model tiny-llama --topology test-2x4 --nodes 8 --network simgrid --set network.shape=fat_tree --set network.nodes_per_leaf=2 --set network.oversubscription=4:1 --set network.placement=spread

@@ -1,0 +1,1 @@
+topology rail-h100-1024
