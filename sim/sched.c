@@ -123,7 +123,11 @@ emit(struct builder *b, enum sched_op_kind kind, enum sched_stream stream,
 }
 
 /* stream.wait_stream(other): the next op on stream waits for everything
- * issued on other so far, i.e. for other's last op. */
+ * issued on other so far, i.e. for other's last op.  Ops of one stream
+ * finish in order, so a later wait on the same other stream replaces an
+ * earlier one still pending: at most one dep per stream, however many
+ * waits a stream that issues nothing collects (a quiet all-reduce stream
+ * would otherwise gather one per unit, and the scan below with them). */
 static void
 wait_stream(struct builder *b, enum sched_stream stream,
             enum sched_stream other)
@@ -131,9 +135,15 @@ wait_stream(struct builder *b, enum sched_stream stream,
     int dep = b->last_op[other];
     if (dep < 0)
         return;
-    for (int i = 0; i < b->n_pending[stream]; i++)
-        if (b->pending[stream][i] == dep)
+    for (int i = 0; i < b->n_pending[stream]; i++) {
+        int *p = &b->pending[stream][i];
+        if (*p == dep)
             return;
+        if (b->s->ops[*p].stream == other) {
+            *p = dep;
+            return;
+        }
+    }
     b->pending[stream] = xgrow(b->pending[stream], &b->cap_pending[stream],
                                (size_t)b->n_pending[stream] + 1, sizeof(int));
     b->pending[stream][b->n_pending[stream]++] = dep;
