@@ -1009,6 +1009,21 @@ topo_load(const char *name_or_path, char **cause)
 }
 
 int
+topo_apply_calibration_text(struct topo *t, const char *text,
+                            const char *origin, char **cause)
+{
+    /* Parsed into a copy, so that T is unchanged on failure.  Only
+     * numeric kinds are accepted (on_key), so the copy never replaces
+     * one of T's strings. */
+    struct topo copy = *t;
+    struct parse ps = {.t = &copy, .overlay = true};
+    if (parse_text(&ps, text, origin, cause) != 0)
+        return -1;
+    *t = copy;
+    return 0;
+}
+
+int
 topo_apply_calibration(struct topo *t, const char *path, char **cause)
 {
     char *text = NULL;
@@ -1017,17 +1032,8 @@ topo_apply_calibration(struct topo *t, const char *path, char **cause)
         *cause = xasprintf("cannot open '%s': %s", path, strerror(ENOENT));
     if (rc != 0)
         return -1;
-    /* Parsed into a copy, so that T is unchanged on failure. */
-    struct topo copy = *t;
-    struct parse ps = {.t = &copy, .overlay = true};
-    rc = parse_text(&ps, text, path, cause);
+    rc = topo_apply_calibration_text(t, text, path, cause);
     free(text);
-    if (rc == 0) {
-        copy.name = t->name;            /* the strings stay T's */
-        copy.source = t->source;
-        copy.gpu_name = t->gpu_name;
-        *t = copy;
-    }
     return rc;
 }
 

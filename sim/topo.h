@@ -126,6 +126,9 @@ struct topo *topo_load_sized(const char *name_or_path, int nodes,
  * T is unchanged on failure.
  */
 int topo_apply_calibration(struct topo *t, const char *path, char **cause);
+/* The same for TEXT already in memory, named ORIGIN in messages. */
+int topo_apply_calibration_text(struct topo *t, const char *text,
+                                const char *origin, char **cause);
 struct topo *topo_parse_ini(const char *text, const char *origin,
                             char **cause);
 /* Apply "section.key=value" (from --set); -1 with *cause on error. */

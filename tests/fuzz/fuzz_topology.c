@@ -1,11 +1,15 @@
 /*
  * fuzz_topology.c: topology files, parsed and validated as the command
  * line does.  An accepted topology prints back to a file that parses to
- * the same values (the round trip `topologies --show` relies on).
+ * the same values (the round trip `topologies --show` relies on).  The
+ * same input, read as a calibration file (simulate --calibration) onto a
+ * built-in topology, either applies or leaves the topology as it was.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "fuzz_util.h"
 #include "topo.h"
+
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -37,6 +41,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(buf);
         topo_free(t);
     }
+    struct topo *base = topo_load("dgx-a100-80g", &cause);
+    FUZZ_ASSERT(base != NULL);
+    struct topo before = *base;
+    if (topo_apply_calibration_text(base, s, "fuzz-cal.ini", &cause) != 0) {
+        fuzz_check_cause(cause);
+        FUZZ_ASSERT(memcmp(&before, base, sizeof before) == 0);
+    } else {
+        /* Only measured values change: names and the shape stay. */
+        FUZZ_ASSERT(base->name == before.name && base->nodes == before.nodes
+                    && base->gpus_per_node == before.gpus_per_node
+                    && base->fabric == before.fabric);
+    }
+    topo_free(base);
     free(s);
     return 0;
 }
