@@ -485,12 +485,14 @@ read_text(struct text *x, char *text, char **cause)
     return end_block(x, cause);
 }
 
+/* Parse TEXT, whose first line is line LINES_BEFORE + 1 of PATH. */
 static int
-parse_text(const char *path, char *text, struct nccl_tests_run *run,
-           char **cause)
+parse_text(const char *path, char *text, int lines_before,
+           struct nccl_tests_run *run, char **cause)
 {
-    struct text x = {.path = path, .run = run, .cmd_op = -1,
-                     .start_op = -1, .time_idx = -1, .last_rank = -1};
+    struct text x = {.path = path, .run = run, .line = lines_before,
+                     .cmd_op = -1, .start_op = -1, .time_idx = -1,
+                     .last_rank = -1};
     int rc = -1;
     if (read_text(&x, text, cause) != 0)
         goto out;
@@ -735,7 +737,7 @@ nccl_tests_read(const char *path, struct nccl_tests_run *run, char **cause)
     if (text == NULL)
         return -1;
     int rc = is_json(text) ? parse_json(path, text, run, cause)
-                           : parse_text(path, text, run, cause);
+                           : parse_text(path, text, 0, run, cause);
     free(text);
     if (rc != 0)
         nccl_tests_run_free(run);
@@ -746,13 +748,34 @@ nccl_tests_read(const char *path, struct nccl_tests_run *run, char **cause)
  * run, with its command line and header, can only start after it. */
 #define RUN_END "# Avg bus bandwidth"
 
-/* Offsets in TEXT where a run starts: 0, then the line after each RUN_END
- * that more data rows follow.  Returns how many (at least 1). */
+/* Whether a data row (a line starting with a digit) starts at or after S:
+ * the offset of the first, or the end of TEXT. */
+static const char *
+next_data_row(const char *s)
+{
+    for (;;) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (*s == '\0' || isdigit((unsigned char)*s))
+            return s;
+        const char *nl = strchr(s, '\n');
+        s = nl ? nl + 1 : s + strlen(s);
+    }
+}
+
+/* Offsets in TEXT where a run starts, into *AT (grown, *CAP entries): 0,
+ * then the line after each RUN_END that more data rows follow (nccl-tests
+ * ends a run with a few more comment lines, "# Collective test
+ * concluded").  Returns how many (at least 1).  One pass: the next data
+ * row is looked for again only once the scan has passed the last one
+ * found. */
 static size_t
-run_starts(const char *text, size_t *at, size_t cap)
+run_starts(const char *text, size_t **at, size_t *cap)
 {
     size_t n = 0;
-    at[n++] = 0;
+    *at = xgrow(*at, cap, 1, sizeof **at);
+    (*at)[n++] = 0;
+    const char *data = text;
     for (const char *s = text; *s; ) {
         const char *b = s;
         while (*b == ' ' || *b == '\t')
@@ -763,20 +786,12 @@ run_starts(const char *text, size_t *at, size_t cap)
         s = nl + 1;
         if (strncmp(b, RUN_END, strlen(RUN_END)) != 0)
             continue;
-        /* Only where another run's data rows (lines starting with a
-         * digit) follow: nccl-tests ends a run with a few more comment
-         * lines ("# Collective test concluded"). */
-        const char *rest = s;
-        for (;;) {
-            while (*rest == ' ' || *rest == '\t')
-                rest++;
-            if (*rest == '\0' || isdigit((unsigned char)*rest))
-                break;
-            const char *next = strchr(rest, '\n');
-            rest = next ? next + 1 : rest + strlen(rest);
+        if (data < s)
+            data = next_data_row(s);
+        if (*data != '\0') {
+            *at = xgrow(*at, cap, n + 1, sizeof **at);
+            (*at)[n++] = (size_t)(s - text);
         }
-        if (*rest != '\0' && n < cap)
-            at[n++] = (size_t)(s - text);
     }
     return n;
 }
@@ -801,28 +816,27 @@ nccl_tests_parse_all(const char *path, const char *text, enum coll_op hint,
 {
     *runs = NULL;
     *n_runs = 0;
-    size_t len = strlen(text);
-    /* At most one run per line: the offsets fit in len + 1 entries. */
-    size_t *at = xmalloc((len + 2) * sizeof *at);
-    size_t n = 1;
-    at[0] = 0;
-    if (!is_json(text))
-        n = run_starts(text, at, len + 1);
+    size_t len = strlen(text), cap = 0, *at = NULL, n = 1;
+    bool json = is_json(text);
+    if (json) {
+        at = xgrow(at, &cap, 1, sizeof *at);
+        at[0] = 0;
+    } else {
+        n = run_starts(text, &at, &cap);
+    }
+    at = xgrow(at, &cap, n + 1, sizeof *at);
     at[n] = len;
     struct nccl_tests_run *r = xcalloc(n, sizeof *r);
-    int rc = 0;
+    int rc = 0, lines_before = 0;
     for (size_t k = 0; k < n && rc == 0; k++) {
         nccl_tests_run_init(&r[k]);
         r[k].op_hint = hint;
-        /* This run's lines, every other line emptied but kept, so that
-         * messages give the file's own line numbers. */
-        size_t lo = at[k], hi = at[k + 1];
-        char *part = xstrdup(text);
-        for (size_t i = 0; i < len; i++)
-            if ((i < lo || i >= hi) && part[i] != '\n')
-                part[i] = ' ';
-        rc = is_json(part) ? parse_json(path, part, &r[k], cause)
-                           : parse_text(path, part, &r[k], cause);
+        /* This run's lines alone, numbered as in the file. */
+        char *part = xstrndup(text + at[k], at[k + 1] - at[k]);
+        rc = json ? parse_json(path, part, &r[k], cause)
+                  : parse_text(path, part, lines_before, &r[k], cause);
+        for (size_t i = at[k]; i < at[k + 1]; i++)
+            lines_before += text[i] == '\n';
         free(part);
         *n_runs = (int)k + 1;
     }
