@@ -199,6 +199,27 @@ calib_store(struct topo *t, enum coll_op op, int scope, enum nccl_algo algo,
                           CALIB_MAX_LATENCY_S * 1e9);
 }
 
+void
+calib_store_all(struct topo *t, const struct calib *c)
+{
+    for (int o = 0; o < TOPO_CALIB_OPS; o++)
+        for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
+            for (int a = 0; a < TOPO_CALIB_ALGOS; a++)
+                for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
+                    calib_store(t, o, s, a, p, &c->fit[o][s][a][p]);
+}
+
+int
+calib_fitted_cells(const struct calib *c)
+{
+    const struct calib_fit *f = &c->fit[0][0][0][0];
+    size_t n = sizeof c->fit / sizeof *f;
+    int fitted = 0;
+    for (size_t i = 0; i < n; i++)
+        fitted += f[i].fitted;
+    return fitted;
+}
+
 /* Predict every point of R with its topology into before_s or after_s. */
 static int
 predict(struct calib_run *r, const struct nccl_config *nc, bool after,
@@ -288,12 +309,7 @@ calib_run_all(struct calib *c, struct calib_run *runs, int n_runs,
     free(t);
 
     for (int k = 0; k < n_runs; k++) {
-        for (int o = 0; o < TOPO_CALIB_OPS; o++)
-            for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
-                for (int a = 0; a < TOPO_CALIB_ALGOS; a++)
-                    for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
-                        calib_store(runs[k].topo, o, s, a, p,
-                                    &c->fit[o][s][a][p]);
+        calib_store_all(runs[k].topo, c);
         if (predict(&runs[k], nc, true, cause) != 0)
             return -1;
     }

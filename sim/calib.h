@@ -106,6 +106,10 @@ void calib_free(struct calib *c);
 void calib_store(struct topo *t, enum coll_op op, int scope,
                  enum nccl_algo algo, enum nccl_proto proto,
                  const struct calib_fit *fit);
+/* calib_store() every cell of C into T. */
+void calib_store_all(struct topo *t, const struct calib *c);
+/* How many of C's cells were fitted. */
+int calib_fitted_cells(const struct calib *c);
 
 /*
  * The median of |100 (pred - meas) / meas| over the points whose size is

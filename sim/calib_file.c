@@ -35,11 +35,8 @@ fit_collectives(const char *text, const char *base,
     }
     if (rc == 0)
         rc = calib_run_all(&cal, cr, n, nc, cause);
-    for (int o = 0; rc == 0 && o < TOPO_CALIB_OPS; o++)
-        for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
-            for (int a = 0; a < TOPO_CALIB_ALGOS; a++)
-                for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
-                    calib_store(out_t, o, s, a, p, &cal.fit[o][s][a][p]);
+    if (rc == 0)
+        calib_store_all(out_t, &cal);
     calib_free(&cal);
     for (int i = 0; i < n; i++) {
         topo_free(cr[i].topo);

@@ -179,11 +179,7 @@ output_topology(const char *base, const struct calib *c, int nodes, int gpn,
     struct topo *t = topo_load_sized(base, nodes, gpn, false, cause);
     if (t == NULL)
         return NULL;
-    for (int o = 0; o < TOPO_CALIB_OPS; o++)
-        for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
-            for (int a = 0; a < TOPO_CALIB_ALGOS; a++)
-                for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
-                    calib_store(t, o, s, a, p, &c->fit[o][s][a][p]);
+    calib_store_all(t, c);
     char *name = xasprintf("%s-calibrated", t->name);
     char *why = NULL;
     char *set = xasprintf("topology.name=%s", name);
@@ -312,12 +308,7 @@ cmd_calibrate(int argc, char **argv)
 
     if (calib_run_all(&cal, cr, n_runs, &nc, &cause) != 0)
         goto fail_cause;
-    int fitted = 0;
-    for (int o = 0; o < TOPO_CALIB_OPS; o++)
-        for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
-            for (int a = 0; a < TOPO_CALIB_ALGOS; a++)
-                for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
-                    fitted += cal.fit[o][s][a][p].fitted;
+    int fitted = calib_fitted_cells(&cal);
     for (int i = 0; i < n_runs; i++) {
         if (i > 0)
             printf("\n\n");
