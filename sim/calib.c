@@ -141,11 +141,8 @@ calib_fit_curve(const double *x, const double *t, size_t n,
     if (calib_fit_line(x, t, n, fit) != 0 || n < 3 || fit->bw_unresolved)
         return fit->fitted ? 0 : -1;
     double *w = xmalloc(n * sizeof *w);
-    double xmax = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         w[i] = 1 / (t[i] * t[i]);
-        xmax = fmax(xmax, x[i]);
-    }
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     /* Free fit first; when the latency comes out negative, through the
      * origin (latency 0), as calib_fit_line() does for the line. */
@@ -163,12 +160,16 @@ calib_fit_curve(const double *x, const double *t, size_t n,
     if (rc != 0 || !(c[1] > 0) || !(c[2] > 0) || !isfinite(c[0]) ||
         !isfinite(c[1]) || !isfinite(c[2]))
         return 0;   /* keep the line */
-    /* The sqrt term's share of the time at the largest size is its largest
-     * relative effect anywhere (it grows as sqrt x; the total as x). */
-    double at_max = c[0] + c[1] * xmax + c[2] * sqrt(xmax);
-    if (c[2] * sqrt(xmax) < CALIB_MIN_PIPELINE_EFFECT * at_max &&
-        c[2] * sqrt(x[0]) <
-            CALIB_MIN_PIPELINE_EFFECT * (c[0] + c[1] * x[0] + c[2] * sqrt(x[0])))
+    /* Keep the sqrt term only where it moves some size's prediction by
+     * the minimum effect (its share c2 sqrt x / t peaks between the
+     * smallest and the largest size, so every size is looked at). */
+    bool matters = false;
+    for (size_t i = 0; i < n && !matters; i++) {
+        double term = c[2] * sqrt(x[i]);
+        matters = term >= CALIB_MIN_PIPELINE_EFFECT
+                              * (c[0] + c[1] * x[i] + term);
+    }
+    if (!matters)
         return 0;
     if (1 / c[1] > CALIB_MAX_BUSBW_BPS || c[0] > CALIB_MAX_LATENCY_S)
         return 0;
