@@ -100,12 +100,6 @@ intra_link_efficiency(const struct topo *t)
 
 #define NET_LINK_EFFICIENCY (12.0 / 12.5)
 
-const char *
-coll_proto_name(enum nccl_proto p)
-{
-    return nccl_proto_name(p);
-}
-
 double
 coll_busbw_factor(enum coll_op op, int ranks)
 {

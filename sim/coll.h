@@ -54,6 +54,4 @@ int coll_estimate(const struct topo *t, const struct nccl_config *nc,
  * reduce-scatter, 2(n-1)/n for all-reduce (doc/PERFORMANCE.md). */
 double coll_busbw_factor(enum coll_op op, int ranks);
 
-const char *coll_proto_name(enum nccl_proto p);
-
 #endif
