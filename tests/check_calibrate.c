@@ -15,6 +15,7 @@
 #include "calib_file.h"
 #include "coll.h"
 #include "nccl_tests.h"
+#include "textfile.h"
 #include "topo.h"
 
 #include "testutil.h"
@@ -37,17 +38,6 @@
 #define FIT_REL_TOL 0.01
 /* Values read back from a file as printed. */
 #define READ_TOL 1e-9
-
-/* The path of tests/data/NAME; four calls may be used at once. */
-static const char *
-data_path(const char *name)
-{
-    static char buf[4][1024];
-    static int next;
-    char *b = buf[next++ % 4];
-    snprintf(b, sizeof buf[0], "%s/tests/data/%s", SRCDIR, name);
-    return b;
-}
 
 /* Read FILE (under tests/data) or fail with the reader's message. */
 static void
@@ -100,7 +90,7 @@ START_TEST(test_calibrate_read_text_one_node)
 {
     struct nccl_tests_run run;
     nccl_tests_run_init(&run);
-    read_ok(data_path("nccl-tests-allreduce-8x1.txt"), &run);
+    read_ok(tu_data_path("nccl-tests-allreduce-8x1.txt"), &run);
     /* The command line names all_reduce_perf; eight Rank lines, all on
      * dgx-node1; 8 B to 8 GiB by factors of 4 is 16 sizes. */
     ck_assert_int_eq(run.op, COLL_ALLREDUCE);
@@ -133,7 +123,7 @@ START_TEST(test_calibrate_read_text_two_nodes)
 {
     struct nccl_tests_run run;
     nccl_tests_run_init(&run);
-    read_ok(data_path("nccl-tests-allgather-8x2.txt"), &run);
+    read_ok(tu_data_path("nccl-tests-allgather-8x2.txt"), &run);
     /* mpirun -np 16 with -g 1: sixteen Rank lines on p4de-a and p4de-b;
      * the NCCL INFO line between them is not data. */
     ck_assert_int_eq(run.op, COLL_ALLGATHER);
@@ -158,7 +148,7 @@ START_TEST(test_calibrate_read_several_runs)
     struct nccl_tests_run *runs = NULL;
     int n = 0;
     char *cause = NULL;
-    const char *path = data_path("nccl-tests-two-runs.txt");
+    const char *path = tu_data_path("nccl-tests-two-runs.txt");
     ck_assert_msg(nccl_tests_read_all(path, COLL_OP_COUNT, &runs, &n,
                                       &cause) == 0, "%s", cause);
     ck_assert_int_eq(n, 2);
@@ -172,7 +162,7 @@ START_TEST(test_calibrate_read_several_runs)
      * further down than in nccl-tests-allreduce-8x1.txt. */
     struct nccl_tests_run one;
     nccl_tests_run_init(&one);
-    const char *alone = data_path("nccl-tests-allreduce-8x1.txt");
+    const char *alone = tu_data_path("nccl-tests-allreduce-8x1.txt");
     read_ok(alone, &one);
     ck_assert_int_eq(runs[1].rows[0].line,
                      one.rows[0].line + 41);
@@ -182,7 +172,7 @@ START_TEST(test_calibrate_read_several_runs)
     free(runs);
 
     /* One run in a file: the same as nccl_tests_read. */
-    path = data_path("nccl-tests-allreduce-8x2.json");
+    path = tu_data_path("nccl-tests-allreduce-8x2.json");
     ck_assert_int_eq(nccl_tests_read_all(path, COLL_OP_COUNT, &runs, &n,
                                          &cause), 0);
     ck_assert_int_eq(n, 1);
@@ -200,12 +190,10 @@ START_TEST(test_calibrate_calibration_file)
      * pcie_bandwidth 21 GB/s; the all-reduce sweep of
      * nccl-tests-allreduce-8x1.txt gives its Ring Simple cell, 235 GB/s
      * and 28 us (as calibrate prints it). */
-    FILE *f = fopen(data_path("nccl-tests-allreduce-8x1.txt"), "r");
-    ck_assert_ptr_nonnull(f);
-    char text[16384];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
+    enum textfile_error error;
+    char *text = textfile_read(tu_data_path("nccl-tests-allreduce-8x1.txt"),
+                               1 << 20, 0, &error);
+    ck_assert_ptr_nonnull(text);
     struct calib_measured m = {text, 200e12, DTYPE_BF16, 20e9, 22e9,
                                "NVIDIA A100-SXM4-80GB"};
     struct nccl_config nc;
@@ -236,6 +224,7 @@ START_TEST(test_calibrate_calibration_file)
     unlink(path);
     free(path);
     free(out);
+    free(text);
 
     /* A file that changes the cluster's shape is refused, and the
      * topology is left as it was. */
@@ -258,7 +247,7 @@ START_TEST(test_calibrate_read_text_old_layout)
 {
     struct nccl_tests_run run;
     nccl_tests_run_init(&run);
-    read_ok(data_path("nccl-tests-allgather-old.txt"), &run);
+    read_ok(tu_data_path("nccl-tests-allgather-old.txt"), &run);
     /* No program name, no column header and no redop column: 11 fields,
      * "size count type" + 8, which only all-gather printed. */
     ck_assert_int_eq(run.op, COLL_ALLGATHER);
@@ -278,7 +267,7 @@ START_TEST(test_calibrate_read_json)
 {
     struct nccl_tests_run run;
     nccl_tests_run_init(&run);
-    read_ok(data_path("nccl-tests-allreduce-8x2.json"), &run);
+    read_ok(tu_data_path("nccl-tests-allreduce-8x2.json"), &run);
     /* "args"[0] is ./build/all_reduce_perf; config: nthreads 1, ngpus 8,
      * two "devices" (one per process) on gpu-a and gpu-b: 1 x 8 x 2 = 16
      * ranks on 2 nodes. */
@@ -309,7 +298,7 @@ START_TEST(test_calibrate_busbw_identity)
     for (int f = 0; files[f]; f++) {
         struct nccl_tests_run run;
         nccl_tests_run_init(&run);
-        read_ok(data_path(files[f]), &run);
+        read_ok(tu_data_path(files[f]), &run);
         double n = run.ranks;
         double factor = run.op == COLL_ALLREDUCE ? 2 * (n - 1) / n
                                                  : (n - 1) / n;
@@ -575,7 +564,7 @@ START_TEST(test_calibrate_error_no_rows)
     char *cause = NULL;
     struct nccl_tests_run run;
     nccl_tests_run_init(&run);
-    const char *path = data_path("nccl-tests-norows.txt");
+    const char *path = tu_data_path("nccl-tests-norows.txt");
     ck_assert_int_eq(nccl_tests_read(path, &run, &cause), -1);
     char want[2048];
     snprintf(want, sizeof want, "%s: no data rows (expected nccl-tests "
@@ -716,16 +705,16 @@ START_TEST(test_calibrate_error_exit_codes)
     ck_assert_str_eq(err, "fsdpsim: cannot open '/nonexistent.txt': No such "
                           "file or directory\n");
     snprintf(args, sizeof args, "calibrate '%s' --out /dev/null",
-             data_path("nccl-tests-norows.txt"));
+             tu_data_path("nccl-tests-norows.txt"));
     ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 2);
     snprintf(want, sizeof want, "fsdpsim: %s: no data rows (expected "
              "nccl-tests output: lines of size, count, type, redop, root, "
-             "time, algbw, busbw, ...)\n", data_path("nccl-tests-norows.txt"));
+             "time, algbw, busbw, ...)\n", tu_data_path("nccl-tests-norows.txt"));
     ck_assert_str_eq(err, want);
     /* One node and two nodes, both of 8 GPUs, make one topology... */
     snprintf(args, sizeof args, "calibrate '%s' '%s' --out /dev/null",
-             data_path("nccl-tests-allreduce-8x1.txt"),
-             data_path("nccl-tests-allgather-8x2.txt"));
+             tu_data_path("nccl-tests-allreduce-8x1.txt"),
+             tu_data_path("nccl-tests-allgather-8x2.txt"));
     ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);
     /* ...but 8 and 4 GPUs per node do not. */
     char ranks[1024], text[2048];
@@ -736,11 +725,11 @@ START_TEST(test_calibrate_error_exit_codes)
              ranks);
     char *four = tu_temp_text(text);
     snprintf(args, sizeof args, "calibrate '%s' '%s' --out /dev/null",
-             data_path("nccl-tests-allreduce-8x1.txt"), four);
+             tu_data_path("nccl-tests-allreduce-8x1.txt"), four);
     ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 2);
     snprintf(want, sizeof want, "fsdpsim: %s: inconsistent ranks: 4 GPUs per "
              "node, but %s has 8 (calibrate one node type at a time)\n", four,
-             data_path("nccl-tests-allreduce-8x1.txt"));
+             tu_data_path("nccl-tests-allreduce-8x1.txt"));
     ck_assert_str_eq(err, want);
     unlink(four);
     free(four);
@@ -749,7 +738,7 @@ START_TEST(test_calibrate_error_exit_codes)
     /* A good file writes the topology, which simulate then reads. */
     char *out = tu_temp_text("");
     snprintf(args, sizeof args, "calibrate --nccl-tests '%s' --out '%s'",
-             data_path("nccl-tests-allreduce-8x1.txt"), out);
+             tu_data_path("nccl-tests-allreduce-8x1.txt"), out);
     ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);
     snprintf(args, sizeof args, "simulate --topology '%s'", out);
     ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);

@@ -42,16 +42,6 @@
 /* Percentages computed from exact times: rounding only. */
 #define PCT_TOL 1e-9
 
-static const char *
-data_path(const char *name)
-{
-    static char buf[4][1024];
-    static int next;
-    char *b = buf[next++ % 4];
-    snprintf(b, sizeof buf[0], "%s/tests/data/%s", SRCDIR, name);
-    return b;
-}
-
 static void
 load_ok(const char *path, struct compare_timeline *tl)
 {
@@ -80,8 +70,8 @@ START_TEST(test_compare_known_errors)
 {
     struct compare_timeline p, m;
     struct compare_result r;
-    load_ok(data_path("compare-pred.dat"), &p);
-    load_ok(data_path("compare-meas.dat"), &m);
+    load_ok(tu_data_path("compare-pred.dat"), &p);
+    load_ok(tu_data_path("compare-meas.dat"), &m);
     run_ok(&p, &m, &r);
     /* Same schedule, same step: matched op by op id. */
     ck_assert_int_eq(r.by_op_id, 1);
@@ -166,7 +156,7 @@ START_TEST(test_compare_op_id_matching)
         "2 U 99 allgather 9 0 0 50.000 100.000 1000\n");
     struct compare_timeline p, m;
     struct compare_result r;
-    load_ok(data_path("compare-pred.dat"), &p);
+    load_ok(tu_data_path("compare-pred.dat"), &p);
     load_ok(path, &m);
     run_ok(&p, &m, &r);
     ck_assert_int_eq(r.by_op_id, 1);
@@ -216,8 +206,8 @@ START_TEST(test_compare_trace_equals_timeline)
      * counter of 0.001953 GiB. */
     struct compare_timeline p, m;
     struct compare_result r;
-    load_ok(data_path("compare-pred.json"), &p);
-    load_ok(data_path("compare-pred.dat"), &m);
+    load_ok(tu_data_path("compare-pred.json"), &p);
+    load_ok(tu_data_path("compare-pred.dat"), &m);
     ck_assert_int_eq(p.format, COMPARE_FSDPSIM_TRACE);
     ck_assert_int_eq(m.format, COMPARE_TIMELINE_DAT);
     ck_assert_int_eq(p.n_ops, 10);
@@ -239,7 +229,7 @@ END_TEST
 START_TEST(test_compare_kineto_import)
 {
     struct compare_timeline k;
-    load_ok(data_path("compare-kineto.json"), &k);
+    load_ok(tu_data_path("compare-kineto.json"), &k);
     ck_assert_int_eq(k.format, COMPARE_KINETO);
     ck_assert_int_eq(k.has_op_ids, 0);
     ck_assert_str_eq(k.step_label, "ProfilerStep#1");
@@ -282,7 +272,7 @@ START_TEST(test_compare_kineto_import)
      * kind to pair by), and no phases (kernels have none). */
     struct compare_timeline p;
     struct compare_result r;
-    load_ok(data_path("compare-pred.dat"), &p);
+    load_ok(tu_data_path("compare-pred.dat"), &p);
     run_ok(&p, &k, &r);
     ck_assert_int_eq(r.by_op_id, 0);
     ck_assert_int_eq(r.rows[OP_ALLGATHER].matched, 3);
@@ -336,8 +326,8 @@ START_TEST(test_compare_tolerance)
 {
     struct compare_timeline p, m;
     struct compare_result r;
-    load_ok(data_path("compare-pred.dat"), &p);
-    load_ok(data_path("compare-meas.dat"), &m);
+    load_ok(tu_data_path("compare-pred.dat"), &p);
+    load_ok(tu_data_path("compare-meas.dat"), &m);
     run_ok(&p, &m, &r);
     /* The step error is 20 / 2100 = 0.952 %: within 1 %, beyond 0.9 %. */
     ck_assert_int_eq(compare_within_tol(&r, 1.0), 1);
@@ -424,11 +414,11 @@ START_TEST(test_compare_error_messages)
     free(a);
     free(b);
 
-    ck_assert_int_eq(compare_read_memory(data_path("compare-pred.dat"),
+    ck_assert_int_eq(compare_read_memory(tu_data_path("compare-pred.dat"),
                                          &(int64_t){0}, &cause), -1);
     char want[2048];
     snprintf(want, sizeof want, "%s: not a memory .dat (no '# t_us "
-             "allocated_bytes ...' line)", data_path("compare-pred.dat"));
+             "allocated_bytes ...' line)", tu_data_path("compare-pred.dat"));
     ck_assert_str_eq(cause, want);
     free(cause);
 }
@@ -461,8 +451,8 @@ START_TEST(test_compare_exit_codes)
     if (getenv("FSDPSIM") == NULL)
         return;     /* outside make check */
     char err[4096], args[8192], want[8192];
-    const char *p = data_path("compare-pred.dat");
-    const char *m = data_path("compare-meas.dat");
+    const char *p = tu_data_path("compare-pred.dat");
+    const char *m = tu_data_path("compare-meas.dat");
     /* Step error 0.952 %: --tol 1 passes (0), --tol 0.5 fails (1). */
     snprintf(args, sizeof args, "compare '%s' '%s' --tol 1", p, m);
     ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 0);

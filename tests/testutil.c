@@ -79,6 +79,16 @@ tu_temp_file(const char *text, size_t len)
     return path;
 }
 
+const char *
+tu_data_path(const char *name)
+{
+    static char buf[4][1024];
+    static int next;
+    char *b = buf[next++ % 4];
+    snprintf(b, sizeof buf[0], "%s/tests/data/%s", SRCDIR, name);
+    return b;
+}
+
 char *
 tu_temp_text(const char *text)
 {

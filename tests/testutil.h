@@ -29,6 +29,10 @@ int tu_count(const struct sched *s, int iter, enum sched_op_kind kind);
 /* Sum of ALLOC bytes of a category in one iteration (-1: all). */
 double tu_alloc_bytes(const struct sched *s, int iter, enum mem_category c);
 
+/* The path of tests/data/NAME in the source tree, in one of four static
+ * buffers: four calls may be in use at once. */
+const char *tu_data_path(const char *name);
+
 /* Write LEN bytes of TEXT to a new temporary file under $TMPDIR (or
  * /tmp); returns its path, which the caller unlinks and frees. */
 char *tu_temp_file(const char *text, size_t len);
