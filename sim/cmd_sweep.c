@@ -576,15 +576,6 @@ cmd_sweep(int argc, char **argv)
     if (metric >= 0)
         p.y = xcalloc(sw.n_points, sizeof *p.y);
     int jobs = o.jobs ? o.jobs : default_jobs();
-    /* SimGrid's engine is one per process and not thread-safe: points
-     * that may use it run one at a time. */
-    for (int i = 0; i < base_argc; i++)
-        if (strstr(base[i], "simgrid") != NULL)
-            jobs = 1;
-    for (int i = 0; i < sw.n_axes; i++)
-        for (int k = 0; k < sw.axes[i].n_values; k++)
-            if (strstr(sw.axes[i].values[k], "simgrid") != NULL)
-                jobs = 1;
     if (jobs > sw.n_points)
         jobs = (int)sw.n_points;
     int interrupted = run_points(&p, jobs, out);

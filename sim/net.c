@@ -18,6 +18,8 @@
 #endif
 
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,20 +120,115 @@ simgrid_time(const struct netsg_coll *c, double t, double lat)
 }
 #endif
 
+/*
+ * SimGrid keeps one engine per process, bound to the thread that created
+ * it: it is neither thread-safe nor usable from another thread, even one
+ * at a time.  Sweep, tune and plan simulate points on several threads, so
+ * every use of SimGrid is handed to one thread of its own, started on
+ * first use, which runs the requests one after the other; analytic points
+ * carry on beside it on their own threads.
+ */
+struct sg_request {
+    void (*fn)(void *arg);
+    void *arg;
+    bool done;
+};
+
+static pthread_mutex_t sg_submit = PTHREAD_MUTEX_INITIALIZER; /* callers */
+static pthread_mutex_t sg_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sg_cv = PTHREAD_COND_INITIALIZER;
+static struct sg_request *sg_pending;   /* under sg_mu */
+
+static void *
+sg_thread_main(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&sg_mu);
+    for (;;) {
+        while (sg_pending == NULL)
+            pthread_cond_wait(&sg_cv, &sg_mu);
+        struct sg_request *q = sg_pending;
+        sg_pending = NULL;
+        pthread_mutex_unlock(&sg_mu);
+        q->fn(q->arg);
+        pthread_mutex_lock(&sg_mu);
+        q->done = true;
+        pthread_cond_broadcast(&sg_cv);
+    }
+    return NULL;
+}
+
+/* Run FN(ARG) on the SimGrid thread and wait for it. */
+static void
+on_simgrid_thread(void (*fn)(void *arg), void *arg)
+{
+    static bool started;
+    pthread_mutex_lock(&sg_submit);
+    if (!started) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, sg_thread_main, NULL) != 0) {
+            fprintf(stderr, "fsdpsim: cannot start the SimGrid thread\n");
+            abort();
+        }
+        pthread_detach(th);
+        started = true;
+    }
+    struct sg_request q = {fn, arg, false};
+    pthread_mutex_lock(&sg_mu);
+    sg_pending = &q;
+    pthread_cond_broadcast(&sg_cv);
+    while (!q.done)
+        pthread_cond_wait(&sg_cv, &sg_mu);
+    pthread_mutex_unlock(&sg_mu);
+    pthread_mutex_unlock(&sg_submit);
+}
+
+static int simgrid_run(const struct sched *s, const struct topo *t,
+                       const struct run_config *c, struct net_run *r,
+                       char **cause);
+
+/* net_run's arguments and result, across to the SimGrid thread. */
+struct run_call {
+    const struct sched *s;
+    const struct topo *t;
+    const struct run_config *c;
+    struct net_run *r;
+    char **cause;
+    int rc;
+};
+
+static void
+run_call(void *arg)
+{
+    struct run_call *a = arg;
+    a->rc = simgrid_run(a->s, a->t, a->c, a->r, a->cause);
+}
+
 int
 net_run(const struct sched *s, const struct topo *t,
         const struct run_config *c, struct net_run *r, char **cause)
 {
     memset(r, 0, sizeof *r);
-    struct cost_table ct;
     if (c->network == NETWORK_ANALYTIC) {
+        struct cost_table ct;
         cost_table_build(s, t, &ct);
         engine_run_costs(s, t, &ct, &r->res);
         return 0;
     }
+    struct run_call a = {s, t, c, r, cause, -1};
+    on_simgrid_thread(run_call, &a);
+    return a.rc;
+}
+
+/* net_run with --network simgrid, on the SimGrid thread. */
+static int
+simgrid_run(const struct sched *s, const struct topo *t,
+            const struct run_config *c, struct net_run *r, char **cause)
+{
     if (open_simgrid(t, c, cause) != 0)
         return -1;
 #ifdef HAVE_SIMGRID
+    struct cost_table ct;
     cost_table_build(s, t, &ct);
     struct cost_table ct_an;
     cost_table_build(s, t, &ct_an);
@@ -187,23 +284,41 @@ net_run_free(struct net_run *r)
     memset(r, 0, sizeof *r);
 }
 
+/* net_coll_time's arguments and result, across to the SimGrid thread. */
+struct coll_call {
+    const struct topo *t;
+    const struct run_config *c;
+    enum coll_op op;
+    const struct coll_group *g;
+    double nbytes;
+    const struct coll_result *an;
+    double *time_s;
+    char **cause;
+    int rc;
+};
+
+static void
+coll_call(void *arg)
+{
+    struct coll_call *a = arg;
+    a->rc = open_simgrid(a->t, a->c, a->cause);
+    *a->time_s = a->an->time_s;
+#ifdef HAVE_SIMGRID
+    if (a->rc == 0) {
+        struct netsg_coll d = {a->op, a->an->algo, *a->g, a->nbytes};
+        *a->time_s = simgrid_time(&d, a->an->time_s, a->an->latency_s);
+    }
+#endif
+}
+
 int
 net_coll_time(const struct topo *t, const struct run_config *c,
               enum coll_op op, const struct coll_group *g, double nbytes,
               const struct coll_result *an, double *time_s, char **cause)
 {
-    if (open_simgrid(t, c, cause) != 0)
-        return -1;
-    *time_s = an->time_s;
-#ifdef HAVE_SIMGRID
-    struct netsg_coll d = {op, an->algo, *g, nbytes};
-    *time_s = simgrid_time(&d, an->time_s, an->latency_s);
-#else
-    (void)op;
-    (void)g;
-    (void)nbytes;
-#endif
-    return 0;
+    struct coll_call a = {t, c, op, g, nbytes, an, time_s, cause, -1};
+    on_simgrid_thread(coll_call, &a);
+    return a.rc;
 }
 
 static void
