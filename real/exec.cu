@@ -1519,9 +1519,7 @@ collect(struct exec_run *r, struct engine_result *res, char **cause)
             res->step_end_ns[op->iter] = tm->end_ns;
         if (sched_op_is_collective(op) && tm->end_ns > tm->start_ns) {
             struct coll_result *c = &res->cost.coll[i];
-            enum coll_op co = op->kind == OP_ALLGATHER ? COLL_ALLGATHER
-                              : op->kind == OP_REDUCESCATTER
-                                  ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
+            enum coll_op co = cost_coll_op(op->kind);
             c->time_s = (double)(tm->end_ns - tm->start_ns) * 1e-9;
             c->alg_Bps = (double)op->bytes / c->time_s;
             c->bus_Bps = c->alg_Bps

@@ -117,14 +117,6 @@ cmd_simulate(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct engine_result res = nr.res;
-    if (res.too_long) {
-        cmd_error("simulate", "the simulated step would last longer than "
-                  "146 years; check the topology's rates (a peak or "
-                  "bandwidth far too low?)", 0);
-        net_run_free(&nr);
-        setup_free(&r);
-        return EXIT_USAGE;
-    }
     metrics_compute(r.sched, r.topo, &res, &met);
     struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &res, &met,
                          r.command_line};

@@ -91,15 +91,20 @@ cost_group(const struct sched *s, enum sched_pg pg, struct coll_group *g)
     g->nodes = (ranks + gpn - 1) / gpn;
 }
 
-/* Seconds to integer ns, saturating: the engine rejects a run whose total
- * is out of range before using these. */
-static int64_t
-to_ns(double seconds)
+int64_t
+cost_seconds_to_ns(double seconds)
 {
     double ns = seconds * 1e9;
     if (!(ns < 4.6e18))
         return INT64_C(4600000000000000000);
     return (int64_t)llround(ns);
+}
+
+enum coll_op
+cost_coll_op(enum sched_op_kind kind)
+{
+    return kind == OP_ALLGATHER ? COLL_ALLGATHER
+           : kind == OP_REDUCESCATTER ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
 }
 
 void
@@ -150,9 +155,7 @@ cost_table_build(const struct sched *s, const struct topo *t,
         case OP_ALLREDUCE: {
             struct coll_group g;
             cost_group(s, op->pg, &g);
-            enum coll_op co = op->kind == OP_ALLGATHER ? COLL_ALLGATHER
-                              : op->kind == OP_REDUCESCATTER
-                                  ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
+            enum coll_op co = cost_coll_op(op->kind);
             /* Units of one model repeat the same few collectives: look
              * the (kind, group, size) up among the ones already timed. */
             int hit = -1;
@@ -207,11 +210,12 @@ cost_table_build(const struct sched *s, const struct topo *t,
             kernels = 0;
             break;
         }
-        ct->gpu_ns[i] = to_ns(sec);
-        ct->launch_ns[i] = to_ns(op->hooks * t->hook_overhead_ns * 1e-9
-                                 + (kernels > 0 ? launch * 1e-9 : 0));
-        ct->issue_ns[i] = to_ns(op->hooks * t->hook_overhead_ns * 1e-9
-                                + kernels * launch * 1e-9);
+        double hooks_s = op->hooks * t->hook_overhead_ns * 1e-9;
+        ct->gpu_ns[i] = cost_seconds_to_ns(sec);
+        ct->launch_ns[i] = cost_seconds_to_ns(
+            hooks_s + (kernels > 0 ? launch * 1e-9 : 0));
+        ct->issue_ns[i] = cost_seconds_to_ns(hooks_s
+                                             + kernels * launch * 1e-9);
     }
     free(fwd_s);
     free(bwd_s);

@@ -27,6 +27,12 @@ void cost_table_build(const struct sched *s, const struct topo *t,
                       struct cost_table *ct);
 void cost_table_free(struct cost_table *ct);
 
+/* Seconds to integer ns, saturating at 4.6e18 ns (the engine rejects a
+ * run whose total is out of range before using such values). */
+int64_t cost_seconds_to_ns(double seconds);
+/* The NCCL collective of a collective op kind. */
+enum coll_op cost_coll_op(enum sched_op_kind kind);
+
 /* The communicator geometry of a process group. */
 void cost_group(const struct sched *s, enum sched_pg pg,
                 struct coll_group *g);

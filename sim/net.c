@@ -82,20 +82,6 @@ open_simgrid(const struct topo *t, const struct run_config *c, char **cause)
 }
 
 #ifdef HAVE_SIMGRID
-static enum coll_op
-coll_op_of(enum sched_op_kind k)
-{
-    return k == OP_ALLGATHER ? COLL_ALLGATHER
-           : k == OP_REDUCESCATTER ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
-}
-
-static int64_t
-seconds_to_ns(double s)
-{
-    double ns = s * 1e9;
-    return ns < 4.6e18 ? (int64_t)llround(ns) : INT64_C(4600000000000000000);
-}
-
 /* The engine's question: how do these concurrent collectives share? */
 static void
 share_cb(void *ctx, const int *ops, int n, double *rate)
@@ -210,14 +196,21 @@ net_run(const struct sched *s, const struct topo *t,
 {
     memset(r, 0, sizeof *r);
     if (c->network == NETWORK_ANALYTIC) {
-        struct cost_table ct;
-        cost_table_build(s, t, &ct);
-        engine_run_costs(s, t, &ct, &r->res);
-        return 0;
+        engine_run(s, t, &r->res);
+    } else {
+        struct run_call a = {s, t, c, r, cause, -1};
+        on_simgrid_thread(run_call, &a);
+        if (a.rc != 0)
+            return -1;
     }
-    struct run_call a = {s, t, c, r, cause, -1};
-    on_simgrid_thread(run_call, &a);
-    return a.rc;
+    if (r->res.too_long) {
+        net_run_free(r);
+        *cause = xstrdup("the simulated step would last longer than 146 "
+                         "years; check the topology's rates (a peak or "
+                         "bandwidth far too low?)");
+        return -1;
+    }
+    return 0;
 }
 
 /* net_run with --network simgrid, on the SimGrid thread. */
@@ -230,9 +223,6 @@ simgrid_run(const struct sched *s, const struct topo *t,
 #ifdef HAVE_SIMGRID
     struct cost_table ct;
     cost_table_build(s, t, &ct);
-    struct cost_table ct_an;
-    cost_table_build(s, t, &ct_an);
-    engine_run_costs(s, t, &ct_an, &r->analytic);
     r->compared = true;
     struct netsg_coll *descs = xcalloc(s->n_ops ? s->n_ops : 1,
                                        sizeof *descs);
@@ -242,14 +232,14 @@ simgrid_run(const struct sched *s, const struct topo *t,
         if (!sched_op_is_collective(op))
             continue;
         struct netsg_coll *d = &descs[i];
-        d->op = coll_op_of(op->kind);
+        d->op = cost_coll_op(op->kind);
         d->algo = ct.coll[i].algo;
         cost_group(s, op->pg, &d->g);
         d->nbytes = (double)op->bytes;
         double an = ct.coll[i].time_s;
         double tsg = simgrid_time(d, an, ct.coll[i].latency_s);
         ct.coll[i].time_s = tsg;
-        ct.gpu_ns[i] = seconds_to_ns(tsg);
+        ct.gpu_ns[i] = cost_seconds_to_ns(tsg);
         int k = 0;
         while (k < r->n_colls
                && !(r->colls[k].kind == op->kind && r->colls[k].pg == op->pg
@@ -278,8 +268,6 @@ void
 net_run_free(struct net_run *r)
 {
     engine_result_free(&r->res);
-    if (r->compared)
-        engine_result_free(&r->analytic);
     free(r->colls);
     memset(r, 0, sizeof *r);
 }
@@ -334,9 +322,14 @@ net_report_text(const struct net_run *r, const struct sched *s,
 {
     if (!r->compared)
         return;
+    /* The analytic run, only for this side-by-side: sweeps, benches and
+     * JSON output never read it. */
     char buf[256];
+    struct engine_result an;
     struct metrics ma, ms;
-    metrics_compute(s, t, &r->analytic, &ma);
+    engine_run(s, t, &an);
+    metrics_compute(s, t, &an, &ma);
+    engine_result_free(&an);
     metrics_compute(s, t, &r->res, &ms);
     fprintf(out, "\nnetwork           simgrid on %s\n",
             net_describe(t, c, buf, sizeof buf));

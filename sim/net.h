@@ -37,8 +37,7 @@ struct net_coll_stat {
 
 struct net_run {
     struct engine_result res;       /* the run, with the chosen backend */
-    bool compared;                  /* simgrid: the analytic run too */
-    struct engine_result analytic;
+    bool compared;                  /* simgrid: net_report_text compares */
     struct net_coll_stat *colls;
     int n_colls;
     int64_t sg_runs, sg_flows, sg_reused;
@@ -48,14 +47,15 @@ struct net_run {
 bool net_have_simgrid(void);
 
 /* Time schedule S on topology T with the backend C->network asks for.
- * With simgrid the analytic run is kept in r->analytic for the report.
  * 0, or -1 with *cause (caller frees) for input errors: no SimGrid, a bad
- * platform file. */
+ * platform file, a step too long for 64-bit nanoseconds (R is then
+ * freed). */
 int net_run(const struct sched *s, const struct topo *t,
             const struct run_config *c, struct net_run *r, char **cause);
 void net_run_free(struct net_run *r);
 
-/* The two backends side by side (text), after a simulate summary. */
+/* The two backends side by side (text), after a simulate summary: runs
+ * the analytic engine on S for the left column. */
 void net_report_text(const struct net_run *r, const struct sched *s,
                      const struct topo *t, const struct run_config *c,
                      FILE *out);

@@ -9,6 +9,7 @@
 #include "engine.h"
 #include "gnuplot.h"
 #include "metrics.h"
+#include "net.h"
 #include "setup.h"
 #include "xalloc.h"
 
@@ -75,14 +76,18 @@ report_run_argv(struct html *h, int argc, char **argv, char **cause)
         setup_free(&r);
         return -1;
     }
-    struct engine_result res;
+    /* The same backend as the tables beside it (--network). */
+    struct net_run nr;
     struct metrics met;
-    engine_run(r.sched, r.topo, &res);
-    metrics_compute(r.sched, r.topo, &res, &met);
-    struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &res, &met,
+    if (net_run(r.sched, r.topo, &r.cfg, &nr, cause) != 0) {
+        setup_free(&r);
+        return -1;
+    }
+    metrics_compute(r.sched, r.topo, &nr.res, &met);
+    struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &nr.res, &met,
                          r.command_line};
     rc = report_run_view(h, &v, cause);
-    engine_result_free(&res);
+    net_run_free(&nr);
     setup_free(&r);
     return rc;
 }

@@ -232,9 +232,7 @@ setup_check_collectives(const struct run *r, char **cause)
         struct coll_group g;
         struct coll_result res;
         cost_group(s, op->pg, &g);
-        enum coll_op co = op->kind == OP_ALLGATHER ? COLL_ALLGATHER
-                          : op->kind == OP_REDUCESCATTER ? COLL_REDUCESCATTER
-                                                         : COLL_ALLREDUCE;
+        enum coll_op co = cost_coll_op(op->kind);
         if (coll_estimate(r->topo, &s->nccl, co, REDOP_SUM, &g,
                           (double)op->bytes, &res, cause) != 0)
             return -1;

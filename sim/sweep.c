@@ -610,22 +610,15 @@ sweep_point_run(const struct sweep *sw, int base_argc,
         setup_free(&r);
         return;
     }
-    struct engine_result er = nr.res;
-    if (er.too_long) {
-        fail(res, xstrdup("the simulated step would last longer than 146 "
-                          "years; check the topology's rates (a peak or "
-                          "bandwidth far too low?)"));
-    } else {
-        metrics_compute(r.sched, r.topo, &er, &met);
-        struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &er, &met,
-                             r.command_line};
-        struct cells c;
-        summary_cells(&v, &c);
-        sweep_names_free(c.names, c.n);
-        res->ok = 1;
-        res->values = c.values;
-        res->n_values = c.n;
-    }
+    metrics_compute(r.sched, r.topo, &nr.res, &met);
+    struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &nr.res, &met,
+                         r.command_line};
+    struct cells c;
+    summary_cells(&v, &c);
+    sweep_names_free(c.names, c.n);
+    res->ok = 1;
+    res->values = c.values;
+    res->n_values = c.n;
     net_run_free(&nr);
     setup_free(&r);
 }
