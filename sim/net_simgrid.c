@@ -762,22 +762,31 @@ structure_of(const struct topo *t)
                      tree ? (int)t->placement : 0);
 }
 
+/* What a generated platform's link rates and latencies depend on, beside
+ * its structure: the topology values nominal() reads. */
+static char *
+rates_key(const struct topo *t)
+{
+    char *st = structure_of(t);
+    char *key = xasprintf("%s %.17g %.17g %.17g %.17g %.17g %.17g", st,
+                          t->intra_Bps, t->intra_latency_ns,
+                          t->nics_per_node * t->nic_Bps, t->inter_latency_ns,
+                          t->oversubscription, t->spine_latency_ns);
+    free(st);
+    return key;
+}
+
 int
 netsg_open(const struct topo *t, const char *platform, char **cause)
 {
     char *xml = NULL, *sig;
     if (platform == NULL && net_platform_supported(t, cause) != 0)
         return -1;
-    if (platform != NULL) {
-        sig = xasprintf("file %s %d %d", platform, t->nodes,
-                        t->gpus_per_node);
-    } else {
-        size_t len = 0;
-        FILE *m = open_memstream(&xml, &len);
-        net_platform_write(t, m);
-        fclose(m);
-        sig = xstrdup(xml);
-    }
+    /* A key, not the platform text: a warm open (every sweep point, every
+     * bench run) must not write megabytes of XML to compare them. */
+    sig = platform != NULL ? xasprintf("file %s %d %d", platform, t->nodes,
+                                       t->gpus_per_node)
+                           : rates_key(t);
     if (sg.open) {
         int same = strcmp(sig, sg.signature) == 0;
         char *st = platform == NULL ? structure_of(t) : NULL;
@@ -791,7 +800,6 @@ netsg_open(const struct topo *t, const char *platform, char **cause)
         }
         free(st);
         free(sig);
-        free(xml);
         if (same)
             return 0;
         *cause = xstrdup("--network simgrid: SimGrid simulates one platform "
@@ -800,6 +808,12 @@ netsg_open(const struct topo *t, const char *platform, char **cause)
                          "in one run; run one fsdpsim per node count, "
                          "network shape, placement or platform file)");
         return -1;
+    }
+    if (platform == NULL) {
+        size_t len = 0;
+        FILE *m = open_memstream(&xml, &len);
+        net_platform_write(t, m);
+        fclose(m);
     }
     int rc = -1;
     char *path = NULL;
