@@ -613,22 +613,18 @@ pick_step(const struct plan_opts *o, const struct plan_result *r,
         if (k < 0)
             continue;
         const struct plan_row *w = &gr->rows[k];
-        int64_t accum = w->grad_accum > 8 ? 8 : w->grad_accum;
+        int64_t accum = w->grad_accum > PLAN_ACCUM_HI ? PLAN_ACCUM_HI
+                                                      : w->grad_accum;
         char *head = xasprintf("One step of %s at %d node%s", o->gpus[i].name,
                                w->nodes, w->nodes == 1 ? "" : "s");
         html_h2(h, head);
         free(head);
         if (accum != w->grad_accum)
-            html_p(h, "Shown with 8 of its %lld micro-batches: the others "
-                   "repeat them.", (long long)w->grad_accum);
+            html_p(h, "Shown with %d of its %lld micro-batches: the others "
+                   "repeat them.", PLAN_ACCUM_HI, (long long)w->grad_accum);
         struct search_args a;
-        search_args_init(&a, o->base_argc, o->base);
-        search_args_add(&a, "--topology=%s", o->gpus[i].topology);
-        search_args_add(&a, "--nodes=%d", w->nodes);
-        search_args_add(&a, "--micro-batch=%lld", (long long)w->micro_batch);
-        search_args_add(&a, "--grad-accum=%lld", (long long)accum);
-        search_args_add(&a, "--activation-checkpointing=%s",
-                        w->checkpointing ? "full" : "none");
+        plan_point_args(o, &o->gpus[i], w->nodes, w->micro_batch, accum,
+                        w->checkpointing ? 1 : 0, &a);
         int rc = report_run_argv(h, a.argc, a.argv, cause);
         search_args_free(&a);
         return rc;

@@ -28,7 +28,6 @@
 
 /* Micro-batches simulated at most; more are extrapolated from these two. */
 #define PLAN_ACCUM_LO 4
-#define PLAN_ACCUM_HI 8
 /* Exposed communication above this share of the step makes it
  * communication-bound: more than a tenth of the step would go away if
  * communication were free. */
@@ -165,14 +164,22 @@ add_point(struct batch_point **pts, struct search_args **args, int64_t *n,
     *pts = xrealloc(*pts, c * sizeof **pts);
     *cap = c;
     struct search_args *a = &(*args)[*n];
+    plan_point_args(o, g, nodes, mb, accum, ck, a);
+    (*pts)[*n] = search_args_point(a);
+    (*n)++;
+}
+
+void
+plan_point_args(const struct plan_opts *o, const struct plan_gpu *g,
+                int nodes, int64_t mb, int64_t accum, int ck,
+                struct search_args *a)
+{
     search_args_init(a, o->base_argc, o->base);
     search_args_add(a, "--topology=%s", g->topology);
     search_args_add(a, "--nodes=%d", nodes);
     search_args_add(a, "--micro-batch=%lld", (long long)mb);
     search_args_add(a, "--grad-accum=%lld", (long long)accum);
     search_args_add(a, "--activation-checkpointing=%s", plan_ckpt[ck]);
-    (*pts)[*n] = search_args_point(a);
-    (*n)++;
 }
 
 static void

@@ -15,7 +15,13 @@
 #ifndef FSDPSIM_PLAN_H
 #define FSDPSIM_PLAN_H
 
+#include "search.h"
+
 #include <stdint.h>
+
+/* Steps of more than this many micro-batches are simulated at
+ * PLAN_ACCUM_LO (plan.c) and this many, and extended linearly. */
+#define PLAN_ACCUM_HI 8
 
 enum plan_price_kind { PLAN_PRICE_NONE, PLAN_PRICE_GPU_HOUR,
                        PLAN_PRICE_NODE };
@@ -81,6 +87,13 @@ struct plan_result {
     int interrupted;
     char *first_error;          /* first simulation error, if any */
 };
+
+/* The simulate options of one point: O's base options and GPU type G's
+ * topology at NODES nodes, micro-batch MB, ACCUM micro-batches, activation
+ * checkpointing CK (0 none, 1 full).  Into A (search_args_free). */
+void plan_point_args(const struct plan_opts *o, const struct plan_gpu *g,
+                     int nodes, int64_t mb, int64_t accum, int ck,
+                     struct search_args *a);
 
 /* Simulate every size of every GPU type; -1 only when interrupted before
  * any result (r is still filled and must be freed). */
