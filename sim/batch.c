@@ -25,7 +25,6 @@
 #endif
 
 /* Most worker threads, as for sweep. */
-#define BATCH_MAX_JOBS 1024
 /* How often the progress line and Ctrl-C are looked at, in ms. */
 #define BATCH_TICK_MS 100
 

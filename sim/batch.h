@@ -32,6 +32,8 @@ struct batch_point {
 int batch_run(const char *label, const struct batch_point *pts, int64_t n,
               int jobs, struct sweep_result *res);
 
+/* Most worker threads a --jobs may ask for. */
+#define BATCH_MAX_JOBS 1024
 /* The number of worker threads for jobs = 0: the online CPUs. */
 int batch_default_jobs(void);
 

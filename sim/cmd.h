@@ -2,7 +2,7 @@
  * cmd.h: the fsdpsim commands, one file each (cmd_*.c), in one table.
  *
  * Exit codes: 0 ok; 1 ran but a check failed; 2 usage or input error;
- * 3 system failure.
+ * 3 system failure; 130 interrupted.
  */
 #ifndef FSDPSIM_CMD_H
 #define FSDPSIM_CMD_H
@@ -12,6 +12,8 @@
 #define EXIT_CHECK_FAILED 1
 #define EXIT_USAGE 2
 #define EXIT_SYSTEM 3
+/* Stopped by Ctrl-C, as a shell reports SIGINT (128 + 2). */
+#define EXIT_INTERRUPTED 130
 
 struct cmd_entry {
     const char *name;

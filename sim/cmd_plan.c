@@ -22,8 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Exit status after Ctrl-C, as a shell reports SIGINT (128 + 2). */
-#define EXIT_INTERRUPTED 130
 /* The default global batch: 4M tokens (2^22), LLaMA's and Llama 2's
  * batch (Touvron et al. 2023, section 2.2), 2048 sequences of 2048. */
 #define PLAN_DEFAULT_BATCH_TOKENS 4194304
@@ -192,7 +190,7 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
         o->max_nodes = (int)v;
     }
     if (c->jobs) {
-        if (units_parse_count(c->jobs, 1, 1024, &v, &cause) != 0) {
+        if (units_parse_count(c->jobs, 1, BATCH_MAX_JOBS, &v, &cause) != 0) {
             char *m = xasprintf("--jobs: %s", cause);
             free(cause);
             cause = m;
@@ -768,12 +766,9 @@ cmd_plan(int argc, char **argv)
         goto out;
     }
     const char *model = base_run.cfg.model;
-    char *command_line = xstrdup("fsdpsim");
-    for (int i = 0; i < argc; i++) {
-        char *s = xasprintf("%s %s", command_line, argv[i]);
-        free(command_line);
-        command_line = s;
-    }
+    char *args = setup_join_args(argc, argv);
+    char *command_line = xasprintf("fsdpsim %s", args);
+    free(args);
     print_text(&o, &r, model, stdout);
     if (c.plot) {
         char *out = xasprintf("%s-plan.%s", c.plot, c.term);

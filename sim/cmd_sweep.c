@@ -38,12 +38,8 @@
  * memory held when one slow point (a large grad_accum) holds up the
  * rows after it. */
 #define SWEEP_WINDOW 4096
-/* Most worker threads. */
-#define SWEEP_MAX_JOBS 1024
 /* How often the progress line and Ctrl-C are looked at, in ms. */
 #define SWEEP_TICK_MS 100
-/* Exit status after Ctrl-C, as a shell reports SIGINT (128 + 2). */
-#define EXIT_INTERRUPTED 130
 
 /* Set by SIGINT.  A signal handler can reach nothing but globals; the
  * main thread polls it every tick. */
@@ -372,13 +368,8 @@ write_report(const struct sweep *sw, const double *y, int64_t n_rows,
         free(cause);
         return EXIT_SYSTEM;
     }
-    char *line = xstrdup("fsdpsim");
-    for (int i = 0; i < argc; i++) {
-        char *n = xasprintf("%s %s", line, argv[i]);
-        free(line);
-        line = n;
-    }
-    html_p(&h, "Command: %s", line);
+    char *line = setup_join_args(argc, argv);
+    html_p(&h, "Command: fsdpsim %s", line);
     free(line);
     if ((rc = plot(sw, y, n_rows, metric, NULL, "svg", 0, &h)) != 0) {
         html_abort(&h);
@@ -474,7 +465,7 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
     if (jobs) {
         int64_t j;
         char *cause = NULL;
-        if (units_parse_count(jobs, 1, SWEEP_MAX_JOBS, &j, &cause) != 0) {
+        if (units_parse_count(jobs, 1, BATCH_MAX_JOBS, &j, &cause) != 0) {
             char *msg = xasprintf("--jobs: %s", cause);
             cmd_error("sweep", msg, 0);
             free(msg);
@@ -484,13 +475,6 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
         o->jobs = (int)j;
     }
     return 0;
-}
-
-static int
-default_jobs(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > SWEEP_MAX_JOBS ? SWEEP_MAX_JOBS : (int)n;
 }
 
 int
@@ -575,7 +559,7 @@ cmd_sweep(int argc, char **argv)
     p.rows = xcalloc(sw.n_points, sizeof *p.rows);
     if (metric >= 0)
         p.y = xcalloc(sw.n_points, sizeof *p.y);
-    int jobs = o.jobs ? o.jobs : default_jobs();
+    int jobs = o.jobs ? o.jobs : batch_default_jobs();
     if (jobs > sw.n_points)
         jobs = (int)sw.n_points;
     int interrupted = run_points(&p, jobs, out);

@@ -23,7 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EXIT_INTERRUPTED 130
 #define TUNE_DEFAULT_TOP 10
 #define TUNE_DEFAULT_MAX_ACCUM 8
 
@@ -367,7 +366,8 @@ cmd_tune(int argc, char **argv)
     if ((c.top && count_opt("--top", c.top, 1, 1000, &top) != 0)
         || (c.max_accum && count_opt("--max-grad-accum", c.max_accum, 1, 64,
                                      &o.max_grad_accum) != 0)
-        || (c.jobs && count_opt("--jobs", c.jobs, 1, 1024, &v) != 0))
+        || (c.jobs
+            && count_opt("--jobs", c.jobs, 1, BATCH_MAX_JOBS, &v) != 0))
         goto out;
     if (c.jobs)
         o.jobs = (int)v;

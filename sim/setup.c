@@ -52,8 +52,8 @@ struct pending_opt {
     char *origin;
 };
 
-static char *
-join_args(int argc, char **argv)
+char *
+setup_join_args(int argc, char *const *argv)
 {
     size_t len = 1;
     for (int i = 0; i < argc; i++)
@@ -71,7 +71,7 @@ setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
 {
     memset(r, 0, sizeof *r);
     config_init(&r->cfg);
-    r->command_line = join_args(argc, argv);
+    r->command_line = setup_join_args(argc, argv);
 
     int n_opts = 0;
     for (const struct config_option *o = config_options; o->key; o++)

@@ -35,6 +35,9 @@ int setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
 int setup_prepare(struct run *r, char **cause);
 void setup_free(struct run *r);
 
+/* ARGV's ARGC words joined by single spaces.  Caller frees. */
+char *setup_join_args(int argc, char *const *argv);
+
 /* Print the option reference (for help). */
 void setup_print_options(FILE *out);
 
