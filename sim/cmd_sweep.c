@@ -136,11 +136,7 @@ format_row(struct pool *p, int64_t point, double *y, int *ok,
                     &p->parse_lock, &res);
     char *text = NULL;
     size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (mem == NULL) {
-        fprintf(stderr, "fsdpsim: out of memory\n");
-        abort();
-    }
+    FILE *mem = xopen_memstream(&text, &len);
     sweep_csv_row(p->sw, point, &res, p->n_metrics, mem);
     fclose(mem);
     *y = NAN;

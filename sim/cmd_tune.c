@@ -221,11 +221,7 @@ winner_text(const struct tune_opts *o, const struct tune_setting *s,
         return -1;
     }
     size_t len = 0;
-    FILE *mem = open_memstream(code, &len);
-    if (mem == NULL) {
-        fprintf(stderr, "fsdpsim: out of memory\n");
-        abort();
-    }
+    FILE *mem = xopen_memstream(code, &len);
     tune_pytorch_code(&r.cfg, r.model->layer_cls, mem);
     fclose(mem);
     setup_free(&r);

@@ -811,7 +811,7 @@ netsg_open(const struct topo *t, const char *platform, char **cause)
     }
     if (platform == NULL) {
         size_t len = 0;
-        FILE *m = open_memstream(&xml, &len);
+        FILE *m = xopen_memstream(&xml, &len);
         net_platform_write(t, m);
         fclose(m);
     }

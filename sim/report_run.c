@@ -44,11 +44,7 @@ report_run_view(struct html *h, const struct run_view *v, char **cause)
 {
     char *text = NULL;
     size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (mem == NULL) {
-        fprintf(stderr, "fsdpsim: out of memory\n");
-        abort();
-    }
+    FILE *mem = xopen_memstream(&text, &len);
     output_summary_text(v, mem);
     fclose(mem);
     html_pre(h, text);

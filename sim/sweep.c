@@ -529,11 +529,7 @@ summary_cells(const struct run_view *v, struct cells *c)
 {
     char *text = NULL;
     size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (mem == NULL) {
-        fprintf(stderr, "fsdpsim: out of memory\n");
-        abort();
-    }
+    FILE *mem = xopen_memstream(&text, &len);
     output_summary_json(v, mem);
     fclose(mem);
     memset(c, 0, sizeof *c);

@@ -1,6 +1,7 @@
 /*
  * xalloc.c: aborting allocators (see xalloc.h).
  */
+#define _POSIX_C_SOURCE 200809L
 #include "xalloc.h"
 
 #include <stdarg.h>
@@ -99,4 +100,16 @@ xasprintf(const char *fmt, ...)
     char *p = xvasprintf(fmt, ap);
     va_end(ap);
     return p;
+}
+
+FILE *
+xopen_memstream(char **buf, size_t *len)
+{
+    FILE *f = open_memstream(buf, len);
+    if (f == NULL) {
+        fprintf(stderr, "fsdpsim: out of host memory opening a memory "
+                "stream\n");
+        abort();
+    }
+    return f;
 }

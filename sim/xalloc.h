@@ -11,6 +11,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 void *xmalloc(size_t size);
 void *xcalloc(size_t n, size_t size);
@@ -22,5 +23,8 @@ char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *xvasprintf(const char *fmt, va_list ap)
     __attribute__((format(printf, 1, 0)));
+/* open_memstream(BUF, LEN): a stream into memory, *BUF owned by the
+ * caller once the stream is closed. */
+FILE *xopen_memstream(char **buf, size_t *len);
 
 #endif
