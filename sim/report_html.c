@@ -164,17 +164,12 @@ int
 html_plot(struct html *h, const char *script, const char *const *args,
           const char *caption, char **cause)
 {
-    const char *tmp = getenv("TMPDIR");
-    char *path = xasprintf("%s/fsdpsim-svg-XXXXXX",
-                           tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        *cause = xasprintf("cannot write a temporary file: %s",
-                           strerror(errno));
-        free(path);
+    /* gnuplot writes the SVG to a temporary file of ours. */
+    char *path;
+    FILE *f = gnuplot_data_open("svg", &path, cause);
+    if (f == NULL)
         return -1;
-    }
-    close(fd);
+    fclose(f);
     int rc = gnuplot_run(script, args, path, cause);
     if (rc == 0) {
         fprintf(h->f, "<figure id=\"plot-%d\">\n", ++h->n_plots);

@@ -13,7 +13,6 @@
 #include "setup.h"
 #include "xalloc.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,12 +27,11 @@ plot_dat(struct html *h, const struct run_view *v,
     FILE *f = gnuplot_data_open(what, &dat, cause);
     if (f == NULL)
         return -1;
-    fclose(f);
-    int rc = output_write_file(dat, writer, v, cause);
-    if (rc == 0) {
-        const char *args[] = {dat, GNUPLOT_OUT, "svg", NULL};
-        rc = html_plot(h, what, args, caption, cause);
-    }
+    writer(v, f);
+    if (gnuplot_data_close(f, &dat, cause) != 0)
+        return -1;
+    const char *args[] = {dat, GNUPLOT_OUT, "svg", NULL};
+    int rc = html_plot(h, what, args, caption, cause);
     unlink(dat);
     free(dat);
     return rc;
