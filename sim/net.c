@@ -52,7 +52,7 @@ net_describe(const struct topo *t, const struct run_config *c, char *buf,
                      t->shape == NET_SHAPE_RAIL_OPTIMIZED ? "rail group"
                                                           : "leaf",
                      t->oversubscription,
-                     t->placement == NET_PLACE_SPREAD ? "spread" : "packed");
+                     topo_placement_name(t->placement));
     if (w >= 0 && (size_t)w < len && c->background_load > 0)
         snprintf(buf + w, len - (size_t)w, ", background load %g%%",
                  c->background_load * 100);

@@ -84,9 +84,6 @@ net_platform_supported(const struct topo *t, char **cause)
     return -1;
 }
 
-static const char *const shape_words[] = {"single_switch", "fat_tree",
-                                          "rail_optimized"};
-
 static void
 put_link_ctn(FILE *out, const char *fmt, int i, const char *dir)
 {
@@ -96,25 +93,37 @@ put_link_ctn(FILE *out, const char *fmt, int i, const char *dir)
 }
 
 void
+net_platform_rates(const struct topo *t, struct net_link_rates *r)
+{
+    r->gpu_Bps = t->intra_Bps;
+    r->gpu_lat_ns = t->intra_latency_ns / 2;
+    r->backbone_Bps = t->intra_Bps * t->gpus_per_node;
+    r->nic_Bps = t->nics_per_node * t->nic_Bps;
+    r->nic_lat_ns = t->inter_latency_ns / 2;
+    /* A leaf's uplinks carry its nodes' NICs over the oversubscription. */
+    r->uplink_Bps = t->nodes_per_leaf * r->nic_Bps / t->oversubscription;
+    r->uplink_lat_ns = t->spine_latency_ns / 2;
+}
+
+void
 net_platform_write(const struct topo *t, FILE *out)
 {
     int n = t->nodes, g = t->gpus_per_node;
     bool tree = t->shape != NET_SHAPE_SINGLE_SWITCH;
     int leaves = tree ? net_platform_n_leaves(t) : 1;
-    double node_nic_Bps = t->nics_per_node * t->nic_Bps;
-    double uplink_Bps = t->nodes_per_leaf * node_nic_Bps
-                        / t->oversubscription;
+    struct net_link_rates lr;
+    net_platform_rates(t, &lr);
 
     fprintf(out, "<?xml version='1.0'?>\n"
             "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
             "<!-- fsdpsim platform of topology '%s': %d node%s x %d GPUs, "
             "network %s", t->name, n, n == 1 ? "" : "s", g,
-            shape_words[t->shape]);
+            topo_shape_name(t->shape));
     if (tree)
         fprintf(out, ", %d node%s per leaf, oversubscription %.17g:1, "
                 "placement %s", t->nodes_per_leaf,
                 t->nodes_per_leaf == 1 ? "" : "s", t->oversubscription,
-                t->placement == NET_PLACE_SPREAD ? "spread" : "packed");
+                topo_placement_name(t->placement));
     fprintf(out, ".\n     node<i>-gpu<g>: GPU g of node i; node<i>-nic: the "
             "node's NICs together (%d x %.17g Gb/s);\n     fabric-leaf<L>: the "
             "uplinks of leaf L to the spine.  Load it with\n     "
@@ -128,23 +137,23 @@ net_platform_write(const struct topo *t, FILE *out)
     for (int i = 0; i < n; i++) {
         fprintf(out, "    <cluster id=\"node%d\" prefix=\"node%d-gpu\" "
                 "suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"", i, i, g - 1);
-        put_bw(out, "bw", t->intra_Bps);
-        put_lat(out, "lat", t->intra_latency_ns / 2);
+        put_bw(out, "bw", lr.gpu_Bps);
+        put_lat(out, "lat", lr.gpu_lat_ns);
         fprintf(out, " sharing_policy=\"SPLITDUPLEX\"");
-        put_bw(out, "bb_bw", t->intra_Bps * g);
+        put_bw(out, "bb_bw", lr.backbone_Bps);
         fprintf(out, " bb_lat=\"0us\" bb_sharing_policy=\"FATPIPE\" "
                 "router_id=\"node%d-router\"/>\n", i);
     }
     for (int i = 0; i < n; i++) {
         fprintf(out, "    <link id=\"node%d-nic\"", i);
-        put_bw(out, "bandwidth", node_nic_Bps);
-        put_lat(out, "latency", t->inter_latency_ns / 2);
+        put_bw(out, "bandwidth", lr.nic_Bps);
+        put_lat(out, "latency", lr.nic_lat_ns);
         fprintf(out, " sharing_policy=\"SPLITDUPLEX\"/>\n");
     }
     for (int l = 0; tree && l < leaves; l++) {
         fprintf(out, "    <link id=\"" NET_FABRIC_PREFIX "leaf%d\"", l);
-        put_bw(out, "bandwidth", uplink_Bps);
-        put_lat(out, "latency", t->spine_latency_ns / 2);
+        put_bw(out, "bandwidth", lr.uplink_Bps);
+        put_lat(out, "latency", lr.uplink_lat_ns);
         fprintf(out, " sharing_policy=\"SPLITDUPLEX\"/>\n");
     }
     /* Every ordered pair of nodes: out through the source's NICs, up

@@ -31,6 +31,16 @@
 /* 0 when net_platform_write can describe T, else -1 with *cause. */
 int net_platform_supported(const struct topo *t, char **cause);
 
+/* The rates (bytes/s) and one-way latencies (ns) of a generated
+ * platform's links: the writer's and the SimGrid backend's one source. */
+struct net_link_rates {
+    double gpu_Bps, gpu_lat_ns;         /* node<i>-gpu<g> to its node */
+    double backbone_Bps;                /* a node's NVSwitch backbone */
+    double nic_Bps, nic_lat_ns;         /* node<i>-nic, all NICs together */
+    double uplink_Bps, uplink_lat_ns;   /* fabric-leaf<L>, to the spine */
+};
+void net_platform_rates(const struct topo *t, struct net_link_rates *r);
+
 /* Write the platform of topology T (t->nodes x t->gpus_per_node GPUs) as
  * SimGrid 3.32 XML (platform version 4.1).  Deterministic. */
 void net_platform_write(const struct topo *t, FILE *out);

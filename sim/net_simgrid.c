@@ -598,19 +598,20 @@ nominal(const struct topo *t, const char *name, double *bw, double *lat)
 {
     int a, b;
     char c;
-    double node_nic = t->nics_per_node * t->nic_Bps;
+    struct net_link_rates lr;
+    net_platform_rates(t, &lr);
     *lat = 0;
     if (strncmp(name, NET_FABRIC_PREFIX, strlen(NET_FABRIC_PREFIX)) == 0) {
-        *bw = t->nodes_per_leaf * node_nic / t->oversubscription;
-        *lat = t->spine_latency_ns / 2 * 1e-9;
+        *bw = lr.uplink_Bps;
+        *lat = lr.uplink_lat_ns * 1e-9;
     } else if (sscanf(name, "node%d_link_%d_", &a, &b) == 2) {
-        *bw = t->intra_Bps;
-        *lat = t->intra_latency_ns / 2 * 1e-9;
+        *bw = lr.gpu_Bps;
+        *lat = lr.gpu_lat_ns * 1e-9;
     } else if (sscanf(name, "node%d_backbon%c", &a, &c) == 2) {
-        *bw = t->intra_Bps * t->gpus_per_node;
+        *bw = lr.backbone_Bps;
     } else if (sscanf(name, "node%d-ni%c", &a, &c) == 2) {
-        *bw = node_nic;
-        *lat = t->inter_latency_ns / 2 * 1e-9;
+        *bw = lr.nic_Bps;
+        *lat = lr.nic_lat_ns * 1e-9;
     } else {
         return false;
     }
@@ -762,16 +763,18 @@ structure_of(const struct topo *t)
                      tree ? (int)t->placement : 0);
 }
 
-/* What a generated platform's link rates and latencies depend on, beside
- * its structure: the topology values nominal() reads. */
+/* A generated platform's structure and link rates (net_platform_rates):
+ * opens that agree on it load the same platform. */
 static char *
 rates_key(const struct topo *t)
 {
     char *st = structure_of(t);
-    char *key = xasprintf("%s %.17g %.17g %.17g %.17g %.17g %.17g", st,
-                          t->intra_Bps, t->intra_latency_ns,
-                          t->nics_per_node * t->nic_Bps, t->inter_latency_ns,
-                          t->oversubscription, t->spine_latency_ns);
+    struct net_link_rates lr;
+    net_platform_rates(t, &lr);
+    char *key = xasprintf("%s %.17g %.17g %.17g %.17g %.17g %.17g %.17g",
+                          st, lr.gpu_Bps, lr.gpu_lat_ns, lr.backbone_Bps,
+                          lr.nic_Bps, lr.nic_lat_ns, lr.uplink_Bps,
+                          lr.uplink_lat_ns);
     free(st);
     return key;
 }

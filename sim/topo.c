@@ -1241,6 +1241,18 @@ topo_free(struct topo *t)
 /* ---- dtypes ---------------------------------------------------------- */
 
 const char *
+topo_shape_name(enum net_shape shape)
+{
+    return shape_names[shape];
+}
+
+const char *
+topo_placement_name(enum net_placement placement)
+{
+    return place_names[placement];
+}
+
+const char *
 dtype_name(enum dtype d)
 {
     assert(d >= 0 && d < DTYPE_COUNT);

@@ -143,6 +143,9 @@ void topo_print_calibration(const struct topo *t, FILE *out);
 void topo_free(struct topo *t);
 
 const char *dtype_name(enum dtype d);
+/* "fat_tree", "spread", ...: the [network] values as files spell them. */
+const char *topo_shape_name(enum net_shape shape);
+const char *topo_placement_name(enum net_placement placement);
 int dtype_parse(const char *s, enum dtype *out);
 int dtype_bytes(enum dtype d);
 
