@@ -13,32 +13,25 @@
  *     for that size.  This leave-one-out cross-validation is how well a
  *     user's calibrated topology predicts sizes and runs it was not fitted
  *     to, without ever scoring a point that took part in its own fit.
- *
- * The CSV is small (hundreds of rows), so it is read whole and scanned
- * linearly; the parser here handles quoted fields with commas, doubled
- * quotes and line breaks, and nothing more of CSV dialects.
+ * The CSV itself is published.c's.
  */
 #include "calib.h"
 #include "cmd.h"
 #include "coll.h"
 #include "nccl_model.h"
 #include "nccl_tests.h"
+#include "published.h"
 #include "textfile.h"
 #include "topo.h"
 #include "xalloc.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define VALIDATE_MAX_FILE_BYTES ((size_t)16 * 1024 * 1024)
-#define VALIDATE_MAX_RECORDS 100000
-#define VALIDATE_MAX_FIELDS 256
 /* The size range FSDP's collectives live in (a transformer block's
  * parameters to a whole model's gradients): 1 MiB to 8 GiB. */
 #define RANGE_LO 1048576.0
@@ -78,346 +71,6 @@ usage_error(const char *msg)
     return EXIT_USAGE;
 }
 
-/* ---- CSV ------------------------------------------------------------- */
-
-struct csv_record {
-    int line;               /* where the record starts */
-    int n;
-    char **field;
-};
-
-struct csv {
-    int n;
-    struct csv_record *rec;
-};
-
-static void
-csv_free(struct csv *c)
-{
-    for (int i = 0; i < c->n; i++) {
-        for (int j = 0; j < c->rec[i].n; j++)
-            free(c->rec[i].field[j]);
-        free(c->rec[i].field);
-    }
-    free(c->rec);
-    c->n = 0;
-    c->rec = NULL;
-}
-
-/* Parse TEXT (RFC 4180: fields split by commas, records by CRLF or LF,
- * quoted fields may hold commas, line breaks and "" for a quote).  Empty
- * lines are skipped.  -1 with *cause naming PATH:LINE. */
-static int
-csv_parse(const char *path, const char *text, struct csv *c, char **cause)
-{
-    size_t cap = 0, fcap = 0, blen = 0, bcap = 64;
-    char *buf = xmalloc(bcap);
-    const char *p = text;
-    int line = 1;
-    memset(c, 0, sizeof *c);
-    while (*p) {
-        if (*p == '\n' || (*p == '\r' && p[1] == '\n')) {
-            p += *p == '\r' ? 2 : 1;
-            line++;
-            continue;
-        }
-        if (c->n == VALIDATE_MAX_RECORDS) {
-            *cause = xasprintf("%s:%d: more than %d records", path, line,
-                               VALIDATE_MAX_RECORDS);
-            goto fail;
-        }
-        c->rec = xgrow(c->rec, &cap, (size_t)c->n + 1, sizeof *c->rec);
-        struct csv_record *r = &c->rec[c->n++];
-        memset(r, 0, sizeof *r);
-        r->line = line;
-        fcap = 0;
-        for (;;) {
-            blen = 0;
-            if (*p == '"') {
-                int qline = line;
-                p++;
-                for (;;) {
-                    if (*p == '\0') {
-                        *cause = xasprintf("%s:%d: quoted field never "
-                                           "closed (add the closing '\"')",
-                                           path, qline);
-                        goto fail;
-                    }
-                    if (*p == '"' && p[1] == '"') {
-                        p += 2;
-                        buf[blen++] = '"';
-                    } else if (*p == '"') {
-                        p++;
-                        break;
-                    } else {
-                        if (*p == '\n')
-                            line++;
-                        buf[blen++] = *p++;
-                    }
-                    if (blen + 2 >= bcap)
-                        buf = xrealloc(buf, bcap *= 2);
-                }
-                if (*p != ',' && *p != '\n' && *p != '\r' && *p != '\0') {
-                    *cause = xasprintf("%s:%d: text after a closing quote "
-                                       "(quote the whole field)", path,
-                                       line);
-                    goto fail;
-                }
-            } else {
-                while (*p && *p != ',' && *p != '\n' &&
-                       !(*p == '\r' && p[1] == '\n')) {
-                    buf[blen++] = *p++;
-                    if (blen + 2 >= bcap)
-                        buf = xrealloc(buf, bcap *= 2);
-                }
-            }
-            if (r->n == VALIDATE_MAX_FIELDS) {
-                *cause = xasprintf("%s:%d: more than %d fields", path,
-                                   r->line, VALIDATE_MAX_FIELDS);
-                goto fail;
-            }
-            r->field = xgrow(r->field, &fcap, (size_t)r->n + 1,
-                             sizeof *r->field);
-            r->field[r->n++] = xstrndup(buf, blen);
-            if (*p != ',')
-                break;
-            p++;
-        }
-    }
-    free(buf);
-    return 0;
-fail:
-    free(buf);
-    csv_free(c);
-    return -1;
-}
-
-/* ---- Points and runs ------------------------------------------------- */
-
-struct columns {
-    int run_id, point_id, category, metric, value, unit, model, gpu,
-        gpus_per_node, nodes, intra, inter, size;
-};
-
-struct vpoint {
-    double size_bytes;
-    double measured_s;
-    int line;
-};
-
-struct vrun {
-    char *id;               /* run_id, less a trailing "-<size>" */
-    int line;               /* first row */
-    char *hardware;         /* "gpu | intra | inter", for messages */
-    enum coll_op op;        /* COLL_OP_COUNT: not from a known program */
-    int gpn, nodes;
-    int n, cap;
-    struct vpoint *pt;
-};
-
-static int
-column(const struct csv_record *h, const char *name)
-{
-    for (int i = 0; i < h->n; i++)
-        if (strcmp(h->field[i], name) == 0)
-            return i;
-    return -1;
-}
-
-static const char *
-get(const struct csv_record *r, int col)
-{
-    return col >= 0 && col < r->n ? r->field[col] : "";
-}
-
-static bool
-contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0)
-            return true;
-    return false;
-}
-
-/* "size 32768 B" in the model text, else the size column. */
-static double
-point_size(const struct csv_record *r, const struct columns *col)
-{
-    const char *m = strstr(get(r, col->model), "size ");
-    char *end;
-    if (m != NULL) {
-        double v = strtod(m + 5, &end);
-        if (end != m + 5 && v >= 0)
-            return v;
-    }
-    const char *s = get(r, col->size);
-    double v = strtod(s, &end);
-    return end != s && *end == '\0' && v >= 0 ? v : -1;
-}
-
-static double
-unit_seconds(const char *unit)
-{
-    if (strcmp(unit, "us") == 0)
-        return 1e-6;
-    if (strcmp(unit, "ms") == 0)
-        return 1e-3;
-    if (strcmp(unit, "s") == 0)
-        return 1;
-    if (strcmp(unit, "ns") == 0)
-        return 1e-9;
-    return 0;
-}
-
-/* The run a row belongs to: its run_id, less a trailing "-<size>" when the
- * data names each size of a sweep as a run of its own (as the published
- * set does: S20-A100-AR-32768, S20-A100-AR-65536, ...). */
-static char *
-run_key(const char *run_id, double size)
-{
-    const char *dash = strrchr(run_id, '-');
-    if (dash != NULL && dash > run_id && dash[1] != '\0') {
-        char *end;
-        double v = strtod(dash + 1, &end);
-        if (*end == '\0' && v == size)
-            return xstrndup(run_id, (size_t)(dash - run_id));
-    }
-    return xstrdup(run_id);
-}
-
-/* Built-in topologies for the hardware published runs name.  Checked in
- * order: p4de's NVSwitch would also match the DGX row. */
-struct hw_map {
-    const char *need1, *need2;  /* both in gpu | intra | inter */
-    int nodes;                  /* required node count; 0 any */
-    const char *topology;
-};
-
-static const struct hw_map hw_maps[] = {
-    {"A100", "EFA", 0, "aws-p4de"},
-    {"A100", "p4de", 0, "aws-p4de"},
-    {"A100", "NVSwitch", 1, "dgx-a100-80g"},
-    {NULL, NULL, 0, NULL}};
-
-static const char *
-map_hardware(const struct vrun *v)
-{
-    if (v->gpn != 8)
-        return NULL;
-    for (const struct hw_map *m = hw_maps; m->topology; m++)
-        if (contains_ci(v->hardware, m->need1) &&
-            contains_ci(v->hardware, m->need2) &&
-            (m->nodes == 0 || m->nodes == v->nodes))
-            return m->topology;
-    return NULL;
-}
-
-static int
-cmp_point(const void *a, const void *b)
-{
-    const struct vpoint *x = a, *y = b;
-    return (x->size_bytes > y->size_bytes) - (x->size_bytes < y->size_bytes);
-}
-
-static void
-vruns_free(struct vrun *v, int n)
-{
-    for (int i = 0; i < n; i++) {
-        free(v[i].id);
-        free(v[i].hardware);
-        free(v[i].pt);
-    }
-    free(v);
-}
-
-/* Collect the collective_bench time rows of C into runs.  -1 with *cause
- * when the header lacks a column. */
-static int
-collect(const char *path, const struct csv *c, struct vrun **out, int *n_out,
-        char **cause)
-{
-    if (c->n == 0) {
-        *cause = xasprintf("%s: empty file (expected a header line and "
-                           "rows of published points)", path);
-        return -1;
-    }
-    const struct csv_record *h = &c->rec[0];
-    struct columns col = {
-        column(h, "run_id"), column(h, "point_id"), column(h, "category"),
-        column(h, "metric"), column(h, "value"), column(h, "unit"),
-        column(h, "model"), column(h, "gpu"), column(h, "gpus_per_node"),
-        column(h, "nodes"), column(h, "intra_node_link"),
-        column(h, "inter_node_link"), column(h, "size_bytes")};
-    if (col.size < 0)
-        col.size = column(h, "size");
-    static const char *const need[] = {"run_id", "category", "metric",
-                                       "value", "unit", "model", "gpu",
-                                       "gpus_per_node", "nodes", NULL};
-    for (int i = 0; need[i]; i++)
-        if (column(h, need[i]) < 0) {
-            *cause = xasprintf("%s:%d: no '%s' column in the header", path,
-                               h->line, need[i]);
-            return -1;
-        }
-    struct vrun *v = NULL;
-    size_t cap = 0;
-    int n = 0;
-    for (int i = 1; i < c->n; i++) {
-        const struct csv_record *r = &c->rec[i];
-        if (strcmp(get(r, col.category), "collective_bench") != 0 ||
-            strcmp(get(r, col.metric), "time") != 0)
-            continue;
-        char *end;
-        const char *vs = get(r, col.value);
-        double value = strtod(vs, &end);
-        double unit = unit_seconds(get(r, col.unit));
-        double size = point_size(r, &col);
-        if (end == vs || *end != '\0' || !(value > 0) || unit == 0 ||
-            size < 0) {
-            printf("# skipped %s:%d (%s): %s\n", path, r->line,
-                   get(r, col.point_id),
-                   size < 0 ? "no size in the model text or a size column"
-                   : unit == 0 ? "time unit is not ns, us, ms or s"
-                               : "value is not a positive number");
-            continue;
-        }
-        char *key = run_key(get(r, col.run_id), size);
-        int k = 0;
-        while (k < n && strcmp(v[k].id, key) != 0)
-            k++;
-        if (k == n) {
-            v = xgrow(v, &cap, (size_t)n + 1, sizeof *v);
-            memset(&v[n], 0, sizeof v[n]);
-            v[n].id = key;
-            v[n].line = r->line;
-            v[n].hardware = xasprintf("%s | %s | %s", get(r, col.gpu),
-                                      get(r, col.intra), get(r, col.inter));
-            v[n].op = COLL_OP_COUNT;
-            for (int o = 0; o < COLL_OP_COUNT; o++)
-                if (strstr(get(r, col.model), nccl_tests_program(o)))
-                    v[n].op = o;
-            v[n].gpn = atoi(get(r, col.gpus_per_node));
-            v[n].nodes = atoi(get(r, col.nodes));
-            n++;
-        } else {
-            free(key);
-        }
-        struct vrun *vr = &v[k];
-        size_t pcap = (size_t)vr->cap;
-        vr->pt = xgrow(vr->pt, &pcap, (size_t)vr->n + 1, sizeof *vr->pt);
-        vr->cap = (int)pcap;
-        vr->pt[vr->n++] = (struct vpoint){size, value * unit, r->line};
-    }
-    for (int k = 0; k < n; k++)
-        if (v[k].n > 0)
-            qsort(v[k].pt, (size_t)v[k].n, sizeof *v[k].pt,
-                  cmp_point);
-    *out = v;
-    *n_out = n;
-    return 0;
-}
-
 /* ---- The command ----------------------------------------------------- */
 
 /* Append 100 (pred - meas) / meas to E (two lists: in range, all). */
@@ -453,7 +106,7 @@ print_medians(const char *what, const struct errs *e)
  * model on a size it has not seen.  0, or -1 with *cause.
  */
 static int
-predict_held_out(const struct vrun *v, const char *name, int skip,
+predict_held_out(const struct published_run *v, const char *name, int skip,
                  const struct nccl_config *nc, struct coll_result *res,
                  char **cause)
 {
@@ -461,19 +114,7 @@ predict_held_out(const struct vrun *v, const char *name, int skip,
     if (t == NULL)
         return -1;
     struct nccl_tests_run run;
-    nccl_tests_run_init(&run);
-    run.op = v->op;
-    run.ranks = v->nodes * v->gpn;
-    run.nodes = v->nodes;
-    run.rows = xcalloc((size_t)v->n, sizeof *run.rows);
-    for (int i = 0; i < v->n; i++) {
-        if (i == skip)
-            continue;
-        struct nccl_tests_row *row = &run.rows[run.n_rows++];
-        row->size_bytes = v->pt[i].size_bytes;
-        row->time_us = v->pt[i].measured_s * 1e6;
-        row->line = v->pt[i].line;
-    }
+    published_nccl_tests(v, skip, &run);
     struct calib_run cr = {.run = &run, .topo = t};
     struct calib c;
     struct coll_group g = {v->nodes * v->gpn, v->nodes, v->gpn};
@@ -491,10 +132,10 @@ predict_held_out(const struct vrun *v, const char *name, int skip,
  * CV (held-out calibrated).  0, 1 when skipped,
  * -1 with *cause when the model fails. */
 static int
-validate_run(const struct vrun *v, const struct nccl_config *nc,
+validate_run(const struct published_run *v, const struct nccl_config *nc,
              struct errs *all, struct errs *cv, char **cause)
 {
-    const char *name = map_hardware(v);
+    const char *name = published_topology(v);
     if (v->op == COLL_OP_COUNT) {
         printf("# skipped run %s: not all_gather_perf, reduce_scatter_perf "
                "or all_reduce_perf\n", v->id);
@@ -523,7 +164,7 @@ validate_run(const struct vrun *v, const struct nccl_config *nc,
                        xmalloc(((size_t)v->n + 1) * sizeof(double)), 0, 0};
     int rc = 0;
     for (int i = 0; i < v->n && rc == 0; i++) {
-        const struct vpoint *p = &v->pt[i];
+        const struct published_point *p = &v->pt[i];
         struct coll_result r;
         if (coll_estimate(t, nc, v->op, REDOP_SUM, &g, p->size_bytes, &r,
                           cause) != 0) {
@@ -577,8 +218,7 @@ cmd_validate(int argc, char **argv)
     double tol = -1;
     int c, rc = EXIT_USAGE;
     char *cause = NULL, *msg = NULL, *text = NULL;
-    struct csv csv = {0};
-    struct vrun *runs = NULL;
+    struct published_run *runs = NULL;
     int n_runs = 0;
     struct errs all = {NULL, NULL, 0, 0}, cv = {NULL, NULL, 0, 0};
     opterr = 0;
@@ -634,8 +274,7 @@ cmd_validate(int argc, char **argv)
                                         : "contains a NUL byte");
         goto fail;
     }
-    if (csv_parse(data, text, &csv, &cause) != 0 ||
-        collect(data, &csv, &runs, &n_runs, &cause) != 0)
+    if (published_parse(data, text, &runs, &n_runs, &cause) != 0)
         goto fail_cause;
     size_t total = 0;
     for (int k = 0; k < n_runs; k++)
@@ -692,7 +331,6 @@ done:
     free(all.all);
     free(cv.in);
     free(cv.all);
-    csv_free(&csv);
-    vruns_free(runs, n_runs);
+    published_free(runs, n_runs);
     return rc;
 }

@@ -1,0 +1,54 @@
+/*
+ * published.h: the published-points CSV, one measured value a row with the
+ * settings of the run that produced it (../shared/data/calibration/
+ * README.md), read for its nccl-tests sweeps: rows of category
+ * "collective_bench" and metric "time", grouped into runs by run_id.
+ *
+ * Ownership: published_parse() returns runs the caller releases with
+ * published_free().
+ */
+#ifndef FSDPSIM_PUBLISHED_H
+#define FSDPSIM_PUBLISHED_H
+
+#include "nccl_tests.h"
+
+#include <stdbool.h>
+
+struct published_point {
+    double size_bytes;
+    double measured_s;
+    int line;
+};
+
+struct published_run {
+    char *id;               /* run_id, less a trailing "-<size>" */
+    int line;               /* first row */
+    char *hardware;         /* "gpu | intra | inter", for messages */
+    enum coll_op op;        /* COLL_OP_COUNT: not from a known program */
+    int gpn, nodes;
+    int n, cap;
+    struct published_point *pt;     /* by size */
+};
+
+/* Whether TEXT's first line is the published-points header (run_id,
+ * category and metric columns). */
+bool published_is_csv(const char *text);
+
+/* The runs of TEXT (the file PATH, for messages).  Rows it cannot use are
+ * listed on stdout as "# skipped PATH:LINE ...".  0, or -1 with *cause
+ * (caller frees) naming PATH:LINE: bad CSV quoting, a missing column. */
+int published_parse(const char *path, const char *text,
+                    struct published_run **runs, int *n_runs, char **cause);
+void published_free(struct published_run *runs, int n);
+
+/* The built-in topology of a run's hardware (8x A100 NVSwitch node:
+ * dgx-a100-80g; AWS p4de over EFA: aws-p4de), or NULL. */
+const char *published_topology(const struct published_run *v);
+
+/* Run V as an nccl-tests run (its op, ranks, nodes and out-of-place
+ * times), leaving out point SKIP (-1: none).  RUN is released with
+ * nccl_tests_run_free(). */
+void published_nccl_tests(const struct published_run *v, int skip,
+                          struct nccl_tests_run *run);
+
+#endif
