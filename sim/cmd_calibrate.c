@@ -19,6 +19,7 @@
 #include "coll.h"
 #include "nccl_model.h"
 #include "nccl_tests.h"
+#include "published.h"
 #include "topo.h"
 #include "xalloc.h"
 
@@ -43,10 +44,12 @@ cmd_calibrate_help(FILE *out)
             "file gives its ranks and hosts, so the\nbase topology is "
             "predicted with that many nodes and GPUs per node; a text\n"
             "file may hold several runs one after another (a shell loop over "
-            "the three\nprograms, or 'fsdpsim real bench').  Sizes are "
-            "grouped by the algorithm and\nprotocol NCCL would pick (Ring "
-            "LL, Tree LL128, Ring Simple, ...) inside one\nnode or across "
-            "nodes; each group of three or more gets, with\nx = size x "
+            "the three\nprograms, or 'fsdpsim real bench'), and a CSV of "
+            "published points (as\n'fsdpsim validate' reads) gives its "
+            "collective sweeps.  Sizes are grouped by\nthe algorithm and "
+            "protocol NCCL would pick (Ring LL, Tree LL128, Ring\nSimple, "
+            "...) inside one node or across nodes; each group of three or "
+            "more\ngets, with x = size x "
             "busbw factor,\n"
             "  time = latency + x / busbw + 2 sqrt(pipeline x / busbw)\n"
             "by weighted least squares (a group of two: the line without "
@@ -200,6 +203,67 @@ write_topology(const char *path, const struct topo *t, char **cause)
     return atomic_file_commit(&af, cause);
 }
 
+/*
+ * The runs of file PATH with a label each (both arrays caller frees):
+ * nccl-tests output (text or -J JSON, one run or several), or the
+ * published-points CSV, whose collective sweeps are taken as nccl-tests
+ * runs labelled "PATH run ID".  0, or -1 with *cause.
+ */
+static int
+read_runs(const char *path, enum coll_op hint, struct nccl_tests_run **runs,
+          char ***labels, int *n, char **cause)
+{
+    *runs = NULL;
+    *labels = NULL;
+    *n = 0;
+    char *text = nccl_tests_load(path, cause);
+    if (text == NULL)
+        return -1;
+    int rc = 0;
+    if (!published_is_csv(text)) {
+        rc = nccl_tests_parse_all(path, text, hint, runs, n, cause);
+        if (rc == 0) {
+            *labels = xcalloc((size_t)*n, sizeof **labels);
+            for (int k = 0; k < *n; k++)
+                (*labels)[k] = xstrdup(path);
+        }
+        free(text);
+        return rc;
+    }
+    struct published_run *pub;
+    int n_pub;
+    rc = published_parse(path, text, &pub, &n_pub, cause);
+    free(text);
+    if (rc != 0)
+        return -1;
+    *runs = xcalloc((size_t)n_pub + 1, sizeof **runs);
+    *labels = xcalloc((size_t)n_pub + 1, sizeof **labels);
+    for (int k = 0; k < n_pub; k++) {
+        if (pub[k].op == COLL_OP_COUNT || pub[k].n < 1 || pub[k].gpn < 1
+            || pub[k].nodes < 1) {
+            printf("# skipped run %s (from line %d): not a sweep of "
+                   "all_gather_perf, reduce_scatter_perf or "
+                   "all_reduce_perf with its GPUs and nodes\n", pub[k].id,
+                   pub[k].line);
+            continue;
+        }
+        published_nccl_tests(&pub[k], -1, &(*runs)[*n]);
+        (*labels)[(*n)++] = xasprintf("%s run %s", path, pub[k].id);
+    }
+    published_free(pub, n_pub);
+    if (*n == 0) {
+        *cause = xasprintf("%s: no rows of category collective_bench with "
+                           "metric time from a known nccl-tests program",
+                           path);
+        free(*runs);
+        free(*labels);
+        *runs = NULL;
+        *labels = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 int
 cmd_calibrate(int argc, char **argv)
 {
@@ -218,7 +282,7 @@ cmd_calibrate(int argc, char **argv)
     enum coll_op hint = COLL_OP_COUNT;
     char *cause = NULL, *msg = NULL;
     struct nccl_tests_run *runs = NULL;
-    const char **labels = NULL;
+    char **labels = NULL;
     int n_runs = 0;
     struct calib_run *cr = NULL;
     struct calib cal = {0};
@@ -262,16 +326,19 @@ cmd_calibrate(int argc, char **argv)
      * another); LABELS[i] is the file run i came from. */
     for (int f = 0; f < n_files; f++) {
         struct nccl_tests_run *more;
+        char **more_labels;
         int n_more;
-        if (nccl_tests_read_all(files[f], hint, &more, &n_more, &cause) != 0)
+        if (read_runs(files[f], hint, &more, &more_labels, &n_more, &cause)
+            != 0)
             goto fail_cause;
         runs = xrealloc(runs, (size_t)(n_runs + n_more) * sizeof *runs);
         labels = xrealloc(labels, (size_t)(n_runs + n_more) * sizeof *labels);
         for (int k = 0; k < n_more; k++) {
             runs[n_runs] = more[k];
-            labels[n_runs++] = files[f];
+            labels[n_runs++] = more_labels[k];
         }
         free(more);
+        free(more_labels);
     }
     cr = xcalloc((size_t)n_runs, sizeof *cr);
     int gpn = 0, max_nodes = 1, file_version = 0;
@@ -351,6 +418,8 @@ done:
         nccl_tests_run_free(&runs[i]);
     free(cr);
     free(runs);
+    for (int i = 0; labels != NULL && i < n_runs; i++)
+        free(labels[i]);
     free(labels);
     topo_free(t_out);
     free(files);

@@ -695,9 +695,8 @@ out:
 
 /* ---- Entry point ----------------------------------------------------- */
 
-/* The file's text, or NULL with *cause saying why not. */
-static char *
-read_file(const char *path, char **cause)
+char *
+nccl_tests_load(const char *path, char **cause)
 {
     enum textfile_error error;
     char *text = textfile_read(path, NCCL_TESTS_MAX_FILE_BYTES, 0, &error);
@@ -733,7 +732,7 @@ is_json(const char *text)
 int
 nccl_tests_read(const char *path, struct nccl_tests_run *run, char **cause)
 {
-    char *text = read_file(path, cause);
+    char *text = nccl_tests_load(path, cause);
     if (text == NULL)
         return -1;
     int rc = is_json(text) ? parse_json(path, text, run, cause)
@@ -802,7 +801,7 @@ nccl_tests_read_all(const char *path, enum coll_op hint,
 {
     *runs = NULL;
     *n_runs = 0;
-    char *text = read_file(path, cause);
+    char *text = nccl_tests_load(path, cause);
     if (text == NULL)
         return -1;
     int rc = nccl_tests_parse_all(path, text, hint, runs, n_runs, cause);

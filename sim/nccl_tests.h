@@ -82,6 +82,10 @@ int nccl_tests_read_all(const char *path, enum coll_op hint,
                         struct nccl_tests_run **runs, int *n_runs,
                         char **cause);
 
+/* The text of PATH (caller frees), or NULL with *cause saying why not: a
+ * missing or unreadable file, one over 16 MiB or with a NUL byte. */
+char *nccl_tests_load(const char *path, char **cause);
+
 /* The same for TEXT already in memory, named PATH in messages. */
 int nccl_tests_parse_all(const char *path, const char *text,
                          enum coll_op hint, struct nccl_tests_run **runs,

@@ -15,6 +15,7 @@
 #include "calib_file.h"
 #include "coll.h"
 #include "nccl_tests.h"
+#include "published.h"
 #include "textfile.h"
 #include "topo.h"
 
@@ -240,6 +241,57 @@ START_TEST(test_calibrate_calibration_file)
     topo_free(t);
     unlink(path);
     free(path);
+}
+END_TEST
+
+START_TEST(test_calibrate_published_csv)
+{
+    /* published-sample.csv: a synthetic all_reduce_perf sweep on one
+     * 8-GPU node, 1 KiB to 1 GiB by 4 (11 sizes), t = 20 us + size x
+     * 2(8-1)/8 / 200 GB/s, beside an fsdp_e2e row that is not a sweep.
+     * It reads as one run of 11 points in size order; as nccl-tests rows
+     * its fit gives back 20 us and 200 GB/s in every cell. */
+    enum textfile_error error;
+    const char *path = tu_data_path("published-sample.csv");
+    char *text = textfile_read(path, 1 << 20, 0, &error);
+    ck_assert_ptr_nonnull(text);
+    ck_assert(published_is_csv(text));
+    struct published_run *pub;
+    int n = 0;
+    char *cause = NULL;
+    ck_assert_msg(published_parse(path, text, &pub, &n, &cause) == 0, "%s",
+                  cause);
+    ck_assert_int_eq(n, 1);
+    ck_assert_str_eq(pub[0].id, "SYN-AR");
+    ck_assert_int_eq(pub[0].op, COLL_ALLREDUCE);
+    ck_assert_int_eq(pub[0].n, 11);
+    ck_assert_double_eq(pub[0].pt[0].size_bytes, 1024);
+    ck_assert_str_eq(published_topology(&pub[0]), "dgx-a100-80g");
+    struct nccl_tests_run run;
+    published_nccl_tests(&pub[0], 3, &run);
+    ck_assert_int_eq(run.n_rows, 10);       /* size 4^3 KiB left out */
+    ck_assert_int_eq(run.ranks, 8);
+    struct topo *t = topo_load_sized("dgx-a100-80g", 1, 8, true, &cause);
+    struct calib_run cr = {.run = &run, .topo = t};
+    struct calib c;
+    struct nccl_config nc;
+    nccl_config_init(&nc);
+    ck_assert_int_eq(calib_run_all(&c, &cr, 1, &nc, &cause), 0);
+    const struct calib_fit *f =
+        &c.fit[COLL_ALLREDUCE][0][NCCL_ALGO_RING][PROTO_SIMPLE];
+    ck_assert(f->fitted);
+    ck_assert_double_eq_tol(f->latency_s, 20e-6, 20e-6 * FIT_REL_TOL);
+    ck_assert_double_eq_tol(f->busbw_Bps, 200e9, 200e9 * FIT_REL_TOL);
+    calib_free(&c);
+    topo_free(t);
+    nccl_tests_run_free(&run);
+    published_free(pub, n);
+    /* nccl-tests output is not the CSV. */
+    free(text);
+    text = textfile_read(tu_data_path("nccl-tests-allreduce-8x1.txt"),
+                         1 << 20, 0, &error);
+    ck_assert(!published_is_csv(text));
+    free(text);
 }
 END_TEST
 
@@ -800,6 +852,7 @@ calibrate_suite(void)
     tcase_add_test(core, test_calibrate_read_text_old_layout);
     tcase_add_test(core, test_calibrate_read_several_runs);
     tcase_add_test(core, test_calibrate_calibration_file);
+    tcase_add_test(core, test_calibrate_published_csv);
     tcase_add_test(core, test_calibrate_read_json);
     tcase_add_test(core, test_calibrate_busbw_identity);
     tcase_add_test(core, test_calibrate_op_hint);

@@ -2,12 +2,14 @@
  * fuzz_nccl_tests.c: nccl-tests output (text and -J JSON), read as
  * `fsdpsim calibrate --nccl-tests FILE` reads it.  An accepted run has
  * ranks, nodes and rows within their bounds, for every run of a file
- * that holds several.  The reader takes a path, so
+ * that holds several; input that starts like the published-points CSV is
+ * read as that too.  The reader takes a path, so
  * each input is written to a private temporary file first.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "fuzz_util.h"
 #include "nccl_tests.h"
+#include "published.h"
 
 #include <unistd.h>
 
@@ -49,5 +51,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check_cause(cause);
     }
     unlink(path);
+    /* The published-points CSV, which calibrate also takes. */
+    char *text = fuzz_text(data, size);
+    if (text != NULL && published_is_csv(text)) {
+        struct published_run *pub;
+        int n_pub;
+        if (published_parse("fuzz.csv", text, &pub, &n_pub, &cause) == 0) {
+            for (int k = 0; k < n_pub; k++) {
+                FUZZ_ASSERT(pub[k].n >= 1);
+                for (int i = 1; i < pub[k].n; i++)
+                    FUZZ_ASSERT(pub[k].pt[i - 1].size_bytes
+                                <= pub[k].pt[i].size_bytes);
+            }
+            published_free(pub, n_pub);
+        } else {
+            fuzz_check_cause(cause);
+        }
+    }
+    free(text);
     return 0;
 }

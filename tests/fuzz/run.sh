@@ -46,7 +46,7 @@ for h in "$srcdir"/tests/fuzz/fuzz_*.c; do
         fuzz_hf_config) seeds="$srcdir/models/*.json $srcdir/tests/data/*.json" ;;
         fuzz_topology) seeds="$srcdir/topologies/*.ini $srcdir/tests/data/*topology*.ini" ;;
         fuzz_runfile) seeds="$srcdir/tests/data/*run*.ini" ;;
-        fuzz_nccl_tests) seeds="$srcdir/tests/data/nccl-tests-*" ;;
+        fuzz_nccl_tests) seeds="$srcdir/tests/data/nccl-tests-* $srcdir/tests/data/published-*.csv" ;;
         fuzz_platform) seeds="$srcdir/tests/data/*platform*.xml" ;;
         *) seeds= ;;
     esac

@@ -1,0 +1,1 @@
+calibrate --nccl-tests @SRCDIR@/tests/data/published-sample.csv --out cal.ini
