@@ -82,6 +82,25 @@ usage_error(const char *msg)
     return EXIT_USAGE;
 }
 
+/* One row's prediction: NCCL's choice and time for BYTES, then the
+ * network backend's time (*AN_US keeps the analytic one).  0, or -1 with
+ * *cause when NCCL would refuse the collective or the backend fails. */
+static int
+estimate_row(const struct topo *t, const struct nccl_config *nc,
+             enum coll_op op, enum coll_redop rop,
+             const struct coll_group *g, double bytes, bool sgrid,
+             const struct run_config *net, struct coll_result *r,
+             double *an_us, char **cause)
+{
+    if (coll_estimate(t, nc, op, rop, g, bytes, r, cause) != 0)
+        return -1;
+    *an_us = r->time_s * 1e6;
+    if (sgrid && net_coll_time(t, net, op, g, bytes, r, &r->time_s, cause)
+                     != 0)
+        return -1;
+    return 0;
+}
+
 int
 cmd_coll(int argc, char **argv)
 {
@@ -299,6 +318,14 @@ cmd_coll(int argc, char **argv)
     if (op == COLL_ALLGATHER)
         redop = "none";
     int json = strcmp(format, "json") == 0;
+    /* A collective NCCL refuses (NCCL_ALGO, NCCL_PROTO) or a platform the
+     * backend cannot use fails at the first size: find out before any
+     * line of the table is printed. */
+    struct coll_result r;
+    double an_us;
+    if (estimate_row(t, &nc, op, rop, &g, floor(minb / tbytes) * tbytes,
+                     sgrid, &net, &r, &an_us, &cause) != 0)
+        goto fail_cause;
     if (json) {
         printf("{\"collective\": \"%s\", \"topology\": \"%s\", \"nodes\": %d,"
                " \"gpus_per_node\": %d, \"ranks\": %d, \"nccl_version\": "
@@ -326,15 +353,8 @@ cmd_coll(int argc, char **argv)
         /* Whole elements, as nccl-tests rounds sizes down. */
         double count = floor(size / tbytes);
         double bytes = count * tbytes;
-        struct coll_result r;
-        if (coll_estimate(t, &nc, op, rop, &g, bytes, &r, &cause) != 0) {
-            if (json)
-                printf("]}\n");
-            goto fail_cause;
-        }
-        double an_us = r.time_s * 1e6;
-        if (sgrid && net_coll_time(t, &net, op, &g, bytes, &r, &r.time_s,
-                                   &cause) != 0) {
+        if (estimate_row(t, &nc, op, rop, &g, bytes, sgrid, &net, &r,
+                         &an_us, &cause) != 0) {
             if (json)
                 printf("]}\n");
             goto fail_cause;
