@@ -18,6 +18,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -260,12 +261,14 @@ add_cluster_ids(struct checker *c, const struct xattr *a, int n)
     for (const char *p = rad; *p && c->err == NULL;) {
         char *end;
         long lo = strtol(p, &end, 10), hi = lo;
-        if (end == p || lo < 0)
+        /* SimGrid reads radicals as int; bounding them here also keeps
+         * the k++ below from overflowing at LONG_MAX. */
+        if (end == p || lo < 0 || lo > INT_MAX)
             goto bad;
         if (*end == '-') {
             p = end + 1;
             hi = strtol(p, &end, 10);
-            if (end == p || hi < lo)
+            if (end == p || hi < lo || hi > INT_MAX)
                 goto bad;
         }
         if (hi - lo > 1000000)

@@ -324,6 +324,12 @@ START_TEST(test_simgrid_platform_errors)
                           "p.xml: no host 'node0-gpu3': the job's 2 nodes x "
                           "4 GPUs need hosts node<i>-gpu<g> (start from "
                           "'fsdpsim topology --simgrid-xml')");
+    /* A radical at LONG_MAX once overflowed the host loop's counter. */
+    expect_platform_error("radical=\"0-3\"",
+                          "radical=\"9223372036854775807\"",
+                          "p.xml:14: cluster 'node0': radical "
+                          "'9223372036854775807' is not a list of numbers "
+                          "and ranges (write e.g. radical=\"0-7\")");
     expect_platform_error("<cluster id=\"node1\"",
                           "<cluster id=\"node0\"",
                           "p.xml:15: id 'node0' is defined twice (ids of "
