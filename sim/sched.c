@@ -72,6 +72,9 @@ struct builder {
     } *bufs;                  /* per buffer id, for its free */
     size_t cap_bufs;
 
+    size_t n_dep_pool, cap_dep_pool;  /* used and allocated in
+                                         s->dep_pool */
+
     int b_orig, b_param, b_reduce;
     int sharded;              /* not NO_SHARD */
     int shard_buf;            /* the persistent fp32 shards, or -1 */
@@ -112,9 +115,15 @@ emit(struct builder *b, enum sched_op_kind kind, enum sched_stream stream,
     }
     if (sched_op_on_gpu(op)) {
         if (b->n_pending[stream] > 0) {
+            /* Into the schedule's one deps array; op->deps is pointed
+             * there when the build ends (the array still moves). */
             op->n_deps = b->n_pending[stream];
-            op->deps = xmalloc(sizeof(int) * op->n_deps);
-            memcpy(op->deps, b->pending[stream], sizeof(int) * op->n_deps);
+            s->dep_pool = xgrow(s->dep_pool, &b->cap_dep_pool,
+                                b->n_dep_pool + (size_t)op->n_deps,
+                                sizeof(int));
+            memcpy(s->dep_pool + b->n_dep_pool, b->pending[stream],
+                   sizeof(int) * op->n_deps);
+            b->n_dep_pool += (size_t)op->n_deps;
             b->n_pending[stream] = 0;
         }
         b->last_op[stream] = op->id;
@@ -923,6 +932,12 @@ sched_build(const struct model *m, const struct wrap_plan *p,
         return NULL;
     }
 
+    /* Reserve the ops array once: growing it by doubling copied the
+     * whole schedule several times over, a sizeable part of building it.
+     * Pages past the ops actually emitted are never touched. */
+    s->cap_ops = (size_t)estimate + 1;
+    s->ops = xmalloc(s->cap_ops * sizeof *s->ops);
+
     int n = s->n_units;
     b.unsharded = xmalloc(sizeof(int) * n);
     b.grad = xmalloc(sizeof(int) * n);
@@ -966,6 +981,14 @@ sched_build(const struct model *m, const struct wrap_plan *p,
         optimizer_step(&b, &opt_state);
     }
 
+    /* Ops' deps lie in op order in dep_pool, which no longer moves. */
+    size_t at = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        struct sched_op *op = &s->ops[i];
+        op->deps = op->n_deps > 0 ? s->dep_pool + at : NULL;
+        at += (size_t)op->n_deps;
+    }
+
     double model_flops = 0;
     for (int w = 0; w < b.n_walk; w++)
         model_flops += b.walk[w].model_flops;
@@ -982,8 +1005,7 @@ sched_free(struct sched *s)
 {
     if (s == NULL)
         return;
-    for (int i = 0; i < s->n_ops; i++)
-        free(s->ops[i].deps);
+    free(s->dep_pool);
     free(s->ops);
     free(s->leaves);
     free(s);

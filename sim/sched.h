@@ -11,9 +11,9 @@
  * limiter, synchronize()) are CPU_WAIT ops; allocations and frees are ops
  * too, so memory follows the same order as on a GPU.
  *
- * Ownership: struct sched owns its ops and their dependency arrays; units
- * and leaves are borrowed from the wrap plan and model, which must outlive
- * it.
+ * Ownership: struct sched owns its ops and their dependencies (one array,
+ * dep_pool, that every op.deps points into); units and leaves are
+ * borrowed from the wrap plan and model, which must outlive it.
  */
 #ifndef FSDPSIM_SCHED_H
 #define FSDPSIM_SCHED_H
@@ -91,7 +91,8 @@ struct sched_op {
                                    (a unit's slice of the sharded params) */
     enum mem_category cat;      /* ALLOC/FREE */
     int wait_op;                /* CPU_WAIT and FREE: op id, or -1 */
-    int *deps;                  /* earlier ops that must finish first */
+    int *deps;                  /* earlier ops that must finish first
+                                   (sched_build: into sched.dep_pool) */
     int n_deps;
     int hooks;                  /* FSDP hooks run on the host before it */
 };
@@ -100,6 +101,7 @@ struct sched {
     struct sched_op *ops;
     int n_ops;
     size_t cap_ops;
+    int *dep_pool;              /* every op's deps, in op order */
     const struct module **leaves; /* execution order */
     int n_leaves;
     const struct fsdp_unit *units;
