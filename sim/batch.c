@@ -45,7 +45,7 @@ struct pool {
     struct sweep_result *res;
     int64_t n;
     struct sweep empty;         /* no axis: a point is its base argv */
-    pthread_mutex_t parse_lock; /* getopt's globals */
+    struct sweep_shared shared; /* parse lock, loaded models */
     pthread_mutex_t lock;       /* guards next, done, stop */
     pthread_cond_t finished;
     int64_t next, done;
@@ -61,7 +61,7 @@ worker(void *arg)
         int64_t i = p->next++;
         pthread_mutex_unlock(&p->lock);
         sweep_point_run(&p->empty, p->pts[i].argc, p->pts[i].argv, 0,
-                        &p->parse_lock, &p->res[i]);
+                        &p->shared, &p->res[i]);
         pthread_mutex_lock(&p->lock);
         p->done++;
         pthread_cond_signal(&p->finished);
@@ -95,7 +95,7 @@ batch_run(const char *label, const struct batch_point *pts, int64_t n,
         return batch_sigint != 0;
     struct pool p = {.pts = pts, .res = res, .n = n};
     sweep_init(&p.empty);
-    pthread_mutex_init(&p.parse_lock, NULL);
+    sweep_shared_init(&p.shared);
     pthread_mutex_init(&p.lock, NULL);
     pthread_cond_init(&p.finished, NULL);
     if (jobs <= 0)
@@ -150,7 +150,7 @@ batch_run(const char *label, const struct batch_point *pts, int64_t n,
     if (tty)
         progress(label, p.done, n, 1);
     sigaction(SIGINT, &old_sa, NULL);
-    pthread_mutex_destroy(&p.parse_lock);
+    sweep_shared_destroy(&p.shared);
     pthread_mutex_destroy(&p.lock);
     pthread_cond_destroy(&p.finished);
     return batch_sigint != 0;

@@ -112,7 +112,7 @@ struct pool {
     char *const *base_argv;
     int n_metrics;
     int metric;                 /* column plotted, -1 for none */
-    pthread_mutex_t parse_lock; /* getopt's globals */
+    struct sweep_shared shared; /* parse lock, loaded models */
     pthread_mutex_t lock;       /* guards the fields below */
     pthread_cond_t done;        /* a point finished */
     pthread_cond_t space;       /* the window moved */
@@ -133,7 +133,7 @@ format_row(struct pool *p, int64_t point, double *y, int *ok,
 {
     struct sweep_result res;
     sweep_point_run(p->sw, p->base_argc, p->base_argv, point,
-                    &p->parse_lock, &res);
+                    &p->shared, &res);
     char *text = NULL;
     size_t len = 0;
     FILE *mem = xopen_memstream(&text, &len);
@@ -548,7 +548,7 @@ cmd_sweep(int argc, char **argv)
     sweep_csv_header(&sw, metrics, n_metrics, out);
     struct pool p = {.sw = &sw, .base_argc = base_argc, .base_argv = base,
                      .n_metrics = n_metrics, .metric = metric};
-    pthread_mutex_init(&p.parse_lock, NULL);
+    sweep_shared_init(&p.shared);
     pthread_mutex_init(&p.lock, NULL);
     pthread_cond_init(&p.done, NULL);
     pthread_cond_init(&p.space, NULL);
@@ -563,7 +563,7 @@ cmd_sweep(int argc, char **argv)
     for (int64_t i = 0; i < sw.n_points; i++)
         free(p.rows[i]);
     free(p.rows);
-    pthread_mutex_destroy(&p.parse_lock);
+    sweep_shared_destroy(&p.shared);
     pthread_mutex_destroy(&p.lock);
     pthread_cond_destroy(&p.done);
     pthread_cond_destroy(&p.space);

@@ -2,6 +2,7 @@
  * setup.c: option parsing and schedule construction (see setup.h).
  */
 #include "setup.h"
+#include "model_cache.h"
 #include "coll.h"
 #include "cost.h"
 #include "units.h"
@@ -246,7 +247,10 @@ setup_prepare(struct run *r, char **cause)
     struct run_config *c = &r->cfg;
     char *why = NULL;
 
-    r->model = model_load(c->model, &why);
+    if (r->models != NULL)
+        r->model = model_cache_get(r->models, c->model, &why);
+    else
+        r->model = r->own_model = model_load(c->model, &why);
     if (r->model == NULL) {
         *cause = why;
         return -1;
@@ -321,7 +325,7 @@ setup_free(struct run *r)
     sched_free(r->sched);
     wrap_plan_free(&r->plan);
     topo_free(r->topo);
-    model_free(r->model);
+    model_free(r->own_model);
     config_free(&r->cfg);
     free(r->command_line);
     memset(r, 0, sizeof *r);

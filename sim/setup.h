@@ -16,9 +16,14 @@
 #include "topo.h"
 #include "wrap.h"
 
+struct model_cache;
+
 struct run {
     struct run_config cfg;
-    struct model *model;
+    const struct model *model;  /* own_model, or one of models' */
+    struct model *own_model;    /* loaded for this run alone */
+    struct model_cache *models; /* set before setup_prepare: share the
+                                   models of a sweep's points (borrowed) */
     struct topo *topo;
     struct wrap_plan plan;
     struct sched *sched;

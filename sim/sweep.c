@@ -18,6 +18,7 @@
 #include "sweep.h"
 #include "engine.h"
 #include "metrics.h"
+#include "model_cache.h"
 #include "net.h"
 #include "output.h"
 #include "setup.h"
@@ -577,10 +578,26 @@ fail(struct sweep_result *res, char *message)
 }
 
 void
+sweep_shared_init(struct sweep_shared *sh)
+{
+    pthread_mutex_init(&sh->parse_lock, NULL);
+    sh->models = model_cache_new();
+}
+
+void
+sweep_shared_destroy(struct sweep_shared *sh)
+{
+    pthread_mutex_destroy(&sh->parse_lock);
+    model_cache_free(sh->models);
+    sh->models = NULL;
+}
+
+void
 sweep_point_run(const struct sweep *sw, int base_argc,
                 char *const *base_argv, int64_t point,
-                pthread_mutex_t *parse_lock, struct sweep_result *res)
+                struct sweep_shared *shared, struct sweep_result *res)
 {
+    pthread_mutex_t *parse_lock = shared ? &shared->parse_lock : NULL;
     memset(res, 0, sizeof *res);
     int argc;
     char **argv = sweep_point_argv(sw, base_argc, base_argv, point, &argc);
@@ -594,6 +611,8 @@ sweep_point_run(const struct sweep *sw, int base_argc,
     sweep_argv_free(sw, base_argc, argv);
     /* --help was refused before the sweep started. */
     assert(rc != 1);
+    if (rc == 0 && shared != NULL)
+        r.models = shared->models;
     if (rc != 0 || setup_prepare(&r, &cause) != 0) {
         fail(res, cause);
         setup_free(&r);

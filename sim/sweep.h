@@ -84,13 +84,23 @@ struct sweep_result {
     int n_values;
 };
 
+/* What the points of one sweep or search share across threads: getopt
+ * keeps its state in globals, so parsing takes a lock; models are loaded
+ * once (model_cache.h). */
+struct sweep_shared {
+    pthread_mutex_t parse_lock;
+    struct model_cache *models;
+};
+
+void sweep_shared_init(struct sweep_shared *sh);
+void sweep_shared_destroy(struct sweep_shared *sh);
+
 /* Simulate one point: parse, prepare, run, compute the metrics.  Invalid
- * settings are a result (ok = 0 and the message), never fatal.  getopt
- * keeps its state in globals, so when points run on several threads they
- * pass a parse_lock that serializes the parsing (NULL: no lock). */
+ * settings are a result (ok = 0 and the message), never fatal.  SHARED is
+ * NULL when the point runs alone. */
 void sweep_point_run(const struct sweep *sw, int base_argc,
                      char *const *base_argv, int64_t point,
-                     pthread_mutex_t *parse_lock, struct sweep_result *res);
+                     struct sweep_shared *shared, struct sweep_result *res);
 void sweep_result_free(struct sweep_result *res);
 
 /* CSV (RFC 4180: CRLF line ends, fields with a comma, quote or line break
