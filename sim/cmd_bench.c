@@ -61,7 +61,7 @@ cmd_bench(int argc, char **argv)
 
     double build_s = 0, run_s = 0, step_s = 0, first_s = 0;
     int simgrid = 0;
-    int steps = 0, n_ops = 0;
+    int steps = 0, n_ops = 0, folded = 0;
     uint64_t events = 0;
     for (int rep = 0; rep < BENCH_REPEATS; rep++) {
         struct run r;
@@ -104,6 +104,7 @@ cmd_bench(int argc, char **argv)
         steps += r.sched->iterations;
         n_ops = r.sched->n_ops;
         events = res.events;
+        folded = res.folded;
         step_s = met.step_time_s;
         net_run_free(&nr);
         setup_free(&r);
@@ -114,6 +115,10 @@ cmd_bench(int argc, char **argv)
     printf("bench: %d runs, %d simulated steps, %d ops and %llu events "
            "per run\n", BENCH_REPEATS, steps, n_ops,
            (unsigned long long)events);
+    if (folded > 0)
+        printf("micro-batches folded     %d per run (repeats of the one "
+               "before, not simulated event by event; --exact simulates "
+               "them)\n", folded);
     printf("simulated step time      %.6f s\n", step_s);
     printf("wall per simulated step  %.3f ms (build %.3f ms + engine "
            "%.3f ms)\n", (build_s + run_s) / steps * 1e3,

@@ -10,6 +10,7 @@
 
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct des {
     struct des_event *heap;
@@ -97,4 +98,35 @@ uint64_t
 des_events_processed(const struct des *d)
 {
     return d->processed;
+}
+
+static int
+cmp_events(const void *a, const void *b)
+{
+    const struct des_event *x = a, *y = b;
+    return earlier(x, y) ? -1 : earlier(y, x) ? 1 : 0;
+}
+
+size_t
+des_pending(const struct des *d, struct des_event **out)
+{
+    *out = NULL;
+    if (d->n == 0)
+        return 0;
+    *out = xmalloc(d->n * sizeof **out);
+    memcpy(*out, d->heap, d->n * sizeof **out);
+    qsort(*out, d->n, sizeof **out, cmp_events);
+    return d->n;
+}
+
+void
+des_shift(struct des *d, int64_t dt_ns, int (*map)(void *, int, int),
+          void *ctx, uint64_t extra)
+{
+    d->now_ns += dt_ns;
+    for (size_t i = 0; i < d->n; i++) {
+        d->heap[i].t_ns += dt_ns;
+        d->heap[i].arg = map(ctx, d->heap[i].type, d->heap[i].arg);
+    }
+    d->processed += extra;
 }

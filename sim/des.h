@@ -10,6 +10,7 @@
 #ifndef FSDPSIM_DES_H
 #define FSDPSIM_DES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct des_event {
@@ -29,5 +30,16 @@ void des_at(struct des *d, int64_t t_ns, int type, int arg);
 int des_next(struct des *d, struct des_event *ev);
 int64_t des_now(const struct des *d);
 uint64_t des_events_processed(const struct des *d);
+
+/* The pending events in the order they will run; *out (caller frees) may
+ * be NULL when there are none. */
+size_t des_pending(const struct des *d, struct des_event **out);
+/* Move the clock and every pending event DT_NS later, give each event the
+ * argument MAP returns for it, and count EXTRA events as processed: the
+ * engine skips ahead over repeated micro-batches (engine_fold.c).  Order
+ * is kept, since every event moves by the same time. */
+void des_shift(struct des *d, int64_t dt_ns, int (*map)(void *, int type,
+                                                         int arg),
+               void *ctx, uint64_t extra);
 
 #endif

@@ -8,6 +8,7 @@
  * than maintaining wait lists.
  */
 #include "engine.h"
+#include "engine_impl.h"
 #include "des.h"
 #include "xalloc.h"
 
@@ -15,44 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { EV_HOST, EV_END, EV_WAKE };
-
-struct queue {
-    int *ids;
-    size_t head, tail, cap;
-};
-
-/* What an op contends for while it runs. */
-enum op_class { CLASS_OTHER, CLASS_COMPUTE, CLASS_COMM };
-
-struct engine {
-    const struct sched *s;
-    const struct topo *t;
-    struct engine_result *r;
-    struct des *des;
-    unsigned char *done;
-    unsigned char *started;
-    int64_t *ready_ns;          /* earliest GPU start (first launch) */
-    int64_t *issue_end_ns;      /* host finished issuing it */
-    struct queue stream_q[STREAM_COUNT];
-    int stream_busy[STREAM_COUNT];
-    struct queue pg_q[PG_COUNT];
-    int pg_busy[PG_COUNT];
-    /* Progress of running GPU ops: work left in ns at full speed, the
-     * rate it runs at now (1 = full speed), and when that was set. */
-    double *remaining_ns;
-    double *rate;
-    int64_t *rate_since_ns;
-    unsigned char *cls;         /* enum op_class */
-    unsigned char *uses_net;    /* a collective whose group spans nodes */
-    double compute_slowdown, comm_slowdown;
-    const struct engine_net *net;   /* NULL: equal NIC shares */
-    int next_op;                /* host program counter */
-    int blocked_on;             /* CPU_WAIT target, or -1 */
-    int reached_op;             /* last op the host reached */
-    int host_scheduled;
-};
 
 static void
 q_push(struct queue *q, int id)
@@ -123,7 +86,7 @@ rebalance(struct engine *e, int64_t now)
         if (end < e->issue_end_ns[id])
             end = e->issue_end_ns[id];
         if (end != e->r->times[id].end_ns) {
-            e->r->times[id].end_ns = end;
+            put_time(e, id, T_END, end);
             des_at(e->des, end, EV_END, id);
         }
     }
@@ -149,8 +112,8 @@ try_start(struct engine *e, int stream, int64_t now)
         return;
     }
     e->started[id] = 1;
-    e->r->times[id].start_ns = now;
-    e->r->times[id].end_ns = -1;
+    put_time(e, id, T_START, now);
+    put_time(e, id, T_END, -1);
     e->remaining_ns[id] = (double)e->r->cost.gpu_ns[id];
     e->rate[id] = 0;            /* forces rebalance to schedule the end */
     e->rate_since_ns[id] = now;
@@ -212,11 +175,17 @@ host_run(struct engine *e, int64_t now)
     while (e->next_op < s->n_ops) {
         int id = e->next_op;
         const struct sched_op *op = &s->ops[id];
-        struct op_time *tm = &e->r->times[id];
         /* A host blocked on a CPU_WAIT comes back to the same op: it was
          * reached when the wait began. */
         if (e->reached_op != id) {
-            tm->issue_ns = now;
+            if (e->fold != NULL) {
+                int64_t skipped = engine_fold_reached(e, id, now);
+                if (skipped > 0) {
+                    now += skipped;
+                    continue;
+                }
+            }
+            put_time(e, id, T_ISSUE, now);
             e->reached_op = id;
         }
         switch (op->kind) {
@@ -225,36 +194,36 @@ host_run(struct engine *e, int64_t now)
                 e->blocked_on = op->wait_op;
                 return;
             }
-            tm->start_ns = tm->end_ns = now;
-            e->done[id] = 1;
-            e->next_op++;
-            continue;
+            break;
         case OP_ALLOC:
             mem_alloc(e->r->mem, now, op->buffer, op->stream, op->bytes,
                       op->cat);
-            tm->start_ns = tm->end_ns = now;
-            e->done[id] = 1;
-            e->next_op++;
-            continue;
+            break;
         case OP_FREE:
             mem_release(e->r->mem, now, op->buffer, op->wait_op,
                         op->wait_op < 0 || e->done[op->wait_op]);
-            tm->start_ns = tm->end_ns = now;
+            break;
+        default:
+            break;
+        }
+        if (op->kind == OP_CPU_WAIT || op->kind == OP_ALLOC
+            || op->kind == OP_FREE) {
+            /* Host-side bookkeeping: takes no time of its own. */
+            put_time(e, id, T_START, now);
+            put_time(e, id, T_END, now);
             e->done[id] = 1;
             e->next_op++;
             continue;
-        default:
-            break;
         }
         int64_t issue = e->r->cost.issue_ns[id];
         e->next_op++;
         if (op->stream == STREAM_HOST) {
             /* Work the host does itself (the offloaded optimizer). */
             int64_t start = now + issue;
-            tm->start_ns = start;
-            tm->end_ns = start + e->r->cost.gpu_ns[id];
+            put_time(e, id, T_START, start);
+            put_time(e, id, T_END, start + e->r->cost.gpu_ns[id]);
             e->started[id] = 1;
-            des_at(e->des, tm->end_ns, EV_END, id);
+            des_at(e->des, start + e->r->cost.gpu_ns[id], EV_END, id);
             e->blocked_on = id;
             return;
         }
@@ -287,10 +256,30 @@ engine_run_costs(const struct sched *s, const struct topo *t,
     engine_run_net(s, t, ct, NULL, r);
 }
 
+static void run(const struct sched *s, const struct topo *t,
+                struct cost_table *ct, const struct engine_net *net,
+                int may_fold, struct engine_result *r);
+
 void
 engine_run_net(const struct sched *s, const struct topo *t,
                struct cost_table *ct, const struct engine_net *net,
                struct engine_result *r)
+{
+    /* A network model's answers depend on what it has seen before, so
+     * only the analytic model's micro-batches are folded. */
+    run(s, t, ct, net, net == NULL, r);
+}
+
+void
+engine_run_exact(const struct sched *s, const struct topo *t,
+                 struct cost_table *ct, struct engine_result *r)
+{
+    run(s, t, ct, NULL, 0, r);
+}
+
+static void
+run(const struct sched *s, const struct topo *t, struct cost_table *ct,
+    const struct engine_net *net, int may_fold, struct engine_result *r)
 {
     memset(r, 0, sizeof *r);
     r->cost = *ct;
@@ -347,6 +336,8 @@ engine_run_net(const struct sched *s, const struct topo *t,
         e.pg_busy[i] = -1;
     e.blocked_on = -1;
     e.reached_op = -1;
+    if (may_fold)
+        e.fold = engine_fold_new(s, &r->cost);
 
     schedule_host(&e, 0);
     struct des_event ev;
@@ -372,6 +363,10 @@ engine_run_net(const struct sched *s, const struct topo *t,
                     sched_op_kind_name(s->ops[i].kind));
             abort();
         }
+    }
+    if (e.fold != NULL) {
+        r->folded = engine_fold_count(e.fold);
+        engine_fold_free(e.fold);
     }
     des_free(e.des);
     free(e.done);

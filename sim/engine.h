@@ -32,7 +32,9 @@ struct engine_result {
     struct mem *mem;
     int64_t *step_end_ns;       /* per iteration: end of optimizer step */
     int64_t end_ns;             /* simulated time at the end */
-    uint64_t events;
+    uint64_t events;            /* counting those of folded ones */
+    int folded;                 /* micro-batches not simulated one by
+                                   one (engine_fold.c) */
     int too_long;               /* not run: times would overflow */
 };
 
@@ -63,5 +65,17 @@ struct engine_net {
 void engine_run_net(const struct sched *s, const struct topo *t,
                     struct cost_table *ct, const struct engine_net *net,
                     struct engine_result *r);
+
+/* Every run above folds repeated micro-batches: when the host reaches a
+ * middle micro-batch of a gradient-accumulation step in exactly the state
+ * (streams, queues, pending events, allocator, all relative to that
+ * moment) it reached the one before in, and the micro-batches up to the
+ * step's last are copies of it, those micro-batches would replay the same
+ * events shifted by one period each: their times, memory samples and
+ * event counts are filled in as copies and the simulation goes on from
+ * the last one.  The result is the one simulating them would give, to the
+ * nanosecond.  engine_run_exact simulates every op (--exact, tests). */
+void engine_run_exact(const struct sched *s, const struct topo *t,
+                      struct cost_table *ct, struct engine_result *r);
 
 #endif

@@ -11,79 +11,23 @@
  * segment.
  */
 #include "mem.h"
+#include "mem_impl.h"
 #include "xalloc.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MIN_BLOCK 512ull
-#define SMALL_SIZE (1ull << 20)
-#define SMALL_SEGMENT (2ull << 20)
-#define LARGE_SEGMENT (20ull << 20)
-#define MIN_LARGE_ALLOC (10ull << 20)
-#define ROUND_LARGE (2ull << 20)
-
-enum block_state { BLOCK_FREE, BLOCK_USED, BLOCK_PENDING, BLOCK_RELEASED };
-
-struct block {
-    uint64_t size;
-    int pool;
-    int prev, next;          /* neighbours in the segment, -1 at the ends */
-    enum block_state state;
-    int wait_op;
-    int pending_next;        /* next block waiting for the same op, -1 */
-};
-
-/* Pools: per stream, small and large (pool_key). */
-#define N_POOLS (STREAM_COUNT * 2)
-
-/* Free blocks of one pool, sorted by (size, block index): best fit is a
- * binary search for the first large enough, as the allocator's own pools
- * are std::sets ordered by (stream, size, address) with lower_bound. */
-struct free_list {
-    int *ids;
-    size_t n, cap;
-};
-
-struct mem {
-    struct block *blocks;
-    size_t n_blocks, cap_blocks;
-    int *buffer_block;
-    enum mem_category *buffer_cat;
-    int n_buffers;
-    double capacity;
-    int64_t allocated, reserved;
-    int64_t by_cat[MEM_CATEGORY_COUNT];
-    struct mem_stats st;
-    struct mem_sample *samples;
-    size_t n_samples, cap_samples;
-    /* Blocks in BLOCK_PENDING, a list per op they wait for, in the order
-     * they were freed: an op's completion finds its blocks at once
-     * instead of scanning every pending block. */
-    int *pending_head, *pending_tail;   /* by op, -1 when none */
-    size_t cap_pending;
-    struct free_list free[N_POOLS];
-    /* Free blocks that are a whole segment (no neighbours): what
-     * release_cached() can give back.  A listed block's neighbours never
-     * change (blocks are only split or merged out of the lists), so the
-     * count is kept in set_free() and unset_free(). */
-    size_t n_whole_free;
-    int *spare;               /* released block slots to reuse */
-    size_t n_spare, cap_spare;
-};
-
-/* Position in FL of the first block ordered at or after (SIZE, ID). */
+/* Position in FL of the first block ordered at or after (SIZE, ADDR). */
 static size_t
 free_lower_bound(const struct mem *m, const struct free_list *fl,
-                 uint64_t size, int id)
+                 uint64_t size, uint64_t addr)
 {
     size_t lo = 0, hi = fl->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int j = fl->ids[mid];
-        uint64_t sj = m->blocks[j].size;
-        if (sj < size || (sj == size && j < id))
+        const struct block *bj = &m->blocks[fl->ids[mid]];
+        if (bj->size < size || (bj->size == size && bj->addr < addr))
             lo = mid + 1;
         else
             hi = mid;
@@ -98,7 +42,7 @@ set_free(struct mem *m, int i)
     struct free_list *fl = &m->free[b->pool];
     b->state = BLOCK_FREE;
     fl->ids = xgrow(fl->ids, &fl->cap, fl->n + 1, sizeof(int));
-    size_t at = free_lower_bound(m, fl, b->size, i);
+    size_t at = free_lower_bound(m, fl, b->size, b->addr);
     memmove(fl->ids + at + 1, fl->ids + at, (fl->n - at) * sizeof(int));
     fl->ids[at] = i;
     fl->n++;
@@ -112,7 +56,7 @@ unset_free(struct mem *m, int i, enum block_state state)
 {
     struct block *b = &m->blocks[i];
     struct free_list *fl = &m->free[b->pool];
-    size_t at = free_lower_bound(m, fl, b->size, i);
+    size_t at = free_lower_bound(m, fl, b->size, b->addr);
     assert(at < fl->n && fl->ids[at] == i);
     memmove(fl->ids + at, fl->ids + at + 1, (fl->n - at - 1) * sizeof(int));
     fl->n--;
@@ -155,8 +99,8 @@ mem_free(struct mem *m)
     free(m);
 }
 
-static void
-sample(struct mem *m, int64_t t)
+void
+mem_sample(struct mem *m, int64_t t)
 {
     if (m->allocated > m->st.peak_allocated) {
         m->st.peak_allocated = m->allocated;
@@ -270,7 +214,7 @@ mem_alloc(struct mem *m, int64_t t, int buffer, enum sched_stream stream,
 
     int best = -1;
     const struct free_list *fl = &m->free[pool];
-    size_t at = free_lower_bound(m, fl, size, -1);
+    size_t at = free_lower_bound(m, fl, size, 0);
     if (at < fl->n)
         best = fl->ids[at];
     if (best >= 0)
@@ -293,6 +237,8 @@ mem_alloc(struct mem *m, int64_t t, int buffer, enum sched_stream stream,
             }
         }
         best = new_block(m, seg, pool);
+        m->blocks[best].addr = m->next_addr;
+        m->next_addr += seg;
         m->reserved += (int64_t)seg;
     }
     struct block *b = &m->blocks[best];
@@ -309,6 +255,7 @@ mem_alloc(struct mem *m, int64_t t, int buffer, enum sched_stream stream,
             m->blocks[b->next].prev = nb;
         b->next = nb;
         b->size = size;
+        r->addr = b->addr + size;
         merge_free(m, nb);      /* the remainder is free */
         b = &m->blocks[best];
     }
@@ -317,7 +264,7 @@ mem_alloc(struct mem *m, int64_t t, int buffer, enum sched_stream stream,
     m->buffer_cat[buffer] = cat;
     m->allocated += (int64_t)b->size;
     m->by_cat[cat] += (int64_t)b->size;
-    sample(m, t);
+    mem_sample(m, t);
 }
 
 void
@@ -352,7 +299,7 @@ mem_release(struct mem *m, int64_t t, int buffer, int wait_op,
             m->blocks[m->pending_tail[wait_op]].pending_next = i;
         m->pending_tail[wait_op] = i;
     }
-    sample(m, t);
+    mem_sample(m, t);
 }
 
 void
@@ -392,5 +339,5 @@ mem_reset_peaks(struct mem *m, int64_t t)
     m->st.peak_reserved = m->reserved;
     m->st.peak_t_ns = t;
     memcpy(m->st.peak_by_cat, m->by_cat, sizeof m->by_cat);
-    sample(m, t);
+    mem_sample(m, t);
 }

@@ -58,4 +58,31 @@ const struct mem_sample *mem_samples(const struct mem *m, int *n);
 /* Reset the peaks (after warm-up) without touching live state. */
 void mem_reset_peaks(struct mem *m, int64_t t_ns);
 
+/* Folding a schedule's repeated micro-batches (engine_fold.c): the
+ * allocator's state when the host reaches one micro-batch is kept, then
+ * compared with its state at the next one; when the two match, the
+ * allocator is moved on by whole micro-batches at once. */
+struct mem_snapshot;
+
+struct mem_fold_map {
+    const struct sched *s;
+    const int *buf_alloc_op;    /* per buffer: the op that allocates it */
+    int b1, b2;                 /* first ops of the two micro-batches */
+    int lo1, lo2;               /* lowest unfinished op at each */
+    int64_t t1, t2;             /* when the host reached each */
+};
+
+struct mem_snapshot *mem_snapshot_take(const struct mem *m,
+                                       const struct mem_fold_map *map);
+void mem_snapshot_free(struct mem_snapshot *snap);
+/* Is the allocator now (at map->b2) what it was at the snapshot (map->b1),
+ * with ops, buffers and times moved by one micro-batch? */
+int mem_snapshot_matches(struct mem_snapshot *snap, const struct mem *m,
+                         const struct mem_fold_map *map);
+/* Move the allocator on by COPIES micro-batches: ops by copies x stride,
+ * the buffers allocated since b1 by copies x bstride, and the samples of
+ * the micro-batch since the snapshot repeated, each t2 - t1 later. */
+void mem_fold(struct mem *m, const struct mem_snapshot *snap,
+              const struct mem_fold_map *map, int copies, int bstride);
+
 #endif

@@ -195,7 +195,11 @@ net_run(const struct sched *s, const struct topo *t,
         const struct run_config *c, struct net_run *r, char **cause)
 {
     memset(r, 0, sizeof *r);
-    if (c->network == NETWORK_ANALYTIC) {
+    if (c->network == NETWORK_ANALYTIC && c->exact) {
+        struct cost_table ct;
+        cost_table_build(s, t, &ct);
+        engine_run_exact(s, t, &ct, &r->res);
+    } else if (c->network == NETWORK_ANALYTIC) {
         engine_run(s, t, &r->res);
     } else {
         struct run_call a = {s, t, c, r, cause, -1};

@@ -580,11 +580,10 @@ config_validate(const struct run_config *c, char **cause)
         return -1;
     }
     if (c->network != NETWORK_SIMGRID
-        && (c->exact || c->background_load > 0 || c->platform_path)) {
+        && (c->background_load > 0 || c->platform_path)) {
         *cause = xasprintf("--%s: only used with --network simgrid (add "
                            "--network simgrid)",
-                           c->platform_path ? "platform"
-                           : c->exact ? "exact" : "background-load");
+                           c->platform_path ? "platform" : "background-load");
         return -1;
     }
     if (c->micro_batch * c->seq_len > INT64_C(1) << 31) {

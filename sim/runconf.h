@@ -75,7 +75,8 @@ struct run_config {
 
     /* Network backend (net.h). */
     enum network_kind network;
-    bool exact;                 /* simgrid: every ring step, not one */
+    bool exact;                 /* every micro-batch simulated (no
+                                   folding); simgrid: every ring step */
     double background_load;     /* fraction of each spine link taken */
     char *platform_path;        /* simgrid: a user's platform file */
 

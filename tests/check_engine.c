@@ -328,6 +328,81 @@ START_TEST(test_engine_world_size_does_not_change_cost)
 }
 END_TEST
 
+/* Run ARGS (tiny-llama on test-2x4, 11 micro-batches) folded and exact:
+ * every op's times, the step ends, the event count and the whole memory
+ * record must be the same.  Returns the micro-batches folded. */
+static int
+fold_matches_exact(const char *args)
+{
+    char *line = xasprintf("--model tiny-llama --topology test-2x4 "
+                           "--grad-accum 11 %s", args);
+    struct tu_run t;
+    char *cause = NULL;
+    ck_assert_msg(tu_run(&t, line, 0, &cause) == 0, "%s: %s", line, cause);
+    const struct sched *s = t.r.sched;
+    struct engine_result a, b;
+    engine_run(s, t.r.topo, &a);
+    struct cost_table ct;
+    cost_table_build(s, t.r.topo, &ct);
+    engine_run_exact(s, t.r.topo, &ct, &b);
+    ck_assert_int_eq(b.folded, 0);
+    for (int i = 0; i < s->n_ops; i++) {
+        ck_assert_msg(a.times[i].issue_ns == b.times[i].issue_ns
+                      && a.times[i].start_ns == b.times[i].start_ns
+                      && a.times[i].end_ns == b.times[i].end_ns,
+                      "%s: op %d: folded %lld..%lld, exact %lld..%lld",
+                      line, i, (long long)a.times[i].start_ns,
+                      (long long)a.times[i].end_ns,
+                      (long long)b.times[i].start_ns,
+                      (long long)b.times[i].end_ns);
+    }
+    for (int it = 0; it < s->iterations; it++)
+        ck_assert_int_eq(a.step_end_ns[it], b.step_end_ns[it]);
+    ck_assert_int_eq(a.end_ns, b.end_ns);
+    ck_assert_uint_eq(a.events, b.events);
+    int na, nb;
+    const struct mem_sample *sa = mem_samples(a.mem, &na);
+    const struct mem_sample *sb = mem_samples(b.mem, &nb);
+    ck_assert_int_eq(na, nb);
+    ck_assert(memcmp(sa, sb, sizeof *sa * (size_t)na) == 0);
+    struct mem_stats ma, mb;
+    mem_get_stats(a.mem, &ma);
+    mem_get_stats(b.mem, &mb);
+    ck_assert(memcmp(&ma, &mb, sizeof ma) == 0);
+    int folded = a.folded;
+    engine_result_free(&a);
+    engine_result_free(&b);
+    tu_free(&t);
+    free(line);
+    return folded;
+}
+
+START_TEST(test_engine_fold_is_exact)
+{
+    /* Folding skips repeated micro-batches only when the state repeats,
+     * and then gives what simulating them gives, to the nanosecond, over
+     * the settings that change a micro-batch's ops.  The plain setting
+     * must fold something, or the comparison proves nothing. */
+    static const char *const settings[] = {
+        "", "--no-sync false", "--sharding-strategy HYBRID_SHARD",
+        "--sharding-strategy SHARD_GRAD_OP", "--sharding-strategy NO_SHARD",
+        "--limit-all-gathers false", "--forward-prefetch true",
+        "--backward-prefetch None", "--backward-prefetch BACKWARD_POST",
+        "--activation-checkpointing full", "--cpu-offload --no-sync true",
+        "--param-dtype bf16 --reduce-dtype fp32", "--use-orig-params",
+        "--iterations 3 --micro-batch 2",
+    };
+    int folded = 0;
+    for (size_t i = 0; i < sizeof settings / sizeof *settings; i++) {
+        int f = fold_matches_exact(settings[i]);
+        if (i == 0)
+            ck_assert_int_gt(f, 0);
+        folded += f;
+    }
+    ck_assert_int_gt(folded, 10);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -343,6 +418,7 @@ main(void)
     tcase_add_test(core, test_engine_overlap_interference);
     tcase_add_test(core, test_engine_invariants_on_real_run);
     tcase_add_test(core, test_engine_world_size_does_not_change_cost);
+    tcase_add_test(core, test_engine_fold_is_exact);
     suite_add_tcase(s, core);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,575 @@
+/*
+ * engine_fold.c: skipping the repeated micro-batches of a gradient-
+ * accumulation step without changing the result (see engine.h).
+ *
+ * A step of A micro-batches has A-2 middle ones (1 .. A-2) that the
+ * builder emits the same way: same ops, costs and streams, dependencies
+ * on the micro-batch before (or on ops long finished), buffers of their
+ * own.  The engine is deterministic and everything it does depends only
+ * on its state and on the ops still to come, all relative to the present.
+ * So when the host reaches micro-batch 2 in the state it reached
+ * micro-batch 1 in, shifted by one micro-batch (ops by `stride`, buffers
+ * by `bstride`, time by the period), micro-batches 2 .. A-2 replay
+ * micro-batch 1's events, each one period later.  Those A-3 periods are
+ * not simulated: the times micro-batch 1's period wrote (logged while it
+ * ran) are written again for each copy, the memory samples repeated, the
+ * event count added, and the state moved on to micro-batch A-1, the last,
+ * which is simulated as usual.  If the states differ anywhere, nothing is
+ * skipped; the result is exact either way.
+ *
+ * "State" is everything the future depends on: ops not finished yet (a
+ * GPU op's progress, rate and projected end, a queued op's readiness),
+ * the stream and communicator queues, the host's blocking, the pending
+ * events (time, order, kind, op), and the allocator (mem_fold.c).  Ops
+ * issued before micro-batch 1 must all have finished by micro-batch 2, so
+ * no op spans a whole period, and the ops still running at micro-batch
+ * 1's start must be copies of those running at micro-batch 2's.
+ */
+#include "engine_impl.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One step's run of middle micro-batches 2 .. last: micro-batch k
+ * starts at op first + (k - 2) x stride. */
+struct fold_run {
+    int first;          /* first op of micro-batch 2 */
+    int last;           /* the last middle micro-batch, A-2 */
+    int stride;         /* ops per middle micro-batch */
+    int bstride;        /* buffers allocated per middle micro-batch */
+    int max_abs;        /* latest op a middle micro-batch refers to in
+                           absolute terms (it must be long finished) */
+};
+
+/* A window being watched: micro-batch k from b1, k+1 from b2, and the
+ * copies of it that follow up to the run's last. */
+struct fold_step {
+    int b1, b2;
+    int stride, bstride;
+    int copies;
+    int max_abs;
+};
+
+struct time_write {
+    int op, field;
+    int64_t v;
+};
+
+/* The engine's state when the host reached a micro-batch's first op. */
+struct eng_snap {
+    int k;                      /* the micro-batch */
+    int b;                      /* its first op */
+    int64_t t;
+    int lo;                     /* lowest unfinished op */
+    uint64_t events;
+    size_t log_at;              /* the time log's length then */
+    unsigned char *done, *started;      /* ops lo .. b-1 */
+    int64_t *ready, *issue_end, *since;
+    double *remaining, *rate;
+    struct op_time *times;
+    int *q[STREAM_COUNT + PG_COUNT];
+    size_t qn[STREAM_COUNT + PG_COUNT];
+    int busy[STREAM_COUNT + PG_COUNT];
+    int blocked, host_scheduled;
+    struct des_event *ev;
+    size_t n_ev;
+    struct mem_snapshot *mem;
+};
+
+/* Watching costs a snapshot per micro-batch and the allocator takes a
+ * few micro-batches to settle: below this many per step, folding saves
+ * less than it costs (bench: GPT-3 on 1024 GPUs, even at 8). */
+#define FOLD_MIN_MICRO_BATCHES 8
+
+/* Periods tried: one micro-batch, or two (buffers of equal size taken in
+ * turn by best fit make the allocator alternate). */
+#define FOLD_MAX_PERIOD 2
+
+struct engine_fold {
+    struct fold_run *steps;
+    int n_steps, cur;
+    int *buf_alloc_op;          /* per buffer */
+    int folded;
+    int lo_hint;                /* no op below it is unfinished */
+    struct eng_snap *snaps[FOLD_MAX_PERIOD];    /* [0]: the latest */
+
+    /* The times written since the oldest snapshot. */
+    struct time_write *log;
+    size_t n_log, cap_log;
+    int logging;
+};
+
+/* Is op X (in a later micro-batch) op Y again, STRIDE ops and BSTRIDE
+ * buffers on?  References may be relative (moved by the stride) or
+ * absolute (the same op or buffer); the latest absolute op goes to
+ * *max_abs. */
+static int
+rel_op(int x, int y, int stride, int *max_abs)
+{
+    if (x == y + stride && y >= 0)
+        return 1;
+    if (x == y) {
+        if (x > *max_abs)
+            *max_abs = x;
+        return 1;
+    }
+    return 0;
+}
+
+static int
+rel_buf(int x, int y, int bstride)
+{
+    return x == y || (y >= 0 && x == y + bstride);
+}
+
+static int
+op_repeats(const struct sched *s, const struct cost_table *ct, int x, int y,
+           int stride, int bstride, int *max_abs)
+{
+    const struct sched_op *a = &s->ops[x], *b = &s->ops[y];
+    if (a->kind != b->kind || a->stream != b->stream || a->pg != b->pg
+        || a->phase != b->phase || a->iter != b->iter || a->unit != b->unit
+        || a->leaf_begin != b->leaf_begin || a->leaf_end != b->leaf_end
+        || a->flops != b->flops || a->model_flops != b->model_flops
+        || a->bytes != b->bytes || a->dtype != b->dtype
+        || a->in_offset != b->in_offset || a->cat != b->cat
+        || a->hooks != b->hooks || a->n_deps != b->n_deps
+        || ct->gpu_ns[x] != ct->gpu_ns[y]
+        || ct->issue_ns[x] != ct->issue_ns[y]
+        || ct->launch_ns[x] != ct->launch_ns[y])
+        return 0;
+    if (a->kind == OP_ALLOC ? a->buffer != b->buffer + bstride
+                            : !rel_buf(a->buffer, b->buffer, bstride))
+        return 0;
+    if (!rel_buf(a->buf_in, b->buf_in, bstride)
+        || !rel_buf(a->buf_out, b->buf_out, bstride))
+        return 0;
+    if (!rel_op(a->wait_op, b->wait_op, stride, max_abs))
+        return 0;
+    for (int d = 0; d < a->n_deps; d++)
+        if (!rel_op(a->deps[d], b->deps[d], stride, max_abs))
+            return 0;
+    return 1;
+}
+
+/* Step IT's middle micro-batches, if they repeat: 1 with *f filled.
+ * Micro-batch 0 allocates what later ones accumulate into, so 1's ops
+ * refer back to a micro-batch unlike them; from micro-batch 2 on, each
+ * refers to one like itself.  Micro-batch 2 is simulated and watched,
+ * 3 .. A-2 are its copies. */
+static int
+find_step(const struct sched *s, const struct cost_table *ct,
+          const int *first, int it, struct fold_run *f)
+{
+    int a = s->micro_batches;
+    const int *b = first + (size_t)it * (a + 1);    /* b[a]: optimizer */
+    for (int k = 0; k <= a; k++)
+        if (b[k] < 0 || (k > 0 && b[k] <= b[k - 1]))
+            return 0;
+    int stride = b[3] - b[2];
+    for (int k = 2; k <= a - 2; k++)
+        if (b[k + 1] - b[k] != stride)
+            return 0;
+    int bstride = -1, max_abs = -1;
+    for (int x = b[3]; x < b[3] + stride; x++)
+        if (s->ops[x].kind == OP_ALLOC) {
+            bstride = s->ops[x].buffer - s->ops[x - stride].buffer;
+            break;
+        }
+    if (bstride < 0)
+        bstride = 0;
+    for (int x = b[3]; x < b[a - 1]; x++)
+        if (!op_repeats(s, ct, x, x - stride, stride, bstride, &max_abs))
+            return 0;
+    *f = (struct fold_run){b[2], a - 2, stride, bstride, max_abs};
+    return 1;
+}
+
+struct engine_fold *
+engine_fold_new(const struct sched *s, const struct cost_table *ct)
+{
+    int a = s->micro_batches;
+    if (a < FOLD_MIN_MICRO_BATCHES || s->iterations < 1)
+        return NULL;
+    int *first = xmalloc(sizeof(int) * (size_t)s->iterations * (a + 1));
+    for (size_t i = 0; i < (size_t)s->iterations * (a + 1); i++)
+        first[i] = -1;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->iter < 0 || op->iter >= s->iterations || op->micro < 0
+            || op->micro >= a)
+            continue;
+        int k = op->phase == PHASE_OPTIMIZER ? a : op->micro;
+        int *slot = &first[(size_t)op->iter * (a + 1) + k];
+        if (*slot < 0)
+            *slot = i;
+    }
+    struct engine_fold *f = xcalloc(1, sizeof *f);
+    f->steps = xcalloc(s->iterations, sizeof *f->steps);
+    for (int it = 0; it < s->iterations; it++)
+        if (find_step(s, ct, first, it, &f->steps[f->n_steps]))
+            f->n_steps++;
+    free(first);
+    if (f->n_steps == 0) {
+        engine_fold_free(f);
+        return NULL;
+    }
+    f->buf_alloc_op = xmalloc(sizeof(int) * (s->n_buffers ? s->n_buffers
+                                                           : 1));
+    for (int i = 0; i < s->n_buffers; i++)
+        f->buf_alloc_op[i] = -1;
+    for (int i = 0; i < s->n_ops; i++)
+        if (s->ops[i].kind == OP_ALLOC && s->ops[i].buffer >= 0
+            && s->ops[i].buffer < s->n_buffers)
+            f->buf_alloc_op[s->ops[i].buffer] = i;
+    return f;
+}
+
+static void
+snap_free(struct eng_snap *sn)
+{
+    if (sn == NULL)
+        return;
+    free(sn->done);
+    free(sn->started);
+    free(sn->ready);
+    free(sn->issue_end);
+    free(sn->since);
+    free(sn->remaining);
+    free(sn->rate);
+    free(sn->times);
+    for (int q = 0; q < STREAM_COUNT + PG_COUNT; q++)
+        free(sn->q[q]);
+    free(sn->ev);
+    mem_snapshot_free(sn->mem);
+    free(sn);
+}
+
+static void
+drop_snapshots(struct engine_fold *f)
+{
+    for (int i = 0; i < FOLD_MAX_PERIOD; i++) {
+        snap_free(f->snaps[i]);
+        f->snaps[i] = NULL;
+    }
+    f->logging = 0;
+    f->n_log = 0;
+}
+
+void
+engine_fold_free(struct engine_fold *f)
+{
+    if (f == NULL)
+        return;
+    drop_snapshots(f);
+    free(f->log);
+    free(f->steps);
+    free(f->buf_alloc_op);
+    free(f);
+}
+
+int
+engine_fold_count(const struct engine_fold *f)
+{
+    return f->folded;
+}
+
+void
+engine_fold_log(struct engine_fold *f, int id, int field, int64_t v)
+{
+    if (!f->logging)
+        return;
+    f->log = xgrow(f->log, &f->cap_log, f->n_log + 1, sizeof *f->log);
+    f->log[f->n_log++] = (struct time_write){id, field, v};
+}
+
+/* The lowest op not finished (all of them: n_ops).  Ops finish for
+ * good, so the search resumes where the last one ended. */
+static int
+lowest_open(const struct engine *e)
+{
+    int lo = e->fold->lo_hint;
+    while (lo < e->s->n_ops && e->done[lo])
+        lo++;
+    e->fold->lo_hint = lo;
+    return lo;
+}
+
+/* Queue Q of the engine: streams first, then communicators. */
+static struct queue *
+queue_at(struct engine *e, int q)
+{
+    return q < STREAM_COUNT ? &e->stream_q[q] : &e->pg_q[q - STREAM_COUNT];
+}
+
+static int *
+busy_at(struct engine *e, int q)
+{
+    return q < STREAM_COUNT ? &e->stream_busy[q]
+                            : &e->pg_busy[q - STREAM_COUNT];
+}
+
+static void *
+slice(const void *base, size_t elem, int from, int n)
+{
+    void *p = xmalloc(elem * (n > 0 ? (size_t)n : 1));
+    if (n > 0)
+        memcpy(p, (const char *)base + elem * (size_t)from,
+               elem * (size_t)n);
+    return p;
+}
+
+static struct eng_snap *
+take_snapshot(struct engine *e, int k, int b, int b_next, int64_t now)
+{
+    struct engine_fold *f = e->fold;
+    struct eng_snap *sn = xcalloc(1, sizeof *sn);
+    sn->k = k;
+    sn->b = b;
+    sn->t = now;
+    sn->lo = lowest_open(e);
+    sn->events = des_events_processed(e->des);
+    sn->log_at = f->n_log;
+    int lo = sn->lo, n = b - lo;
+    sn->done = slice(e->done, 1, lo, n);
+    sn->started = slice(e->started, 1, lo, n);
+    sn->ready = slice(e->ready_ns, sizeof(int64_t), lo, n);
+    sn->issue_end = slice(e->issue_end_ns, sizeof(int64_t), lo, n);
+    sn->since = slice(e->rate_since_ns, sizeof(int64_t), lo, n);
+    sn->remaining = slice(e->remaining_ns, sizeof(double), lo, n);
+    sn->rate = slice(e->rate, sizeof(double), lo, n);
+    sn->times = slice(e->r->times, sizeof(struct op_time), lo, n);
+    for (int q = 0; q < STREAM_COUNT + PG_COUNT; q++) {
+        const struct queue *qu = queue_at(e, q);
+        sn->qn[q] = qu->tail - qu->head;
+        sn->q[q] = slice(qu->ids, sizeof(int), (int)qu->head, (int)sn->qn[q]);
+        sn->busy[q] = *busy_at(e, q);
+    }
+    sn->blocked = e->blocked_on;
+    sn->host_scheduled = e->host_scheduled;
+    sn->n_ev = des_pending(e->des, &sn->ev);
+    struct mem_fold_map map = {e->s, f->buf_alloc_op, b, b_next, lo, 0, now,
+                               0};
+    sn->mem = mem_snapshot_take(e->r->mem, &map);
+    return sn;
+}
+
+/* Same time relative to each moment; negative values are "not set". */
+static int
+same_t(int64_t a, int64_t t1, int64_t b, int64_t t2)
+{
+    return a < 0 || b < 0 ? a == b : a - t1 == b - t2;
+}
+
+static int
+same_ref(int a, int b, int stride)
+{
+    return a < 0 ? b == a : b == a + stride;
+}
+
+/* Does the state at b2 (now) repeat snapshot SN (at b1 = st->b1)? */
+static int
+state_repeats(struct engine *e, const struct eng_snap *sn,
+              const struct fold_step *st, int64_t now, int lo2,
+              int *max_abs)
+{
+    struct engine_fold *f = e->fold;
+    int stride = st->stride;
+    int64_t t1 = sn->t;
+    if (lo2 != sn->lo + stride || lo2 < st->b1)
+        return 0;
+    for (int i = 0; i < st->b1 - sn->lo; i++) {
+        int y = sn->lo + i + stride;
+        if (sn->done[i] != e->done[y])
+            return 0;
+        if (sn->done[i])
+            continue;
+        const struct op_time *a = &sn->times[i], *b = &e->r->times[y];
+        if (sn->started[i] != e->started[y]
+            || !same_t(sn->ready[i], t1, e->ready_ns[y], now)
+            || !same_t(sn->issue_end[i], t1, e->issue_end_ns[y], now)
+            || !same_t(a->issue_ns, t1, b->issue_ns, now)
+            || sn->remaining[i] != e->remaining_ns[y]
+            || sn->rate[i] != e->rate[y]
+            || (sn->started[i]      /* unset before it starts */
+                && (!same_t(a->start_ns, t1, b->start_ns, now)
+                    || !same_t(a->end_ns, t1, b->end_ns, now)
+                    || !same_t(sn->since[i], t1, e->rate_since_ns[y],
+                               now))))
+            return 0;
+        if (!op_repeats(e->s, &e->r->cost, y, y - stride, stride,
+                        st->bstride, max_abs))
+            return 0;
+    }
+    for (int q = 0; q < STREAM_COUNT + PG_COUNT; q++) {
+        struct queue *qu = queue_at(e, q);
+        if (qu->tail - qu->head != sn->qn[q]
+            || !same_ref(sn->busy[q], *busy_at(e, q), stride))
+            return 0;
+        for (size_t k = 0; k < sn->qn[q]; k++)
+            if (qu->ids[qu->head + k] != sn->q[q][k] + stride)
+                return 0;
+    }
+    if (!same_ref(sn->blocked, e->blocked_on, stride)
+        || sn->host_scheduled != e->host_scheduled)
+        return 0;
+    struct des_event *ev2;
+    size_t n_ev2 = des_pending(e->des, &ev2);
+    int same = n_ev2 == sn->n_ev;
+    for (size_t k = 0; k < n_ev2 && same; k++) {
+        const struct des_event *a = &sn->ev[k], *b = &ev2[k];
+        same = a->type == b->type && a->t_ns - t1 == b->t_ns - now
+               && (a->type == EV_END ? b->arg == a->arg + stride
+                                     : b->arg == a->arg);
+    }
+    free(ev2);
+    if (!same)
+        return 0;
+    struct mem_fold_map map = {e->s, f->buf_alloc_op, st->b1, st->b2,
+                               sn->lo, lo2, t1, now};
+    return mem_snapshot_matches(sn->mem, e->r->mem, &map);
+}
+
+struct shift_ctx {
+    int ops;
+};
+
+static int
+shift_arg(void *ctx, int type, int arg)
+{
+    const struct shift_ctx *c = ctx;
+    return type == EV_END ? arg + c->ops : arg;
+}
+
+static int64_t
+shifted(int64_t v, int64_t dt)
+{
+    return v < 0 ? v : v + dt;
+}
+
+/* Skip st->copies periods: the host is at b2, now, in the state it was in
+ * at snapshot SN (b1). */
+static int64_t
+jump(struct engine *e, const struct eng_snap *sn, const struct fold_step *st,
+     int64_t now, int lo2)
+{
+    struct engine_fold *f = e->fold;
+    int stride = st->stride, n = st->copies;
+    int shift = n * stride;
+    int64_t period = now - sn->t, dt = n * period;
+
+    /* Every op of the skipped periods has finished, except the copies of
+     * the ops still running or queued now, which all lie in the watched
+     * period (lo2 >= b1): they become the last skipped period's, and the
+     * originals have finished. */
+    memset(e->done + st->b2, 1, (size_t)shift);
+    memset(e->started + st->b2, 1, (size_t)shift);
+    for (int x = st->b2 - 1; x >= lo2; x--) {
+        if (e->done[x])
+            continue;
+        int y = x + shift;
+        e->done[y] = 0;
+        e->started[y] = e->started[x];
+        e->ready_ns[y] = shifted(e->ready_ns[x], dt);
+        e->issue_end_ns[y] = shifted(e->issue_end_ns[x], dt);
+        e->remaining_ns[y] = e->remaining_ns[x];
+        e->rate[y] = e->rate[x];
+        e->rate_since_ns[y] = shifted(e->rate_since_ns[x], dt);
+        for (int fl = T_ISSUE; fl <= T_END; fl++)
+            (&e->r->times[y].issue_ns)[fl] =
+                shifted((&e->r->times[x].issue_ns)[fl], dt);
+        e->done[x] = 1;
+        e->started[x] = 1;
+    }
+    /* The skipped micro-batches' times: the watched period's writes
+     * again, one period later for each (after the copies above read the
+     * running ops' times, which this overwrites with their final ones). */
+    for (int j = 1; j <= n; j++)
+        for (size_t k = sn->log_at; k < f->n_log; k++) {
+            const struct time_write *w = &f->log[k];
+            (&e->r->times[w->op + j * stride].issue_ns)[w->field] =
+                shifted(w->v, j * period);
+        }
+
+    for (int q = 0; q < STREAM_COUNT + PG_COUNT; q++) {
+        struct queue *qu = queue_at(e, q);
+        for (size_t k = qu->head; k < qu->tail; k++)
+            qu->ids[k] += shift;
+        int *busy = busy_at(e, q);
+        if (*busy >= 0)
+            *busy += shift;
+    }
+    if (e->blocked_on >= 0)
+        e->blocked_on += shift;
+    struct shift_ctx ctx = {shift};
+    uint64_t per = des_events_processed(e->des) - sn->events;
+    des_shift(e->des, dt, shift_arg, &ctx, per * (uint64_t)n);
+    struct mem_fold_map map = {e->s, f->buf_alloc_op, st->b1, st->b2,
+                               sn->lo, lo2, sn->t, now};
+    mem_fold(e->r->mem, sn->mem, &map, n, st->bstride);
+    e->next_op = st->b2 + shift;
+    e->reached_op = -1;
+    f->folded += n;
+    return dt;
+}
+
+int64_t
+engine_fold_reached(struct engine *e, int id, int64_t now)
+{
+    struct engine_fold *f = e->fold;
+    while (f->cur < f->n_steps) {
+        const struct fold_run *run = &f->steps[f->cur];
+        if (id < run->first + (run->last - 1) * run->stride)
+            break;
+        drop_snapshots(f);      /* passed without folding */
+        f->cur++;
+    }
+    if (f->cur >= f->n_steps)
+        return 0;
+    const struct fold_run *run = &f->steps[f->cur];
+    if (id < run->first || (id - run->first) % run->stride != 0)
+        return 0;
+    /* The host starts micro-batch k (2 <= k < last). */
+    int k = 2 + (id - run->first) / run->stride;
+    f->logging = 0;
+    int lo2 = lowest_open(e);
+    for (int p = 1; p <= FOLD_MAX_PERIOD; p++) {
+        const struct eng_snap *sn = f->snaps[p - 1];
+        /* Whole periods up to the last middle micro-batch. */
+        int periods = (run->last + 1 - k) / p;
+        if (sn == NULL || sn->k != k - p || periods < 1)
+            continue;
+        struct fold_step st = {sn->b, id, p * run->stride, p * run->bstride,
+                               periods, run->max_abs};
+        int max_abs = st.max_abs;
+        if (state_repeats(e, sn, &st, now, lo2, &max_abs)
+            && max_abs < sn->lo) {
+            int64_t dt = jump(e, sn, &st, now, lo2);
+            drop_snapshots(f);
+            f->cur++;
+            return dt;
+        }
+    }
+    /* Not (yet) a repeat: remember this micro-batch too. */
+    snap_free(f->snaps[FOLD_MAX_PERIOD - 1]);
+    memmove(f->snaps + 1, f->snaps,
+            sizeof *f->snaps * (FOLD_MAX_PERIOD - 1));
+    f->snaps[0] = take_snapshot(e, k, id, id + run->stride, now);
+    /* The log starts at the oldest snapshot kept. */
+    const struct eng_snap *oldest = f->snaps[FOLD_MAX_PERIOD - 1]
+                                        ? f->snaps[FOLD_MAX_PERIOD - 1]
+                                        : f->snaps[0];
+    /* Dropping the prefix no snapshot needs moves the log: do it only
+     * when that prefix is most of it, so the moves cost O(1) a write. */
+    if (oldest->log_at > 0 && oldest->log_at >= f->n_log / 2) {
+        size_t cut = oldest->log_at;
+        memmove(f->log, f->log + cut, (f->n_log - cut) * sizeof *f->log);
+        f->n_log -= cut;
+        for (int i = 0; i < FOLD_MAX_PERIOD; i++)
+            if (f->snaps[i] != NULL)
+                f->snaps[i]->log_at -= cut;
+    }
+    f->logging = 1;
+    return 0;
+}

@@ -1,0 +1,333 @@
+/*
+ * mem_fold.c: the allocator's side of folding repeated micro-batches (see
+ * mem.h and engine_fold.c).
+ *
+ * Two moments match when everything the allocator will decide from then
+ * on is the same: the segments and blocks (slot for slot: best fit breaks
+ * ties by slot), the free lists and the spare slots, the totals, which
+ * buffer holds which block, which blocks wait for which unfinished op, and
+ * the last sample (a sample at the same time replaces it).  Ops map by one
+ * micro-batch; a live buffer maps to the one its allocating op's
+ * counterpart allocated, or to itself when it was allocated before the
+ * first micro-batch (sharded parameters, accumulated gradients).
+ */
+#include "mem.h"
+#include "mem_impl.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A block as the future sees it: by address, not by slot. */
+struct canon_block {
+    uint64_t addr, size, prev, next;    /* prev, next: UINT64_MAX: none */
+    int pool, state, wait_op;
+};
+
+struct mem_snapshot {
+    struct canon_block *blocks;     /* by address once sorted */
+    size_t n_blocks;
+    int sorted;
+    uint64_t *free_addr;            /* the pools' lists, one after another */
+    size_t free_n[N_POOLS];
+    uint64_t *pend_addr;            /* blocks waiting for ops lo .. b-1 */
+    size_t *pend_n;                 /* per op */
+    int pend_from, pend_count;
+    size_t n_whole_free;
+    uint64_t next_addr;
+    int64_t allocated, reserved, by_cat[MEM_CATEGORY_COUNT];
+    size_t n_samples;
+    struct mem_sample last;
+    int retries, ooms;
+    uint64_t *live_addr;            /* per buffer; UINT64_MAX: not live */
+    enum mem_category *live_cat;
+};
+
+static void *
+dup(const void *p, size_t bytes)
+{
+    void *q = xmalloc(bytes ? bytes : 1);
+    if (bytes)
+        memcpy(q, p, bytes);
+    return q;
+}
+
+static int
+pending_at(const struct mem *m, const int *list, int op)
+{
+    return op >= 0 && (size_t)op < m->cap_pending ? list[op] : -1;
+}
+
+static uint64_t
+addr_of(const struct mem *m, int slot)
+{
+    return slot < 0 ? UINT64_MAX : m->blocks[slot].addr;
+}
+
+static int
+cmp_addr(const void *a, const void *b)
+{
+    const struct canon_block *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The allocator's state with slots replaced by addresses; pending lists
+ * for ops FROM .. FROM+COUNT-1. */
+static struct mem_snapshot *
+canon(const struct mem *m, int from, int count)
+{
+    struct mem_snapshot *s = xcalloc(1, sizeof *s);
+    s->blocks = xmalloc(sizeof *s->blocks * (m->n_blocks + 1));
+    for (size_t i = 0; i < m->n_blocks; i++) {
+        const struct block *b = &m->blocks[i];
+        if (b->state == BLOCK_RELEASED)
+            continue;
+        s->blocks[s->n_blocks++] = (struct canon_block){
+            b->addr, b->size, addr_of(m, b->prev), addr_of(m, b->next),
+            b->pool, (int)b->state,
+            b->state == BLOCK_PENDING ? b->wait_op : -1};
+    }
+    size_t n_free = 0;
+    for (int p = 0; p < N_POOLS; p++)
+        n_free += m->free[p].n;
+    s->free_addr = xmalloc(sizeof(uint64_t) * (n_free + 1));
+    n_free = 0;
+    for (int p = 0; p < N_POOLS; p++) {
+        s->free_n[p] = m->free[p].n;
+        for (size_t k = 0; k < m->free[p].n; k++)
+            s->free_addr[n_free++] = m->blocks[m->free[p].ids[k]].addr;
+    }
+    s->pend_from = from;
+    s->pend_count = count > 0 ? count : 0;
+    s->pend_n = xcalloc((size_t)s->pend_count + 1, sizeof(size_t));
+    size_t n_pend = 0, cap = 0;
+    for (int i = 0; i < s->pend_count; i++)
+        for (int k = pending_at(m, m->pending_head, from + i); k >= 0;
+             k = m->blocks[k].pending_next) {
+            s->pend_addr = xgrow(s->pend_addr, &cap, n_pend + 1,
+                                 sizeof(uint64_t));
+            s->pend_addr[n_pend++] = m->blocks[k].addr;
+            s->pend_n[i]++;
+        }
+    s->n_whole_free = m->n_whole_free;
+    s->next_addr = m->next_addr;
+    s->allocated = m->allocated;
+    s->reserved = m->reserved;
+    memcpy(s->by_cat, m->by_cat, sizeof s->by_cat);
+    s->n_samples = m->n_samples;
+    if (m->n_samples > 0)
+        s->last = m->samples[m->n_samples - 1];
+    s->retries = m->st.retries;
+    s->ooms = m->st.ooms;
+    return s;
+}
+
+struct mem_snapshot *
+mem_snapshot_take(const struct mem *m, const struct mem_fold_map *map)
+{
+    struct mem_snapshot *s = canon(m, map->lo1, map->b1 - map->lo1);
+    int nb = m->n_buffers ? m->n_buffers : 1;
+    s->live_addr = xmalloc(sizeof(uint64_t) * nb);
+    s->live_cat = xmalloc(sizeof *s->live_cat * nb);
+    for (int v = 0; v < m->n_buffers; v++) {
+        s->live_addr[v] = addr_of(m, m->buffer_block[v]);
+        s->live_cat[v] = m->buffer_cat[v];
+    }
+    return s;
+}
+
+void
+mem_snapshot_free(struct mem_snapshot *s)
+{
+    if (s == NULL)
+        return;
+    free(s->blocks);
+    free(s->free_addr);
+    free(s->pend_addr);
+    free(s->pend_n);
+    free(s->live_addr);
+    free(s->live_cat);
+    free(s);
+}
+
+/* The buffer that live buffer V (at b2) stands for at b1, or -1. */
+static int
+counterpart(const struct mem_fold_map *map, int v)
+{
+    int a = map->buf_alloc_op[v];
+    if (a < map->b1)
+        return v;
+    int a1 = a - (map->b2 - map->b1);
+    if (a1 < 0 || map->s->ops[a1].kind != OP_ALLOC)
+        return -1;
+    return map->s->ops[a1].buffer;
+}
+
+static int
+same_sample(const struct mem_sample *a, int64_t ta, const struct mem_sample *b,
+            int64_t tb)
+{
+    return a->t_ns - ta == b->t_ns - tb && a->allocated == b->allocated
+           && a->reserved == b->reserved
+           && memcmp(a->by_cat, b->by_cat, sizeof a->by_cat) == 0;
+}
+
+/* Blocks are put in address order only for a state that passed the
+ * cheap comparisons: most watched micro-batches fail those. */
+static void
+sort_blocks(struct mem_snapshot *s)
+{
+    if (!s->sorted)
+        qsort(s->blocks, s->n_blocks, sizeof *s->blocks, cmp_addr);
+    s->sorted = 1;
+}
+
+static int
+same_state(struct mem_snapshot *a, struct mem_snapshot *b,
+           const struct mem_fold_map *map)
+{
+    int stride = map->b2 - map->b1;
+    if (a->n_blocks != b->n_blocks || a->n_whole_free != b->n_whole_free
+        || a->next_addr != b->next_addr || a->allocated != b->allocated
+        || a->reserved != b->reserved
+        || memcmp(a->by_cat, b->by_cat, sizeof a->by_cat) != 0
+        || memcmp(a->free_n, b->free_n, sizeof a->free_n) != 0
+        || a->pend_count != b->pend_count)
+        return 0;
+    sort_blocks(a);
+    sort_blocks(b);
+    for (size_t i = 0; i < a->n_blocks; i++) {
+        const struct canon_block *x = &a->blocks[i], *y = &b->blocks[i];
+        if (x->addr != y->addr || x->size != y->size || x->prev != y->prev
+            || x->next != y->next || x->pool != y->pool
+            || x->state != y->state
+            || (x->wait_op < 0 ? y->wait_op != x->wait_op
+                               : y->wait_op != x->wait_op + stride))
+            return 0;
+    }
+    size_t n_free = 0;
+    for (int p = 0; p < N_POOLS; p++)
+        n_free += a->free_n[p];
+    if (memcmp(a->free_addr, b->free_addr, n_free * sizeof(uint64_t)) != 0)
+        return 0;
+    size_t n_pend = 0;
+    for (int i = 0; i < a->pend_count; i++) {
+        if (a->pend_n[i] != b->pend_n[i])
+            return 0;
+        n_pend += a->pend_n[i];
+    }
+    if (n_pend > 0
+        && memcmp(a->pend_addr, b->pend_addr, n_pend * sizeof(uint64_t)))
+        return 0;
+    if ((a->n_samples > 0) != (b->n_samples > 0))
+        return 0;
+    return a->n_samples == 0
+           || same_sample(&a->last, map->t1, &b->last, map->t2);
+}
+
+int
+mem_snapshot_matches(struct mem_snapshot *s, const struct mem *m,
+                     const struct mem_fold_map *map)
+{
+    struct mem_snapshot *now = canon(m, map->lo2, map->b2 - map->lo2);
+    int ok = same_state(s, now, map);
+    mem_snapshot_free(now);
+    if (!ok)
+        return 0;
+    /* Live buffers: a buffer now and its counterpart then hold blocks at
+     * one address, one to one. */
+    unsigned char *hit = xcalloc(m->n_buffers ? m->n_buffers : 1, 1);
+    for (int v = 0; v < m->n_buffers && ok; v++) {
+        if (m->buffer_block[v] < 0)
+            continue;
+        int u = counterpart(map, v);
+        ok = u >= 0 && u < m->n_buffers && !hit[u]
+             && s->live_addr[u] == m->blocks[m->buffer_block[v]].addr
+             && s->live_cat[u] == m->buffer_cat[v];
+        if (ok)
+            hit[u] = 1;
+    }
+    for (int u = 0; u < m->n_buffers && ok; u++)
+        ok = hit[u] || s->live_addr[u] == UINT64_MAX;
+    free(hit);
+    return ok;
+}
+
+static void
+set_pending(struct mem *m, int op, int head, int tail)
+{
+    if ((size_t)op >= m->cap_pending) {
+        size_t old = m->cap_pending;
+        m->pending_head = xgrow(m->pending_head, &m->cap_pending,
+                                (size_t)op + 1, sizeof(int));
+        m->pending_tail = xrealloc(m->pending_tail,
+                                   m->cap_pending * sizeof(int));
+        for (size_t k = old; k < m->cap_pending; k++)
+            m->pending_head[k] = m->pending_tail[k] = -1;
+    }
+    m->pending_head[op] = head;
+    m->pending_tail[op] = tail;
+}
+
+/* Append S, or replace the last sample when it has the same time (as
+ * mem_sample does). */
+static void
+put_sample(struct mem *m, const struct mem_sample *s)
+{
+    if (m->n_samples > 0 && m->samples[m->n_samples - 1].t_ns == s->t_ns) {
+        m->samples[m->n_samples - 1] = *s;
+        return;
+    }
+    m->samples = xgrow(m->samples, &m->cap_samples, m->n_samples + 1,
+                       sizeof *m->samples);
+    m->samples[m->n_samples++] = *s;
+}
+
+void
+mem_fold(struct mem *m, const struct mem_snapshot *s,
+         const struct mem_fold_map *map, int copies, int bstride)
+{
+    int shift = copies * (map->b2 - map->b1);
+    int64_t period = map->t2 - map->t1;
+
+    /* Blocks waiting for unfinished ops now wait for their copies, the
+     * highest first: a target may be an op not moved yet. */
+    for (int op = map->b2 - 1; op >= map->lo2; op--) {
+        int head = pending_at(m, m->pending_head, op);
+        if (head < 0)
+            continue;
+        int tail = m->pending_tail[op];
+        m->pending_head[op] = m->pending_tail[op] = -1;
+        set_pending(m, op + shift, head, tail);
+    }
+    for (size_t i = 0; i < m->n_blocks; i++)
+        if (m->blocks[i].state == BLOCK_PENDING)
+            m->blocks[i].wait_op += shift;
+
+    /* Buffers allocated since b1 become the copies' buffers. */
+    for (int v = m->n_buffers - 1; v >= 0; v--) {
+        if (m->buffer_block[v] < 0 || map->buf_alloc_op[v] < map->b1)
+            continue;
+        int w = v + copies * bstride;
+        m->buffer_block[w] = m->buffer_block[v];
+        m->buffer_cat[w] = m->buffer_cat[v];
+        m->buffer_block[v] = -1;
+    }
+
+    /* The micro-batch's samples, again for each copy.  Its first one
+     * replaced the sample before it when that one changed. */
+    size_t from = s->n_samples;
+    if (from > 0 && !same_sample(&s->last, 0, &m->samples[from - 1], 0))
+        from--;
+    size_t n = m->n_samples - from;
+    struct mem_sample *tpl = dup(m->samples + from, n * sizeof *tpl);
+    for (int j = 1; j <= copies; j++)
+        for (size_t k = 0; k < n; k++) {
+            struct mem_sample x = tpl[k];
+            x.t_ns += j * period;
+            put_sample(m, &x);
+        }
+    free(tpl);
+    m->st.retries += copies * (m->st.retries - s->retries);
+    m->st.ooms += copies * (m->st.ooms - s->ooms);
+}

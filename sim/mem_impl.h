@@ -1,0 +1,79 @@
+/*
+ * mem_impl.h: the caching-allocator model's state, shared by mem.c (the
+ * allocator) and mem_fold.c (comparing and moving that state when a
+ * schedule's repeated micro-batches are folded).  Not for other files.
+ */
+#ifndef FSDPSIM_MEM_IMPL_H
+#define FSDPSIM_MEM_IMPL_H
+
+#include "mem.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MIN_BLOCK 512ull
+#define SMALL_SIZE (1ull << 20)
+#define SMALL_SEGMENT (2ull << 20)
+#define LARGE_SEGMENT (20ull << 20)
+#define MIN_LARGE_ALLOC (10ull << 20)
+#define ROUND_LARGE (2ull << 20)
+
+enum block_state { BLOCK_FREE, BLOCK_USED, BLOCK_PENDING, BLOCK_RELEASED };
+
+struct block {
+    uint64_t size;
+    uint64_t addr;           /* its segment's (see next_addr) + offset */
+    int pool;
+    int prev, next;          /* neighbours in the segment, -1 at the ends */
+    enum block_state state;
+    int wait_op;
+    int pending_next;        /* next block waiting for the same op, -1 */
+};
+
+/* Pools: per stream, small and large (pool_key). */
+#define N_POOLS (STREAM_COUNT * 2)
+
+/* Free blocks of one pool, sorted by (size, address): best fit is a
+ * binary search for the first large enough, as the allocator's own pools
+ * are std::sets ordered by (stream, size, address) with lower_bound.
+ * Ordering by address rather than by slot makes the choice among equal
+ * sizes independent of how slots happen to be reused. */
+struct free_list {
+    int *ids;
+    size_t n, cap;
+};
+
+struct mem {
+    struct block *blocks;
+    size_t n_blocks, cap_blocks;
+    int *buffer_block;
+    enum mem_category *buffer_cat;
+    int n_buffers;
+    double capacity;
+    int64_t allocated, reserved;
+    int64_t by_cat[MEM_CATEGORY_COUNT];
+    struct mem_stats st;
+    struct mem_sample *samples;
+    size_t n_samples, cap_samples;
+    /* Blocks in BLOCK_PENDING, a list per op they wait for, in the order
+     * they were freed: an op's completion finds its blocks at once
+     * instead of scanning every pending block. */
+    int *pending_head, *pending_tail;   /* by op, -1 when none */
+    size_t cap_pending;
+    struct free_list free[N_POOLS];
+    /* Free blocks that are a whole segment (no neighbours): what
+     * release_cached() can give back.  A listed block's neighbours never
+     * change (blocks are only split or merged out of the lists), so the
+     * count is kept in set_free() and unset_free(). */
+    size_t n_whole_free;
+    /* Where the next segment starts: cudaMalloc's addresses, as the
+     * allocator would see them, are modelled as one growing range. */
+    uint64_t next_addr;
+    int *spare;               /* released block slots to reuse */
+    size_t n_spare, cap_spare;
+};
+
+/* Record the current totals as a sample at t (mem.c). */
+void mem_sample(struct mem *m, int64_t t);
+
+#endif

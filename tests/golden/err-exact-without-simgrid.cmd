@@ -1,1 +1,0 @@
-simulate --model tiny-llama --topology test-2x4 --exact
