@@ -54,7 +54,8 @@ const struct config_option config_options[] = {
     {"nccl_max_nchannels", "N", "as NCCL_MAX_NCHANNELS"},
     {"network", "analytic|simgrid",
      "network model: NCCL's alone, or its flows on a SimGrid platform"},
-    {"exact", "[BOOL]", "simgrid: simulate every ring step, not one per ring"},
+    {"exact", "[BOOL]", "simulate every micro-batch, not folding repeats; "
+                        "simgrid: also every ring step"},
     {"background_load", "FRACTION",
      "simgrid: share of every spine link other jobs use (0 to 0.95)"},
     {"platform", "FILE.xml", "simgrid: your SimGrid platform instead of "
