@@ -2,28 +2,33 @@
  * engine_fold.c: skipping the repeated micro-batches of a gradient-
  * accumulation step without changing the result (see engine.h).
  *
- * A step of A micro-batches has A-2 middle ones (1 .. A-2) that the
- * builder emits the same way: same ops, costs and streams, dependencies
- * on the micro-batch before (or on ops long finished), buffers of their
- * own.  The engine is deterministic and everything it does depends only
- * on its state and on the ops still to come, all relative to the present.
- * So when the host reaches micro-batch 2 in the state it reached
- * micro-batch 1 in, shifted by one micro-batch (ops by `stride`, buffers
- * by `bstride`, time by the period), micro-batches 2 .. A-2 replay
- * micro-batch 1's events, each one period later.  Those A-3 periods are
- * not simulated: the times micro-batch 1's period wrote (logged while it
- * ran) are written again for each copy, the memory samples repeated, the
- * event count added, and the state moved on to micro-batch A-1, the last,
- * which is simulated as usual.  If the states differ anywhere, nothing is
- * skipped; the result is exact either way.
+ * A step of A micro-batches has middle ones that the builder emits the
+ * same way: same ops, costs and streams, dependencies on the micro-batch
+ * before (or on ops long finished), buffers of their own.  Micro-batch 0
+ * allocates what the later ones accumulate into, so micro-batch 1 still
+ * refers back to one unlike itself; from micro-batch 2 to A-2 each is a
+ * copy of the one before, which find_step() checks op by op.
+ *
+ * The engine is deterministic and everything it does depends only on its
+ * state and on the ops still to come, all relative to the present.  So
+ * when the host reaches micro-batch k in the state it reached micro-batch
+ * k-p in (p = 1, or 2 when best fit takes two equal buffers in turn),
+ * shifted by p micro-batches (ops by `stride`, buffers by `bstride`, time
+ * by the period), the micro-batches from k on replay those of k-p .. k-1,
+ * one period later each.  Whole periods up to micro-batch A-2 are then not
+ * simulated: the times written while the host went from k-p to k (logged)
+ * are written again for each copy, the memory samples repeated, the event
+ * count added, and the state moved on; the rest of the step is simulated
+ * as usual.  Until the state repeats, each middle micro-batch's start is
+ * remembered and nothing is skipped: the result is exact either way.
  *
  * "State" is everything the future depends on: ops not finished yet (a
  * GPU op's progress, rate and projected end, a queued op's readiness),
  * the stream and communicator queues, the host's blocking, the pending
  * events (time, order, kind, op), and the allocator (mem_fold.c).  Ops
- * issued before micro-batch 1 must all have finished by micro-batch 2, so
- * no op spans a whole period, and the ops still running at micro-batch
- * 1's start must be copies of those running at micro-batch 2's.
+ * issued before micro-batch k-p must all have finished by k, so no op
+ * spans a whole period, and the ops still running at k-p's start must be
+ * copies of those running at k's.
  */
 #include "engine_impl.h"
 #include "xalloc.h"

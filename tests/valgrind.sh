@@ -33,6 +33,9 @@ run 0 "$f" simulate --model tiny-llama --topology test-2x4 --format json \
 run 0 "$f" simulate --model toy --topology dgx-a100-80g --gpus-per-node 2 \
     --auto-wrap-policy size --min-num-params 1e6 --use-orig-params
 run 0 "$f" simulate --model llama2-7b --topology dgx-a100-80g
+# Enough micro-batches for the engine to fold repeated ones.
+run 0 "$f" simulate --model tiny-llama --topology test-2x4 --grad-accum 11 \
+    --no-sync false --memory "$tmp/m11.dat"
 run 0 "$f" schedule --model tiny-llama --topology test-2x4 --format json
 run 0 "$f" coll allreduce -t dgx-h100 -b 8 -e 8G -f 8
 run 0 "$f" calibrate --nccl-tests "$srcdir/tests/data/nccl-tests-allreduce-8x1.txt" \
