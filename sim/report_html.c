@@ -31,6 +31,8 @@ static const char html_style[] =
     "white-space:nowrap}\n"
     "th{background:#edf2f7;border-bottom:2px solid #a0aec0}\n"
     "th.l,td.l{text-align:left}\n"
+    /* Notes may wrap: numbers stay on one line, the table in the page. */
+    "td.l:last-child{white-space:normal;min-width:10em}\n"
     "p.verdict{font-size:1.1em;background:#ebf8ff;border-left:4px solid "
     "#2b6cb0;padding:.5em .8em}\n"
     "tr.pick td{background:#fefcbf;font-weight:bold}\n"
