@@ -30,9 +30,11 @@ cmd_bench_help(FILE *out)
             "Time the simulator: build and simulate the run %d times and "
             "print the wall\ntime per simulated step and the peak RSS.  "
             "Without options: GPT-3 175B,\nFULL_SHARD, bf16, micro-batch 1 "
-            "x 2048, on 128 dgx-a100-80g nodes (1024 GPUs).  With --network "
-            "simgrid the\nfirst run, which fills the SimGrid memo, is "
-            "reported on its own: e.g.\n'fsdpsim bench --network simgrid "
+            "x 2048, on 128 dgx-a100-80g nodes (1024 GPUs).\nWith "
+            "--grad-accum it also says how many micro-batches were folded "
+            "(--exact\nsimulates them all).  With --network simgrid the "
+            "first run, which fills the\nSimGrid memo, is reported on its "
+            "own: e.g.\n'fsdpsim bench --network simgrid "
             "--topology fat-tree-h100-1024'.\n", BENCH_REPEATS);
 }
 
