@@ -535,7 +535,7 @@ engine_fold_reached(struct engine *e, int id, int64_t now)
     const struct fold_run *run = &f->steps[f->cur];
     if (id < run->first || (id - run->first) % run->stride != 0)
         return 0;
-    /* The host starts micro-batch k (2 <= k < last). */
+    /* The host starts micro-batch k (2 <= k <= last). */
     int k = 2 + (id - run->first) / run->stride;
     f->logging = 0;
     int lo2 = lowest_open(e);
@@ -555,6 +555,10 @@ engine_fold_reached(struct engine *e, int id, int64_t now)
             f->cur++;
             return dt;
         }
+    }
+    if (k >= run->last) {
+        drop_snapshots(f);      /* nothing left to compare it with */
+        return 0;
     }
     /* Not (yet) a repeat: remember this micro-batch too. */
     snap_free(f->snaps[FOLD_MAX_PERIOD - 1]);
