@@ -47,11 +47,12 @@ struct fold_run {
                            absolute terms (it must be long finished) */
 };
 
-/* A window being watched: micro-batch k from b1, k+1 from b2, and the
- * copies of it that follow up to the run's last. */
+/* One period found: it runs from op b1 (micro-batch k-p) to b2 (k), and
+ * `copies` more of it follow before the run's last middle micro-batch
+ * ends. */
 struct fold_step {
     int b1, b2;
-    int stride, bstride;
+    int stride, bstride;        /* ops and buffers per period */
     int copies;
     int max_abs;
 };
