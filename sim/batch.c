@@ -24,7 +24,6 @@
 #include <malloc.h>
 #endif
 
-/* Most worker threads, as for sweep. */
 /* How often the progress line and Ctrl-C are looked at, in ms. */
 #define BATCH_TICK_MS 100
 
@@ -77,12 +76,64 @@ batch_default_jobs(void)
     return n < 1 ? 1 : n > BATCH_MAX_JOBS ? BATCH_MAX_JOBS : (int)n;
 }
 
-static void
-progress(const char *label, int64_t done, int64_t total, int final)
+void
+batch_progress(const char *label, int64_t done, int64_t total, int final)
 {
     fprintf(stderr, "\rfsdpsim: %s: %lld of %lld points (%.0f%%)%s", label,
             (long long)done, (long long)total,
             100.0 * (double)done / (double)total, final ? "\n" : "");
+}
+
+void
+batch_keep_heap(void)
+{
+#ifdef M_TRIM_THRESHOLD
+    /* Rather than mapping and faulting them in again per point (a third
+     * of the time of a large point otherwise). */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
+}
+
+pthread_t *
+batch_start_workers(int jobs, void *(*run)(void *), void *arg)
+{
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    pthread_t *threads = xcalloc(jobs, sizeof *threads);
+    for (int i = 0; i < jobs; i++) {
+        int err = pthread_create(&threads[i], NULL, run, arg);
+        if (err != 0) {
+            fprintf(stderr, "fsdpsim: cannot start a thread: %s\n",
+                    strerror(err));
+            abort();
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return threads;
+}
+
+void
+batch_join_workers(pthread_t *threads, int jobs)
+{
+    for (int i = 0; i < jobs; i++)
+        pthread_join(threads[i], NULL);
+    free(threads);
+}
+
+void
+batch_wait_tick(pthread_cond_t *cond, pthread_mutex_t *lock)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += BATCH_TICK_MS * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(cond, lock, &ts);
 }
 
 int
@@ -102,53 +153,25 @@ batch_run(const char *label, const struct batch_point *pts, int64_t n,
         jobs = batch_default_jobs();
     if (jobs > n)
         jobs = (int)n;
-#ifdef M_TRIM_THRESHOLD
-    /* Every point allocates and frees the same large arrays: keep them
-     * in the heap (as sweep does). */
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-#endif
+    batch_keep_heap();
     struct sigaction sa = {.sa_handler = on_sigint}, old_sa;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_sa);
-    /* Workers block SIGINT so that it reaches the thread that polls. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    pthread_t *threads = xcalloc(jobs, sizeof *threads);
-    for (int i = 0; i < jobs; i++) {
-        int err = pthread_create(&threads[i], NULL, worker, &p);
-        if (err != 0) {
-            fprintf(stderr, "fsdpsim: cannot start a thread: %s\n",
-                    strerror(err));
-            abort();
-        }
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_t *threads = batch_start_workers(jobs, worker, &p);
 
     int tty = isatty(2);
     int64_t shown = -1;
     pthread_mutex_lock(&p.lock);
     while (p.done < n && !batch_sigint) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += BATCH_TICK_MS * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&p.finished, &p.lock, &ts);
+        batch_wait_tick(&p.finished, &p.lock);
         if (tty && p.done != shown)
-            progress(label, shown = p.done, n, 0);
+            batch_progress(label, shown = p.done, n, 0);
     }
     p.stop = 1;
     pthread_mutex_unlock(&p.lock);
-    for (int i = 0; i < jobs; i++)
-        pthread_join(threads[i], NULL);
-    free(threads);
+    batch_join_workers(threads, jobs);
     if (tty)
-        progress(label, p.done, n, 1);
+        batch_progress(label, p.done, n, 1);
     sigaction(SIGINT, &old_sa, NULL);
     sweep_shared_destroy(&p.shared);
     pthread_mutex_destroy(&p.lock);

@@ -19,6 +19,9 @@
 
 #include "sweep.h"
 
+#include <pthread.h>
+#include <stdint.h>
+
 struct batch_point {
     int argc;
     char **argv;        /* argv[0] is the command's name */
@@ -36,6 +39,23 @@ int batch_run(const char *label, const struct batch_point *pts, int64_t n,
 #define BATCH_MAX_JOBS 1024
 /* The number of worker threads for jobs = 0: the online CPUs. */
 int batch_default_jobs(void);
+
+/* The worker-thread plumbing batch_run shares with sweep's own pool
+ * (cmd_sweep.c, which writes its rows in order as they come).
+ *
+ * batch_keep_heap: every point allocates and frees the same large arrays;
+ * keep them in the heap.  batch_start_workers: JOBS threads running
+ * RUN(ARG), with SIGINT blocked in them so that it reaches the thread
+ * that polls; batch_join_workers waits for them and frees the array.
+ * batch_wait_tick: wait on COND (LOCK held) until signalled or one tick
+ * (100 ms) has passed, the rate at which the progress line and Ctrl-C are
+ * looked at.  batch_progress: the "fsdpsim: LABEL: i of n points" line. */
+void batch_keep_heap(void);
+pthread_t *batch_start_workers(int jobs, void *(*run)(void *), void *arg);
+void batch_join_workers(pthread_t *threads, int jobs);
+void batch_wait_tick(pthread_cond_t *cond, pthread_mutex_t *lock);
+void batch_progress(const char *label, int64_t done, int64_t total,
+                    int final);
 
 /* The result column names (sweep_metric_names), looked up once. */
 struct batch_columns {

@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd.h"
 #include "atomic_file.h"
+#include "batch.h"
 #include "gnuplot.h"
 #include "report_html.h"
 #include "cmd_search.h"
@@ -28,18 +29,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 /* Rows finished ahead of the next one to write, at most: bounds the
  * memory held when one slow point (a large grad_accum) holds up the
  * rows after it. */
 #define SWEEP_WINDOW 4096
-/* How often the progress line and Ctrl-C are looked at, in ms. */
-#define SWEEP_TICK_MS 100
 
 /* Set by SIGINT.  A signal handler can reach nothing but globals; the
  * main thread polls it every tick. */
@@ -195,14 +190,6 @@ worker(void *arg)
     return NULL;
 }
 
-static void
-progress(int64_t done, int64_t total, int final)
-{
-    fprintf(stderr, "\rfsdpsim: sweep: %lld of %lld points (%.0f%%)%s",
-            (long long)done, (long long)total,
-            100.0 * (double)done / (double)total, final ? "\n" : "");
-}
-
 /* Write the rows that are ready, in order, to out; returns how many. */
 static int64_t
 write_ready(struct pool *p, FILE *out)
@@ -224,36 +211,14 @@ static int
 run_points(struct pool *p, int jobs, FILE *out)
 {
     int tty = isatty(2);
-    pthread_t *threads = xcalloc(jobs, sizeof *threads);
-    /* Workers block SIGINT so that it reaches the thread that polls. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    for (int i = 0; i < jobs; i++) {
-        int err = pthread_create(&threads[i], NULL, worker, p);
-        if (err != 0) {
-            fprintf(stderr, "fsdpsim: cannot start a thread: %s\n",
-                    strerror(err));
-            abort();
-        }
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_t *threads = batch_start_workers(jobs, worker, p);
 
     int interrupted = 0;
     int64_t shown = -1;
     pthread_mutex_lock(&p->lock);
     while (p->written < p->sw->n_points) {
-        if (p->rows[p->written] == NULL) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += SWEEP_TICK_MS * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&p->done, &p->lock, &ts);
-        }
+        if (p->rows[p->written] == NULL)
+            batch_wait_tick(&p->done, &p->lock);
         if (sweep_interrupted) {
             interrupted = 1;
             break;
@@ -261,18 +226,17 @@ run_points(struct pool *p, int jobs, FILE *out)
         if (write_ready(p, out) > 0)
             pthread_cond_broadcast(&p->space);
         if (tty && p->written != shown)
-            progress(shown = p->written, p->sw->n_points, 0);
+            batch_progress("sweep", shown = p->written, p->sw->n_points,
+                           0);
     }
     /* Points in flight finish; no new ones start. */
     p->stop = 1;
     pthread_cond_broadcast(&p->space);
     pthread_mutex_unlock(&p->lock);
-    for (int i = 0; i < jobs; i++)
-        pthread_join(threads[i], NULL);
-    free(threads);
+    batch_join_workers(threads, jobs);
     write_ready(p, out);
     if (tty)
-        progress(p->written, p->sw->n_points, 1);
+        batch_progress("sweep", p->written, p->sw->n_points, 1);
     return interrupted;
 }
 
@@ -537,13 +501,7 @@ cmd_sweep(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sweep_interrupted = 0;
     sigaction(SIGINT, &sa, &old_sa);
-#ifdef M_TRIM_THRESHOLD
-    /* Every point allocates and frees the same large arrays: keep them
-     * in the heap rather than mapping and faulting them in again per
-     * point (a third of the time of a large point otherwise). */
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-#endif
+    batch_keep_heap();
 
     sweep_csv_header(&sw, metrics, n_metrics, out);
     struct pool p = {.sw = &sw, .base_argc = base_argc, .base_argv = base,
