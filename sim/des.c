@@ -113,8 +113,7 @@ des_pending(const struct des *d, struct des_event **out)
     *out = NULL;
     if (d->n == 0)
         return 0;
-    *out = xmalloc(d->n * sizeof **out);
-    memcpy(*out, d->heap, d->n * sizeof **out);
+    *out = xmemdup(d->heap, d->n * sizeof **out);
     qsort(*out, d->n, sizeof **out, cmp_events);
     return d->n;
 }

@@ -316,14 +316,14 @@ busy_at(struct engine *e, int q)
                             : &e->pg_busy[q - STREAM_COUNT];
 }
 
+/* A copy of elements FROM .. FROM+N-1 of the array at BASE. */
 static void *
 slice(const void *base, size_t elem, int from, int n)
 {
-    void *p = xmalloc(elem * (n > 0 ? (size_t)n : 1));
-    if (n > 0)
-        memcpy(p, (const char *)base + elem * (size_t)from,
-               elem * (size_t)n);
-    return p;
+    if (n <= 0)
+        return xmemdup(NULL, 0);
+    return xmemdup((const char *)base + elem * (size_t)from,
+                   elem * (size_t)n);
 }
 
 static struct eng_snap *

@@ -109,18 +109,35 @@ mem_sample(struct mem *m, int64_t t)
     }
     if (m->reserved > m->st.peak_reserved)
         m->st.peak_reserved = m->reserved;
-    struct mem_sample *s;
-    if (m->n_samples > 0 && m->samples[m->n_samples - 1].t_ns == t) {
-        s = &m->samples[m->n_samples - 1];
-    } else {
-        m->samples = xgrow(m->samples, &m->cap_samples, m->n_samples + 1,
-                           sizeof *m->samples);
-        s = &m->samples[m->n_samples++];
+    struct mem_sample s = {t, m->allocated, m->reserved, {0}};
+    memcpy(s.by_cat, m->by_cat, sizeof m->by_cat);
+    mem_put_sample(m, &s);
+}
+
+void
+mem_put_sample(struct mem *m, const struct mem_sample *s)
+{
+    /* Several changes at one time leave one sample, the last. */
+    if (m->n_samples > 0 && m->samples[m->n_samples - 1].t_ns == s->t_ns) {
+        m->samples[m->n_samples - 1] = *s;
+        return;
     }
-    s->t_ns = t;
-    s->allocated = m->allocated;
-    s->reserved = m->reserved;
-    memcpy(s->by_cat, m->by_cat, sizeof m->by_cat);
+    m->samples = xgrow(m->samples, &m->cap_samples, m->n_samples + 1,
+                       sizeof *m->samples);
+    m->samples[m->n_samples++] = *s;
+}
+
+void
+mem_grow_pending(struct mem *m, int op)
+{
+    if ((size_t)op < m->cap_pending)
+        return;
+    size_t old = m->cap_pending;
+    m->pending_head = xgrow(m->pending_head, &m->cap_pending, (size_t)op + 1,
+                            sizeof(int));
+    m->pending_tail = xrealloc(m->pending_tail, m->cap_pending * sizeof(int));
+    for (size_t k = old; k < m->cap_pending; k++)
+        m->pending_head[k] = m->pending_tail[k] = -1;
 }
 
 /* A new block, not yet in any list (state USED until the caller says). */
@@ -284,15 +301,7 @@ mem_release(struct mem *m, int64_t t, int buffer, int wait_op,
         b->state = BLOCK_PENDING;
         b->wait_op = wait_op;
         b->pending_next = -1;
-        if ((size_t)wait_op >= m->cap_pending) {
-            size_t old = m->cap_pending;
-            m->pending_head = xgrow(m->pending_head, &m->cap_pending,
-                                    (size_t)wait_op + 1, sizeof(int));
-            m->pending_tail = xrealloc(m->pending_tail,
-                                       m->cap_pending * sizeof(int));
-            for (size_t k = old; k < m->cap_pending; k++)
-                m->pending_head[k] = m->pending_tail[k] = -1;
-        }
+        mem_grow_pending(m, wait_op);
         if (m->pending_head[wait_op] < 0)
             m->pending_head[wait_op] = i;
         else

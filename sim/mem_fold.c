@@ -43,15 +43,6 @@ struct mem_snapshot {
     enum mem_category *live_cat;
 };
 
-static void *
-dup(const void *p, size_t bytes)
-{
-    void *q = xmalloc(bytes ? bytes : 1);
-    if (bytes)
-        memcpy(q, p, bytes);
-    return q;
-}
-
 static int
 pending_at(const struct mem *m, const int *list, int op)
 {
@@ -253,36 +244,6 @@ mem_snapshot_matches(struct mem_snapshot *s, const struct mem *m,
     return ok;
 }
 
-static void
-set_pending(struct mem *m, int op, int head, int tail)
-{
-    if ((size_t)op >= m->cap_pending) {
-        size_t old = m->cap_pending;
-        m->pending_head = xgrow(m->pending_head, &m->cap_pending,
-                                (size_t)op + 1, sizeof(int));
-        m->pending_tail = xrealloc(m->pending_tail,
-                                   m->cap_pending * sizeof(int));
-        for (size_t k = old; k < m->cap_pending; k++)
-            m->pending_head[k] = m->pending_tail[k] = -1;
-    }
-    m->pending_head[op] = head;
-    m->pending_tail[op] = tail;
-}
-
-/* Append S, or replace the last sample when it has the same time (as
- * mem_sample does). */
-static void
-put_sample(struct mem *m, const struct mem_sample *s)
-{
-    if (m->n_samples > 0 && m->samples[m->n_samples - 1].t_ns == s->t_ns) {
-        m->samples[m->n_samples - 1] = *s;
-        return;
-    }
-    m->samples = xgrow(m->samples, &m->cap_samples, m->n_samples + 1,
-                       sizeof *m->samples);
-    m->samples[m->n_samples++] = *s;
-}
-
 void
 mem_fold(struct mem *m, const struct mem_snapshot *s,
          const struct mem_fold_map *map, int copies, int bstride)
@@ -298,7 +259,9 @@ mem_fold(struct mem *m, const struct mem_snapshot *s,
             continue;
         int tail = m->pending_tail[op];
         m->pending_head[op] = m->pending_tail[op] = -1;
-        set_pending(m, op + shift, head, tail);
+        mem_grow_pending(m, op + shift);
+        m->pending_head[op + shift] = head;
+        m->pending_tail[op + shift] = tail;
     }
     for (size_t i = 0; i < m->n_blocks; i++)
         if (m->blocks[i].state == BLOCK_PENDING)
@@ -320,12 +283,13 @@ mem_fold(struct mem *m, const struct mem_snapshot *s,
     if (from > 0 && !same_sample(&s->last, 0, &m->samples[from - 1], 0))
         from--;
     size_t n = m->n_samples - from;
-    struct mem_sample *tpl = dup(m->samples + from, n * sizeof *tpl);
+    struct mem_sample *tpl = n ? xmemdup(m->samples + from, n * sizeof *tpl)
+                               : NULL;
     for (int j = 1; j <= copies; j++)
         for (size_t k = 0; k < n; k++) {
             struct mem_sample x = tpl[k];
             x.t_ns += j * period;
-            put_sample(m, &x);
+            mem_put_sample(m, &x);
         }
     free(tpl);
     m->st.retries += copies * (m->st.retries - s->retries);

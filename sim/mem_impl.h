@@ -75,5 +75,9 @@ struct mem {
 
 /* Record the current totals as a sample at t (mem.c). */
 void mem_sample(struct mem *m, int64_t t);
+/* Append S, or replace the last sample when it has the same time. */
+void mem_put_sample(struct mem *m, const struct mem_sample *s);
+/* Make room in the pending lists for op OP (new entries empty). */
+void mem_grow_pending(struct mem *m, int op);
 
 #endif

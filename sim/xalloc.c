@@ -58,6 +58,15 @@ xgrow(void *p, size_t *cap, size_t need, size_t elem_size)
     return xrealloc(p, c * elem_size);
 }
 
+void *
+xmemdup(const void *p, size_t bytes)
+{
+    void *q = xmalloc(bytes ? bytes : 1);
+    if (bytes)
+        memcpy(q, p, bytes);
+    return q;
+}
+
 char *
 xstrdup(const char *s)
 {

@@ -18,6 +18,8 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t size);
 /* Grow an array to hold at least need elements; *cap is updated. */
 void *xgrow(void *p, size_t *cap, size_t need, size_t elem_size);
+/* A copy of BYTES bytes at P (P may be NULL when BYTES is 0). */
+void *xmemdup(const void *p, size_t bytes);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
