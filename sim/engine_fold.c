@@ -327,7 +327,7 @@ slice(const void *base, size_t elem, int from, int n)
 }
 
 static struct eng_snap *
-take_snapshot(struct engine *e, int k, int b, int b_next, int64_t now)
+take_snapshot(struct engine *e, int k, int b, int64_t now)
 {
     struct engine_fold *f = e->fold;
     struct eng_snap *sn = xcalloc(1, sizeof *sn);
@@ -355,9 +355,7 @@ take_snapshot(struct engine *e, int k, int b, int b_next, int64_t now)
     sn->blocked = e->blocked_on;
     sn->host_scheduled = e->host_scheduled;
     sn->n_ev = des_pending(e->des, &sn->ev);
-    struct mem_fold_map map = {e->s, f->buf_alloc_op, b, b_next, lo, 0, now,
-                               0};
-    sn->mem = mem_snapshot_take(e->r->mem, &map);
+    sn->mem = mem_snapshot_take(e->r->mem, lo, b);
     return sn;
 }
 
@@ -374,67 +372,61 @@ same_ref(int a, int b, int stride)
     return a < 0 ? b == a : b == a + stride;
 }
 
-/* Does the state at b2 (now) repeat snapshot SN (at b1 = st->b1)? */
+/* Is snapshot NOW (at b2 = st->b2) snapshot THEN (at b1 = st->b1) again,
+ * one period on? */
 static int
-state_repeats(struct engine *e, const struct eng_snap *sn,
-              const struct fold_step *st, int64_t now, int lo2,
+state_repeats(const struct engine *e, const struct eng_snap *then,
+              const struct eng_snap *now, const struct fold_step *st,
               int *max_abs)
 {
-    struct engine_fold *f = e->fold;
     int stride = st->stride;
-    int64_t t1 = sn->t;
-    if (lo2 != sn->lo + stride || lo2 < st->b1)
+    int64_t t1 = then->t, t2 = now->t;
+    if (now->lo != then->lo + stride || now->lo < st->b1)
         return 0;
-    for (int i = 0; i < st->b1 - sn->lo; i++) {
-        int y = sn->lo + i + stride;
-        if (sn->done[i] != e->done[y])
+    for (int i = 0; i < st->b1 - then->lo; i++) {
+        if (then->done[i] != now->done[i])
             return 0;
-        if (sn->done[i])
+        if (then->done[i])
             continue;
-        const struct op_time *a = &sn->times[i], *b = &e->r->times[y];
-        if (sn->started[i] != e->started[y]
-            || !same_t(sn->ready[i], t1, e->ready_ns[y], now)
-            || !same_t(sn->issue_end[i], t1, e->issue_end_ns[y], now)
-            || !same_t(a->issue_ns, t1, b->issue_ns, now)
-            || sn->remaining[i] != e->remaining_ns[y]
-            || sn->rate[i] != e->rate[y]
-            || (sn->started[i]      /* unset before it starts */
-                && (!same_t(a->start_ns, t1, b->start_ns, now)
-                    || !same_t(a->end_ns, t1, b->end_ns, now)
-                    || !same_t(sn->since[i], t1, e->rate_since_ns[y],
-                               now))))
+        const struct op_time *a = &then->times[i], *b = &now->times[i];
+        if (then->started[i] != now->started[i]
+            || !same_t(then->ready[i], t1, now->ready[i], t2)
+            || !same_t(then->issue_end[i], t1, now->issue_end[i], t2)
+            || !same_t(a->issue_ns, t1, b->issue_ns, t2)
+            || then->remaining[i] != now->remaining[i]
+            || then->rate[i] != now->rate[i]
+            || (then->started[i]    /* unset before it starts */
+                && (!same_t(a->start_ns, t1, b->start_ns, t2)
+                    || !same_t(a->end_ns, t1, b->end_ns, t2)
+                    || !same_t(then->since[i], t1, now->since[i], t2))))
             return 0;
+        int y = now->lo + i;
         if (!op_repeats(e->s, &e->r->cost, y, y - stride, stride,
                         st->bstride, max_abs))
             return 0;
     }
     for (int q = 0; q < STREAM_COUNT + PG_COUNT; q++) {
-        struct queue *qu = queue_at(e, q);
-        if (qu->tail - qu->head != sn->qn[q]
-            || !same_ref(sn->busy[q], *busy_at(e, q), stride))
+        if (now->qn[q] != then->qn[q]
+            || !same_ref(then->busy[q], now->busy[q], stride))
             return 0;
-        for (size_t k = 0; k < sn->qn[q]; k++)
-            if (qu->ids[qu->head + k] != sn->q[q][k] + stride)
+        for (size_t k = 0; k < then->qn[q]; k++)
+            if (now->q[q][k] != then->q[q][k] + stride)
                 return 0;
     }
-    if (!same_ref(sn->blocked, e->blocked_on, stride)
-        || sn->host_scheduled != e->host_scheduled)
+    if (!same_ref(then->blocked, now->blocked, stride)
+        || then->host_scheduled != now->host_scheduled
+        || now->n_ev != then->n_ev)
         return 0;
-    struct des_event *ev2;
-    size_t n_ev2 = des_pending(e->des, &ev2);
-    int same = n_ev2 == sn->n_ev;
-    for (size_t k = 0; k < n_ev2 && same; k++) {
-        const struct des_event *a = &sn->ev[k], *b = &ev2[k];
-        same = a->type == b->type && a->t_ns - t1 == b->t_ns - now
-               && (a->type == EV_END ? b->arg == a->arg + stride
-                                     : b->arg == a->arg);
+    for (size_t k = 0; k < now->n_ev; k++) {
+        const struct des_event *a = &then->ev[k], *b = &now->ev[k];
+        if (a->type != b->type || a->t_ns - t1 != b->t_ns - t2
+            || (a->type == EV_END ? b->arg != a->arg + stride
+                                  : b->arg != a->arg))
+            return 0;
     }
-    free(ev2);
-    if (!same)
-        return 0;
-    struct mem_fold_map map = {e->s, f->buf_alloc_op, st->b1, st->b2,
-                               sn->lo, lo2, t1, now};
-    return mem_snapshot_matches(sn->mem, e->r->mem, &map);
+    struct mem_fold_map map = {e->s, e->fold->buf_alloc_op, st->b1, st->b2,
+                               then->lo, now->lo, t1, t2};
+    return mem_snapshots_match(then->mem, now->mem, &map);
 }
 
 struct shift_ctx {
@@ -539,7 +531,7 @@ engine_fold_reached(struct engine *e, int id, int64_t now)
     /* The host starts micro-batch k (2 <= k <= last). */
     int k = 2 + (id - run->first) / run->stride;
     f->logging = 0;
-    int lo2 = lowest_open(e);
+    struct eng_snap *cur = take_snapshot(e, k, id, now);
     for (int p = 1; p <= FOLD_MAX_PERIOD; p++) {
         const struct eng_snap *sn = f->snaps[p - 1];
         /* Whole periods up to the last middle micro-batch. */
@@ -549,15 +541,16 @@ engine_fold_reached(struct engine *e, int id, int64_t now)
         struct fold_step st = {sn->b, id, p * run->stride, p * run->bstride,
                                periods, run->max_abs};
         int max_abs = st.max_abs;
-        if (state_repeats(e, sn, &st, now, lo2, &max_abs)
-            && max_abs < sn->lo) {
-            int64_t dt = jump(e, sn, &st, now, lo2);
+        if (state_repeats(e, sn, cur, &st, &max_abs) && max_abs < sn->lo) {
+            int64_t dt = jump(e, sn, &st, now, cur->lo);
+            snap_free(cur);
             drop_snapshots(f);
             f->cur++;
             return dt;
         }
     }
     if (k >= run->last) {
+        snap_free(cur);
         drop_snapshots(f);      /* nothing left to compare it with */
         return 0;
     }
@@ -565,7 +558,7 @@ engine_fold_reached(struct engine *e, int id, int64_t now)
     snap_free(f->snaps[FOLD_MAX_PERIOD - 1]);
     memmove(f->snaps + 1, f->snaps,
             sizeof *f->snaps * (FOLD_MAX_PERIOD - 1));
-    f->snaps[0] = take_snapshot(e, k, id, id + run->stride, now);
+    f->snaps[0] = cur;
     /* The log starts at the oldest snapshot kept. */
     const struct eng_snap *oldest = f->snaps[FOLD_MAX_PERIOD - 1]
                                         ? f->snaps[FOLD_MAX_PERIOD - 1]

@@ -72,13 +72,14 @@ struct mem_fold_map {
     int64_t t1, t2;             /* when the host reached each */
 };
 
-struct mem_snapshot *mem_snapshot_take(const struct mem *m,
-                                       const struct mem_fold_map *map);
+/* The allocator's state when the host reaches op B, LO the lowest op
+ * not finished. */
+struct mem_snapshot *mem_snapshot_take(const struct mem *m, int lo, int b);
 void mem_snapshot_free(struct mem_snapshot *snap);
-/* Is the allocator now (at map->b2) what it was at the snapshot (map->b1),
- * with ops, buffers and times moved by one micro-batch? */
-int mem_snapshot_matches(struct mem_snapshot *snap, const struct mem *m,
-                         const struct mem_fold_map *map);
+/* Is NOW (taken at map->b2) the state THEN was (at map->b1), with ops,
+ * buffers and times moved by one period?  Both may be sorted in place. */
+int mem_snapshots_match(struct mem_snapshot *then, struct mem_snapshot *now,
+                        const struct mem_fold_map *map);
 /* Move the allocator on by COPIES micro-batches: ops by copies x stride,
  * the buffers allocated since b1 by copies x bstride, and the samples of
  * the micro-batch since the snapshot repeated, each t2 - t1 later. */

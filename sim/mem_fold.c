@@ -39,6 +39,7 @@ struct mem_snapshot {
     size_t n_samples;
     struct mem_sample last;
     int retries, ooms;
+    int n_buffers;
     uint64_t *live_addr;            /* per buffer; UINT64_MAX: not live */
     enum mem_category *live_cat;
 };
@@ -63,10 +64,11 @@ cmp_addr(const void *a, const void *b)
 }
 
 /* The allocator's state with slots replaced by addresses; pending lists
- * for ops FROM .. FROM+COUNT-1. */
-static struct mem_snapshot *
-canon(const struct mem *m, int from, int count)
+ * for ops LO .. END-1. */
+struct mem_snapshot *
+mem_snapshot_take(const struct mem *m, int lo, int end)
 {
+    int from = lo, count = end - lo;
     struct mem_snapshot *s = xcalloc(1, sizeof *s);
     s->blocks = xmalloc(sizeof *s->blocks * (m->n_blocks + 1));
     for (size_t i = 0; i < m->n_blocks; i++) {
@@ -110,13 +112,7 @@ canon(const struct mem *m, int from, int count)
         s->last = m->samples[m->n_samples - 1];
     s->retries = m->st.retries;
     s->ooms = m->st.ooms;
-    return s;
-}
-
-struct mem_snapshot *
-mem_snapshot_take(const struct mem *m, const struct mem_fold_map *map)
-{
-    struct mem_snapshot *s = canon(m, map->lo1, map->b1 - map->lo1);
+    s->n_buffers = m->n_buffers;
     int nb = m->n_buffers ? m->n_buffers : 1;
     s->live_addr = xmalloc(sizeof(uint64_t) * nb);
     s->live_cat = xmalloc(sizeof *s->live_cat * nb);
@@ -217,29 +213,27 @@ same_state(struct mem_snapshot *a, struct mem_snapshot *b,
 }
 
 int
-mem_snapshot_matches(struct mem_snapshot *s, const struct mem *m,
-                     const struct mem_fold_map *map)
+mem_snapshots_match(struct mem_snapshot *then, struct mem_snapshot *now,
+                    const struct mem_fold_map *map)
 {
-    struct mem_snapshot *now = canon(m, map->lo2, map->b2 - map->lo2);
-    int ok = same_state(s, now, map);
-    mem_snapshot_free(now);
-    if (!ok)
+    if (then->n_buffers != now->n_buffers || !same_state(then, now, map))
         return 0;
     /* Live buffers: a buffer now and its counterpart then hold blocks at
      * one address, one to one. */
-    unsigned char *hit = xcalloc(m->n_buffers ? m->n_buffers : 1, 1);
-    for (int v = 0; v < m->n_buffers && ok; v++) {
-        if (m->buffer_block[v] < 0)
+    int n = now->n_buffers, ok = 1;
+    unsigned char *hit = xcalloc(n ? n : 1, 1);
+    for (int v = 0; v < n && ok; v++) {
+        if (now->live_addr[v] == UINT64_MAX)
             continue;
         int u = counterpart(map, v);
-        ok = u >= 0 && u < m->n_buffers && !hit[u]
-             && s->live_addr[u] == m->blocks[m->buffer_block[v]].addr
-             && s->live_cat[u] == m->buffer_cat[v];
+        ok = u >= 0 && u < n && !hit[u]
+             && then->live_addr[u] == now->live_addr[v]
+             && then->live_cat[u] == now->live_cat[v];
         if (ok)
             hit[u] = 1;
     }
-    for (int u = 0; u < m->n_buffers && ok; u++)
-        ok = hit[u] || s->live_addr[u] == UINT64_MAX;
+    for (int u = 0; u < n && ok; u++)
+        ok = hit[u] || then->live_addr[u] == UINT64_MAX;
     free(hit);
     return ok;
 }
