@@ -252,16 +252,7 @@ END_TEST
 static char *
 platform_text(const struct topo *t)
 {
-    FILE *f = tmpfile();
-    ck_assert_ptr_nonnull(f);
-    net_platform_write(t, f);
-    long len = ftell(f);
-    char *buf = xmalloc((size_t)len + 1);
-    rewind(f);
-    ck_assert_int_eq(fread(buf, 1, (size_t)len, f), len);
-    buf[len] = '\0';
-    fclose(f);
-    return buf;
+    return tu_topo_text(t, net_platform_write);
 }
 
 START_TEST(test_simgrid_generated_platforms_pass_checks)

@@ -14,6 +14,7 @@
 #include "topo.h"
 
 #include "testutil.h"
+#include "xalloc.h"
 
 #include <check.h>
 #include <math.h>
@@ -180,21 +181,19 @@ assert_topo_equal(const struct topo *a, const struct topo *b)
             }
 }
 
+/* topo_print() of T as a string.  Caller frees. */
+static char *
+print_to_string(const struct topo *t)
+{
+    return tu_topo_text(t, topo_print);
+}
+
 /* topo_print() T, parse the output, and check it is the same topology. */
 static void
 assert_round_trip(const struct topo *t)
 {
-    FILE *f = tmpfile();
-    ck_assert_ptr_nonnull(f);
-    topo_print(t, f);
-    long len = ftell(f);
-    ck_assert_int_gt(len, 0);
-    rewind(f);
-    char *text = malloc((size_t)len + 1);
-    ck_assert_ptr_nonnull(text);
-    ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
-    text[len] = '\0';
-    fclose(f);
+    char *text = print_to_string(t);
+    ck_assert_int_gt(strlen(text), 0);
     char *cause = NULL;
     struct topo *back = topo_parse_ini(text, "printed.ini", &cause);
     ck_assert_msg(back != NULL, "%s\n%s", cause ? cause : "", text);
@@ -453,40 +452,17 @@ START_TEST(test_topo_print_format)
     /* The printed form uses the shortest exact unit: 85899345920 B as
      * 80GiB, 25e9 B/s on a NIC as 200Gbps, 3000 ns as 3us. */
     struct topo *t = load_ok("dgx-a100-80g");
-    FILE *f = tmpfile();
-    ck_assert_ptr_nonnull(f);
-    topo_print(t, f);
-    rewind(f);
-    char text[4096];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
+    char *text = print_to_string(t);
     ck_assert_ptr_nonnull(strstr(text, "\nmemory           = 80GiB\n"));
     ck_assert_ptr_nonnull(strstr(text, "\nnic_bandwidth    = 200Gbps\n"));
     ck_assert_ptr_nonnull(strstr(text, "\nkernel_overhead  = 3us\n"));
     ck_assert_ptr_nonnull(strstr(text, "\nmemory_bandwidth = 2039GBps\n"));
     ck_assert_ptr_nonnull(strstr(text, "\nfp32             = 19.5TFLOPS\n"));
     ck_assert_ptr_nonnull(strstr(text, "\nfp8              = 0\n"));
+    free(text);
     topo_free(t);
 }
 END_TEST
-
-/* topo_print() of T as a string.  Caller frees. */
-static char *
-print_to_string(const struct topo *t)
-{
-    FILE *f = tmpfile();
-    ck_assert_ptr_nonnull(f);
-    topo_print(t, f);
-    long len = ftell(f);
-    rewind(f);
-    char *text = malloc((size_t)len + 1);
-    ck_assert_ptr_nonnull(text);
-    ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
-    text[len] = '\0';
-    fclose(f);
-    return text;
-}
 
 START_TEST(test_topo_calibration_keys)
 {

@@ -94,3 +94,14 @@ tu_temp_text(const char *text)
 {
     return tu_temp_file(text, strlen(text));
 }
+
+char *
+tu_topo_text(const struct topo *t, void (*write)(const struct topo *, FILE *))
+{
+    char *text;
+    size_t len;
+    FILE *f = xopen_memstream(&text, &len);
+    write(t, f);
+    fclose(f);
+    return text;
+}

@@ -6,6 +6,7 @@
 #define FSDPSIM_TESTUTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "engine.h"
 #include "metrics.h"
@@ -38,5 +39,10 @@ const char *tu_data_path(const char *name);
 char *tu_temp_file(const char *text, size_t len);
 /* The same for a NUL-terminated text. */
 char *tu_temp_text(const char *text);
+
+/* What WRITE prints for T, as a string (caller frees): topo_print,
+ * net_platform_write. */
+char *tu_topo_text(const struct topo *t,
+                   void (*write)(const struct topo *, FILE *));
 
 #endif
