@@ -4,6 +4,7 @@
  */
 #include "builtin.h"
 #include "cmd.h"
+#include "kernel.h"
 #include "layer.h"
 #include "model.h"
 #include "topo.h"
@@ -11,6 +12,7 @@
 #include "xalloc.h"
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,13 +20,23 @@ void
 cmd_models_help(FILE *out)
 {
     fprintf(out, "usage: fsdpsim models [--show NAME|FILE [--micro-batch N] "
-            "[--seq-len N] [--param-dtype D]]\n\n"
+            "[--seq-len N] [--param-dtype D]\n"
+            "                      [--kernels [--topology T] [--attention K] "
+            "[--compile]]]\n\n"
             "Without options, list the built-in models with their parameter "
             "counts.\nWith --show, print the module tree of a built-in model, "
             "a native .ini or a\nHugging Face config.json: per module its own "
             "and subtree parameters, the\nforward FLOPs and the activation "
             "bytes saved for backward by its subtree\nfor one micro-batch "
-            "(default 1 x 2048 tokens, bf16 activations).\n");
+            "(default 1 x 2048 tokens, bf16 activations).\n"
+            "With --kernels, list instead the GPU kernels PyTorch eager "
+            "launches for each\ndistinct leaf (list layers folded, 'x32'), "
+            "forward and backward, with their\nshape, FLOPs, HBM bytes, "
+            "efficiency and time on the GPU of --topology\n(default "
+            "dgx-a100-80g), attention kernel --attention (%s;\ndefault: the "
+            "model's config, else SDPA's pick) and --compile (fused\n"
+            "elementwise chains), then the totals per micro-batch.\n",
+            attn_kernel_choices);
 }
 
 /* Subtree sums of leaf costs, by module index (pre-order: children come
@@ -60,6 +72,8 @@ cmd_topologies_help(FILE *out)
 struct show_opts {
     const char *show;
     const char *micro_batch, *seq_len, *dtype;
+    bool kernels, compile;
+    const char *topology, *attention;
 };
 
 /* Parse "--show X" (and, for models, the micro-batch shape) / "-h";
@@ -72,6 +86,10 @@ parse_show(const char *cmd, int argc, char **argv, struct show_opts *so)
         {"micro-batch", required_argument, NULL, 'b'},
         {"seq-len", required_argument, NULL, 'l'},
         {"param-dtype", required_argument, NULL, 'd'},
+        {"kernels", no_argument, NULL, 'k'},
+        {"topology", required_argument, NULL, 't'},
+        {"attention", required_argument, NULL, 'a'},
+        {"compile", no_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int models = strcmp(cmd, "models") == 0;
@@ -88,6 +106,14 @@ parse_show(const char *cmd, int argc, char **argv, struct show_opts *so)
             so->seq_len = optarg;
         } else if (models && c == 'd') {
             so->dtype = optarg;
+        } else if (models && c == 'k') {
+            so->kernels = true;
+        } else if (models && c == 't') {
+            so->topology = optarg;
+        } else if (models && c == 'a') {
+            so->attention = optarg;
+        } else if (models && c == 'c') {
+            so->compile = true;
         } else if (c == 'h') {
             return 1;
         } else {
@@ -144,6 +170,42 @@ bad:;
     return -1;
 }
 
+/* models --show M --kernels: the kernel list on a topology's GPU. */
+static int
+show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
+             int64_t seq)
+{
+    char *cause = NULL;
+    enum dtype d = DTYPE_BF16;
+    if (so->dtype && dtype_parse(so->dtype, &d) != 0)
+        d = DTYPE_BF16;   /* shape_from_opts has refused it already */
+    int want = ATTN_AUTO;
+    if (so->attention && (want = attn_kernel_parse(so->attention)) < 0) {
+        char *msg = xasprintf("--attention: '%s' is not an attention kernel "
+                              "(%s)", so->attention, attn_kernel_choices);
+        cmd_error("models", msg, 0);
+        free(msg);
+        return EXIT_USAGE;
+    }
+    struct topo *t = topo_load_sized(so->topology ? so->topology
+                                                  : "dgx-a100-80g",
+                                     0, 0, false, &cause);
+    struct kernel_ctx ctx = {.micro_batch = mb, .seq_len = seq,
+                             .act_bytes = dtype_bytes(d),
+                             .compile = so->compile,
+                             .layer_cls = m->layer_cls};
+    if (t == NULL
+        || kernel_attention_for(m, want, t, d, &ctx.attn, &cause) != 0) {
+        cmd_error("models", cause, 0);
+        free(cause);
+        topo_free(t);
+        return EXIT_USAGE;
+    }
+    kernel_print_model(m, t, &ctx, d, stdout);
+    topo_free(t);
+    return 0;
+}
+
 int
 cmd_models(int argc, char **argv)
 {
@@ -166,6 +228,17 @@ cmd_models(int argc, char **argv)
         if (m == NULL) {
             cmd_error("models", cause, 0);
             free(cause);
+            return EXIT_USAGE;
+        }
+        if (so.kernels) {
+            rc = show_kernels(m, &so, mb, seq);
+            model_free(m);
+            return rc;
+        }
+        if (so.topology || so.attention || so.compile) {
+            cmd_error("models", "--topology, --attention and --compile go "
+                      "with --kernels", 0);
+            model_free(m);
             return EXIT_USAGE;
         }
         struct model_costs mc;

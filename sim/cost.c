@@ -2,29 +2,13 @@
  * cost.c: per-op durations (see cost.h).
  */
 #include "cost.h"
-#include "layer.h"
+#include "kernel_cost.h"
 #include "xalloc.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Fraction of HBM bandwidth a streaming kernel reaches; STREAM-like copy
- * kernels reach about 85-90% of the datasheet figure on A100/H100
- * (NVIDIA, "CUDA C++ Best Practices Guide", effective vs theoretical
- * bandwidth). */
-#define HBM_EFFICIENCY 0.85
-/* GEMM dimension at which a kernel reaches half its large-shape
- * efficiency: small M, N or K leave SMs idle and tiles partially filled
- * (NVIDIA Deep Learning Performance Guide, "Matrix Multiplication
- * Background": tile and wave quantization). */
-#define GEMM_HALF_DIM 64.0
-/* FlashAttention-2 reaches about 70% of A100 peak forward and a little
- * less backward, against about 80% for large cuBLAS GEMMs (Dao 2023,
- * Figures 5-6), so attention runs at these fractions of the GEMM
- * efficiency. */
-#define ATTN_FWD_REL_EFFICIENCY 0.9
-#define ATTN_BWD_REL_EFFICIENCY 0.8
 /* Fixed latency of a host<->device copy (cudaMemcpyAsync setup). */
 #define COPY_LATENCY_NS 10000.0
 /* Distinct collectives remembered while timing a schedule. */
@@ -32,46 +16,31 @@
 /* Host time to launch one NCCL collective (enqueue, proxy hand-off). */
 #define COLL_LAUNCH_KERNELS 2
 
+void
+cost_kernel_ctx(const struct sched *s, struct kernel_ctx *ctx)
+{
+    ctx->micro_batch = s->micro_batch;
+    ctx->seq_len = s->seq_len;
+    ctx->act_bytes = dtype_bytes(s->param_dtype);
+    ctx->attn = s->attn;
+    ctx->compile = s->compile;
+    ctx->layer_cls = s->block_cls;
+}
+
 double
-cost_gemm_efficiency(const struct topo *t, int64_t m, int64_t n, int64_t k)
+cost_leaf_time_s(const struct topo *t, const struct module *m,
+                 const struct kernel_ctx *ctx, enum dtype d,
+                 enum kernel_phase ph, int *launches)
 {
-    double f = 1.0;
-    double dims[3] = {(double)m, (double)n, (double)k};
-    for (int i = 0; i < 3; i++)
-        f *= dims[i] / (dims[i] + GEMM_HALF_DIM);
-    return t->gemm_efficiency * f;
-}
-
-static double
-peak_for(const struct topo *t, enum dtype d)
-{
-    double p = t->peak_flops[d];
-    if (p <= 0)          /* a dtype the GPU lacks runs at fp32 rate */
-        p = t->peak_flops[DTYPE_FP32];
-    return p;
-}
-
-/* Roofline time of one leaf, forward (bwd = 0) or backward. */
-static double
-leaf_time_s(const struct topo *t, const struct module *m, int64_t mb,
-            int64_t seq, enum dtype d, int bwd, int *kernels)
-{
-    struct layer_work w;
-    layer_work(m, mb, seq, dtype_bytes(d), &w);
-    double flops = bwd ? w.bwd_flops : w.fwd_flops;
-    double bytes = bwd ? w.bwd_bytes : w.fwd_bytes;
-    double eff;
-    if (w.is_attention)
-        eff = t->gemm_efficiency
-              * (bwd ? ATTN_BWD_REL_EFFICIENCY : ATTN_FWD_REL_EFFICIENCY);
-    else if (w.gemm_m > 0)
-        eff = cost_gemm_efficiency(t, w.gemm_m, w.gemm_n, w.gemm_k);
-    else
-        eff = t->gemm_efficiency;
-    double tf = flops > 0 ? flops / (peak_for(t, d) * eff) : 0;
-    double tm = bytes / (t->hbm_Bps * HBM_EFFICIENCY);
-    *kernels = bwd ? w.bwd_kernels : w.fwd_kernels;
-    return fmax(tf, tm) + *kernels * t->kernel_overhead_ns * 1e-9;
+    struct kernel ks[KERNEL_MAX_PER_LEAF];
+    int n = kernel_list(m, ctx, ph, ks);
+    double sec = 0;
+    *launches = 0;
+    for (int i = 0; i < n; i++) {
+        sec += kernel_time_s(t, &ks[i], d);
+        *launches += ks[i].launches;
+    }
+    return sec;
 }
 
 void
@@ -122,11 +91,13 @@ cost_table_build(const struct sched *s, const struct topo *t,
     double *bwd_s = xcalloc(s->n_leaves + 1, sizeof(double));
     int *fwd_k = xcalloc(s->n_leaves + 1, sizeof(int));
     int *bwd_k = xcalloc(s->n_leaves + 1, sizeof(int));
+    struct kernel_ctx kc;
+    cost_kernel_ctx(s, &kc);
     for (int l = 0; l < s->n_leaves; l++) {
-        fwd_s[l] = leaf_time_s(t, s->leaves[l], s->micro_batch, s->seq_len,
-                               s->param_dtype, 0, &fwd_k[l]);
-        bwd_s[l] = leaf_time_s(t, s->leaves[l], s->micro_batch, s->seq_len,
-                               s->param_dtype, 1, &bwd_k[l]);
+        fwd_s[l] = cost_leaf_time_s(t, s->leaves[l], &kc, s->param_dtype,
+                                    PHASE_FWD, &fwd_k[l]);
+        bwd_s[l] = cost_leaf_time_s(t, s->leaves[l], &kc, s->param_dtype,
+                                    PHASE_BWD, &bwd_k[l]);
     }
 
     double launch = t->launch_overhead_ns;
@@ -135,6 +106,7 @@ cost_table_build(const struct sched *s, const struct topo *t,
         const struct sched_op *op = &s->ops[i];
         double sec = 0;
         int kernels = 1;
+        double host_extra_s = 0;
         switch (op->kind) {
         case OP_FORWARD:
         case OP_RECOMPUTE:
@@ -144,6 +116,8 @@ cost_table_build(const struct sched *s, const struct topo *t,
                 if (op->kind == OP_BACKWARD) {
                     sec += bwd_s[l];
                     kernels += bwd_k[l];
+                    host_extra_s += bwd_k[l] * t->autograd_overhead_ns
+                                    * 1e-9;
                 } else {
                     sec += fwd_s[l];
                     kernels += fwd_k[l];
@@ -183,10 +157,12 @@ cost_table_build(const struct sched *s, const struct topo *t,
             kernels = COLL_LAUNCH_KERNELS;
             break;
         }
-        case OP_CAST:
-            sec = (double)op->bytes / (t->hbm_Bps * HBM_EFFICIENCY)
-                  + t->kernel_overhead_ns * 1e-9;
+        case OP_CAST: {
+            struct kernel k = {.name = "copy", .cls = KERNEL_ELEMENTWISE,
+                               .launches = 1, .bytes = (double)op->bytes};
+            sec = kernel_time_s(t, &k, s->param_dtype);
             break;
+        }
         case OP_H2D:
         case OP_D2H:
             sec = (double)op->bytes / t->pcie_Bps + COPY_LATENCY_NS * 1e-9;
@@ -195,10 +171,18 @@ cost_table_build(const struct sched *s, const struct topo *t,
             /* Memory-bound update, on the GPU or, offloaded, the host. */
             if (op->stream == STREAM_HOST)
                 sec = (double)op->bytes / t->host_mem_Bps;
-            else
-                sec = (double)op->bytes / (t->hbm_Bps * HBM_EFFICIENCY)
-                      + t->kernel_overhead_ns * 1e-9;
+            else {
+                /* torch.optim.AdamW's foreach path: a handful of
+                 * multi-tensor kernels streaming params, grads and the
+                 * two moments. */
+                struct kernel k = {.name = "adamw (foreach)",
+                                   .cls = KERNEL_ELEMENTWISE, .launches = 4,
+                                   .bytes = (double)op->bytes};
+                sec = kernel_time_s(t, &k, s->param_dtype);
+            }
             kernels = 4;
+            /* The training loop's Python around the step. */
+            host_extra_s += t->step_overhead_ns * 1e-9;
             break;
         case OP_EVENT:
             kernels = 0;
@@ -210,7 +194,8 @@ cost_table_build(const struct sched *s, const struct topo *t,
             kernels = 0;
             break;
         }
-        double hooks_s = op->hooks * t->hook_overhead_ns * 1e-9;
+        double hooks_s = op->hooks * t->hook_overhead_ns * 1e-9
+                         + host_extra_s;
         ct->gpu_ns[i] = cost_seconds_to_ns(sec);
         ct->launch_ns[i] = cost_seconds_to_ns(
             hooks_s + (kernels > 0 ? launch * 1e-9 : 0));

@@ -1,10 +1,12 @@
 /*
  * cost.h: how long each scheduled op takes on the GPU and on the host.
  *
- * Compute follows a roofline per leaf layer: FLOPs against the dtype's peak
- * times a size-dependent GEMM efficiency, or bytes against HBM bandwidth,
- * whichever is slower.  Collectives use NCCL's ring model (coll.h), copies
- * the PCIe or HBM bandwidth.  All times are integer nanoseconds.
+ * Compute is the sum over each leaf's kernels (kernel.h), each timed on the
+ * GPU by kernel_cost.h: GEMMs by shape, attention by the published kernel
+ * table, memory-bound kernels by HBM bandwidth.  Collectives follow NCCL's
+ * algorithm, protocol and channel choice (coll.h), copies the PCIe or HBM
+ * bandwidth.  The host's time to issue each op is its kernels' launch and
+ * autograd costs plus FSDP's hooks.  All times are integer nanoseconds.
  */
 #ifndef FSDPSIM_COST_H
 #define FSDPSIM_COST_H
@@ -12,6 +14,7 @@
 #include <stdint.h>
 
 #include "coll.h"
+#include "kernel.h"
 #include "sched.h"
 #include "topo.h"
 
@@ -37,8 +40,11 @@ enum coll_op cost_coll_op(enum sched_op_kind kind);
 void cost_group(const struct sched *s, enum sched_pg pg,
                 struct coll_group *g);
 
-/* Efficiency of a GEMM of shape (m x k) by (k x n) relative to peak. */
-double cost_gemm_efficiency(const struct topo *t, int64_t m, int64_t n,
-                            int64_t k);
+/* The kernel-list context of a schedule's run (kernel.h). */
+void cost_kernel_ctx(const struct sched *s, struct kernel_ctx *ctx);
+/* GPU seconds of leaf M's kernels in phase PH, and their launches. */
+double cost_leaf_time_s(const struct topo *t, const struct module *m,
+                        const struct kernel_ctx *ctx, enum dtype d,
+                        enum kernel_phase ph, int *launches);
 
 #endif

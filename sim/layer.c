@@ -208,6 +208,18 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
     }
 }
 
+double
+layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
+                        int64_t seq_len, int act_bytes)
+{
+    if (m->kind != LAYER_ATTENTION)
+        return 0;
+    /* SDPA's math backend (and eager attention) saves softmax(QK^T) for
+     * both the softmax and the PV product's backward. */
+    double s = (double)seq_len;
+    return (double)micro_batch * (double)m->heads * s * s * act_bytes;
+}
+
 int
 layer_param_tensors(const struct module *m, int64_t sizes[4])
 {

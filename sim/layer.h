@@ -31,6 +31,12 @@ struct layer_work {
 void layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
                 int act_bytes, struct layer_work *w);
 
+/* Attention on the math path (scores materialised): the softmax output,
+ * micro_batch x heads x S x S elements, that autograd saves for
+ * backward on top of layer_work's saved_bytes; 0 for other leaves. */
+double layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
+                               int64_t seq_len, int act_bytes);
+
 /* The parameter tensors a leaf registers (weight, bias, ...), in order; for
  * use_orig_params alignment padding.  Returns their count (<= 4). */
 int layer_param_tensors(const struct module *m, int64_t sizes[4]);

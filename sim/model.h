@@ -71,6 +71,9 @@ struct model {
     int64_t n_params;      /* total numel (shared weights counted once) */
     int64_t hidden;        /* model width, for activation-checkpoint inputs */
     int64_t vocab;         /* 0 when not a language model */
+    int attention;         /* enum attn_kernel the model's config asks for
+                              ([model] attention; ATTN_AUTO: SDPA's pick) */
+    bool alibi;            /* ALiBi position bias: an additive mask */
 };
 
 /* Load NAME (a built-in such as "llama2-7b") or FILE (a native .ini or a

@@ -217,6 +217,55 @@ emit_act(struct hf *h, const char *attr, const char *key, const char *def,
              "quick_gelu, tanh)", key, name);
 }
 
+/* The attention kernel the config asks for, as users set it:
+ * transformers' attn_implementation ("eager", "sdpa", "flash_attention_2",
+ * "flash_attention_3"; saved as _attn_implementation by some versions),
+ * and MPT's attn_config.attn_impl ("torch", "flash", "triton") with its
+ * alibi switch (llm-foundry's attention.py).  Nothing is written when the
+ * config leaves it to SDPA. */
+static void
+hf_attention(struct hf *h)
+{
+    static const char *const maps[][2] = {
+        {"eager", "math"}, {"sdpa", "auto"},
+        {"flash_attention_2", "flash2"}, {"flash_attention_3", "flash3"},
+        {"torch", "math"}, {"flash", "flash2"}, {"triton", "triton"}};
+    const char *impl = NULL, *from = "attn_implementation";
+    json_t *v = json_object_get(h->cfg, "attn_implementation");
+    if (v == NULL || json_is_null(v)) {
+        from = "_attn_implementation";
+        v = json_object_get(h->cfg, from);
+    }
+    json_t *ac = json_object_get(h->cfg, "attn_config");
+    if ((v == NULL || json_is_null(v)) && json_is_object(ac)) {
+        from = "attn_config.attn_impl";
+        v = json_object_get(ac, "attn_impl");
+        json_t *alibi = json_object_get(ac, "alibi");
+        if (json_is_true(alibi))
+            emit(h, "alibi = true\n");
+    }
+    if (v == NULL || json_is_null(v))
+        return;
+    if (!json_is_string(v)) {
+        char *got = json_text(v);
+        hf_error(h, "key '%s': must be a string (got %s)", from, got);
+        free(got);
+        return;
+    }
+    const char *name = json_string_value(v);
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
+        if (strcmp(maps[i][0], name) == 0)
+            impl = maps[i][1];
+    if (impl == NULL) {
+        hf_error(h, "key '%s': unknown attention implementation '%s' "
+                 "(known: eager, sdpa, flash_attention_2, flash_attention_3; "
+                 "MPT: torch, flash, triton)", from, name);
+        return;
+    }
+    if (strcmp(impl, "auto") != 0)
+        emit(h, "attention = %s\n", impl);
+}
+
 static void
 emit_header(struct hf *h, const char *name, const char *root,
             const char *layer, int64_t hidden, int64_t vocab)
@@ -231,6 +280,7 @@ emit_header(struct hf *h, const char *name, const char *root,
         emit(h, "name = %s\n", name);
     emit(h, "root = %s\nlayer_class = %s\nhidden = %lld\nvocab = %lld\n",
          root, layer, (long long)hidden, (long long)vocab);
+    hf_attention(h);
 }
 
 static const char *
@@ -421,7 +471,15 @@ emit_mpt(struct hf *h, const char *name)
     int64_t L = hf_int(h, "n_layers", -1, HF_MAX_LAYERS);
     int64_t er = hf_int(h, "expansion_ratio", 4, HF_MAX_DIM);
     int64_t V = hf_int(h, "vocab_size", -1, HF_MAX_DIM);
-    hf_int(h, "max_seq_len", 2048, HF_MAX_DIM);
+    int64_t max_seq = hf_int(h, "max_seq_len", 2048, HF_MAX_DIM);
+    /* llm-foundry's MPTModel adds a learned position table (wpe) when
+     * learned_pos_emb is set; with ALiBi the positions come from the
+     * bias and the released checkpoints (mpt-7b) hold no wpe, as HF's
+     * MptModel, which never builds one, loads them. */
+    json_t *acfg = json_object_get(h->cfg, "attn_config");
+    bool alibi = json_is_object(acfg)
+                 && json_is_true(json_object_get(acfg, "alibi"));
+    bool wpe = hf_bool(h, "learned_pos_emb", false) && !alibi;
     if (h->err != NULL)
         return;
     if (er * d > HF_MAX_DIM) {
@@ -442,6 +500,9 @@ emit_mpt(struct hf *h, const char *name)
     emit(h, "loss = CrossEntropy(%lld)\n", (long long)V);
     emit(h, "\n[MptModel]\nwte = Embedding(%lld, %lld)\n", (long long)V,
          (long long)d);
+    if (wpe)
+        emit(h, "wpe = Embedding(%lld, %lld)\n", (long long)max_seq,
+             (long long)d);
     emit(h, "blocks = ModuleList(MptBlock, %lld)\n", (long long)L);
     emit(h, "norm_f = LayerNorm(%lld%s)\n", (long long)d, bias_arg(bias));
     emit(h, "\n[MptBlock]\nnorm_1 = LayerNorm(%lld%s)\nattn = MptAttention\n"

@@ -15,6 +15,7 @@
  * such as "ModuleList(Block, 3200000)" fails with a message instead of
  * exhausting memory.
  */
+#include "attn_table.h"
 #include "ini_lines.h"
 #include "model.h"
 #include "textfile.h"
@@ -555,6 +556,8 @@ collect_classes(struct ini_ctx *c)
 struct model_keys {
     char *name, *root, *layer_cls;
     int64_t hidden, vocab;
+    int attention;             /* enum attn_kernel the config asks for */
+    bool alibi;
     int root_line, layer_line;
 };
 
@@ -563,14 +566,16 @@ parse_model_key(struct ini_ctx *c, struct model_keys *mk,
                 const struct ini_entry *e, int *seen_lines)
 {
     static const char *const keys[] = {"name", "root", "layer_class",
-                                       "hidden", "vocab"};
+                                       "hidden", "vocab", "attention",
+                                       "alibi"};
     int k = -1;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 7; i++)
         if (strcmp(e->key, keys[i]) == 0)
             k = i;
     if (k < 0) {
         ctx_error(c, e->line, "unknown key '%s' in [model] (known: name, "
-                  "root, layer_class, hidden, vocab)", e->key);
+                  "root, layer_class, hidden, vocab, attention, alibi)",
+                  e->key);
         return;
     }
     if (seen_lines[k] != 0) {
@@ -599,6 +604,21 @@ parse_model_key(struct ini_ctx *c, struct model_keys *mk,
             mk->layer_cls = xstrdup(e->value);
             mk->layer_line = e->line;
         }
+        break;
+    case 5:
+        mk->attention = attn_kernel_parse(e->value);
+        if (mk->attention < 0) {
+            ctx_error(c, e->line, "[model] attention: '%s' is not a kernel "
+                      "(%s)", e->value, attn_kernel_choices);
+            mk->attention = ATTN_AUTO;
+        }
+        break;
+    case 6:
+        if (strcmp(e->value, "true") == 0)
+            mk->alibi = true;
+        else if (strcmp(e->value, "false") != 0)
+            ctx_error(c, e->line, "[model] alibi: '%s' is not true or false",
+                      e->value);
         break;
     default:
         if (units_parse_count(e->value, 1, INI_MAX_DIM,
@@ -837,7 +857,7 @@ ctx_free(struct ini_ctx *c)
 static void
 interpret_entries(struct ini_ctx *c, struct model_keys *mk)
 {
-    int seen[5] = {0};
+    int seen[7] = {0};
     for (size_t i = 0; i < c->n_entries; i++) {
         const struct ini_entry *e = &c->entries[i];
         if (e->section[0] == '\0') {
@@ -997,6 +1017,8 @@ model_parse_ini(const char *text, const char *origin, char **cause)
     mk.layer_cls = NULL;
     m->hidden = mk.hidden;
     m->vocab = mk.vocab;
+    m->attention = mk.attention;
+    m->alibi = mk.alibi;
     m->root = build_class(root, "", root->name);
     model__finalize(m);
     if (m->n_params == 0) {

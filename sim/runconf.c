@@ -5,6 +5,7 @@
  * and --help can never disagree about names or accepted values.
  */
 #include "runconf.h"
+#include "attn_table.h"
 #include "ini_lines.h"
 #include "textfile.h"
 #include "units.h"
@@ -41,6 +42,10 @@ const struct config_option config_options[] = {
     {"cpu_offload", "[BOOL]", "CPUOffload(offload_params=True)"},
     {"activation_checkpointing", "none|full|reentrant",
      "checkpoint each layer: non-reentrant inside the unit, or reentrant"},
+    {"attention", "KERNEL",
+     "attention kernel: auto (the model's config, else SDPA's pick) | flash2 | flash3 | cudnn | flash1 | triton | xformers | math"},
+    {"compile", "[BOOL]",
+     "torch.compile each block: elementwise and norm kernels fused"},
     {"micro_batch", "N", "sequences per GPU per micro-batch (default 1)"},
     {"seq_len", "N", "tokens per sequence (default 2048)"},
     {"grad_accum", "N", "micro-batches per optimizer step (default 1)"},
@@ -370,6 +375,18 @@ config_set(struct run_config *c, const char *key_in, const char *value,
         if (value && (rc = parse_choice(ac_names, value, &v, origin,
                                         cause)) == 0)
             c->ac = v;
+    } else if (strcmp(key, "attention") == 0) {
+        int k = value ? attn_kernel_parse(value) : -1;
+        if (k < 0) {
+            *cause = xasprintf("%s: '%s' is not an attention kernel (%s)",
+                               origin, value ? value : "", attn_kernel_choices);
+            rc = -1;
+        } else {
+            c->attention = k;
+            rc = 0;
+        }
+    } else if (strcmp(key, "compile") == 0) {
+        rc = set_bool(&c->compile, value, origin, cause);
     } else if (strcmp(key, "micro_batch") == 0) {
         rc = set_count(&c->micro_batch, value, 1, 65536, origin, cause);
     } else if (strcmp(key, "seq_len") == 0) {

@@ -58,6 +58,9 @@ struct run_config {
     enum dtype buffer_dtype;
     bool cpu_offload;            /* CPUOffload(offload_params=True) */
     enum ac_mode ac;
+    int attention;               /* enum attn_kernel; ATTN_AUTO = the
+                                    model's own config, else SDPA's pick */
+    bool compile;                /* torch.compile of each block */
     int64_t micro_batch;         /* sequences per GPU per micro-batch */
     int64_t seq_len;             /* tokens per sequence */
     int64_t grad_accum;          /* micro-batches per optimizer step */

@@ -10,6 +10,7 @@
  * symmetry every rank issues the same list.
  */
 #include "sched.h"
+#include "kernel.h"
 #include "layer.h"
 #include "xalloc.h"
 
@@ -783,6 +784,9 @@ walk_module(struct builder *b, const struct module *mod)
         last->leaf_end = leaf + 1;
         struct layer_work lw;
         layer_work(mod, b->c->micro_batch, b->c->seq_len, b->b_param, &lw);
+        if (b->s->attn == ATTN_MATH)
+            lw.saved_bytes += layer_math_scores_bytes(
+                mod, b->c->micro_batch, b->c->seq_len, b->b_param);
         last->fwd_flops += lw.fwd_flops;
         last->bwd_flops += lw.bwd_flops;
         last->model_flops += lw.model_flops;
@@ -894,6 +898,13 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     nccl_config_init(&s->nccl);
     s->param_dtype = config_param_dtype(c);
     s->reduce_dtype = config_reduce_dtype(c);
+    if (kernel_attention_for(m, c->attention, t, s->param_dtype, &s->attn,
+                             cause) != 0) {
+        free(s);
+        return NULL;
+    }
+    s->compile = c->compile;
+    s->block_cls = m->layer_cls;
     if (sharding_is_hybrid(c->sharding)) {
         s->shard_size = t->gpus_per_node;
         s->replicate_size = t->nodes;

@@ -18,9 +18,11 @@
 #ifndef FSDPSIM_SCHED_H
 #define FSDPSIM_SCHED_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "attn_table.h"
 #include "runconf.h"
 #include "model.h"
 #include "nccl_model.h"
@@ -114,6 +116,9 @@ struct sched {
     int replicate_size;         /* R (1 unless hybrid) */
     int gpus_per_node;
     enum dtype param_dtype, reduce_dtype;
+    enum attn_kernel attn;      /* the attention kernel (resolved) */
+    bool compile;               /* torch.compile of each block */
+    const char *block_cls;      /* the model's transformer block class */
     int64_t micro_batch;        /* sequences per micro-batch */
     int64_t seq_len;            /* tokens per sequence */
     int64_t tokens_per_gpu;     /* per optimizer step */

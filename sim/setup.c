@@ -20,6 +20,7 @@ is_optional_bool(const char *key)
            || strcmp(key, "use_orig_params") == 0
            || strcmp(key, "cpu_offload") == 0
            || strcmp(key, "no_sync") == 0
+           || strcmp(key, "compile") == 0
            || strcmp(key, "exact") == 0;
 }
 

@@ -68,8 +68,19 @@ struct topo {
     double peak_flops[DTYPE_COUNT]; /* dense FLOP/s per dtype; 0 = none */
     double hbm_bytes;           /* device memory, bytes */
     double hbm_Bps;             /* HBM bandwidth, bytes/s */
-    double gemm_efficiency;     /* best fraction of peak a large GEMM gets */
-    double kernel_overhead_ns;  /* fixed cost of one GPU kernel */
+    double gemm_efficiency;     /* sustained fraction of peak a GEMM of the
+                                   best published shape gets */
+    double kernel_overhead_ns;  /* shortest time one GPU kernel takes */
+    double memory_efficiency;   /* fraction of HBM bandwidth a streaming
+                                   kernel reaches */
+    double clock_fraction;      /* sustained clock over the one the peaks
+                                   are quoted at (power-limited parts) */
+    int sms;                    /* streaming multiprocessors; 0 = the
+                                   architecture's flagship count */
+    /* [compute]: measured corrections of the attention table, from
+     * `calibrate --profile` or `real bench` (1 = as published) */
+    double attention_fwd_scale;
+    double attention_bwd_scale;
     /* [node] */
     int gpus_per_node;
     int nodes;
@@ -97,6 +108,11 @@ struct topo {
     /* [host] */
     double pcie_Bps;            /* host<->device, per GPU, per direction */
     double host_mem_Bps;        /* host memory bandwidth (CPU optimizer) */
+    double autograd_overhead_ns;/* host time per kernel autograd's engine
+                                   launches in backward, on top of
+                                   launch_overhead */
+    double step_overhead_ns;    /* host time per optimizer step outside
+                                   FSDP and the model (Python loop) */
     /* [overlap]: slowdown factors while compute and NCCL kernels run at
      * the same time (1 = no interference) */
     double overlap_compute_slowdown;

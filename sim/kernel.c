@@ -1,0 +1,424 @@
+/*
+ * kernel.c: the kernel list of each leaf layer (see kernel.h).
+ *
+ * T = micro_batch x seq_len tokens, b = bytes per activation element.
+ * Bytes count what each kernel reads and writes in HBM; a tensor of E
+ * elements read and another written is 2Eb.  The lists follow what eager
+ * PyTorch runs for the Hugging Face modules the built-in models mirror
+ * (transformers' modeling_llama.py and siblings) on the CUDA backend; the
+ * PyTorch function behind each is named beside it.  With ctx->compile
+ * (torch.compile of each block, Inductor) every chain of elementwise and
+ * normalisation kernels between two matrix products is one fused kernel
+ * that reads its inputs and writes its outputs once; matrix products and
+ * attention stay as they are (Inductor calls cuBLAS and SDPA for them).
+ */
+#include "kernel.h"
+
+#include <string.h>
+
+static const char *const class_names[KERNEL_CLASS_COUNT] = {
+    "gemm", "attention_fwd", "attention_bwd", "elementwise", "reduction"};
+
+const char *
+kernel_class_name(enum kernel_class c)
+{
+    return (unsigned)c < KERNEL_CLASS_COUNT ? class_names[c] : "?";
+}
+
+struct klist {
+    struct kernel *k;
+    int n;
+};
+
+static struct kernel *
+push(struct klist *l, const char *name, enum kernel_class cls, int launches)
+{
+    if (l->n == KERNEL_MAX_PER_LEAF)
+        return &l->k[l->n - 1];   /* lists are far shorter: never reached */
+    struct kernel *k = &l->k[l->n++];
+    memset(k, 0, sizeof *k);
+    k->name = name;
+    k->cls = cls;
+    k->launches = launches;
+    return k;
+}
+
+/* A memory-bound kernel moving BYTES (all LAUNCHES together). */
+static void
+mem_kernel(struct klist *l, const char *name, enum kernel_class cls,
+           int launches, double bytes)
+{
+    push(l, name, cls, launches)->bytes = bytes;
+}
+
+/* A GEMM (m x k) by (k x n), BATCH times, in b-byte elements. */
+static void
+gemm(struct klist *l, const char *name, int64_t m, int64_t n, int64_t k,
+     int64_t batch, double b)
+{
+    struct kernel *g = push(l, name, KERNEL_GEMM, 1);
+    g->m = m;
+    g->n = n;
+    g->k = k;
+    g->batch = batch;
+    g->flops = 2.0 * (double)m * (double)n * (double)k * (double)batch;
+    g->bytes = ((double)m * k + (double)k * n + (double)m * n) * batch * b;
+}
+
+/* Is M inside a module of the transformer block class? */
+static bool
+in_block(const struct module *m, const char *layer_cls)
+{
+    if (layer_cls == NULL)
+        return false;
+    for (const struct module *p = m->parent; p != NULL; p = p->parent)
+        if (p->cls != NULL && strstr(layer_cls, p->cls) != NULL) {
+            /* layer_cls may list several classes, comma-separated:
+             * match a whole name. */
+            size_t n = strlen(p->cls);
+            for (const char *s = layer_cls; (s = strstr(s, p->cls)); s++)
+                if ((s == layer_cls || s[-1] == ',')
+                    && (s[n] == '\0' || s[n] == ','))
+                    return true;
+        }
+    return false;
+}
+
+/* Does a Mul follow M among its siblings (SwiGLU's act(gate) x up)? */
+static bool
+feeds_mul(const struct module *m)
+{
+    const struct module *p = m->parent;
+    if (p == NULL)
+        return false;
+    bool after = false;
+    for (int i = 0; i < p->n_children; i++) {
+        if (p->children[i] == m)
+            after = true;
+        else if (after && p->children[i]->kind == LAYER_MUL)
+            return true;
+    }
+    return false;
+}
+
+static void
+linear(struct klist *l, const struct module *m, double T, double b,
+       enum kernel_phase ph)
+{
+    int64_t t = (int64_t)T;
+    if (ph == PHASE_FWD) {
+        /* F.linear: addmm with the bias in cuBLAS's epilogue, or mm. */
+        gemm(l, m->bias ? "addmm" : "mm", t, m->out, m->in, 1, b);
+        return;
+    }
+    /* LinearBackward (AddmmBackward0 / MmBackward0): grad_input =
+     * grad_out W, grad_weight = grad_out^T x, two GEMMs of their own
+     * shapes; the bias gradient is a sum over tokens. */
+    gemm(l, "mm (dgrad)", t, m->in, m->out, 1, b);
+    gemm(l, "mm (wgrad)", m->out, m->in, t, 1, b);
+    if (m->bias)
+        mem_kernel(l, "sum (bias grad)", KERNEL_REDUCTION, 1,
+                   T * (double)m->out * b);
+}
+
+/* Residual add closing the branch a block's norm opens (x + f(norm(x))):
+ * costed with the norm.  Backward, the gradient of the branch and of the
+ * skip path meet: autograd sums them (InputBuffer::add). */
+static void
+residual(struct klist *l, double E, double b, enum kernel_phase ph,
+         bool compile)
+{
+    if (compile)   /* fused into the next norm's kernel: one more read */
+        mem_kernel(l, "add (residual, fused)", KERNEL_ELEMENTWISE, 0, E * b);
+    else
+        mem_kernel(l, ph == PHASE_FWD ? "add (residual)"
+                                      : "add (grad accumulate)",
+                   KERNEL_ELEMENTWISE, 1, 3 * E * b);
+}
+
+static void
+layernorm(struct klist *l, double E, double T, double b,
+          enum kernel_phase ph, bool compile)
+{
+    (void)compile;   /* one kernel each way already */
+    if (ph == PHASE_FWD) {
+        /* native_layer_norm: read x, write y, fp32 mean and rstd. */
+        struct kernel *k = push(l, "layer_norm", KERNEL_REDUCTION, 1);
+        k->bytes = 2 * E * b + 8 * T;
+        k->flops = 8 * E;
+        return;
+    }
+    /* native_layer_norm_backward: the input gradient (read grad, x,
+     * write) and the gamma/beta partial sums and their final sum. */
+    struct kernel *k = push(l, "layer_norm_backward", KERNEL_REDUCTION, 1);
+    k->bytes = 3 * E * b + 8 * T;
+    k->flops = 16 * E;
+    mem_kernel(l, "layer_norm_backward (gamma, beta)", KERNEL_REDUCTION, 2,
+               2 * E * b);
+}
+
+static void
+rmsnorm(struct klist *l, double E, double T, double b, enum kernel_phase ph,
+        bool compile)
+{
+    if (compile) {
+        if (ph == PHASE_FWD) {
+            mem_kernel(l, "fused rms_norm", KERNEL_REDUCTION, 1, 2 * E * b);
+        } else {
+            mem_kernel(l, "fused rms_norm backward", KERNEL_REDUCTION, 1,
+                       3 * E * b);
+            mem_kernel(l, "fused rms_norm backward (weight)",
+                       KERNEL_REDUCTION, 1, 2 * E * b);
+        }
+        return;
+    }
+    if (ph == PHASE_FWD) {
+        /* LlamaRMSNorm.forward: x.to(float32); pow(2); mean(-1); + eps;
+         * rsqrt; x * rsqrt; .to(input_dtype); weight * x. */
+        mem_kernel(l, "to (fp32)", KERNEL_ELEMENTWISE, 1, E * (b + 4));
+        mem_kernel(l, "pow", KERNEL_ELEMENTWISE, 1, 8 * E);
+        mem_kernel(l, "mean", KERNEL_REDUCTION, 1, 4 * E + 4 * T);
+        mem_kernel(l, "add (eps)", KERNEL_ELEMENTWISE, 1, 8 * T);
+        mem_kernel(l, "rsqrt", KERNEL_ELEMENTWISE, 1, 8 * T);
+        mem_kernel(l, "mul (x * rsqrt)", KERNEL_ELEMENTWISE, 1, 8 * E);
+        mem_kernel(l, "to (input dtype)", KERNEL_ELEMENTWISE, 1,
+                   E * (4 + b));
+        mem_kernel(l, "mul (weight)", KERNEL_ELEMENTWISE, 1, 2 * E * b);
+        return;
+    }
+    /* The autograd nodes of the same, in reverse: MulBackward0 (two
+     * products, the weight's summed over tokens), ToCopyBackward0,
+     * MulBackward0 (grad x rsqrt; grad x x summed over the row),
+     * RsqrtBackward0, MeanBackward1 (expand / d), PowBackward0 (2 x grad),
+     * the two gradients of x added, ToCopyBackward0. */
+    mem_kernel(l, "mul (grad x weight)", KERNEL_ELEMENTWISE, 1, 2 * E * b);
+    mem_kernel(l, "mul (grad x x)", KERNEL_ELEMENTWISE, 1, 3 * E * b);
+    mem_kernel(l, "sum (weight grad)", KERNEL_REDUCTION, 1, E * b);
+    mem_kernel(l, "to (fp32)", KERNEL_ELEMENTWISE, 1, E * (b + 4));
+    mem_kernel(l, "mul (grad x rsqrt)", KERNEL_ELEMENTWISE, 1, 8 * E);
+    mem_kernel(l, "mul (grad x x)", KERNEL_ELEMENTWISE, 1, 12 * E);
+    mem_kernel(l, "sum (row)", KERNEL_REDUCTION, 1, 4 * E + 4 * T);
+    mem_kernel(l, "rsqrt_backward", KERNEL_ELEMENTWISE, 1, 12 * T);
+    mem_kernel(l, "expand / mean_backward", KERNEL_ELEMENTWISE, 1,
+               4 * E + 4 * T);
+    mem_kernel(l, "pow_backward", KERNEL_ELEMENTWISE, 2, 20 * E);
+    mem_kernel(l, "add (grad accumulate)", KERNEL_ELEMENTWISE, 1, 12 * E);
+    mem_kernel(l, "to (input dtype)", KERNEL_ELEMENTWISE, 1, E * (4 + b));
+}
+
+/* apply_rotary_pos_emb on one tensor of E elements: q * cos +
+ * rotate_half(q) * sin, rotate_half being two slices, a negation and a
+ * cat.  Forward: neg (half the tensor), cat, two muls, add. Backward: two
+ * muls, the negation's, slice_backward twice (zeros, then a copy into
+ * half), and the two gradients added. */
+static void
+rotary(struct klist *l, double E, double b, enum kernel_phase ph,
+       const char *fwd_name, const char *bwd_name)
+{
+    if (ph == PHASE_FWD)
+        mem_kernel(l, fwd_name, KERNEL_ELEMENTWISE, 5, 10 * E * b);
+    else
+        mem_kernel(l, bwd_name, KERNEL_ELEMENTWISE, 8, 12 * E * b);
+}
+
+static void
+attention(struct klist *l, const struct module *m,
+          const struct kernel_ctx *ctx, double T, double b,
+          enum kernel_phase ph)
+{
+    double h = (double)m->heads, kv = (double)m->kv_heads;
+    double d = (double)m->head_dim, S = (double)ctx->seq_len;
+    double keys = (m->window > 0 && (double)m->window < S)
+                      ? (double)m->window : S;
+    double q_el = T * h * d, kv_el = T * kv * d;
+    bool fused = ctx->compile;
+
+    if (m->rope) {
+        if (fused)
+            mem_kernel(l, ph == PHASE_FWD ? "fused rotary (q, k)"
+                                          : "fused rotary backward (q, k)",
+                       KERNEL_ELEMENTWISE, 1, 2 * (q_el + kv_el) * b);
+        else {
+            rotary(l, q_el, b, ph, "rotary (q)", "rotary backward (q)");
+            rotary(l, kv_el, b, ph, "rotary (k)", "rotary backward (k)");
+        }
+    }
+    /* Grouped-query attention: repeat_kv's expand + reshape copies k and
+     * v to every query head before SDPA; backward sums the copies. */
+    if (kv < h) {
+        if (ph == PHASE_FWD)
+            mem_kernel(l, "repeat_kv (k, v)", KERNEL_ELEMENTWISE, 2,
+                       2 * (kv_el + q_el) * b);
+        else
+            mem_kernel(l, "sum (repeat_kv backward)", KERNEL_REDUCTION, 2,
+                       2 * (q_el + kv_el) * b);
+    }
+
+    /* The score work: 4 T keys h d forward over the full matrix, half of
+     * it under a causal mask unless a window already bounds it; backward
+     * 2.5x forward (five products against two: Dao 2023, §3.1.2). */
+    double full = 4 * T * keys * h * d;
+    double fwd = m->causal && keys == S ? full / 2 : full;
+    struct kernel *k;
+    if (ctx->attn == ATTN_MATH) {
+        /* Math path (F.scaled_dot_product_attention's math backend, or
+         * eager attention): bmm QK^T, scale, mask, softmax, bmm PV
+         * forward; backward their gradients.  The table measures the
+         * whole path; its S x S scores are what the launches add. */
+        k = push(l, ph == PHASE_FWD ? "math attention (bmm, softmax, bmm)"
+                                    : "math attention backward",
+                 ph == PHASE_FWD ? KERNEL_ATTN_FWD : KERNEL_ATTN_BWD,
+                 ph == PHASE_FWD ? 5 : 8);
+    } else {
+        /* Flash kernels: one forward; backward the dot(dO, O)
+         * preprocessing, the main kernel and the dQ conversion
+         * (flash-attn csrc flash_bwd_launch_template.h). */
+        k = push(l, ph == PHASE_FWD ? "flash attention forward"
+                                    : "flash attention backward",
+                 ph == PHASE_FWD ? KERNEL_ATTN_FWD : KERNEL_ATTN_BWD,
+                 ph == PHASE_FWD ? 1 : 3);
+    }
+    k->flops = ph == PHASE_FWD ? fwd : 2.5 * fwd;
+    k->attn = ctx->attn;
+    k->head_dim = m->head_dim;
+    k->seq = keys;
+    k->causal = m->causal && keys == S;
+    k->bytes = (ph == PHASE_FWD ? 2 : 4) * (q_el + kv_el) * b;
+
+    /* attn_output.transpose(1, 2).contiguous() before o_proj, and the
+     * same copy of its gradient. */
+    if (!fused)
+        mem_kernel(l, ph == PHASE_FWD ? "transpose copy (output)"
+                                      : "transpose copy (grad)",
+                   KERNEL_ELEMENTWISE, 1, 2 * q_el * b);
+}
+
+static void
+mha(struct klist *l, const struct module *m, const struct kernel_ctx *ctx,
+    double T, double b, enum kernel_phase ph)
+{
+    /* nn.MultiheadAttention in training: the packed in-projection, the
+     * math attention core (F.multi_head_attention_forward), the
+     * out-projection. */
+    int64_t t = (int64_t)T, e = m->out;
+    if (ph == PHASE_FWD)
+        gemm(l, "addmm (in_proj)", t, 3 * e, e, 1, b);
+    else {
+        gemm(l, "mm (in_proj dgrad)", t, e, 3 * e, 1, b);
+        gemm(l, "mm (in_proj wgrad)", 3 * e, e, t, 1, b);
+    }
+    struct module core = *m;
+    core.kind = LAYER_ATTENTION;
+    core.head_dim = m->out / (m->heads > 0 ? m->heads : 1);
+    core.kv_heads = m->heads;
+    core.causal = false;
+    core.window = 0;
+    core.rope = false;
+    struct kernel_ctx math = *ctx;
+    math.attn = ATTN_MATH;
+    math.compile = false;
+    attention(l, &core, &math, T, b, ph);
+    if (ph == PHASE_FWD)
+        gemm(l, "addmm (out_proj)", t, e, e, 1, b);
+    else {
+        gemm(l, "mm (out_proj dgrad)", t, e, e, 1, b);
+        gemm(l, "mm (out_proj wgrad)", e, e, t, 1, b);
+    }
+}
+
+int
+kernel_list(const struct module *m, const struct kernel_ctx *ctx,
+            enum kernel_phase ph, struct kernel *out)
+{
+    struct klist l = {out, 0};
+    const double T = (double)ctx->micro_batch * (double)ctx->seq_len;
+    const double b = ctx->act_bytes;
+    const double E = T * (double)m->out;
+    const bool fwd = ph == PHASE_FWD;
+
+    switch (m->kind) {
+    case LAYER_LINEAR:
+        linear(&l, m, T, b, ph);
+        break;
+    case LAYER_EMBEDDING:
+        if (fwd) {
+            /* embedding -> index_select: read T rows, write them. */
+            mem_kernel(&l, "embedding (index_select)", KERNEL_ELEMENTWISE,
+                       1, 2 * E * b + 8 * T);
+        } else {
+            /* embedding_dense_backward_cuda: a zeroed dense gradient,
+             * the indices radix-sorted (cub), then per-segment sums of
+             * the gradient rows into it. */
+            mem_kernel(&l, "zeros (weight grad)", KERNEL_ELEMENTWISE, 1,
+                       (double)m->in * (double)m->out * b);
+            mem_kernel(&l, "sort (indices)", KERNEL_REDUCTION, 4, 32 * T);
+            mem_kernel(&l, "embedding_backward (segment sums)",
+                       KERNEL_REDUCTION, 4, E * (b + 8) + E * b);
+        }
+        break;
+    case LAYER_LAYERNORM:
+        layernorm(&l, E, T, b, ph, ctx->compile);
+        if (in_block(m, ctx->layer_cls))
+            residual(&l, E, b, ph, ctx->compile);
+        break;
+    case LAYER_RMSNORM:
+        rmsnorm(&l, E, T, b, ph, ctx->compile);
+        if (in_block(m, ctx->layer_cls))
+            residual(&l, E, b, ph, ctx->compile);
+        break;
+    case LAYER_ACTIVATION:
+        /* silu / gelu and their backward (grad and input in, grad out).
+         * Compiled, the activation fuses into the product after it. */
+        if (ctx->compile && feeds_mul(m))
+            break;
+        mem_kernel(&l, fwd ? "activation" : "activation_backward",
+                   KERNEL_ELEMENTWISE, 1, (fwd ? 2 : 3) * E * b);
+        break;
+    case LAYER_MUL:
+        if (ctx->compile)
+            mem_kernel(&l, fwd ? "fused act x up" : "fused act x up "
+                       "backward", KERNEL_ELEMENTWISE, 1,
+                       (fwd ? 3 : 5) * E * b);
+        else if (fwd)
+            mem_kernel(&l, "mul", KERNEL_ELEMENTWISE, 1, 3 * E * b);
+        else   /* MulBackward0: grad x other, grad x self */
+            mem_kernel(&l, "mul (MulBackward0)", KERNEL_ELEMENTWISE, 2,
+                       6 * E * b);
+        break;
+    case LAYER_ATTENTION:
+        attention(&l, m, ctx, T, b, ph);
+        break;
+    case LAYER_MHA:
+        mha(&l, m, ctx, T, b, ph);
+        break;
+    case LAYER_CROSS_ENTROPY: {
+        double V = T * (double)m->out;   /* logits */
+        if (ctx->compile) {
+            /* Inductor fuses upcast, log-softmax and the loss: the
+             * logits are read once, their gradient written once. */
+            mem_kernel(&l, fwd ? "fused cross_entropy" : "fused "
+                       "cross_entropy backward", KERNEL_REDUCTION, 1,
+                       (fwd ? 1 : 2) * V * b);
+        } else if (fwd) {
+            /* logits.float() (LlamaForCausalLM.forward), log_softmax,
+             * nll_loss. */
+            mem_kernel(&l, "to (fp32 logits)", KERNEL_ELEMENTWISE, 1,
+                       V * (b + 4));
+            mem_kernel(&l, "log_softmax", KERNEL_REDUCTION, 1, 8 * V);
+            mem_kernel(&l, "nll_loss", KERNEL_REDUCTION, 1, 16 * T);
+        } else {
+            mem_kernel(&l, "nll_loss_backward (zeros, scatter)",
+                       KERNEL_ELEMENTWISE, 2, 4 * V);
+            mem_kernel(&l, "log_softmax_backward", KERNEL_REDUCTION, 1,
+                       12 * V);
+            mem_kernel(&l, "to (grad dtype)", KERNEL_ELEMENTWISE, 1,
+                       V * (4 + b));
+        }
+        break;
+    }
+    case LAYER_CONTAINER:
+    case LAYER_PARAMETER:
+        break;
+    }
+    return l.n;
+}

@@ -1,0 +1,91 @@
+/*
+ * kernel.h: the GPU kernels PyTorch eager launches for one leaf layer.
+ *
+ * A leaf's forward, backward or recomputation is a list of kernels, each
+ * with its own FLOPs, HBM bytes and, for matrix products, its GEMM shape:
+ * a Linear is one GEMM forward and two backward (input and weight
+ * gradients, each its own shape), an eager RMSNorm eight elementwise and
+ * reduction kernels forward, attention one fused kernel (or the math
+ * path's batched products and softmax), and so on.  kernel_cost.c times
+ * each kernel on a GPU; the schedule keeps one op per unit and phase and
+ * its cost is the sum over its leaves' kernels (cost.c).
+ * doc/compute-model.md lists every kernel with the PyTorch function that
+ * launches it.
+ */
+#ifndef FSDPSIM_KERNEL_H
+#define FSDPSIM_KERNEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "attn_table.h"
+#include "model.h"
+#include "topo.h"
+
+/* What bounds a kernel's time, and which calibration applies to it. */
+enum kernel_class {
+    KERNEL_GEMM,         /* cuBLAS matrix product: FLOPs at the shape's
+                            efficiency, or its bytes, whichever is slower */
+    KERNEL_ATTN_FWD,     /* fused attention forward: the published table */
+    KERNEL_ATTN_BWD,     /* fused attention backward */
+    KERNEL_ELEMENTWISE,  /* memory-bound: bytes at HBM efficiency */
+    KERNEL_REDUCTION,    /* memory-bound reductions (norm statistics,
+                            softmax, bias and embedding gradients) */
+    KERNEL_CLASS_COUNT
+};
+
+struct kernel {
+    const char *name;        /* static, e.g. "mm (dgrad)" */
+    enum kernel_class cls;
+    int launches;            /* identical launches this entry stands for */
+    double flops;            /* executed, all launches */
+    double bytes;            /* HBM traffic, all launches */
+    int64_t m, n, k;         /* GEMM: (m x k) by (k x n), per launch */
+    int64_t batch;           /* GEMM: batched products per launch */
+    /* Attention: the kernel and what its efficiency depends on. */
+    enum attn_kernel attn;
+    int64_t head_dim;
+    double seq;              /* keys each query attends to (window) */
+    bool causal;
+};
+
+enum kernel_phase { PHASE_FWD, PHASE_BWD };
+
+/* Run-wide facts the kernel lists depend on. */
+struct kernel_ctx {
+    int64_t micro_batch, seq_len;
+    int act_bytes;                /* compute dtype's bytes per element */
+    enum attn_kernel attn;        /* resolved (never ATTN_AUTO) */
+    bool compile;                 /* torch.compile of each block: fused
+                                     elementwise chains */
+    const char *layer_cls;        /* transformer block class: a norm
+                                     inside one opens a residual branch */
+};
+
+#define KERNEL_MAX_PER_LEAF 32
+
+/* The kernels of leaf M in phase PH (recomputation is PHASE_FWD).  Returns
+ * how many were written to OUT (at most KERNEL_MAX_PER_LEAF). */
+int kernel_list(const struct module *m, const struct kernel_ctx *ctx,
+                enum kernel_phase ph, struct kernel *out);
+
+const char *kernel_class_name(enum kernel_class c);
+
+/* The attention kernel a run of model M uses on T in dtype D: REQUESTED
+ * (enum attn_kernel, from --attention) unless it is ATTN_AUTO, then the
+ * model's own config ([model] attention), then what SDPA picks.  0, or -1
+ * with *cause (caller frees) when that kernel cannot run there. */
+int kernel_attention_for(const struct model *m, int requested,
+                         const struct topo *t, enum dtype d,
+                         enum attn_kernel *out, char **cause);
+
+/* Print, per distinct leaf (layers of a ModuleList folded into one line
+ * with their count), each kernel of its forward and backward with shape,
+ * FLOPs, bytes, efficiency and time on T, then the totals for one
+ * micro-batch (fsdpsim models --show M --kernels). */
+void kernel_print_model(const struct model *m, const struct topo *t,
+                        const struct kernel_ctx *ctx, enum dtype d,
+                        FILE *out);
+
+#endif

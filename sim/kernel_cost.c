@@ -1,0 +1,170 @@
+/*
+ * kernel_cost.c: kernel times on a GPU (see kernel_cost.h).
+ */
+#include "kernel_cost.h"
+
+#include <math.h>
+
+/* CTA tile shapes cuBLAS's and CUTLASS's Ampere and Hopper bf16 kernels
+ * use (NVIDIA, "Matrix Multiplication Background User's Guide", §2.3:
+ * 256x128, 128x256, 128x128, 128x64, 64x128, 64x64).  A tile's data reuse
+ * is its arithmetic intensity 2 Mt Nt / (Mt + Nt) FLOPs per element
+ * loaded (same guide, §2.2); below a 128x128 tile's the tensor cores wait
+ * on shared memory and efficiency falls in proportion. */
+static const int tile_shapes[][2] = {
+    {256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}};
+#define FULL_REUSE_INTENSITY 128.0
+/* A CTA fills its software pipeline (about four 32-deep K slices) before
+ * the first MMA and writes its tile after the last: time worth about 128
+ * of K.  An estimate from CUTLASS's default multistage depth; it matters
+ * only for short K, i.e. narrow models' projections. */
+#define K_PIPELINE_FILL 128.0
+/* Split-K: cuBLAS splits K over more CTAs when the tiles alone cannot fill
+ * the GPU, writing fp32 partial tiles that a second pass sums.  Slices
+ * shorter than this are not worth it. */
+#define SPLIT_K_MIN_SLICE 256
+#define SPLIT_K_MAX 16
+
+/* The SM counts of each architecture's flagship SXM part when a topology
+ * does not say: V100 80, A100 108, H100/H200 132, B200 148 (NVIDIA
+ * architecture whitepapers). */
+static int
+sm_count(const struct topo *t)
+{
+    if (t->sms > 0)
+        return t->sms;
+    switch (t->arch) {
+    case GPU_ARCH_VOLTA: return 80;
+    case GPU_ARCH_AMPERE: return 108;
+    case GPU_ARCH_HOPPER: return 132;
+    case GPU_ARCH_BLACKWELL: return 148;
+    }
+    return 108;
+}
+
+double
+kernel_peak_flops(const struct topo *t, enum dtype d)
+{
+    double p = t->peak_flops[d];
+    if (p <= 0)          /* a dtype the GPU lacks runs at fp32 rate */
+        p = t->peak_flops[DTYPE_FP32];
+    return p * t->clock_fraction;
+}
+
+static double
+hbm_rate(const struct topo *t)
+{
+    return t->hbm_Bps * t->memory_efficiency;
+}
+
+/* The best tiling of the shape: the least of UNIT_S x cost + the split-K
+ * partial sums' bytes at HBM_RATE, where cost (>= 1) is the time of the
+ * FLOPs relative to full efficiency.  With UNIT_S 1 and HBM_RATE
+ * infinite it is the plain relative cost. */
+static double
+tiling_time(int sms, double m, double n, double k, double batch,
+            double unit_s, double hbm_rate_Bps)
+{
+    double best = INFINITY;
+    for (size_t i = 0; i < sizeof tile_shapes / sizeof tile_shapes[0]; i++) {
+        double mt = tile_shapes[i][0], nt = tile_shapes[i][1];
+        double reuse = fmin(1.0, 2 * mt * nt / (mt + nt)
+                                     / FULL_REUSE_INTENSITY);
+        double tm = ceil(m / mt), tn = ceil(n / nt);
+        double tile_eff = m * n / (tm * mt * tn * nt);
+        for (int split = 1; split <= SPLIT_K_MAX; split *= 2) {
+            if (split > 1 && k / split < SPLIT_K_MIN_SLICE)
+                break;
+            double ctas = tm * tn * batch * split;
+            double waves = ceil(ctas / sms);
+            double wave_eff = ctas / (waves * sms);
+            double kk = k / split;
+            double k_eff = kk / (kk + K_PIPELINE_FILL);
+            double cost = 1.0 / (reuse * tile_eff * wave_eff * k_eff);
+            /* Each split writes an fp32 partial tile and the reduction
+             * reads them all back. */
+            double reduce = split > 1 ? 2.0 * split * m * n * 4 * batch
+                                            / hbm_rate_Bps
+                                      : 0;
+            best = fmin(best, unit_s * cost + reduce);
+        }
+    }
+    return best;
+}
+
+/* The shapes at which the published sustained ceilings were measured
+ * (stas00/ml-engineering, compute/accelerator/README.md, "Maximum
+ * Achievable Matmul FLOPS comparison table", mamf-finder.py): A100 SXM
+ * 1024x10240x5120, H100 SXM 2048x2048x13312.  Other architectures use
+ * the A100's. */
+static double
+ceiling_shape_cost(const struct topo *t)
+{
+    if (t->arch >= GPU_ARCH_HOPPER)
+        return tiling_time(sm_count(t), 2048, 2048, 13312, 1, 1, INFINITY);
+    return tiling_time(sm_count(t), 1024, 10240, 5120, 1, 1, INFINITY);
+}
+
+/* Time of a GEMM's FLOPs, seconds, at PEAK: the ceiling applies at the
+ * published shape, and other shapes relative to it. */
+static double
+gemm_time_s(const struct topo *t, const struct kernel *k, double peak)
+{
+    if (k->m <= 0 || k->n <= 0 || k->k <= 0)
+        return 0;
+    double batch = k->batch > 0 ? (double)k->batch : 1.0;
+    double unit_s = k->flops * ceiling_shape_cost(t)
+                    / (peak * t->gemm_efficiency);
+    return tiling_time(sm_count(t), (double)k->m, (double)k->n,
+                       (double)k->k, batch, unit_s, hbm_rate(t));
+}
+
+double
+kernel_gemm_efficiency(const struct topo *t, int64_t m, int64_t n, int64_t k,
+                       int64_t batch)
+{
+    struct kernel g = {.cls = KERNEL_GEMM, .m = m, .n = n, .k = k,
+                       .batch = batch > 0 ? batch : 1};
+    g.flops = 2.0 * (double)m * (double)n * (double)k * (double)g.batch;
+    double peak = 1e12;   /* any: the ratio is what is returned */
+    double s = gemm_time_s(t, &g, peak);
+    return s > 0 ? g.flops / (peak * s) : 0;
+}
+
+double
+kernel_attention_efficiency(const struct topo *t, const struct kernel *k)
+{
+    bool bwd = k->cls == KERNEL_ATTN_BWD;
+    double e = attn_table_efficiency(k->attn, t->arch, k->head_dim, k->seq,
+                                     k->causal, bwd);
+    return e * (bwd ? t->attention_bwd_scale : t->attention_fwd_scale);
+}
+
+double
+kernel_time_s(const struct topo *t, const struct kernel *k, enum dtype d)
+{
+    double peak = kernel_peak_flops(t, d);
+    double s = 0;
+    switch (k->cls) {
+    case KERNEL_GEMM:
+        s = fmax(gemm_time_s(t, k, peak), k->bytes / hbm_rate(t));
+        break;
+    case KERNEL_ATTN_FWD:
+    case KERNEL_ATTN_BWD: {
+        double e = kernel_attention_efficiency(t, k);
+        s = e > 0 ? k->flops / (peak * fmin(e, 1.0)) : 0;
+        s = fmax(s, k->bytes / hbm_rate(t));
+        break;
+    }
+    case KERNEL_ELEMENTWISE:
+    case KERNEL_REDUCTION:
+    case KERNEL_CLASS_COUNT:
+        s = k->bytes / hbm_rate(t);
+        break;
+    }
+    /* No kernel is shorter than the GPU's launch-to-retire time; an entry
+     * standing for several launches takes it once each.  A fused entry
+     * of zero launches (work folded into another kernel) has no floor. */
+    double floor_s = k->launches * t->kernel_overhead_ns * 1e-9;
+    return fmax(s, floor_s);
+}
