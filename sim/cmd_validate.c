@@ -14,6 +14,11 @@
  *     user's calibrated topology predicts sizes and runs it was not fitted
  *     to, without ever scoring a point that took part in its own fit.
  * The CSV itself is published.c's.
+ *
+ * With --runs, the same CSV's fsdp_e2e rows instead: published
+ * end-to-end FSDP training runs, each simulated as `fsdpsim simulate`
+ * would with the row's settings, and its tokens/s per GPU, MFU, HFU and
+ * peak memory set beside the measured ones (validate_runs.c).
  */
 #include "calib.h"
 #include "cmd.h"
@@ -21,8 +26,10 @@
 #include "nccl_model.h"
 #include "nccl_tests.h"
 #include "published.h"
+#include "model_cache.h"
 #include "textfile.h"
 #include "topo.h"
+#include "validate_runs.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -41,7 +48,9 @@ void
 cmd_validate_help(FILE *out)
 {
     fprintf(out,
-            "usage: fsdpsim validate [--data CSV] [--tol PCT]\n\n"
+            "usage: fsdpsim validate [--data CSV] [--tol PCT]\n"
+            "       fsdpsim validate --runs CSV [--tol PCT] "
+            "[--format text|json]\n\n"
             "Compare the collective model with published nccl-tests "
             "measurements: rows of\ncategory collective_bench and metric "
             "time in a CSV of published points\n(header line, RFC 4180 "
@@ -52,16 +61,38 @@ cmd_validate_help(FILE *out)
             "uncalibrated, and by the model\ncalibrated as 'fsdpsim "
             "calibrate' does on the run's other sizes only\n(leave-one-out "
             "cross-validation: no size is scored by a fit it took part\nin).\n\n"
+            "With --runs, the CSV's fsdp_e2e rows instead: published FSDP "
+            "training runs,\ngrouped by run_id.  Each FSDP1 run is simulated "
+            "as 'fsdpsim simulate' would\nbe with the row's settings (model: "
+            "a built-in of the same architecture, or\none generated from the "
+            "architecture columns; A100 80GB: dgx-a100-80g, H100\n80GB: "
+            "dgx-h100, with the row's nodes and inter-node bandwidth; "
+            "sharding,\nmixed precision, limit_all_gathers, activation "
+            "checkpointing, torch.compile,\nsequence, micro-batch and "
+            "accumulation from their columns).  A run is listed\nas not "
+            "modelled when it is FSDP2, names a GPU with no built-in "
+            "topology, or\nsimulate refuses one of its settings (with "
+            "simulate's message).  Printed: one\nline a run with measured "
+            "and predicted tokens/s per GPU, MFU, HFU and peak\nreserved "
+            "memory and their errors, then MAPE, median |error| and mean "
+            "signed\nerror of each metric, and of tokens/s by GPU, model, "
+            "activation\ncheckpointing, compile and sequence length.\n\n"
             "options:\n"
             "      --data CSV             the published points (default: "
             "$FSDPSIM_VALIDATION_DATA)\n"
+            "      --runs CSV             validate the end-to-end runs of "
+            "CSV instead\n"
             "      --tol PCT              exit 1 when the held-out calibrated "
             "median |error|\n"
             "                             over 1 MiB..8 GiB exceeds PCT "
-            "percent\n"
+            "percent; with --runs,\n"
+            "                             when the MAPE of tokens/s does\n"
             "      --nccl-version X.Y     NCCL 2.18 .. 2.28 (default 2.28)\n"
+            "      --format text|json     --runs: output format (default "
+            "text)\n"
             "  -h, --help                 show this help\n\n"
-            "Exit status: 0 ok, 1 the median exceeds --tol, 2 bad input.\n");
+            "Exit status: 0 ok, 1 the median or MAPE exceeds --tol, 2 bad "
+            "input.\n");
 }
 
 static int
@@ -204,6 +235,72 @@ validate_run(const struct published_run *v, const struct nccl_config *nc,
     return rc;
 }
 
+/* The published-points file PATH, or NULL with *msg. */
+static char *
+read_points(const char *path, char **msg)
+{
+    enum textfile_error error;
+    char *text = textfile_read(path, VALIDATE_MAX_FILE_BYTES, 0, &error);
+    if (text == NULL)
+        *msg = error == TEXTFILE_OPEN || error == TEXTFILE_READ
+                   ? xasprintf("cannot open '%s': %s", path,
+                               strerror(errno))
+                   : xasprintf("%s: %s (is it the published-points CSV?)",
+                               path, error == TEXTFILE_TOO_BIG
+                                         ? "file is larger than 16 MiB"
+                                         : "contains a NUL byte");
+    return text;
+}
+
+/* --runs PATH: every fsdp_e2e run simulated and compared. */
+static int
+validate_runs(const char *path, double tol, bool json)
+{
+    char *msg = NULL;
+    struct published_e2e *rows = NULL;
+    int n = 0, rc = EXIT_USAGE;
+    char *text = read_points(path, &msg);
+    if (text == NULL)
+        goto fail;
+    if (published_parse_e2e(path, text, &rows, &n, &msg) != 0)
+        goto fail;
+    if (n == 0) {
+        msg = xasprintf("%s: no rows of category fsdp_e2e", path);
+        goto fail;
+    }
+    struct vrun *v = xcalloc((size_t)n, sizeof *v);
+    struct model_cache *mc = model_cache_new();
+    for (int i = 0; i < n; i++) {
+        v[i].row = &rows[i];
+        vrun_predict(&v[i], mc);
+    }
+    struct vrun_stats st;
+    if (json)
+        vrun_print_json(v, n, path, stdout, &st);
+    else
+        vrun_print_text(v, n, path, stdout, &st);
+    rc = 0;
+    if (tol >= 0 && st.n > 0 && st.mape > tol) {
+        msg = xasprintf("MAPE of tokens/s per GPU over %d run%s is %.1f %%, "
+                        "more than --tol %g %%", st.n, st.n == 1 ? "" : "s",
+                        st.mape, tol);
+        cmd_error("validate", msg, 0);
+        rc = EXIT_CHECK_FAILED;
+    }
+    for (int i = 0; i < n; i++)
+        vrun_free(&v[i]);
+    free(v);
+    model_cache_free(mc);
+    goto done;
+fail:
+    cmd_error("validate", msg, 0);
+done:
+    free(msg);
+    free(text);
+    published_e2e_free(rows, n);
+    return rc;
+}
+
 int
 cmd_validate(int argc, char **argv)
 {
@@ -211,10 +308,13 @@ cmd_validate(int argc, char **argv)
         {"data", required_argument, NULL, 1000},
         {"tol", required_argument, NULL, 1001},
         {"nccl-version", required_argument, NULL, 1002},
+        {"runs", required_argument, NULL, 1003},
+        {"format", required_argument, NULL, 1004},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *data = getenv("FSDPSIM_VALIDATION_DATA");
-    const char *version = NULL;
+    const char *version = NULL, *runs_path = NULL;
+    bool data_given = false, json = false;
     double tol = -1;
     int c, rc = EXIT_USAGE;
     char *cause = NULL, *msg = NULL, *text = NULL;
@@ -225,7 +325,7 @@ cmd_validate(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
-        case 1000: data = optarg; break;
+        case 1000: data = optarg; data_given = true; break;
         case 1001: {
             char *end;
             tol = strtod(optarg, &end);
@@ -240,6 +340,17 @@ cmd_validate(int argc, char **argv)
             break;
         }
         case 1002: version = optarg; break;
+        case 1003: runs_path = optarg; break;
+        case 1004:
+            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
+                msg = xasprintf("--format: '%s' is not one of text | json",
+                                optarg);
+                rc = usage_error(msg);
+                free(msg);
+                return rc;
+            }
+            json = strcmp(optarg, "json") == 0;
+            break;
         case 'h':
             cmd_validate_help(stdout);
             return 0;
@@ -255,6 +366,19 @@ cmd_validate(int argc, char **argv)
     if (optind != argc)
         return usage_error("unexpected argument (the data file goes after "
                            "--data)");
+    if (runs_path != NULL) {
+        if (data_given)
+            return usage_error("give --data (collectives) or --runs "
+                               "(end-to-end runs), not both");
+        if (version != NULL)
+            return usage_error("--nccl-version is for --data; with --runs "
+                               "the simulate default is used");
+        if (*runs_path == '\0')
+            return usage_error("--runs needs the published-points CSV");
+        return validate_runs(runs_path, tol, json);
+    }
+    if (json)
+        return usage_error("--format is for --runs");
     if (data == NULL || *data == '\0')
         return usage_error("give the published points with --data CSV (or "
                            "set FSDPSIM_VALIDATION_DATA)");
@@ -263,17 +387,9 @@ cmd_validate(int argc, char **argv)
     if (version && nccl_config_set_version(&nc, version, &cause) != 0)
         goto fail_cause;
 
-    enum textfile_error error;
-    text = textfile_read(data, VALIDATE_MAX_FILE_BYTES, 0, &error);
-    if (text == NULL) {
-        msg = error == TEXTFILE_OPEN || error == TEXTFILE_READ
-                  ? xasprintf("cannot open '%s': %s", data, strerror(errno))
-                  : xasprintf("%s: %s (is it the published-points CSV?)",
-                              data, error == TEXTFILE_TOO_BIG
-                                        ? "file is larger than 16 MiB"
-                                        : "contains a NUL byte");
+    text = read_points(data, &msg);
+    if (text == NULL)
         goto fail;
-    }
     if (published_parse(data, text, &runs, &n_runs, &cause) != 0)
         goto fail_cause;
     size_t total = 0;

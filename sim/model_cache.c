@@ -68,3 +68,23 @@ model_cache_get(struct model_cache *mc, const char *name_or_path,
     pthread_mutex_unlock(&mc->lock);
     return m;
 }
+
+const struct model *
+model_cache_put(struct model_cache *mc, const char *name, struct model *m)
+{
+    pthread_mutex_lock(&mc->lock);
+    for (size_t i = 0; i < mc->n; i++) {
+        if (strcmp(mc->items[i].name, name) == 0) {
+            const struct model *had = mc->items[i].model;
+            pthread_mutex_unlock(&mc->lock);
+            model_free(m);
+            return had;
+        }
+    }
+    mc->items = xgrow(mc->items, &mc->cap, mc->n + 1, sizeof *mc->items);
+    mc->items[mc->n].name = xstrdup(name);
+    mc->items[mc->n].model = m;
+    mc->n++;
+    pthread_mutex_unlock(&mc->lock);
+    return m;
+}

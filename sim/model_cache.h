@@ -24,4 +24,11 @@ void model_cache_free(struct model_cache *mc);
 const struct model *model_cache_get(struct model_cache *mc,
                                     const char *name_or_path, char **cause);
 
+/* Keep M (built in memory, e.g. from a table's architecture columns)
+ * under NAME, so that a run naming NAME gets it instead of loading a
+ * file or built-in of that name.  The cache takes M; when NAME is there
+ * already, M is freed and the model held returns. */
+const struct model *model_cache_put(struct model_cache *mc,
+                                    const char *name, struct model *m);
+
 #endif

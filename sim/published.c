@@ -387,3 +387,215 @@ published_nccl_tests(const struct published_run *v, int skip,
         row->line = v->pt[i].line;
     }
 }
+
+/* ---- End-to-end runs (category fsdp_e2e) ----------------------------- */
+
+/* The columns an fsdp_e2e row must have: the settings a run is simulated
+ * with, and its metric.  mixed_precision_policy, notes and the source_*
+ * columns are read when present. */
+static const char *const e2e_need[] = {
+    "run_id", "category", "metric", "value", "unit", "model", "n_layers",
+    "hidden", "n_heads", "n_kv_heads", "ffn_hidden", "vocab", "seq_len",
+    "micro_batch_per_gpu", "grad_accum", "precision", "sharding_strategy",
+    "fsdp_options", "activation_checkpointing", "torch_compile", "gpu",
+    "gpus_per_node", "nodes", "inter_node_link", NULL};
+
+/* A whole-number column: -1 when empty, else a positive integer; -2 when
+ * it is not one. */
+static long long
+e2e_count(const char *s)
+{
+    if (*s == '\0')
+        return -1;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !(v >= 1 && v <= 1e15) ||
+        v != (double)(long long)v)
+        return -2;
+    return (long long)v;
+}
+
+/* Bytes in one UNIT of memory, 0 if it is not one. */
+static double
+unit_bytes(const char *unit)
+{
+    static const struct { const char *name; double bytes; } u[] = {
+        {"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"GB", 1e9},
+        {"MB", 1e6}, {"B", 1}, {NULL, 0}};
+    for (int i = 0; u[i].name; i++)
+        if (strcmp(unit, u[i].name) == 0)
+            return u[i].bytes;
+    return 0;
+}
+
+void
+published_e2e_free(struct published_e2e *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(v[i].id);
+        free(v[i].source);
+        free(v[i].model);
+        free(v[i].precision);
+        free(v[i].mp_policy);
+        free(v[i].sharding);
+        free(v[i].fsdp_options);
+        free(v[i].ac);
+        free(v[i].compile);
+        free(v[i].gpu);
+        free(v[i].inter);
+    }
+    free(v);
+}
+
+/* Fill run V's settings from its first row R. -1 with *cause for a
+ * count column that holds no positive whole number. */
+static int
+e2e_settings(const char *path, const struct csv_record *h,
+             const struct csv_record *r, struct published_e2e *v,
+             char **cause)
+{
+    static const char *const counts[] = {
+        "n_layers", "hidden", "n_heads", "n_kv_heads", "ffn_hidden",
+        "vocab", "seq_len", "micro_batch_per_gpu", "grad_accum",
+        "gpus_per_node", "nodes", NULL};
+    long long *dst[] = {&v->n_layers, &v->hidden, &v->n_heads,
+                        &v->n_kv_heads, &v->ffn_hidden, &v->vocab,
+                        &v->seq_len, &v->micro_batch, &v->grad_accum,
+                        &v->gpus_per_node, &v->nodes};
+    for (int i = 0; counts[i]; i++) {
+        const char *s = get(r, column(h, counts[i]));
+        long long x = e2e_count(s);
+        if (x == -2) {
+            *cause = xasprintf("%s:%d: %s '%s' is not a positive whole "
+                               "number", path, r->line, counts[i], s);
+            return -1;
+        }
+        *dst[i] = x;
+    }
+    v->source = xstrdup(get(r, column(h, "source_id")));
+    v->model = xstrdup(get(r, column(h, "model")));
+    v->precision = xstrdup(get(r, column(h, "precision")));
+    v->mp_policy = xstrdup(get(r, column(h, "mixed_precision_policy")));
+    v->sharding = xstrdup(get(r, column(h, "sharding_strategy")));
+    v->fsdp_options = xstrdup(get(r, column(h, "fsdp_options")));
+    v->ac = xstrdup(get(r, column(h, "activation_checkpointing")));
+    v->compile = xstrdup(get(r, column(h, "torch_compile")));
+    v->gpu = xstrdup(get(r, column(h, "gpu")));
+    v->inter = xstrdup(get(r, column(h, "inter_node_link")));
+    return 0;
+}
+
+/* Record metric row R of run V.  Metrics other than the four compared
+ * are ignored; -1 with *cause for a value that is not a number or a
+ * unit that is not the metric's. */
+static int
+e2e_metric(const char *path, const struct csv_record *h,
+           const struct csv_record *r, struct published_e2e *v,
+           char **cause)
+{
+    const char *metric = get(r, column(h, "metric"));
+    const char *vs = get(r, column(h, "value"));
+    const char *unit = get(r, column(h, "unit"));
+    double *dst = NULL, scale = 1;
+    int *line = NULL;
+    if (strcmp(metric, "tokens_per_sec_per_gpu") == 0) {
+        dst = &v->tokens_per_s_per_gpu;
+        line = &v->tokens_line;
+    } else if (strcmp(metric, "mfu") == 0 || strcmp(metric, "hfu") == 0) {
+        bool m = metric[0] == 'm';
+        dst = m ? &v->mfu : &v->hfu;
+        line = m ? &v->mfu_line : &v->hfu_line;
+        scale = strcmp(unit, "%") == 0 ? 0.01 : 1;
+    } else if (strcmp(metric, "peak_memory_reserved") == 0) {
+        dst = &v->peak_reserved_bytes;
+        line = &v->mem_line;
+        scale = unit_bytes(unit);
+        if (scale == 0) {
+            *cause = xasprintf("%s:%d: peak_memory_reserved in '%s' (use "
+                               "GiB, MiB, GB, MB or B)", path, r->line,
+                               unit);
+            return -1;
+        }
+    } else {
+        return 0;
+    }
+    char *end;
+    double x = strtod(vs, &end);
+    if (end == vs || *end != '\0' || !(x > 0 && x < 1e300)) {
+        *cause = xasprintf("%s:%d: %s value '%s' is not a positive number",
+                           path, r->line, metric, vs);
+        return -1;
+    }
+    *dst = x * scale;
+    *line = r->line;
+    return 0;
+}
+
+static int
+e2e_collect(const char *path, const struct csv *c,
+            struct published_e2e **out, int *n_out, char **cause)
+{
+    if (c->n == 0) {
+        *cause = xasprintf("%s: empty file (expected a header line and "
+                           "rows of published points)", path);
+        return -1;
+    }
+    const struct csv_record *h = &c->rec[0];
+    for (int i = 0; e2e_need[i]; i++)
+        if (column(h, e2e_need[i]) < 0) {
+            *cause = xasprintf("%s:%d: no '%s' column in the header (an "
+                               "fsdp_e2e row needs the run's settings)",
+                               path, h->line, e2e_need[i]);
+            return -1;
+        }
+    int c_cat = column(h, "category"), c_id = column(h, "run_id");
+    struct published_e2e *v = NULL;
+    size_t cap = 0;
+    int n = 0;
+    for (int i = 1; i < c->n; i++) {
+        const struct csv_record *r = &c->rec[i];
+        if (strcmp(get(r, c_cat), "fsdp_e2e") != 0)
+            continue;
+        const char *id = get(r, c_id);
+        if (*id == '\0') {
+            *cause = xasprintf("%s:%d: empty run_id", path, r->line);
+            goto fail;
+        }
+        int k = 0;
+        while (k < n && strcmp(v[k].id, id) != 0)
+            k++;
+        if (k == n) {
+            v = xgrow(v, &cap, (size_t)n + 1, sizeof *v);
+            memset(&v[n], 0, sizeof v[n]);
+            v[n].id = xstrdup(id);
+            v[n].line = r->line;
+            v[n].tokens_per_s_per_gpu = v[n].mfu = v[n].hfu =
+                v[n].peak_reserved_bytes = -1;
+            n++;
+            if (e2e_settings(path, h, r, &v[k], cause) != 0)
+                goto fail;
+        }
+        if (e2e_metric(path, h, r, &v[k], cause) != 0)
+            goto fail;
+    }
+    *out = v;
+    *n_out = n;
+    return 0;
+fail:
+    published_e2e_free(v, n);
+    return -1;
+}
+
+int
+published_parse_e2e(const char *path, const char *text,
+                    struct published_e2e **runs, int *n_runs, char **cause)
+{
+    struct csv c;
+    *runs = NULL;
+    *n_runs = 0;
+    if (csv_parse(path, text, &c, cause) != 0)
+        return -1;
+    int rc = e2e_collect(path, &c, runs, n_runs, cause);
+    csv_free(&c);
+    return rc;
+}

@@ -1,8 +1,10 @@
 /*
  * published.h: the published-points CSV, one measured value a row with the
  * settings of the run that produced it (../shared/data/calibration/
- * README.md), read for its nccl-tests sweeps: rows of category
- * "collective_bench" and metric "time", grouped into runs by run_id.
+ * README.md; a copy in data/published/), read for its nccl-tests sweeps
+ * (rows of category "collective_bench" and metric "time", grouped into
+ * runs by run_id) and for its end-to-end FSDP runs (rows of category
+ * "fsdp_e2e", published_parse_e2e).
  *
  * Ownership: published_parse() returns runs the caller releases with
  * published_free().
@@ -50,5 +52,34 @@ const char *published_topology(const struct published_run *v);
  * nccl_tests_run_free(). */
 void published_nccl_tests(const struct published_run *v, int skip,
                           struct nccl_tests_run *run);
+
+/* One end-to-end training run: the rows of category "fsdp_e2e" that
+ * share a run_id, with the settings of its first row and the published
+ * value of each metric compared (-1 when the run gives none).  Count
+ * columns left empty in the row are -1. */
+struct published_e2e {
+    char *id;
+    int line;                   /* first row */
+    char *source;               /* source_id, "" when absent */
+    char *model;                /* "Llama-2-7B" */
+    long long n_layers, hidden, n_heads, n_kv_heads, ffn_hidden, vocab;
+    long long seq_len, micro_batch, grad_accum;
+    long long gpus_per_node, nodes;
+    char *precision, *mp_policy, *sharding, *fsdp_options, *ac, *compile;
+    char *gpu, *inter;          /* gpu, inter_node_link */
+    double tokens_per_s_per_gpu;
+    double mfu, hfu;            /* fractions */
+    double peak_reserved_bytes; /* peak_memory_reserved */
+    int tokens_line, mfu_line, hfu_line, mem_line;
+};
+
+/* The fsdp_e2e runs of TEXT (the file PATH, for messages), in the order
+ * they first appear.  0, or -1 with *cause (caller frees) naming
+ * PATH:LINE: bad CSV quoting, a missing column (the header's line), a
+ * count column or metric value that is not a number. */
+int published_parse_e2e(const char *path, const char *text,
+                        struct published_e2e **runs, int *n_runs,
+                        char **cause);
+void published_e2e_free(struct published_e2e *runs, int n);
 
 #endif

@@ -1,0 +1,883 @@
+/*
+ * validate_runs.c: published end-to-end FSDP runs against the simulator
+ * (see validate_runs.h).
+ */
+#include "validate_runs.h"
+#include "builtin.h"
+#include "json_out.h"
+#include "metrics.h"
+#include "model.h"
+#include "model_cache.h"
+#include "net.h"
+#include "runconf.h"
+#include "setup.h"
+#include "xalloc.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- Mapping a row to simulate's arguments --------------------------- */
+
+static bool
+has_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return true;
+    return false;
+}
+
+static void
+add_arg(struct vrun_args *a, const char *flag, const char *value,
+        const char *if_unknown)
+{
+    if (a->n == VRUN_MAX_ARGS)
+        return;
+    a->arg[a->n].flag = xstrdup(flag);
+    a->arg[a->n].value = value ? xstrdup(value) : NULL;
+    a->arg[a->n].if_unknown = if_unknown;
+    a->n++;
+}
+
+static void
+add_count(struct vrun_args *a, const char *flag, long long v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", v);
+    add_arg(a, flag, buf, NULL);
+}
+
+void
+vrun_args_free(struct vrun_args *a)
+{
+    for (int i = 0; i < a->n; i++) {
+        free(a->arg[i].flag);
+        free(a->arg[i].value);
+    }
+    free(a->model);
+    free(a->model_ini);
+    memset(a, 0, sizeof *a);
+}
+
+/* The GPUs of the published runs and the built-in node each ran on.
+ * Both are 8-GPU NVSwitch nodes with one NIC a GPU (DGX reference). */
+static const struct gpu_map {
+    const char *need1, *need2;  /* both in the gpu column */
+    const char *topology, *label;
+} gpu_maps[] = {
+    {"A100", "80GB", "dgx-a100-80g", "A100"},
+    {"H100", "80GB", "dgx-h100", "H100"},
+    {NULL, NULL, NULL, NULL}};
+
+static long long
+json_count(json_t *cfg, const char *key, long long dflt)
+{
+    json_t *v = json_object_get(cfg, key);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
+}
+
+/* The built-in Llama model whose config.json has ROW's architecture
+ * (layers, width, heads, KV heads, FFN width, vocabulary), or NULL. */
+static const char *
+builtin_model(const struct published_e2e *row)
+{
+    for (int i = 0; i < builtin_n_files; i++) {
+        const struct builtin_file *f = &builtin_files[i];
+        if (strcmp(f->dir, "models") != 0 || strcmp(f->ext, "json") != 0)
+            continue;
+        json_t *cfg = json_loads(f->text, 0, NULL);
+        if (cfg == NULL)
+            continue;
+        json_t *type = json_object_get(cfg, "model_type");
+        long long heads = json_count(cfg, "num_attention_heads", -1);
+        bool same = json_is_string(type)
+                    && strcmp(json_string_value(type), "llama") == 0
+                    && json_count(cfg, "num_hidden_layers", -1)
+                           == row->n_layers
+                    && json_count(cfg, "hidden_size", -1) == row->hidden
+                    && heads == row->n_heads
+                    && json_count(cfg, "num_key_value_heads", heads)
+                           == row->n_kv_heads
+                    && json_count(cfg, "intermediate_size", -1)
+                           == row->ffn_hidden
+                    && json_count(cfg, "vocab_size", -1) == row->vocab;
+        json_decref(cfg);
+        if (same)
+            return f->name;
+    }
+    return NULL;
+}
+
+/* A model of ROW's architecture when no built-in has it: the Hugging Face
+ * LlamaConfig those columns describe (untied embeddings, no biases, as
+ * Llama 2), translated to native INI as a config.json file would be. */
+static char *
+generated_model(const struct published_e2e *row, const char *name,
+                char **why)
+{
+    char *json = xasprintf(
+        "{\"model_type\": \"llama\", \"architectures\": "
+        "[\"LlamaForCausalLM\"], \"num_hidden_layers\": %lld, "
+        "\"hidden_size\": %lld, \"num_attention_heads\": %lld, "
+        "\"num_key_value_heads\": %lld, \"intermediate_size\": %lld, "
+        "\"vocab_size\": %lld, \"max_position_embeddings\": %lld, "
+        "\"tie_word_embeddings\": false}",
+        row->n_layers, row->hidden, row->n_heads, row->n_kv_heads,
+        row->ffn_hidden, row->vocab, row->seq_len);
+    char *origin = xasprintf("run %s (line %d)", row->id, row->line);
+    char *ini = model_hf_to_ini(json, origin, name, why);
+    free(origin);
+    free(json);
+    return ini;
+}
+
+/* "llama-2-34b" from "Llama-2-34B": the generated model's name. */
+static char *
+model_name(const char *s)
+{
+    char *n = xstrdup(*s ? s : "model"), *w = n;
+    for (const char *p = n; *p; p++)
+        if (isalnum((unsigned char)*p) || *p == '.' || *p == '-')
+            *w++ = (char)tolower((unsigned char)*p);
+        else if (w > n && w[-1] != '-')
+            *w++ = '-';
+    *w = '\0';
+    return n;
+}
+
+/* The dtype named after KEY (e.g. "reduce=") in S, into buf; NULL if
+ * none. */
+static const char *
+dtype_after(const char *s, const char *key, char *buf, size_t len)
+{
+    const char *p = strstr(s, key);
+    if (p == NULL)
+        return NULL;
+    p += strlen(key);
+    size_t n = 0;
+    while (n + 1 < len && isalnum((unsigned char)p[n]))
+        n++;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return n ? buf : NULL;
+}
+
+/* The first of bf16, fp16, fp32 S names, or NULL. */
+static const char *
+dtype_in(const char *s)
+{
+    static const char *const d[] = {"bf16", "fp16", "fp32", NULL};
+    for (int i = 0; d[i]; i++)
+        if (has_ci(s, d[i]))
+            return d[i];
+    return NULL;
+}
+
+/* Gbit/s in the inter_node_link text ("400 Gbps inter-node", "800 Gbps",
+ * "400 Gb/s per GPU"), or 0. */
+static double
+link_gbps(const char *s)
+{
+    for (const char *p = s; *p; p++) {
+        if (!isdigit((unsigned char)*p) || (p > s && isdigit(
+                (unsigned char)p[-1])) || (p > s && p[-1] == '.'))
+            continue;
+        char *end;
+        double v = strtod(p, &end);
+        while (*end == ' ')
+            end++;
+        if (v > 0 && (strncasecmp(end, "Gbps", 4) == 0
+                      || strncasecmp(end, "Gb/s", 4) == 0))
+            return v;
+    }
+    return 0;
+}
+
+/* FSDP keyword arguments the row's fsdp_options spell "key=value" (e.g.
+ * limit_all_gathers=True) and simulate has an option of that name for:
+ * passed as --key value. */
+static void
+add_fsdp_kwargs(struct vrun_args *a, const char *opts)
+{
+    char *s = xstrdup(opts), *save = NULL;
+    for (char *t = strtok_r(s, ";", &save); t;
+         t = strtok_r(NULL, ";", &save)) {
+        while (*t == ' ')
+            t++;
+        char *eq = strchr(t, '=');
+        if (eq == NULL || eq == t)
+            continue;
+        char *end = eq + strcspn(eq, " ");
+        *end = '\0';
+        *eq = '\0';
+        bool known = false;
+        for (const struct config_option *o = config_options; o->key; o++)
+            known = known || strcmp(o->key, t) == 0;
+        if (!known)
+            continue;
+        char *flag = xasprintf("--%s", t);
+        for (char *q = flag + 2; *q; q++)
+            if (*q == '_')
+                *q = '-';
+        add_arg(a, flag, eq + 1, NULL);
+        free(flag);
+    }
+    free(s);
+}
+
+int
+vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
+{
+    memset(a, 0, sizeof *a);
+    *why = NULL;
+    if (has_ci(row->sharding, "FSDP2")) {
+        *why = xasprintf("FSDP2 (fully_shard: per-parameter DTensor "
+                         "shards, no FlatParameter) is not modelled; "
+                         "fsdpsim simulates FSDP1");
+        return 1;
+    }
+    const struct gpu_map *g = gpu_maps;
+    while (g->topology && !(has_ci(row->gpu, g->need1)
+                            && has_ci(row->gpu, g->need2)))
+        g++;
+    if (g->topology == NULL) {
+        *why = xasprintf("no built-in topology for GPU '%s'", row->gpu);
+        return 1;
+    }
+    static const struct {
+        const char *name;
+        size_t off;
+    } need[] = {
+        {"n_layers", offsetof(struct published_e2e, n_layers)},
+        {"hidden", offsetof(struct published_e2e, hidden)},
+        {"n_heads", offsetof(struct published_e2e, n_heads)},
+        {"n_kv_heads", offsetof(struct published_e2e, n_kv_heads)},
+        {"ffn_hidden", offsetof(struct published_e2e, ffn_hidden)},
+        {"vocab", offsetof(struct published_e2e, vocab)},
+        {"seq_len", offsetof(struct published_e2e, seq_len)},
+        {"micro_batch_per_gpu", offsetof(struct published_e2e,
+                                         micro_batch)},
+        {"grad_accum", offsetof(struct published_e2e, grad_accum)},
+        {"gpus_per_node", offsetof(struct published_e2e, gpus_per_node)},
+        {"nodes", offsetof(struct published_e2e, nodes)}};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (*(const long long *)((const char *)row + need[i].off) < 1) {
+            *why = xasprintf("the row gives no %s", need[i].name);
+            return 1;
+        }
+    if (has_ci(row->precision, "float8") || has_ci(row->precision, "fp8")) {
+        *why = xasprintf("float8 linear layers ('%s') are not modelled",
+                         row->precision);
+        return 1;
+    }
+    a->topology = g->topology;
+    a->gpu = g->label;
+
+    /* Model: a built-in of the same architecture, else one generated from
+     * the architecture columns.  Only Llama-style decoders are built. */
+    const char *b = builtin_model(row);
+    if (b != NULL) {
+        a->model = xstrdup(b);
+        a->model_builtin = true;
+    } else if (!has_ci(row->model, "llama")) {
+        *why = xasprintf("no built-in model has the architecture of '%s', "
+                         "and only Llama-style ones are generated from "
+                         "the columns", row->model);
+        return 1;
+    } else {
+        a->model = model_name(row->model);
+        a->model_ini = generated_model(row, a->model, why);
+        if (a->model_ini == NULL) {
+            char *w = xasprintf("model from the row's architecture: %s",
+                                *why);
+            free(*why);
+            *why = w;
+            vrun_args_free(a);
+            return 1;
+        }
+    }
+    add_arg(a, "--model", a->model, NULL);
+
+    /* Cluster: the row's node count and GPUs per node on the built-in
+     * node.  inter_node_link gives the bandwidth of a whole node ("400
+     * Gbps inter-node": fms-fsdp's cluster, not the DGX's 8 x 200) unless
+     * it says "per GPU"; the node keeps one NIC a GPU, as NCCL uses them
+     * rail by rail, each with its share: nics_per_node = gpus_per_node,
+     * nic_bandwidth = node total / gpus_per_node. */
+    add_arg(a, "--topology", g->topology, NULL);
+    add_count(a, "--nodes", row->nodes);
+    add_count(a, "--gpus-per-node", row->gpus_per_node);
+    double gbps = link_gbps(row->inter);
+    if (gbps > 0) {
+        double per_nic = has_ci(row->inter, "per GPU")
+                             ? gbps : gbps / (double)row->gpus_per_node;
+        char *s = xasprintf("inter.nics_per_node=%lld", row->gpus_per_node);
+        add_arg(a, "--set", s, NULL);
+        free(s);
+        s = xasprintf("inter.nic_bandwidth=%.6gGbps", per_nic);
+        add_arg(a, "--set", s, NULL);
+        free(s);
+    }
+
+    /* FSDP: HSDP is HYBRID_SHARD (shard in the node, replicate across). */
+    const char *shard =
+        has_ci(row->sharding, "_HYBRID_SHARD_ZERO2") ? "_HYBRID_SHARD_ZERO2"
+        : has_ci(row->sharding, "HSDP") || has_ci(row->sharding, "HYBRID")
+            ? "HYBRID_SHARD"
+        : has_ci(row->sharding, "FULL_SHARD") ? "FULL_SHARD"
+        : has_ci(row->sharding, "SHARD_GRAD_OP") ? "SHARD_GRAD_OP"
+        : has_ci(row->sharding, "NO_SHARD") ? "NO_SHARD"
+                                            : row->sharding;
+    add_arg(a, "--sharding-strategy", shard, NULL);
+    if (has_ci(row->fsdp_options, "transformer block wrapping"))
+        add_arg(a, "--auto-wrap-policy", "transformer", NULL);
+    add_fsdp_kwargs(a, row->fsdp_options);
+
+    /* MixedPrecision: param from the precision column, reduce and buffer
+     * from the policy ("param=bf16, reduce=bf16, buffer=bf16") or the
+     * precision ("bf16 params / fp32 reduce"). */
+    char buf[16];
+    const char *param = dtype_after(row->mp_policy, "param=", buf,
+                                    sizeof buf);
+    if (param == NULL)
+        param = dtype_in(row->precision);
+    if (param != NULL)
+        add_arg(a, "--param-dtype", param, NULL);
+    const char *reduce = dtype_after(row->mp_policy, "reduce=", buf,
+                                     sizeof buf);
+    if (reduce == NULL && has_ci(row->precision, "fp32 reduce"))
+        reduce = "fp32";
+    if (reduce != NULL)
+        add_arg(a, "--reduce-dtype", reduce, NULL);
+    const char *buffer = dtype_after(row->mp_policy, "buffer=", buf,
+                                     sizeof buf);
+    if (buffer != NULL)
+        add_arg(a, "--buffer-dtype", buffer, NULL);
+    if (has_ci(row->fsdp_options, "AdamW"))
+        add_arg(a, "--optimizer", "AdamW", NULL);
+
+    /* Activation checkpointing: none and full are simulate's.  fms-fsdp's
+     * "selective" wraps every k-th block (its selective_checkpointing
+     * fraction), and the published rows do not say which k: passed as
+     * "selective" for simulate to accept or refuse. */
+    char ac[32];
+    size_t n = strcspn(row->ac, " (");
+    snprintf(ac, sizeof ac, "%.*s", (int)(n < 31 ? n : 31), row->ac);
+    for (char *p = ac; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    add_arg(a, "--activation-checkpointing", *ac ? ac : "none", NULL);
+
+    /* torch.compile and the attention kernel: simulate's --compile and
+     * --attention.  The cost model's attention is FlashAttention-2's
+     * (cost.c), so without an --attention flag that setting still
+     * holds. */
+    if (strcasecmp(row->compile, "yes") == 0)
+        add_arg(a, "--compile", "true", NULL);
+    else if (strcasecmp(row->compile, "no") != 0 && *row->compile)
+        add_arg(a, "--compile", row->compile, NULL);
+    if (has_ci(row->fsdp_options, "FlashAttention-2"))
+        add_arg(a, "--attention", "flash2",
+                "no --attention option: the cost model's attention, "
+                "FlashAttention-2, used");
+
+    add_count(a, "--seq-len", row->seq_len);
+    add_count(a, "--micro-batch", row->micro_batch);
+    add_count(a, "--grad-accum", row->grad_accum);
+    return 0;
+}
+
+/* ---- Simulating ------------------------------------------------------ */
+
+/* Whether simulate knows FLAG at all (it may still refuse a value). */
+static bool
+flag_known(const struct vrun_arg *x)
+{
+    char *argv[4] = {"simulate", x->flag, x->value, NULL};
+    int argc = x->value ? 3 : 2;
+    struct run r;
+    char *cause = NULL;
+    int rc = setup_parse_args(&r, "simulate", argc, argv, &cause);
+    free(cause);
+    setup_free(&r);
+    return rc != -1;
+}
+
+static void
+note(struct vrun *v, const char *s)
+{
+    char *n = v->notes ? xasprintf("%s; %s", v->notes, s) : xstrdup(s);
+    free(v->notes);
+    v->notes = n;
+}
+
+void
+vrun_predict(struct vrun *v, struct model_cache *mc)
+{
+    char *why = NULL;
+    v->tokens = v->mfu = v->hfu = v->peak_reserved = -1;
+    if (vrun_map(v->row, &v->a, &why) != 0) {
+        v->not_modelled = why;
+        return;
+    }
+    char *argv[2 * VRUN_MAX_ARGS + 2];
+    int argc = 0;
+    argv[argc++] = "simulate";
+    for (int i = 0; i < v->a.n; i++) {
+        const struct vrun_arg *x = &v->a.arg[i];
+        if (x->if_unknown && !flag_known(x)) {
+            note(v, x->if_unknown);
+            continue;
+        }
+        argv[argc++] = x->flag;
+        if (x->value)
+            argv[argc++] = x->value;
+    }
+    argv[argc] = NULL;
+    v->command = setup_join_args(argc, argv);
+    if (v->a.model_ini != NULL) {
+        struct model *m = model_parse_ini(v->a.model_ini, v->a.model, &why);
+        if (m == NULL) {
+            v->not_modelled = why;
+            return;
+        }
+        free(m->name);
+        m->name = xstrdup(v->a.model);
+        model_cache_put(mc, v->a.model, m);
+    }
+    struct run r;
+    int rc = setup_parse_args(&r, "simulate", argc, argv, &why);
+    if (rc == 0) {
+        r.models = mc;
+        rc = setup_prepare(&r, &why);
+    }
+    struct net_run nr;
+    if (rc == 0 && (rc = net_run(r.sched, r.topo, &r.cfg, &nr, &why)) == 0) {
+        struct metrics met;
+        metrics_compute(r.sched, r.topo, &nr.res, &met);
+        v->tokens = met.tokens_per_s_per_gpu;
+        v->mfu = met.mfu;
+        /* struct metrics has no hardware FLOPs utilisation yet: HFU is
+         * left unpredicted until it does. */
+        v->hfu = -1;
+        v->peak_reserved = (double)met.mem.peak_reserved;
+        v->fits = met.fits;
+        net_run_free(&nr);
+    }
+    if (rc != 0)
+        v->not_modelled = why ? why : xstrdup("simulate refused the run");
+    setup_free(&r);
+}
+
+void
+vrun_free(struct vrun *v)
+{
+    vrun_args_free(&v->a);
+    free(v->not_modelled);
+    free(v->notes);
+    free(v->command);
+    memset(v, 0, sizeof *v);
+}
+
+/* ---- Errors and their statistics ------------------------------------- */
+
+double
+vrun_error(double predicted, double measured)
+{
+    return 100 * (predicted - measured) / measured;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void
+vrun_stats(const double *err, int n, struct vrun_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (n <= 0)
+        return;
+    double *abs_e = xmalloc((size_t)n * sizeof *abs_e);
+    st->n = n;
+    st->min = st->max = err[0];
+    for (int i = 0; i < n; i++) {
+        abs_e[i] = fabs(err[i]);
+        st->mape += abs_e[i] / n;
+        st->bias += err[i] / n;
+        st->min = fmin(st->min, err[i]);
+        st->max = fmax(st->max, err[i]);
+    }
+    qsort(abs_e, (size_t)n, sizeof *abs_e, cmp_double);
+    st->median_abs = n % 2 ? abs_e[n / 2]
+                           : (abs_e[n / 2 - 1] + abs_e[n / 2]) / 2;
+    free(abs_e);
+}
+
+/* ---- Regimes --------------------------------------------------------- */
+
+enum regime { R_GPU, R_MODEL, R_AC, R_COMPILE, R_SEQ, R_COUNT };
+static const char *const regime_names[R_COUNT] = {
+    "gpu", "model", "activation_checkpointing", "compile", "seq_len"};
+
+/* Run V's label in regime R, into buf. */
+static const char *
+regime_label(const struct vrun *v, enum regime r, char *buf, size_t len)
+{
+    const struct published_e2e *row = v->row;
+    switch (r) {
+    case R_GPU:
+        snprintf(buf, len, "%s", v->a.gpu ? v->a.gpu : row->gpu);
+        break;
+    case R_MODEL:
+        snprintf(buf, len, "%s", row->model);
+        break;
+    case R_AC: {
+        size_t n = strcspn(row->ac, " (");
+        snprintf(buf, len, "%.*s", (int)n, row->ac);
+        break;
+    }
+    case R_COMPILE:
+        snprintf(buf, len, "%s", row->compile);
+        break;
+    default:
+        snprintf(buf, len, "%lld", row->seq_len);
+        break;
+    }
+    return buf;
+}
+
+static bool
+modelled(const struct vrun *v)
+{
+    return v->not_modelled == NULL && v->tokens > 0
+           && v->row->tokens_per_s_per_gpu > 0;
+}
+
+/* One group of a regime: its label and the tokens/s errors of its runs. */
+struct group {
+    char label[64];
+    double key;                 /* the order groups print in */
+    int first;                  /* then the order they appear in */
+    double *err;
+    int n;
+};
+
+/* Model sizes print smallest first (the weights of a Llama block and the
+ * embeddings, enough to order them), sequence lengths shortest first;
+ * other regimes in the order they appear. */
+static double
+group_key(const struct published_e2e *row, enum regime r)
+{
+    double d = (double)row->hidden;
+    if (r == R_MODEL)
+        return (double)row->n_layers * d
+                   * (2 * d + 2 * d * (double)row->n_kv_heads
+                      / (double)(row->n_heads > 0 ? row->n_heads : 1)
+                      + 3 * (double)row->ffn_hidden)
+               + 2 * d * (double)row->vocab;
+    return r == R_SEQ ? (double)row->seq_len : 0;
+}
+
+static int
+cmp_group(const void *a, const void *b)
+{
+    const struct group *x = a, *y = b;
+    if (x->key != y->key)
+        return (x->key > y->key) - (x->key < y->key);
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+/* The groups of regime R among V[0..N), in the order they first appear.
+ * *n_groups set; caller frees each err and the array. */
+static struct group *
+groups_of(const struct vrun *v, int n, enum regime r, int *n_groups)
+{
+    struct group *g = xcalloc((size_t)n + 1, sizeof *g);
+    int ng = 0;
+    for (int i = 0; i < n; i++) {
+        if (!modelled(&v[i]))
+            continue;
+        char buf[64];
+        regime_label(&v[i], r, buf, sizeof buf);
+        int k = 0;
+        while (k < ng && strcmp(g[k].label, buf) != 0)
+            k++;
+        if (k == ng) {
+            snprintf(g[ng].label, sizeof g[ng].label, "%s", buf);
+            g[ng].key = group_key(v[i].row, r);
+            g[ng].first = ng;
+            g[ng].err = xmalloc((size_t)n * sizeof(double));
+            ng++;
+        }
+        g[k].err[g[k].n++] = vrun_error(v[i].tokens,
+                                        v[i].row->tokens_per_s_per_gpu);
+    }
+    qsort(g, (size_t)ng, sizeof *g, cmp_group);
+    *n_groups = ng;
+    return g;
+}
+
+static void
+groups_free(struct group *g, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(g[i].err);
+    free(g);
+}
+
+/* The errors of one metric over the modelled runs that report it. */
+static int
+metric_errors(const struct vrun *v, int n, int which, double *err)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (!modelled(&v[i]))
+            continue;
+        const struct published_e2e *row = v[i].row;
+        double p = which == 0 ? v[i].tokens : which == 1 ? v[i].mfu
+                   : which == 2 ? v[i].hfu : v[i].peak_reserved;
+        double m = which == 0 ? row->tokens_per_s_per_gpu
+                   : which == 1 ? row->mfu : which == 2 ? row->hfu
+                                : row->peak_reserved_bytes;
+        if (p > 0 && m > 0)
+            err[k++] = vrun_error(p, m);
+    }
+    return k;
+}
+
+static const char *const metric_names[4] = {
+    "tokens_per_sec_per_gpu", "mfu", "hfu", "peak_memory_reserved"};
+
+/* ---- Text ------------------------------------------------------------ */
+
+/* "  0.57" or "     -". */
+static void
+print_frac(FILE *out, double x)
+{
+    if (x > 0)
+        fprintf(out, " %5.2f", x);
+    else
+        fprintf(out, " %5s", "-");
+}
+
+static void
+print_err(FILE *out, double p, double m)
+{
+    if (p > 0 && m > 0)
+        fprintf(out, " %+6.1f", vrun_error(p, m));
+    else
+        fprintf(out, " %6s", "-");
+}
+
+static void
+print_stats_line(FILE *out, const char *label, const struct vrun_stats *s)
+{
+    fprintf(out, "#   %-22s %3d %7.1f %7.1f %+7.1f %+7.1f %+7.1f\n", label,
+            s->n, s->mape, s->median_abs, s->bias, s->min, s->max);
+}
+
+void
+vrun_print_text(const struct vrun *v, int n, const char *path, FILE *out,
+                struct vrun_stats *overall)
+{
+    int n_mod = 0;
+    for (int i = 0; i < n; i++)
+        n_mod += modelled(&v[i]);
+    fprintf(out, "# fsdpsim validate --runs: %s: %d run%s, %d modelled\n"
+            "# error = (predicted - measured) / measured; tokens/s per GPU, "
+            "MFU (the source's\n# formula and peak) and HFU as published; "
+            "mem = peak reserved (GiB)\n\n", path, n, n == 1 ? "" : "s",
+            n_mod);
+    fprintf(out, "#%-9s %-11s %-4s %5s %5s %2s %2s %-9s %-3s %7s %7s %6s "
+            "%5s %5s %6s %5s %5s %6s %5s %5s\n", "run", "model", "gpu",
+            "nodes", "seq", "mb", "ga", "AC", "cmp", "tok/s", "pred",
+            "err%", "MFU", "pred", "err%", "HFU", "pred", "err%", "mem",
+            "pred");
+    for (int i = 0; i < n; i++) {
+        if (!modelled(&v[i]))
+            continue;
+        const struct published_e2e *r = v[i].row;
+        char ac[64];
+        regime_label(&v[i], R_AC, ac, sizeof ac);
+        fprintf(out, " %-9s %-11s %-4s %5lld %5lld %2lld %2lld %-9s %-3s",
+                r->id, r->model, v[i].a.gpu, r->nodes, r->seq_len,
+                r->micro_batch, r->grad_accum, ac, r->compile);
+        fprintf(out, " %7.0f %7.0f %+6.1f", r->tokens_per_s_per_gpu,
+                v[i].tokens, vrun_error(v[i].tokens,
+                                        r->tokens_per_s_per_gpu));
+        print_frac(out, r->mfu);
+        print_frac(out, r->mfu > 0 ? v[i].mfu : -1);
+        print_err(out, v[i].mfu, r->mfu);
+        print_frac(out, r->hfu);
+        print_frac(out, r->hfu > 0 ? v[i].hfu : -1);
+        print_err(out, v[i].hfu, r->hfu);
+        if (r->peak_reserved_bytes > 0)
+            fprintf(out, " %5.1f %5.1f", r->peak_reserved_bytes / 1073741824.0,
+                    v[i].peak_reserved / 1073741824.0);
+        else
+            fprintf(out, " %5s %5.1f", "-", v[i].peak_reserved / 1073741824.0);
+        fprintf(out, "%s\n", v[i].fits ? "" : "  DOES NOT FIT");
+    }
+    fprintf(out, "\n");
+    for (int i = 0; i < n; i++) {
+        if (modelled(&v[i]))
+            fprintf(out, "# %s: fsdpsim %s%s%s%s%s\n", v[i].row->id,
+                    v[i].command, v[i].a.model_builtin ? ""
+                    : " (model generated from the row's architecture)",
+                    v[i].notes ? " [" : "", v[i].notes ? v[i].notes : "",
+                    v[i].notes ? "]" : "");
+    }
+    for (int i = 0; i < n; i++) {
+        if (modelled(&v[i]))
+            continue;
+        const struct published_e2e *r = v[i].row;
+        fprintf(out, "# not modelled: %s (%s, %s, %lld node%s, line %d): "
+                "%s\n", r->id, r->model, r->gpu, r->nodes,
+                r->nodes == 1 ? "" : "s", r->line,
+                v[i].not_modelled ? v[i].not_modelled
+                                  : "no tokens_per_sec_per_gpu published");
+    }
+
+    double *err = xmalloc(((size_t)n + 1) * sizeof *err);
+    fprintf(out, "\n# %-24s %3s %7s %7s %7s %7s %7s\n", "error (%)", "n",
+            "MAPE", "median", "bias", "min", "max");
+    for (int m = 0; m < 4; m++) {
+        struct vrun_stats st;
+        vrun_stats(err, metric_errors(v, n, m, err), &st);
+        if (m == 0 && overall)
+            *overall = st;
+        if (st.n > 0)
+            print_stats_line(out, metric_names[m], &st);
+    }
+    fprintf(out, "# tokens/s by regime (bias: the mean signed error; a "
+            "trend shows as groups of\n# opposite bias)\n");
+    for (int r = 0; r < R_COUNT; r++) {
+        int ng;
+        struct group *g = groups_of(v, n, r, &ng);
+        fprintf(out, "# %s\n", regime_names[r]);
+        for (int k = 0; k < ng; k++) {
+            struct vrun_stats st;
+            vrun_stats(g[k].err, g[k].n, &st);
+            print_stats_line(out, g[k].label, &st);
+        }
+        groups_free(g, ng);
+    }
+    free(err);
+}
+
+/* ---- JSON ------------------------------------------------------------ */
+
+/* "key": X in FMT, or null when X is not positive (a value the row or
+ * the simulator does not give). */
+static void
+json_num(FILE *out, const char *key, double x, const char *fmt)
+{
+    fprintf(out, "\"%s\": ", key);
+    if (x > 0)
+        fprintf(out, fmt, x);
+    else
+        fprintf(out, "null");
+}
+
+static void
+json_stats(FILE *out, const struct vrun_stats *s)
+{
+    fprintf(out, "{\"n\": %d, \"mape\": %.2f, \"median_abs\": %.2f, "
+            "\"bias\": %.2f, \"min\": %.2f, \"max\": %.2f}", s->n, s->mape,
+            s->median_abs, s->bias, s->min, s->max);
+}
+
+void
+vrun_print_json(const struct vrun *v, int n, const char *path, FILE *out,
+                struct vrun_stats *overall)
+{
+    fprintf(out, "{\n  \"data\": ");
+    json_out_string(out, path);
+    fprintf(out, ",\n  \"runs\": [");
+    for (int i = 0; i < n; i++) {
+        const struct published_e2e *r = v[i].row;
+        fprintf(out, "%s\n    {\"run_id\": ", i ? "," : "");
+        json_out_string(out, r->id);
+        fprintf(out, ", \"line\": %d, \"model\": ", r->line);
+        json_out_string(out, r->model);
+        fprintf(out, ", \"gpu\": ");
+        json_out_string(out, r->gpu);
+        fprintf(out, ", \"nodes\": %lld, \"modelled\": %s", r->nodes,
+                modelled(&v[i]) ? "true" : "false");
+        if (!modelled(&v[i])) {
+            fprintf(out, ", \"reason\": ");
+            json_out_string(out, v[i].not_modelled
+                                     ? v[i].not_modelled
+                                     : "no tokens_per_sec_per_gpu "
+                                       "published");
+            fprintf(out, "}");
+            continue;
+        }
+        fprintf(out, ", \"simulate\": ");
+        json_out_string(out, v[i].command);
+        fprintf(out, ", \"model_builtin\": %s, \"notes\": ",
+                v[i].a.model_builtin ? "true" : "false");
+        if (v[i].notes)
+            json_out_string(out, v[i].notes);
+        else
+            fprintf(out, "null");
+        fprintf(out, ",\n     ");
+        json_num(out, "tokens_measured", r->tokens_per_s_per_gpu, "%.1f");
+        fprintf(out, ", ");
+        json_num(out, "tokens_predicted", v[i].tokens, "%.1f");
+        fprintf(out, ", ");
+        fprintf(out, "\"tokens_error\": %.2f",
+                vrun_error(v[i].tokens, r->tokens_per_s_per_gpu));
+        fprintf(out, ",\n     ");
+        json_num(out, "mfu_measured", r->mfu, "%.4f");
+        fprintf(out, ", ");
+        json_num(out, "mfu_predicted", v[i].mfu, "%.4f");
+        fprintf(out, ", ");
+        json_num(out, "hfu_measured", r->hfu, "%.4f");
+        fprintf(out, ", ");
+        json_num(out, "hfu_predicted", v[i].hfu, "%.4f");
+        fprintf(out, ",\n     ");
+        json_num(out, "peak_reserved_measured", r->peak_reserved_bytes,
+                 "%.0f");
+        fprintf(out, ", ");
+        json_num(out, "peak_reserved_predicted", v[i].peak_reserved,
+                 "%.0f");
+        fprintf(out, ", \"fits\": %s}", v[i].fits ? "true" : "false");
+    }
+    fprintf(out, "\n  ],\n  \"summary\": {");
+    double *err = xmalloc(((size_t)n + 1) * sizeof *err);
+    for (int m = 0; m < 4; m++) {
+        struct vrun_stats st;
+        vrun_stats(err, metric_errors(v, n, m, err), &st);
+        if (m == 0 && overall)
+            *overall = st;
+        fprintf(out, "%s\n    \"%s\": ", m ? "," : "", metric_names[m]);
+        json_stats(out, &st);
+    }
+    fprintf(out, "\n  },\n  \"tokens_by_regime\": {");
+    for (int r = 0; r < R_COUNT; r++) {
+        int ng;
+        struct group *g = groups_of(v, n, r, &ng);
+        fprintf(out, "%s\n    \"%s\": {", r ? "," : "", regime_names[r]);
+        for (int k = 0; k < ng; k++) {
+            struct vrun_stats st;
+            vrun_stats(g[k].err, g[k].n, &st);
+            fprintf(out, "%s", k ? ", " : "");
+            json_out_string(out, g[k].label);
+            fprintf(out, ": ");
+            json_stats(out, &st);
+        }
+        fprintf(out, "}");
+        groups_free(g, ng);
+    }
+    fprintf(out, "\n  }\n}\n");
+    free(err);
+}

@@ -1,0 +1,1 @@
+validate --runs @SRCDIR@/tests/data/published-runs-nocol.csv
