@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "engine_impl.h"
 #include "des.h"
+#include "kernel_cost.h"
 #include "xalloc.h"
 
 #include <math.h>
@@ -38,10 +39,26 @@ q_front(const struct queue *q)
  * as the network model says (engine_net: SimGrid finds how their flows
  * share links).  Stale end events are recognised by their time (see
  * finish). */
+/* How much slower compute runs beside collectives holding SMS_HELD SMs.
+ * Each NCCL channel is one thread block resident on one SM for the whole
+ * collective (src/enqueue.cc: a block per channel), and a GEMM's or an
+ * attention kernel's blocks, which fill every SM, cannot share it: the
+ * kernel runs on the SMs left, SMs / (SMs - held) slower.  HBM traffic
+ * slows it too ([overlap] compute_slowdown, which is the floor). */
+static double
+compute_slowdown(const struct engine *e, int sms_held)
+{
+    double left = e->sms - sms_held;
+    if (left < e->sms / 2.0)   /* NCCL caps its channels well below */
+        left = e->sms / 2.0;
+    double sm_share = e->sms > 0 ? e->sms / left : 1.0;
+    return sm_share > e->compute_slowdown ? sm_share : e->compute_slowdown;
+}
+
 static void
 rebalance(struct engine *e, int64_t now)
 {
-    int n_compute = 0, n_comm = 0, n_net = 0;
+    int n_compute = 0, n_comm = 0, n_net = 0, sms_held = 0;
     int net_ids[STREAM_COUNT];
     double net_rate[STREAM_COUNT];
     for (int st = 0; st < STREAM_COUNT; st++) {
@@ -50,6 +67,8 @@ rebalance(struct engine *e, int64_t now)
             continue;
         n_compute += e->cls[id] == CLASS_COMPUTE;
         n_comm += e->cls[id] == CLASS_COMM;
+        if (e->cls[id] == CLASS_COMM)
+            sms_held += e->sms_held[id];
         if (e->uses_net[id])
             net_ids[n_net++] = id;
     }
@@ -61,7 +80,7 @@ rebalance(struct engine *e, int64_t now)
             continue;
         double rate = 1.0;
         if (e->cls[id] == CLASS_COMPUTE && n_comm > 0)
-            rate /= e->compute_slowdown;
+            rate /= compute_slowdown(e, sms_held);
         if (e->cls[id] == CLASS_COMM && n_compute > 0)
             rate /= e->comm_slowdown;
         for (int k = 0; k < n_net && n_net > 1; k++) {
@@ -315,6 +334,8 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
     e.rate_since_ns = xcalloc(n, sizeof(int64_t));
     e.cls = xcalloc(n, 1);
     e.uses_net = xcalloc(n, 1);
+    e.sms_held = xcalloc(n, sizeof(int));
+    e.sms = kernel_sm_count(t);
     e.compute_slowdown = t->overlap_compute_slowdown >= 1
                              ? t->overlap_compute_slowdown : 1.0;
     e.comm_slowdown = t->overlap_comm_slowdown >= 1
@@ -328,6 +349,7 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
             struct coll_group g;
             cost_group(s, op->pg, &g);
             e.uses_net[i] = g.nodes > 1;
+            e.sms_held[i] = r->cost.coll[i].channels;
         }
     }
     for (int i = 0; i < STREAM_COUNT; i++)
@@ -378,6 +400,7 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
     free(e.rate_since_ns);
     free(e.cls);
     free(e.uses_net);
+    free(e.sms_held);
     for (int i = 0; i < STREAM_COUNT; i++)
         free(e.stream_q[i].ids);
     for (int i = 0; i < PG_COUNT; i++)

@@ -43,6 +43,8 @@ struct engine {
     unsigned char *cls;         /* enum op_class */
     unsigned char *uses_net;    /* a collective whose group spans nodes */
     double compute_slowdown, comm_slowdown;
+    int *sms_held;              /* a collective: the SMs its channels take */
+    int sms;                    /* the GPU's SMs */
     const struct engine_net *net;   /* NULL: equal NIC shares */
     int next_op;                /* host program counter */
     int blocked_on;             /* CPU_WAIT target, or -1 */

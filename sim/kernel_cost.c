@@ -28,8 +28,8 @@ static const int tile_shapes[][2] = {
 /* The SM counts of each architecture's flagship SXM part when a topology
  * does not say: V100 80, A100 108, H100/H200 132, B200 148 (NVIDIA
  * architecture whitepapers). */
-static int
-sm_count(const struct topo *t)
+int
+kernel_sm_count(const struct topo *t)
 {
     if (t->sms > 0)
         return t->sms;
@@ -101,8 +101,8 @@ static double
 ceiling_shape_cost(const struct topo *t)
 {
     if (t->arch >= GPU_ARCH_HOPPER)
-        return tiling_time(sm_count(t), 2048, 2048, 13312, 1, 1, INFINITY);
-    return tiling_time(sm_count(t), 1024, 10240, 5120, 1, 1, INFINITY);
+        return tiling_time(kernel_sm_count(t), 2048, 2048, 13312, 1, 1, INFINITY);
+    return tiling_time(kernel_sm_count(t), 1024, 10240, 5120, 1, 1, INFINITY);
 }
 
 /* Time of a GEMM's FLOPs, seconds, at PEAK: the ceiling applies at the
@@ -115,7 +115,7 @@ gemm_time_s(const struct topo *t, const struct kernel *k, double peak)
     double batch = k->batch > 0 ? (double)k->batch : 1.0;
     double unit_s = k->flops * ceiling_shape_cost(t)
                     / (peak * t->gemm_efficiency);
-    return tiling_time(sm_count(t), (double)k->m, (double)k->n,
+    return tiling_time(kernel_sm_count(t), (double)k->m, (double)k->n,
                        (double)k->k, batch, unit_s, hbm_rate(t));
 }
 

@@ -30,6 +30,10 @@ double kernel_time_s(const struct topo *t, const struct kernel *k,
 double kernel_gemm_efficiency(const struct topo *t, int64_t m, int64_t n,
                               int64_t k, int64_t batch);
 
+/* The GPU's streaming multiprocessors ([gpu] sms, else the
+ * architecture's flagship count). */
+int kernel_sm_count(const struct topo *t);
+
 /* The dense peak of D on T's GPU after clock_fraction; a dtype the GPU
  * has no peak for runs at the fp32 rate. */
 double kernel_peak_flops(const struct topo *t, enum dtype d);

@@ -9,9 +9,12 @@
  * - Attention core: QK^T and PV are 2 * 2 * T * s * h * d FLOPs forward over
  *   the full score matrix; a causal kernel (FlashAttention-2) skips the
  *   upper triangle, executing half; its backward executes 2.5x forward
- *   (Dao, "FlashAttention-2", 2023, Section 4: 5 matmuls vs 2).  MFU counts
- *   the full matrix, as PaLM's 6N + 12LHQT does (Chowdhery et al. 2022,
- *   Appendix B), so model_flops keeps the non-causal count.
+ *   (Dao, "FlashAttention-2", 2023, Section 4: 5 matmuls vs 2).  Model
+ *   FLOPs (MFU) count the attention the model does, causal half and
+ *   window included, with backward at 2x forward; PaLM's 6N + 12LHQT
+ *   (Chowdhery et al. 2022, Appendix B) counts the full matrix, which
+ *   palm_flops keeps for sources that report by it (fms-fsdp,
+ *   torchtitan, nanoGPT).
  * - Saved activations follow what PyTorch autograd keeps: a Linear its
  *   input, a norm its input (plus fp32 statistics), an activation function
  *   its input, an elementwise product both inputs, FlashAttention Q, K, V,
@@ -65,7 +68,7 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
         double in = (double)m->in, out = (double)m->out;
         w->fwd_flops = 2 * T * in * out;
         w->bwd_flops = 2 * w->fwd_flops;
-        w->model_flops = w->fwd_flops;
+        w->model_flops = w->palm_flops = w->fwd_flops;
         w->fwd_bytes = (T * in + in * out + T * out) * b;
         w->bwd_bytes = 2 * w->fwd_bytes;
         w->saved_bytes = shares_input(m) ? 0 : T * in * b;
@@ -149,7 +152,8 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
          * first window's triangle aside). */
         w->fwd_flops = m->causal && keys == s ? full / 2 : full;
         w->bwd_flops = 2.5 * w->fwd_flops;
-        w->model_flops = 4 * T * s * h * d;
+        w->model_flops = w->fwd_flops;
+        w->palm_flops = 4 * T * s * h * d;
         w->fwd_bytes = T * (2 * h + 2 * kv) * d * b;
         w->bwd_bytes = 2 * w->fwd_bytes;
         w->saved_bytes = T * (2 * h + 2 * kv) * d * b + T * h * 4;
@@ -178,7 +182,7 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
         double core = 4 * T * s * e;
         w->fwd_flops = proj + core;
         w->bwd_flops = 2 * w->fwd_flops;
-        w->model_flops = w->fwd_flops;
+        w->model_flops = w->palm_flops = w->fwd_flops;
         w->fwd_bytes = (6 * T * e + 4 * e * e + 2 * T * s * h) * b;
         w->bwd_bytes = 2 * w->fwd_bytes;
         w->saved_bytes = (5 * T * e + T * s * h) * b;

@@ -16,8 +16,11 @@
 struct layer_work {
     double fwd_flops;        /* executed in forward */
     double bwd_flops;        /* executed in backward (dgrad + wgrad) */
-    double model_flops;      /* forward FLOPs as MFU counts them (PaLM:
-                                attention without the causal saving) */
+    double model_flops;      /* forward FLOPs as MFU counts them: the
+                                model's work, causal and window savings
+                                counted, no recomputation, backward 2x */
+    double palm_flops;       /* the same by PaLM's convention: attention
+                                over the full S x S matrix */
     double fwd_bytes;        /* HBM traffic in forward */
     double bwd_bytes;        /* HBM traffic in backward */
     double saved_bytes;      /* activations kept from forward to backward */

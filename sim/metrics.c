@@ -81,6 +81,8 @@ metrics_compute(const struct sched *s, const struct topo *t,
         case OP_FORWARD:
         case OP_BACKWARD:
         case OP_RECOMPUTE:
+            m->hardware_flops += op->flops;
+            /* fall through */
         case OP_OPTIMIZER:
             m->compute_s += dur;
             is_comp = 1;
@@ -113,6 +115,7 @@ metrics_compute(const struct sched *s, const struct topo *t,
         default:
             break;
         }
+        m->host_busy_s += r->cost.issue_ns[i] * 1e-9;
         if (is_comm || is_comp)
             b[nb++] = (struct metrics_busy){tm->start_ns, tm->end_ns,
                                             is_comm, is_comp};
@@ -129,10 +132,25 @@ metrics_compute(const struct sched *s, const struct topo *t,
         m->model_tflops_per_gpu = s->model_flops_per_gpu / m->step_time_s
                                   / 1e12;
     }
+    /* Utilisation is against the datasheet peak, as published figures
+     * are (not the clock-limited one the kernels run at). */
     double peak = t->peak_flops[s->param_dtype];
     if (peak <= 0)
         peak = t->peak_flops[DTYPE_FP32];
-    m->mfu = peak > 0 ? m->model_tflops_per_gpu * 1e12 / peak : 0;
+    m->model_flops = s->model_flops_per_gpu;
+    if (m->step_time_s > 0 && peak > 0) {
+        m->hardware_tflops_per_gpu = m->hardware_flops / m->step_time_s
+                                     / 1e12;
+        m->mfu = m->model_flops / m->step_time_s / peak;
+        m->mfu_palm = s->palm_flops_per_gpu / m->step_time_s / peak;
+        m->hfu = m->hardware_flops / m->step_time_s / peak;
+    }
+    /* Host-bound: the host spent most of the step issuing work and hardly
+     * ever waited for the GPU (the limiter and synchronizes are where a
+     * GPU-bound host waits). */
+    m->host_bound = m->step_time_s > 0
+                    && m->host_busy_s >= 0.8 * m->step_time_s
+                    && m->host_wait_s < 0.1 * m->step_time_s;
 
     mem_get_stats(r->mem, &m->mem);
     m->device_mem_bytes = t->hbm_bytes;

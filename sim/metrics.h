@@ -25,7 +25,18 @@ struct metrics {
     double tokens_per_s;        /* whole cluster */
     double tokens_per_s_per_gpu;
     double model_tflops_per_gpu;
-    double mfu;
+    double mfu;                 /* model FLOPs (causal and window savings
+                                   counted, backward 2x forward, no
+                                   recomputation) over step time and the
+                                   param dtype's dense peak */
+    double mfu_palm;            /* the same by PaLM's 6N + 12 L d S */
+    double model_flops;         /* per GPU per step */
+    double hardware_flops;      /* executed per GPU per step: recompute,
+                                   2.5x flash backward, causal half */
+    double hardware_tflops_per_gpu;
+    double hfu;                 /* hardware_flops over time and peak */
+    double host_busy_s;         /* host time issuing the step's ops */
+    int host_bound;             /* the GPU waited on the host */
     double compute_s;           /* busy time of forward/backward/optimizer */
     double allgather_s, reducescatter_s, allreduce_s, copy_s;
     double comm_s;              /* union of communication intervals */

@@ -60,8 +60,9 @@ output_summary_text(const struct run_view *v, FILE *out)
             s->iterations);
     fprintf(out, "throughput        %.0f tokens/s, %.1f tokens/s per GPU\n",
             m->tokens_per_s, m->tokens_per_s_per_gpu);
-    fprintf(out, "model TFLOPS/GPU  %.1f (MFU %.1f%%)\n",
-            m->model_tflops_per_gpu, 100 * m->mfu);
+    fprintf(out, "model TFLOPS/GPU  %.1f (MFU %.1f%%, PaLM's count %.1f%%; "
+            "HFU %.1f%%)\n", m->model_tflops_per_gpu, 100 * m->mfu,
+            100 * m->mfu_palm, 100 * m->hfu);
     fprintf(out, "compute           %s\n",
             units_fmt_time_s(b1, sizeof b1, m->compute_s));
     fprintf(out, "all-gather        %s in %d ops\n",
@@ -83,6 +84,11 @@ output_summary_text(const struct run_view *v, FILE *out)
     if (m->host_wait_s > 0)
         fprintf(out, "host waiting      %s (rate limiter, synchronize: large when GPU-bound)\n",
                 units_fmt_time_s(b1, sizeof b1, m->host_wait_s));
+    if (m->host_bound)
+        fprintf(out, "host-bound        the host issued work for %s of the "
+                "step and the GPU waited on it (eager launch and autograd "
+                "costs: larger micro-batches, torch.compile or CUDA graphs "
+                "help)\n", units_fmt_time_s(b1, sizeof b1, m->host_busy_s));
     fprintf(out, "memory peak       %s allocated, %s reserved of %s: ",
             units_fmt_bytes(b1, sizeof b1, (double)m->mem.peak_allocated),
             units_fmt_bytes(b2, sizeof b2, (double)m->mem.peak_reserved),
@@ -145,6 +151,14 @@ output_summary_json(const struct run_view *v, FILE *out)
     fprintf(out, "  \"model_tflops_per_gpu\": %.3f,\n",
             m->model_tflops_per_gpu);
     fprintf(out, "  \"mfu\": %.6f,\n", m->mfu);
+    fprintf(out, "  \"mfu_palm\": %.6f,\n", m->mfu_palm);
+    fprintf(out, "  \"model_flops\": %.6e,\n", m->model_flops);
+    fprintf(out, "  \"hardware_flops\": %.6e,\n", m->hardware_flops);
+    fprintf(out, "  \"hardware_tflops_per_gpu\": %.3f,\n",
+            m->hardware_tflops_per_gpu);
+    fprintf(out, "  \"hfu\": %.6f,\n", m->hfu);
+    fprintf(out, "  \"host_busy_s\": %.9f,\n", m->host_busy_s);
+    fprintf(out, "  \"host_bound\": %s,\n", m->host_bound ? "true" : "false");
     fprintf(out, "  \"compute_s\": %.9f,\n", m->compute_s);
     fprintf(out, "  \"allgather_s\": %.9f,\n", m->allgather_s);
     fprintf(out, "  \"reducescatter_s\": %.9f,\n", m->reducescatter_s);

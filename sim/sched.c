@@ -25,7 +25,7 @@ struct walk_step {
     int unit;             /* ENTER/EXIT: the unit; RUN: the owning unit */
     int leaf_begin, leaf_end;
     int ckpt;             /* RUN: checkpointed module index, or -1 */
-    double fwd_flops, bwd_flops, model_flops, saved_bytes;
+    double fwd_flops, bwd_flops, model_flops, palm_flops, saved_bytes;
 };
 
 struct builder {
@@ -790,6 +790,7 @@ walk_module(struct builder *b, const struct module *mod)
         last->fwd_flops += lw.fwd_flops;
         last->bwd_flops += lw.bwd_flops;
         last->model_flops += lw.model_flops;
+        last->palm_flops += lw.palm_flops;
         last->saved_bytes += lw.saved_bytes;
     }
     for (int i = 0; i < mod->n_children; i++)
@@ -1000,13 +1001,16 @@ sched_build(const struct model *m, const struct wrap_plan *p,
         at += (size_t)op->n_deps;
     }
 
-    double model_flops = 0;
-    for (int w = 0; w < b.n_walk; w++)
+    double model_flops = 0, palm_flops = 0;
+    for (int w = 0; w < b.n_walk; w++) {
         model_flops += b.walk[w].model_flops;
+        palm_flops += b.walk[w].palm_flops;
+    }
     s->micro_batch = c->micro_batch;
     s->seq_len = c->seq_len;
     s->tokens_per_gpu = c->micro_batch * c->seq_len * c->grad_accum;
     s->model_flops_per_gpu = 3 * model_flops * (double)c->grad_accum;
+    s->palm_flops_per_gpu = 3 * palm_flops * (double)c->grad_accum;
     builder_free(&b);
     return s;
 }

@@ -123,6 +123,7 @@ struct sched {
     int64_t seq_len;            /* tokens per sequence */
     int64_t tokens_per_gpu;     /* per optimizer step */
     double model_flops_per_gpu; /* per optimizer step (3x forward) */
+    double palm_flops_per_gpu;  /* the same by PaLM's convention */
     struct nccl_config nccl;    /* the NCCL the collectives run on */
 };
 

@@ -461,10 +461,11 @@ vrun_predict(struct vrun *v, struct model_cache *mc)
         struct metrics met;
         metrics_compute(r.sched, r.topo, &nr.res, &met);
         v->tokens = met.tokens_per_s_per_gpu;
-        v->mfu = met.mfu;
-        /* struct metrics has no hardware FLOPs utilisation yet: HFU is
-         * left unpredicted until it does. */
-        v->hfu = -1;
+        /* The sources state MFU by PaLM's formula (full attention
+         * matrix) and HFU as executed FLOPs (PyTorch's FLOP counter):
+         * compare each with the same convention. */
+        v->mfu = met.mfu_palm;
+        v->hfu = met.hfu;
         v->peak_reserved = (double)met.mem.peak_reserved;
         v->fits = met.fits;
         net_run_free(&nr);
