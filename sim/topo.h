@@ -97,6 +97,10 @@ struct topo {
     /* [host] */
     double pcie_Bps;            /* host<->device, per GPU, per direction */
     double host_mem_Bps;        /* host memory bandwidth (CPU optimizer) */
+    /* host time of the caching allocator's retry path (mem.h), ns */
+    double cuda_malloc_ns;      /* one cudaMalloc of a segment */
+    double cuda_free_ns;        /* one cudaFree of a cached segment */
+    double synchronize_ns;      /* a device synchronize, GPU idle */
     /* [overlap]: slowdown factors while compute and NCCL kernels run at
      * the same time (1 = no interference) */
     double overlap_compute_slowdown;
