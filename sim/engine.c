@@ -175,6 +175,11 @@ finish_op(struct engine *e, int id, int64_t now)
         e->pg_q[op->pg].head++;
     }
     mem_op_done(e->r->mem, now, id);
+    if (op->stream != STREAM_HOST)
+        e->in_flight--;
+    /* The last GPU op a synchronize waits for: the host goes on. */
+    if (e->sync_from >= 0 && e->in_flight == 0)
+        schedule_host(e, now > e->sync_from ? now : e->sync_from);
     if (op->kind == OP_OPTIMIZER)
         e->r->step_end_ns[op->iter] = now;
     if (e->blocked_on == id) {
@@ -194,8 +199,9 @@ host_run(struct engine *e, int64_t now)
     while (e->next_op < s->n_ops) {
         int id = e->next_op;
         const struct sched_op *op = &s->ops[id];
-        /* A host blocked on a CPU_WAIT comes back to the same op: it was
-         * reached when the wait began. */
+        int64_t alloc_ns = 0;
+        /* A host blocked on a CPU_WAIT or a synchronize comes back to the
+         * same op: it was reached when the wait began. */
         if (e->reached_op != id) {
             if (e->fold != NULL) {
                 int64_t skipped = engine_fold_reached(e, id, now);
@@ -214,10 +220,26 @@ host_run(struct engine *e, int64_t now)
                 return;
             }
             break;
-        case OP_ALLOC:
-            mem_alloc(e->r->mem, now, op->buffer, op->stream, op->bytes,
-                      op->cat);
+        case OP_ALLOC: {
+            /* A retry that needs the device synchronized comes back here
+             * when every GPU op issued so far has finished. */
+            int64_t waited = -1;
+            if (e->sync_from >= 0) {
+                waited = now - e->sync_from;
+                e->sync_from = -1;
+            }
+            int sync;
+            alloc_ns = mem_alloc_op(e->r->mem, now, id, op->buffer,
+                                    op->stream, op->bytes, op->cat, waited,
+                                    &sync);
+            if (sync) {
+                e->sync_from = now + alloc_ns;
+                if (e->in_flight == 0)
+                    schedule_host(e, e->sync_from);
+                return;
+            }
             break;
+        }
         case OP_FREE:
             mem_release(e->r->mem, now, op->buffer, op->wait_op,
                         op->wait_op < 0 || e->done[op->wait_op]);
@@ -227,11 +249,17 @@ host_run(struct engine *e, int64_t now)
         }
         if (op->kind == OP_CPU_WAIT || op->kind == OP_ALLOC
             || op->kind == OP_FREE) {
-            /* Host-side bookkeeping: takes no time of its own. */
-            put_time(e, id, T_START, now);
-            put_time(e, id, T_END, now);
+            /* Host-side bookkeeping: takes no time of its own, except an
+             * allocation's retry (from its issue, the wait included). */
+            put_time(e, id, T_START, op->kind == OP_ALLOC
+                                         ? e->r->times[id].issue_ns : now);
+            put_time(e, id, T_END, now + alloc_ns);
             e->done[id] = 1;
             e->next_op++;
+            if (alloc_ns > 0) {
+                schedule_host(e, now + alloc_ns);
+                return;
+            }
             continue;
         }
         int64_t issue = e->r->cost.issue_ns[id];
@@ -249,6 +277,7 @@ host_run(struct engine *e, int64_t now)
         e->ready_ns[id] = now + e->r->cost.launch_ns[id];
         e->issue_end_ns[id] = now + issue;
         q_push(&e->stream_q[op->stream], id);
+        e->in_flight++;
         if (op->pg != PG_NONE)
             q_push(&e->pg_q[op->pg], id);
         try_start(e, op->stream, now);
@@ -305,6 +334,10 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
     memset(ct, 0, sizeof *ct);
     r->times = xcalloc(s->n_ops ? s->n_ops : 1, sizeof *r->times);
     r->mem = mem_new(s->n_buffers, t->hbm_bytes);
+    struct mem_costs mc = {llround(t->cuda_malloc_ns),
+                           llround(t->cuda_free_ns),
+                           llround(t->synchronize_ns)};
+    mem_set_costs(r->mem, &mc);
     r->step_end_ns = xcalloc(s->iterations, sizeof(int64_t));
 
     /* Simulated time cannot exceed every op run one after the other; if
@@ -313,6 +346,13 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
     double total = 0;
     for (int i = 0; i < s->n_ops; i++)
         total += (double)r->cost.gpu_ns[i] + (double)r->cost.issue_ns[i];
+    /* Each allocation retries at most once (two cudaMallocs and a
+     * synchronize), and each segment a retry frees was created by one
+     * allocation: the retries' host time is bounded per allocation. */
+    for (int i = 0; i < s->n_ops; i++)
+        if (s->ops[i].kind == OP_ALLOC)
+            total += (double)(2 * mc.cuda_malloc_ns + mc.cuda_free_ns
+                              + mc.synchronize_ns);
     if (total > ENGINE_MAX_TOTAL_NS) {
         r->too_long = 1;
         return;
@@ -358,6 +398,7 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
         e.pg_busy[i] = -1;
     e.blocked_on = -1;
     e.reached_op = -1;
+    e.sync_from = -1;
     if (may_fold)
         e.fold = engine_fold_new(s, &r->cost);
 

@@ -6,7 +6,10 @@
  * order once their dependencies have finished; collectives additionally
  * start in issue order per communicator (one NCCL communicator serializes
  * its kernels, fsdp-semantics §2.3).  Allocations and frees go to the
- * memory model at the host time they are issued.  One representative rank
+ * memory model at the host time they are issued; an allocation the
+ * caching allocator has to retry takes host time, and one whose retry
+ * synchronizes the device blocks the host until every GPU op issued so
+ * far has finished (mem.h).  One representative rank
  * is simulated: by SPMD symmetry the cost does not grow with the number of
  * GPUs.
  */

@@ -25,7 +25,11 @@
  * "State" is everything the future depends on: ops not finished yet (a
  * GPU op's progress, rate and projected end, a queued op's readiness),
  * the stream and communicator queues, the host's blocking, the pending
- * events (time, order, kind, op), and the allocator (mem_fold.c).  Ops
+ * events (time, order, kind, op), and the allocator (mem_fold.c).  The
+ * GPU ops in flight, which an allocator retry's synchronize waits for,
+ * are the unfinished ops compared; a synchronize never spans a snapshot
+ * (the host is at a new op then), and the retries of the watched period
+ * are repeated with its samples.  Ops
  * issued before micro-batch k-p must all have finished by k, so no op
  * spans a whole period, and the ops still running at k-p's start must be
  * copies of those running at k's.

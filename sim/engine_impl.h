@@ -50,6 +50,11 @@ struct engine {
     int blocked_on;             /* CPU_WAIT target, or -1 */
     int reached_op;             /* last op the host reached */
     int host_scheduled;
+    /* GPU ops issued and not finished, and while an allocation's retry
+     * waits for them all (the synchronize), when that wait began (-1:
+     * none).  No snapshot sees a wait: the host is at a new op then. */
+    int in_flight;
+    int64_t sync_from;
     struct engine_fold *fold;   /* NULL: every micro-batch is simulated */
 };
 

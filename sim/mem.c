@@ -9,6 +9,18 @@
  * block is split when the remainder is at least 512 bytes (small pool) or
  * more than 1 MiB (large pool), and merged with free neighbours in its
  * segment.
+ *
+ * The retry path (mem.h) follows DeviceCachingAllocator::malloc: when
+ * alloc_block (cudaMalloc) fails it tries release_available_cached_blocks
+ * and then release_cached_blocks, which first runs
+ * synchronize_and_free_events (cudaEventSynchronize on every outstanding
+ * record_stream event, then frees their blocks) and then cudaFree on
+ * every unsplit free block, and retries alloc_block once more; failing
+ * that it raises OutOfMemoryError.  (PyTorch's
+ * release_available_cached_blocks frees oversize blocks only and does
+ * nothing unless max_split_size_mb is set; the model's first step, the
+ * unused segments released without waiting for the GPU, stands for it
+ * and for the part of release_cached_blocks that needs no event.)
  */
 #include "mem.h"
 #include "mem_impl.h"
@@ -96,7 +108,14 @@ mem_free(struct mem *m)
     for (int i = 0; i < N_POOLS; i++)
         free(m->free[i].ids);
     free(m->spare);
+    free(m->retry_log);
     free(m);
+}
+
+void
+mem_set_costs(struct mem *m, const struct mem_costs *c)
+{
+    m->costs = *c;
 }
 
 void
@@ -163,10 +182,19 @@ new_block(struct mem *m, uint64_t size, int pool)
 }
 
 /* Block i has just become free: merge it with free neighbours in its
- * segment and put the result in the pool's free list. */
+ * segment and put the result in the pool's free list.  A block that did
+ * not fit (oom) has no segment: it is dropped. */
 static void
 merge_free(struct mem *m, int i)
 {
+    if (m->blocks[i].oom) {
+        m->oom_live -= (int64_t)m->blocks[i].size;
+        m->blocks[i].state = BLOCK_RELEASED;
+        m->spare = xgrow(m->spare, &m->cap_spare, m->n_spare + 1,
+                         sizeof(int));
+        m->spare[m->n_spare++] = i;
+        return;
+    }
     int nx = m->blocks[i].next;
     if (nx >= 0 && m->blocks[nx].state == BLOCK_FREE) {
         unset_free(m, nx, BLOCK_RELEASED);
@@ -194,10 +222,12 @@ merge_free(struct mem *m, int i)
     set_free(m, i);
 }
 
-/* Release segments that are entirely free (cudaFree of cached memory). */
-static void
+/* Release segments that are entirely free (cudaFree of cached memory);
+ * returns how many. */
+static int
 release_cached(struct mem *m)
 {
+    int n = 0;
     for (int p = 0; p < N_POOLS && m->n_whole_free > 0; p++) {
         struct free_list *fl = &m->free[p];
         for (size_t k = fl->n; k-- > 0;) {
@@ -206,9 +236,32 @@ release_cached(struct mem *m)
             if (b->prev < 0 && b->next < 0) {
                 m->reserved -= (int64_t)b->size;
                 unset_free(m, i, BLOCK_RELEASED);
+                n++;
             }
         }
     }
+    return n;
+}
+
+/* The device has been synchronized: every event has completed, so every
+ * block waiting for one is free. */
+static void
+free_all_pending(struct mem *m, int64_t t)
+{
+    for (size_t op = 0; op < m->cap_pending; op++)
+        if (m->pending_head[op] >= 0)
+            mem_op_done(m, t, (int)op);
+}
+
+static void
+log_retry(struct mem *m, int op, int64_t t, int64_t stall, int synced,
+          int oom)
+{
+    m->retry_log = xgrow(m->retry_log, &m->cap_retry_log,
+                         m->n_retry_log + 1, sizeof *m->retry_log);
+    m->retry_log[m->n_retry_log++] = (struct mem_retry){op, synced, oom, t,
+                                                        stall};
+    m->st.stall_ns += stall;
 }
 
 static int
@@ -217,52 +270,109 @@ pool_key(enum sched_stream stream, uint64_t size)
     return (int)stream * 2 + (size <= SMALL_SIZE ? 0 : 1);
 }
 
-void
-mem_alloc(struct mem *m, int64_t t, int buffer, enum sched_stream stream,
-          uint64_t bytes, enum mem_category cat)
+static int
+fits(const struct mem *m, uint64_t seg)
+{
+    return (double)m->reserved + (double)seg <= m->capacity;
+}
+
+/* A new segment of SEG bytes in POOL (cudaMalloc); its block, in use. */
+static int
+new_segment(struct mem *m, uint64_t seg, int pool)
+{
+    int i = new_block(m, seg, pool);
+    m->blocks[i].addr = m->next_addr;
+    m->next_addr += seg;
+    m->reserved += (int64_t)seg;
+    return i;
+}
+
+int64_t
+mem_alloc_op(struct mem *m, int64_t t, int op, int buffer,
+             enum sched_stream stream, uint64_t bytes, enum mem_category cat,
+             int64_t waited, int *needs_sync)
 {
     assert(buffer >= 0 && buffer < m->n_buffers);
     assert(m->buffer_block[buffer] < 0);    /* not already live */
+    assert((waited >= 0) == (m->sync_pending != 0));
+    *needs_sync = 0;
     uint64_t size = (bytes + MIN_BLOCK - 1) / MIN_BLOCK * MIN_BLOCK;
     if (size == 0)
         size = MIN_BLOCK;
     int pool = pool_key(stream, size);
     int small = size <= SMALL_SIZE;
-
+    uint64_t seg = small ? SMALL_SEGMENT
+                   : size < MIN_LARGE_ALLOC
+                       ? LARGE_SEGMENT
+                       : (size + ROUND_LARGE - 1) / ROUND_LARGE * ROUND_LARGE;
+    const struct mem_costs *c = &m->costs;
+    int64_t cost = 0;
     int best = -1;
-    const struct free_list *fl = &m->free[pool];
-    size_t at = free_lower_bound(m, fl, size, 0);
-    if (at < fl->n)
-        best = fl->ids[at];
-    if (best >= 0)
-        unset_free(m, best, BLOCK_USED);
-    else {
-        uint64_t seg = small ? SMALL_SEGMENT
-                       : size < MIN_LARGE_ALLOC
-                           ? LARGE_SEGMENT
-                           : (size + ROUND_LARGE - 1) / ROUND_LARGE
-                                 * ROUND_LARGE;
-        if ((double)m->reserved + (double)seg > m->capacity) {
-            release_cached(m);
+
+    if (waited < 0) {
+        const struct free_list *fl = &m->free[pool];
+        size_t at = free_lower_bound(m, fl, size, 0);
+        if (at < fl->n) {
+            best = fl->ids[at];
+            unset_free(m, best, BLOCK_USED);
+        } else if (fits(m, seg)) {
+            best = new_segment(m, seg, pool);
+        } else {
+            /* cudaMalloc fails: release the unused segments and retry. */
             m->st.retries++;
-            if ((double)m->reserved + (double)seg > m->capacity) {
-                m->st.ooms++;
-                int64_t over = m->reserved + (int64_t)seg
-                               - (int64_t)m->capacity;
-                if (over > m->st.oom_shortfall)
-                    m->st.oom_shortfall = over;
+            int freed = release_cached(m);
+            cost = freed * c->cuda_free_ns + c->cuda_malloc_ns;
+            if (!fits(m, seg)) {
+                /* The retried cudaMalloc fails as well: the
+                 * synchronize comes next.  The host has spent the frees
+                 * and that cudaMalloc. */
+                m->sync_pending = 1;
+                m->sync_op = op;
+                m->sync_t = t;
+                m->sync_cost = cost;
+                *needs_sync = 1;
+                if (freed > 0)
+                    mem_sample(m, t);
+                return cost;
             }
+            log_retry(m, op, t, cost, 0, 0);
+            best = new_segment(m, seg, pool);
         }
-        best = new_block(m, seg, pool);
-        m->blocks[best].addr = m->next_addr;
-        m->next_addr += seg;
-        m->reserved += (int64_t)seg;
+    } else {
+        /* release_cached_blocks after the wait: every event has
+         * completed; a device synchronize, cudaFree of every unused
+         * segment, one more cudaMalloc. */
+        m->sync_pending = 0;
+        m->st.syncs++;
+        free_all_pending(m, t);
+        cost = c->synchronize_ns + release_cached(m) * c->cuda_free_ns
+               + c->cuda_malloc_ns;
+        int oom = !fits(m, seg);
+        log_retry(m, m->sync_op, m->sync_t, m->sync_cost + waited + cost, 1,
+                  oom);
+        if (oom) {
+            /* OutOfMemoryError: counted, and by how much the device
+             * would have had to be larger; the tensor is carried on
+             * without a segment. */
+            m->st.ooms++;
+            int64_t over = m->reserved + m->oom_live + (int64_t)seg
+                           - (int64_t)m->capacity;
+            if (over > m->st.oom_shortfall)
+                m->st.oom_shortfall = over;
+            best = new_block(m, size, pool);
+            m->blocks[best].oom = 1;
+            m->blocks[best].addr = m->next_addr;
+            m->next_addr += size;
+            m->oom_live += (int64_t)size;
+        } else {
+            best = new_segment(m, seg, pool);
+        }
     }
     struct block *b = &m->blocks[best];
     uint64_t rest = b->size - size;
     /* should_split: small pool at least kMinBlockSize left, large pool
      * more than kSmallSize. */
-    if (small ? rest >= MIN_BLOCK : rest > SMALL_SIZE) {
+    if (!b->oom && (small ? rest >= MIN_BLOCK : rest > SMALL_SIZE)) {
         int nb = new_block(m, rest, pool);
         b = &m->blocks[best];   /* new_block may move the array */
         struct block *r = &m->blocks[nb];
@@ -282,6 +392,20 @@ mem_alloc(struct mem *m, int64_t t, int buffer, enum sched_stream stream,
     m->allocated += (int64_t)b->size;
     m->by_cat[cat] += (int64_t)b->size;
     mem_sample(m, t);
+    return cost;
+}
+
+int64_t
+mem_alloc(struct mem *m, int64_t t, int buffer, enum sched_stream stream,
+          uint64_t bytes, enum mem_category cat)
+{
+    int sync;
+    int64_t cost = mem_alloc_op(m, t, -1, buffer, stream, bytes, cat, -1,
+                                &sync);
+    if (sync)
+        cost += mem_alloc_op(m, t + cost, -1, buffer, stream, bytes, cat, 0,
+                             &sync);
+    return cost;
 }
 
 void
@@ -339,6 +463,13 @@ mem_samples(const struct mem *m, int *n)
 {
     *n = (int)m->n_samples;
     return m->samples;
+}
+
+const struct mem_retry *
+mem_retries(const struct mem *m, int *n)
+{
+    *n = (int)m->n_retry_log;
+    return m->retry_log;
 }
 
 void

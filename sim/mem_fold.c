@@ -5,8 +5,10 @@
  * Two moments match when everything the allocator will decide from then
  * on is the same: the segments and blocks (slot for slot: best fit breaks
  * ties by slot), the free lists and the spare slots, the totals, which
- * buffer holds which block, which blocks wait for which unfinished op, and
- * the last sample (a sample at the same time replaces it).  Ops map by one
+ * buffer holds which block, which blocks wait for which unfinished op, the
+ * blocks carried without a segment after an OOM, and the last sample (a
+ * sample at the same time replaces it).  A retry is never half done at a
+ * snapshot: the host takes one only when it reaches a new op.  Ops map by one
  * micro-batch; a live buffer maps to the one its allocating op's
  * counterpart allocated, or to itself when it was allocated before the
  * first micro-batch (sharded parameters, accumulated gradients).
@@ -21,7 +23,7 @@
 /* A block as the future sees it: by address, not by slot. */
 struct canon_block {
     uint64_t addr, size, prev, next;    /* prev, next: UINT64_MAX: none */
-    int pool, state, wait_op;
+    int pool, state, wait_op, oom;
 };
 
 struct mem_snapshot {
@@ -38,7 +40,9 @@ struct mem_snapshot {
     int64_t allocated, reserved, by_cat[MEM_CATEGORY_COUNT];
     size_t n_samples;
     struct mem_sample last;
-    int retries, ooms;
+    int retries, syncs, ooms;
+    int64_t stall_ns, oom_live;
+    size_t n_retry_log;
     int n_buffers;
     uint64_t *live_addr;            /* per buffer; UINT64_MAX: not live */
     enum mem_category *live_cat;
@@ -78,7 +82,7 @@ mem_snapshot_take(const struct mem *m, int lo, int end)
         s->blocks[s->n_blocks++] = (struct canon_block){
             b->addr, b->size, addr_of(m, b->prev), addr_of(m, b->next),
             b->pool, (int)b->state,
-            b->state == BLOCK_PENDING ? b->wait_op : -1};
+            b->state == BLOCK_PENDING ? b->wait_op : -1, b->oom};
     }
     size_t n_free = 0;
     for (int p = 0; p < N_POOLS; p++)
@@ -111,7 +115,11 @@ mem_snapshot_take(const struct mem *m, int lo, int end)
     if (m->n_samples > 0)
         s->last = m->samples[m->n_samples - 1];
     s->retries = m->st.retries;
+    s->syncs = m->st.syncs;
     s->ooms = m->st.ooms;
+    s->stall_ns = m->st.stall_ns;
+    s->oom_live = m->oom_live;
+    s->n_retry_log = m->n_retry_log;
     s->n_buffers = m->n_buffers;
     int nb = m->n_buffers ? m->n_buffers : 1;
     s->live_addr = xmalloc(sizeof(uint64_t) * nb);
@@ -176,7 +184,7 @@ same_state(struct mem_snapshot *a, struct mem_snapshot *b,
     int stride = map->b2 - map->b1;
     if (a->n_blocks != b->n_blocks || a->n_whole_free != b->n_whole_free
         || a->next_addr != b->next_addr || a->allocated != b->allocated
-        || a->reserved != b->reserved
+        || a->reserved != b->reserved || a->oom_live != b->oom_live
         || memcmp(a->by_cat, b->by_cat, sizeof a->by_cat) != 0
         || memcmp(a->free_n, b->free_n, sizeof a->free_n) != 0
         || a->pend_count != b->pend_count)
@@ -187,7 +195,7 @@ same_state(struct mem_snapshot *a, struct mem_snapshot *b,
         const struct canon_block *x = &a->blocks[i], *y = &b->blocks[i];
         if (x->addr != y->addr || x->size != y->size || x->prev != y->prev
             || x->next != y->next || x->pool != y->pool
-            || x->state != y->state
+            || x->state != y->state || x->oom != y->oom
             || (x->wait_op < 0 ? y->wait_op != x->wait_op
                                : y->wait_op != x->wait_op + stride))
             return 0;
@@ -286,6 +294,21 @@ mem_fold(struct mem *m, const struct mem_snapshot *s,
             mem_put_sample(m, &x);
         }
     free(tpl);
+    /* The micro-batch's retries, again for each copy. */
+    size_t nr = m->n_retry_log - s->n_retry_log;
+    for (int j = 1; j <= copies && nr > 0; j++) {
+        m->retry_log = xgrow(m->retry_log, &m->cap_retry_log,
+                             m->n_retry_log + nr, sizeof *m->retry_log);
+        for (size_t k = 0; k < nr; k++) {
+            struct mem_retry x = m->retry_log[s->n_retry_log + k];
+            if (x.op >= 0)
+                x.op += j * (map->b2 - map->b1);
+            x.t_ns += j * period;
+            m->retry_log[m->n_retry_log++] = x;
+        }
+    }
     m->st.retries += copies * (m->st.retries - s->retries);
+    m->st.syncs += copies * (m->st.syncs - s->syncs);
     m->st.ooms += copies * (m->st.ooms - s->ooms);
+    m->st.stall_ns += copies * (m->st.stall_ns - s->stall_ns);
 }

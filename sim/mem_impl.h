@@ -28,6 +28,8 @@ struct block {
     enum block_state state;
     int wait_op;
     int pending_next;        /* next block waiting for the same op, -1 */
+    int oom;                 /* an allocation that did not fit: no
+                                segment behind it, not in reserved */
 };
 
 /* Pools: per stream, small and large (pool_key). */
@@ -71,6 +73,19 @@ struct mem {
     uint64_t next_addr;
     int *spare;               /* released block slots to reuse */
     size_t n_spare, cap_spare;
+    /* Bytes of live blocks that did not fit (oom): what the device would
+     * have needed beyond reserved. */
+    int64_t oom_live;
+    struct mem_costs costs;
+    /* Every retry, in the order they happened (mem_retries). */
+    struct mem_retry *retry_log;
+    size_t n_retry_log, cap_retry_log;
+    /* A retry waiting for the device to be synchronized (mem_alloc_op
+     * returned with *needs_sync set): its op, when it began and the host
+     * time it has cost so far. */
+    int sync_pending;
+    int sync_op;
+    int64_t sync_t, sync_cost;
 };
 
 /* Record the current totals as a sample at t (mem.c). */

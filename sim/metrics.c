@@ -153,7 +153,22 @@ metrics_compute(const struct sched *s, const struct topo *t,
                     && m->host_wait_s < 0.1 * m->step_time_s;
 
     mem_get_stats(r->mem, &m->mem);
+    int n_retry;
+    const struct mem_retry *rt = mem_retries(r->mem, &n_retry);
+    int64_t stall_ns = 0;
+    for (int i = 0; i < n_retry; i++) {
+        if (rt[i].op < 0 || rt[i].op >= s->n_ops
+            || s->ops[rt[i].op].iter != it)
+            continue;
+        m->step_retries++;
+        m->step_syncs += rt[i].synced;
+        stall_ns += rt[i].stall_ns;
+    }
+    m->alloc_stall_s = stall_ns * 1e-9;
     m->device_mem_bytes = t->hbm_bytes;
-    m->margin_bytes = t->hbm_bytes - (double)m->mem.peak_reserved;
+    /* Reserved stays within the device; an allocation that did not fit
+     * says how much more it needed. */
+    m->margin_bytes = m->mem.ooms > 0 ? -(double)m->mem.oom_shortfall
+                      : t->hbm_bytes - (double)m->mem.peak_reserved;
     m->fits = m->mem.ooms == 0 && m->margin_bytes >= 0;
 }

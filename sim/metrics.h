@@ -43,10 +43,16 @@ struct metrics {
     double exposed_comm_s;
     double overlap_ratio;       /* hidden / total communication */
     double host_wait_s;         /* host blocked (limiter, synchronize) */
-    struct mem_stats mem;
+    struct mem_stats mem;       /* all simulated steps */
+    /* The caching allocator's retries (mem.h) of the step's
+     * allocations: how many, how many synchronized the device, and the
+     * host time they took (waiting for the GPU included). */
+    int step_retries, step_syncs;
+    double alloc_stall_s;
     double device_mem_bytes;
     int fits;
-    double margin_bytes;        /* device memory minus peak reserved */
+    double margin_bytes;        /* device memory minus peak reserved;
+                                   after an OOM minus its shortfall */
     int n_units;
     int n_allgathers, n_reducescatters, n_allreduces; /* in the step */
 };

@@ -53,11 +53,15 @@ output_trace(const struct run_view *v, FILE *out)
                 st, sched_stream_name(st));
     for (int i = 0; i < s->n_ops; i++) {
         const struct sched_op *op = &s->ops[i];
-        if (op->kind == OP_ALLOC || op->kind == OP_FREE
+        const struct op_time *tm = &r->times[i];
+        /* An allocation shows only when the allocator's retry stalled the
+         * host: then it spans the stall, on the host thread. */
+        int stalled = op->kind == OP_ALLOC && tm->end_ns > tm->start_ns;
+        if ((op->kind == OP_ALLOC && !stalled) || op->kind == OP_FREE
             || op->kind == OP_EVENT)
             continue;
-        const struct op_time *tm = &r->times[i];
-        int tid = op->kind == OP_CPU_WAIT ? STREAM_HOST : (int)op->stream;
+        int tid = op->kind == OP_CPU_WAIT || stalled ? STREAM_HOST
+                                                     : (int)op->stream;
         int64_t start = op->kind == OP_CPU_WAIT ? tm->issue_ns : tm->start_ns;
         int64_t end = op->kind == OP_CPU_WAIT && op->wait_op >= 0
                           && r->times[op->wait_op].end_ns > start

@@ -107,9 +107,15 @@ output_summary_text(const struct run_view *v, FILE *out)
             fprintf(out, "  %-22s %s\n", mem_category_name(k),
                     units_fmt_bytes(b1, sizeof b1,
                                     (double)m->mem.peak_by_cat[k]));
-    if (m->mem.retries > 0)
-        fprintf(out, "allocator retries %d (cache flushed to make room)\n",
-                m->mem.retries);
+    if (m->mem.retries > 0) {
+        fprintf(out, "allocator retries %d in the step, %d of them "
+                "synchronizing the device (%d and %d in all steps)\n",
+                m->step_retries, m->step_syncs, m->mem.retries,
+                m->mem.syncs);
+        fprintf(out, "allocator stall   %s of host time in the step "
+                "(cudaMalloc failed: cache freed, host waited for the "
+                "GPU)\n", units_fmt_time_s(b1, sizeof b1, m->alloc_stall_s));
+    }
 }
 
 void
@@ -181,6 +187,12 @@ output_summary_json(const struct run_view *v, FILE *out)
                 mem_category_name(k), (long long)m->mem.peak_by_cat[k]);
     fprintf(out, "\n  },\n");
     fprintf(out, "  \"allocator_retries\": %d,\n", m->mem.retries);
+    fprintf(out, "  \"allocator_syncs\": %d,\n", m->mem.syncs);
+    fprintf(out, "  \"allocator_step_retries\": %d,\n", m->step_retries);
+    fprintf(out, "  \"allocator_step_syncs\": %d,\n", m->step_syncs);
+    fprintf(out, "  \"allocator_stall_s\": %.9f,\n", m->alloc_stall_s);
+    fprintf(out, "  \"oom_shortfall_bytes\": %lld,\n",
+            (long long)m->mem.oom_shortfall);
     fprintf(out, "  \"fits\": %s,\n", m->fits ? "true" : "false");
     fprintf(out, "  \"device_mem_bytes\": %.0f,\n", m->device_mem_bytes);
     fprintf(out, "  \"mem_margin_bytes\": %.0f\n", m->margin_bytes);

@@ -231,6 +231,27 @@ static const struct topo_key keys[] = {
      * estimate. */
     {"host", "step_overhead", KIND_TIME, F(step_overhead_ns), false,
      "500us", "500us", 0, MAX_TIME_NS, false, "allowed 0 to 1s"},
+    /* The caching allocator's retry when cudaMalloc fails (mem.h): host
+     * time of each cudaMalloc retried, each cudaFree of a cached segment,
+     * and the fixed cost of a device synchronize (the wait for the GPU to
+     * finish is simulated, not part of it).  NVIDIA's CUDA Best Practices
+     * Guide: "Device memory allocation and de-allocation via cudaMalloc()
+     * and cudaFree() ... are expensive operations"; cudaFree also waits
+     * for the device (a synchronizing call, which is what the
+     * stream-ordered cudaFreeAsync avoids).  M. Boyer measured cudaMalloc
+     * at about 50 us per call from 4 KB to 512 KB, growing beyond that
+     * (www.cs.virginia.edu/~mwb7w/cuda_support/
+     * memory_management_overhead.html, an older GPU); the allocator's
+     * segments are 2 MiB and more.  The defaults are estimates on that
+     * scale, not measurements: 100 us each, and 10 us for a synchronize
+     * of an idle device (a driver round trip).  Calibrate them from a
+     * trace where it matters. */
+    {"host", "cuda_malloc_cost", KIND_TIME, F(cuda_malloc_ns), false,
+     "100us", "100us", 0, MAX_TIME_NS, false, "allowed 0 to 1s"},
+    {"host", "cuda_free_cost", KIND_TIME, F(cuda_free_ns), false, "100us",
+     "100us", 0, MAX_TIME_NS, false, "allowed 0 to 1s"},
+    {"host", "synchronize_cost", KIND_TIME, F(synchronize_ns), false, "10us",
+     "10us", 0, MAX_TIME_NS, false, "allowed 0 to 1s"},
     /* [overlap]: how much compute and NCCL kernels slow each other while
      * they run at the same time (1 = not at all).  NCCL kernels occupy one
      * SM per channel and compete for HBM bandwidth even when they leave

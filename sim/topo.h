@@ -113,6 +113,10 @@ struct topo {
                                    launch_overhead */
     double step_overhead_ns;    /* host time per optimizer step outside
                                    FSDP and the model (Python loop) */
+    /* host time of the caching allocator's retry path (mem.h), ns */
+    double cuda_malloc_ns;      /* one cudaMalloc of a segment */
+    double cuda_free_ns;        /* one cudaFree of a cached segment */
+    double synchronize_ns;      /* a device synchronize, GPU idle */
     /* [overlap]: slowdown factors while compute and NCCL kernels run at
      * the same time (1 = no interference) */
     double overlap_compute_slowdown;

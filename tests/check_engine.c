@@ -8,6 +8,7 @@
  * a one-pass reference computes directly.
  */
 #include "engine.h"
+#include "metrics.h"
 #include "testutil.h"
 #include "xalloc.h"
 
@@ -328,6 +329,150 @@ START_TEST(test_engine_world_size_does_not_change_cost)
 }
 END_TEST
 
+/* The caching allocator's retries in the engine (mem.h): a device of
+ * CAP bytes and retry costs that keep the sums readable (cudaMalloc
+ * 100 ns, cudaFree 50 ns, synchronize 7 ns). */
+static void
+synth_mem(struct synth *x, double cap, int n_buffers)
+{
+    x->s.n_buffers = n_buffers;
+    x->t->hbm_bytes = cap;
+    x->t->cuda_malloc_ns = 100;
+    x->t->cuda_free_ns = 50;
+    x->t->synchronize_ns = 7;
+}
+
+static int
+synth_alloc(struct synth *x, int buffer, enum sched_stream st,
+            uint64_t bytes)
+{
+    int id = synth_op(x, OP_ALLOC, st, PG_NONE, 0);
+    x->s.ops[id].buffer = buffer;
+    x->s.ops[id].bytes = bytes;
+    x->s.ops[id].cat = MEM_ACTIVATIONS;
+    return id;
+}
+
+static int
+synth_release(struct synth *x, int buffer, int wait_op)
+{
+    int id = synth_op(x, OP_FREE, STREAM_C, PG_NONE, 0);
+    x->s.ops[id].buffer = buffer;
+    x->s.ops[id].wait_op = wait_op;
+    return id;
+}
+
+#define MiB (INT64_C(1) << 20)
+
+START_TEST(test_engine_retry_adds_host_time)
+{
+    /* A 4 MiB device: 2 MiB segments on C (then unused), U, and P.  P's
+     * does not fit (4 + 2 > 4), so the retry releases the unused C
+     * segment (cudaFree, 50 ns) and cudaMalloc succeeds (100 ns) without
+     * a synchronize: the host issues the optimizer 150 ns late, and the
+     * step ends at 150 + 10 = 160 instead of 10. */
+    struct synth x;
+    struct engine_result r;
+    synth_init(&x, 5);
+    synth_mem(&x, 4.0 * MiB, 3);
+    synth_alloc(&x, 0, STREAM_C, 512);
+    synth_release(&x, 0, -1);
+    synth_alloc(&x, 1, STREAM_U, 512);
+    int a = synth_alloc(&x, 2, STREAM_P, 512);
+    int opt = synth_op(&x, OP_OPTIMIZER, STREAM_C, PG_NONE, 10);
+    engine_run_costs(&x.s, x.t, &x.ct, &r);
+    ck_assert_int_eq(r.times[a].start_ns, 0);
+    ck_assert_int_eq(r.times[a].end_ns, 150);
+    ck_assert_int_eq(r.times[opt].issue_ns, 150);
+    ck_assert_int_eq(r.step_end_ns[0], 160);
+    struct metrics m;
+    metrics_compute(&x.s, x.t, &r, &m);
+    ck_assert_int_eq(m.mem.retries, 1);
+    ck_assert_int_eq(m.step_retries, 1);
+    ck_assert_int_eq(m.step_syncs, 0);
+    ck_assert(m.alloc_stall_s > 149e-9 && m.alloc_stall_s < 151e-9);
+    ck_assert_int_eq(m.mem.peak_reserved, 4 * MiB);
+    ck_assert(m.fits);
+    synth_free(&x, &r);
+}
+END_TEST
+
+START_TEST(test_engine_sync_waits_for_gpu)
+{
+    /* A 2 MiB device.  The host allocates A (C's 2 MiB segment), issues a
+     * 1000 ns forward that uses it and frees A with record_stream (pending
+     * until the forward ends).  B, on U, needs a second segment: the
+     * first retry frees nothing (A's segment waits for its event) and its
+     * cudaMalloc fails (100 ns); the synchronize makes the host wait until
+     * the forward ends at 1000, when A is free and its segment unused;
+     * then synchronize (7), cudaFree of that segment (50) and cudaMalloc
+     * (100) succeed: B's allocation returns at 1000 + 157 = 1157, and the
+     * 10 ns all-gather issued then ends at 1167.  Reserved stays 2 MiB. */
+    struct synth x;
+    struct engine_result r;
+    synth_init(&x, 5);
+    synth_mem(&x, 2.0 * MiB, 2);
+    synth_alloc(&x, 0, STREAM_C, 512);
+    int fw = synth_op(&x, OP_FORWARD, STREAM_C, PG_NONE, 1000);
+    synth_release(&x, 0, fw);
+    int b = synth_alloc(&x, 1, STREAM_U, 512);
+    int ag = synth_op(&x, OP_ALLGATHER, STREAM_U, PG_SHARD, 10);
+    engine_run_costs(&x.s, x.t, &x.ct, &r);
+    ck_assert_int_eq(r.times[b].issue_ns, 0);
+    ck_assert_int_eq(r.times[b].end_ns, 1157);
+    ck_assert_int_eq(r.times[ag].start_ns, 1157);
+    ck_assert_int_eq(r.end_ns, 1167);
+    struct mem_stats st;
+    mem_get_stats(r.mem, &st);
+    ck_assert_int_eq(st.retries, 1);
+    ck_assert_int_eq(st.syncs, 1);
+    ck_assert_int_eq(st.ooms, 0);
+    ck_assert_int_eq(st.peak_reserved, 2 * MiB);
+    /* The stall: 100 + 900 (waiting) + 157. */
+    ck_assert_int_eq(st.stall_ns, 1157);
+    int n;
+    const struct mem_retry *rt = mem_retries(r.mem, &n);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(rt[0].op, b);
+    ck_assert_int_eq(rt[0].synced, 1);
+    synth_free(&x, &r);
+}
+END_TEST
+
+START_TEST(test_engine_oom_is_a_result)
+{
+    /* A 2 MiB device holding A (512 B, live) while a 1000 ns forward runs;
+     * B wants 3 MiB, a 20 MiB segment: the first retry frees nothing, the
+     * synchronize waits for the forward (to 1000) and frees nothing
+     * either, so it is an OOM short by 2 + 20 - 2 = 20 MiB.  The run
+     * finishes: reserved stays 2 MiB, the step does not fit, and its
+     * margin is minus the shortfall. */
+    struct synth x;
+    struct engine_result r;
+    synth_init(&x, 4);
+    synth_mem(&x, 2.0 * MiB, 2);
+    synth_alloc(&x, 0, STREAM_C, 512);
+    synth_op(&x, OP_FORWARD, STREAM_C, PG_NONE, 1000);
+    int b = synth_alloc(&x, 1, STREAM_U, (uint64_t)(3 * MiB));
+    int opt = synth_op(&x, OP_OPTIMIZER, STREAM_C, PG_NONE, 10);
+    engine_run_costs(&x.s, x.t, &x.ct, &r);
+    /* 1000 + synchronize 7 + no cudaFree + cudaMalloc 100. */
+    ck_assert_int_eq(r.times[b].end_ns, 1107);
+    ck_assert_int_eq(r.step_end_ns[0], 1117);
+    ck_assert_int_eq(r.times[opt].start_ns, 1107);
+    struct metrics m;
+    metrics_compute(&x.s, x.t, &r, &m);
+    ck_assert_int_eq(m.mem.ooms, 1);
+    ck_assert_int_eq(m.mem.oom_shortfall, 20 * MiB);
+    ck_assert_int_eq(m.mem.peak_reserved, 2 * MiB);
+    ck_assert_int_eq(m.mem.peak_allocated, 512 + 3 * MiB);
+    ck_assert(!m.fits);
+    ck_assert(m.margin_bytes == -20.0 * MiB);
+    ck_assert_int_eq(m.step_syncs, 1);
+    synth_free(&x, &r);
+}
+END_TEST
+
 /* Run ARGS (tiny-llama on test-2x4, 11 micro-batches) folded and exact:
  * every op's times, the step ends, the event count and the whole memory
  * record must be the same.  Returns the micro-batches folded. */
@@ -369,6 +514,13 @@ fold_matches_exact(const char *args)
     mem_get_stats(a.mem, &ma);
     mem_get_stats(b.mem, &mb);
     ck_assert(memcmp(&ma, &mb, sizeof ma) == 0);
+    const struct mem_retry *ra = mem_retries(a.mem, &na);
+    const struct mem_retry *rb = mem_retries(b.mem, &nb);
+    ck_assert_int_eq(na, nb);
+    for (int i = 0; i < na; i++)
+        ck_assert(ra[i].op == rb[i].op && ra[i].t_ns == rb[i].t_ns
+                  && ra[i].stall_ns == rb[i].stall_ns
+                  && ra[i].synced == rb[i].synced && ra[i].oom == rb[i].oom);
     int folded = a.folded;
     engine_result_free(&a);
     engine_result_free(&b);
@@ -391,6 +543,11 @@ START_TEST(test_engine_fold_is_exact)
         "--activation-checkpointing full", "--cpu-offload --no-sync true",
         "--param-dtype bf16 --reduce-dtype fp32", "--use-orig-params",
         "--iterations 3 --micro-batch 2",
+        /* Without the limiter the host runs ahead and the allocator
+         * retries, with synchronizes, in the middle micro-batches (and
+         * OOMs in the smallest device). */
+        "--limit-all-gathers false --set gpu.memory=1GiB",
+        "--limit-all-gathers false --set gpu.memory=200MiB",
     };
     int folded = 0;
     for (size_t i = 0; i < sizeof settings / sizeof *settings; i++) {
@@ -418,6 +575,9 @@ main(void)
     tcase_add_test(core, test_engine_overlap_interference);
     tcase_add_test(core, test_engine_invariants_on_real_run);
     tcase_add_test(core, test_engine_world_size_does_not_change_cost);
+    tcase_add_test(core, test_engine_retry_adds_host_time);
+    tcase_add_test(core, test_engine_sync_waits_for_gpu);
+    tcase_add_test(core, test_engine_oom_is_a_result);
     tcase_add_test(core, test_engine_fold_is_exact);
     suite_add_tcase(s, core);
     SRunner *sr = srunner_create(s);

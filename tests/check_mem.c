@@ -10,7 +10,10 @@
  * 512-byte rounding, 2 MiB segments for requests up to 1 MiB, 20 MiB ones
  * for requests below 10 MiB, larger ones rounded up to 2 MiB; pools per
  * stream and size class.  A long random workload checks the invariants
- * (samples in time order, peak >= every sample, allocated <= reserved).
+ * (samples in time order, peak >= every sample, reserved within the
+ * device, allocated <= reserved until an allocation fails).  The retry
+ * tests give cudaMalloc, cudaFree and the synchronize small costs so the
+ * host time a retry returns is a hand sum.
  */
 #include "mem.h"
 
@@ -431,6 +434,11 @@ START_TEST(test_mem_random_invariants)
         }
         ck_assert_int_ge(allocated_now(m), lo);
         ck_assert_int_le(allocated_now(m), hi);
+        /* Reserved never exceeds the device; allocated exceeds reserved
+         * only by tensors that did not fit. */
+        ck_assert_int_le(reserved_now(m), 200 * MiB);
+        if (stats(m).ooms == 0)
+            ck_assert_int_le(allocated_now(m), reserved_now(m));
     }
     struct mem_stats st = stats(m);
     int n;
@@ -444,15 +452,15 @@ START_TEST(test_mem_random_invariants)
         /* The peaks bound every sample. */
         ck_assert_int_ge(st.peak_allocated, s[i].allocated);
         ck_assert_int_ge(st.peak_reserved, s[i].reserved);
-        /* Allocated is the sum of the categories and never exceeds what
-         * is reserved; reserved is whole segments (multiples of 2 MiB). */
+        /* Allocated is the sum of the categories; reserved is whole
+         * segments (multiples of 2 MiB) within the device. */
         int64_t sum = 0;
         for (int c = 0; c < MEM_CATEGORY_COUNT; c++) {
             ck_assert_int_ge(s[i].by_cat[c], 0);
             sum += s[i].by_cat[c];
         }
         ck_assert_int_eq(sum, s[i].allocated);
-        ck_assert_int_le(s[i].allocated, s[i].reserved);
+        ck_assert_int_le(s[i].reserved, 200 * MiB);
         ck_assert_int_eq(s[i].reserved % (2 * MiB), 0);
         if (s[i].allocated > max_alloc) {
             max_alloc = s[i].allocated;
@@ -471,8 +479,10 @@ START_TEST(test_mem_random_invariants)
     /* 200 MiB with up to 64 buffers of up to 40 MiB: the workload is
      * meant to hit the capacity; make sure it did. */
     ck_assert_int_gt(st.retries, 0);
+    ck_assert_int_gt(st.syncs, 0);
     ck_assert_int_gt(st.ooms, 0);
     ck_assert_int_gt(st.oom_shortfall, 0);
+    ck_assert_int_le(st.peak_reserved, 200 * MiB);
     /* Free everything: allocated returns to 0. */
     for (int i = 0; i < NB; i++)
         if (live[i])
@@ -512,50 +522,139 @@ START_TEST(test_mem_exact_fit_no_retry)
 }
 END_TEST
 
+/* Retry costs that keep the sums readable: cudaMalloc 100 ns, cudaFree
+ * 50 ns, a synchronize 7 ns. */
+static const struct mem_costs test_costs = {100, 50, 7};
+
 START_TEST(test_mem_retry_then_oom)
 {
-    struct mem *m = mem_new(4, 4.0 * MiB);
+    struct mem *m = mem_new(5, 4.0 * MiB);
+    mem_set_costs(m, &test_costs);
     /* Stream C: one 2 MiB segment, then freed (cached, wholly free). */
-    mem_alloc(m, 0, 0, STREAM_C, 512, MEM_ACTIVATIONS);
+    ck_assert_int_eq(mem_alloc(m, 0, 0, STREAM_C, 512, MEM_ACTIVATIONS), 0);
     mem_release(m, 1, 0, -1, 1);
     /* Stream U: a second 2 MiB segment; 2 + 2 = 4 MiB fits exactly. */
-    mem_alloc(m, 2, 1, STREAM_U, 512, MEM_ACTIVATIONS);
+    ck_assert_int_eq(mem_alloc(m, 2, 1, STREAM_U, 512, MEM_ACTIVATIONS), 0);
     ck_assert_int_eq(stats(m).retries, 0);
-    /* Stream P needs a third: 4 + 2 > 4, so the cache is flushed (the
-     * free C segment goes back, reserved 2 MiB) and the retry fits:
-     * one retry, no OOM, reserved 2 + 2 = 4 MiB. */
-    mem_alloc(m, 3, 2, STREAM_P, 512, MEM_ACTIVATIONS);
+    /* Stream P needs a third: 4 + 2 > 4, so the unused C segment is
+     * released (one cudaFree, reserved 2 MiB) and the retried cudaMalloc
+     * fits without a synchronize: one retry costing 50 + 100 = 150 ns,
+     * reserved 2 + 2 = 4 MiB. */
+    ck_assert_int_eq(mem_alloc(m, 3, 2, STREAM_P, 512, MEM_ACTIVATIONS),
+                     150);
     struct mem_stats st = stats(m);
     ck_assert_int_eq(st.retries, 1);
+    ck_assert_int_eq(st.syncs, 0);
     ck_assert_int_eq(st.ooms, 0);
+    ck_assert_int_eq(st.stall_ns, 150);
     ck_assert_int_eq(reserved_now(m), 4 * MiB);
-    /* 30 MiB on C: 4 + 30 > 4, flushing frees nothing (U and P are in
-     * use), so a second retry and an OOM short by 4 + 30 - 4 = 30 MiB.
-     * The run goes on with the segment counted: reserved 34 MiB. */
-    mem_alloc(m, 4, 3, STREAM_C, (uint64_t)(30 * MiB), MEM_ACTIVATIONS);
+    /* 30 MiB on C: 4 + 30 > 4 and nothing is unused (U and P are in use):
+     * the first retry frees nothing and its cudaMalloc fails (100 ns), the
+     * synchronize (7) finds no event, frees nothing and the last cudaMalloc
+     * (100) fails: an OOM after 100 + 7 + 100 = 207 ns, short by
+     * 4 + 30 - 4 = 30 MiB.  The run goes on with the tensor counted in
+     * allocated (512 + 512 + 30 MiB) but no segment reserved: reserved
+     * stays 4 MiB, within the device. */
+    ck_assert_int_eq(mem_alloc(m, 4, 3, STREAM_C, (uint64_t)(30 * MiB),
+                               MEM_ACTIVATIONS), 207);
     st = stats(m);
     ck_assert_int_eq(st.retries, 2);
+    ck_assert_int_eq(st.syncs, 1);
     ck_assert_int_eq(st.ooms, 1);
     ck_assert_int_eq(st.oom_shortfall, 30 * MiB);
-    ck_assert_int_eq(reserved_now(m), 34 * MiB);
-    /* Allocated still counts it: 512 + 512 + 30 MiB. */
+    ck_assert_int_eq(st.stall_ns, 150 + 207);
+    ck_assert_int_eq(reserved_now(m), 4 * MiB);
+    ck_assert_int_eq(st.peak_reserved, 4 * MiB);
     ck_assert_int_eq(allocated_now(m), 1024 + 30 * MiB);
+    /* A second OOM while the first tensor is live is short by both:
+     * 4 + 30 (live) + 10 (the new segment) - 4 = 40 MiB. */
+    mem_alloc(m, 5, 4, STREAM_U, (uint64_t)(10 * MiB), MEM_ACTIVATIONS);
+    st = stats(m);
+    ck_assert_int_eq(st.ooms, 2);
+    ck_assert_int_eq(st.oom_shortfall, 40 * MiB);
+    /* Freeing them gives back no segment (none was reserved) and caches
+     * nothing: allocated 1024 again, reserved still 4 MiB. */
+    mem_release(m, 6, 3, -1, 1);
+    mem_release(m, 7, 4, 9, 0);     /* pending, then its op finishes */
+    mem_op_done(m, 8, 9);
+    ck_assert_int_eq(allocated_now(m), 1024);
+    ck_assert_int_eq(reserved_now(m), 4 * MiB);
+    /* The log: the no-sync retry, then the two OOMs; no op given. */
+    int n;
+    const struct mem_retry *r = mem_retries(m, &n);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(r[0].synced, 0);
+    ck_assert_int_eq(r[0].oom, 0);
+    ck_assert_int_eq(r[0].t_ns, 3);
+    ck_assert_int_eq(r[0].stall_ns, 150);
+    ck_assert_int_eq(r[1].synced, 1);
+    ck_assert_int_eq(r[1].oom, 1);
+    ck_assert_int_eq(r[1].op, -1);
+    ck_assert_int_eq(r[2].oom, 1);
     mem_free(m);
 }
 END_TEST
 
-START_TEST(test_mem_flush_keeps_pending)
+START_TEST(test_mem_sync_frees_pending)
 {
-    /* A pending block's segment is not wholly free, so a flush cannot
-     * release it: 2 MiB (pending) + 2 MiB > 2 MiB is an OOM of 2 MiB. */
+    /* A block freed with record_stream keeps its segment in use, so the
+     * first retry cannot release it; the synchronize completes its event,
+     * the segment becomes unused and is released, and the last cudaMalloc
+     * fits: 2 MiB (pending) + 2 MiB > 2 MiB, then 0 + 2 <= 2.  No OOM;
+     * cost 100 (failed cudaMalloc) + 7 + 50 + 100 = 257 ns. */
     struct mem *m = mem_new(2, 2.0 * MiB);
+    mem_set_costs(m, &test_costs);
     mem_alloc(m, 0, 0, STREAM_C, 512, MEM_ACTIVATIONS);
     mem_release(m, 1, 0, 4, 0);
-    mem_alloc(m, 2, 1, STREAM_U, 512, MEM_ACTIVATIONS);
+    ck_assert_int_eq(mem_alloc(m, 2, 1, STREAM_U, 512, MEM_ACTIVATIONS),
+                     257);
     struct mem_stats st = stats(m);
     ck_assert_int_eq(st.retries, 1);
-    ck_assert_int_eq(st.ooms, 1);
-    ck_assert_int_eq(st.oom_shortfall, 2 * MiB);
+    ck_assert_int_eq(st.syncs, 1);
+    ck_assert_int_eq(st.ooms, 0);
+    ck_assert_int_eq(st.oom_shortfall, 0);
+    ck_assert_int_eq(reserved_now(m), 2 * MiB);
+    ck_assert_int_eq(allocated_now(m), 512);
+    /* The op the block waited for finishing later changes nothing. */
+    mem_op_done(m, 3, 4);
+    ck_assert_int_eq(reserved_now(m), 2 * MiB);
+    mem_free(m);
+}
+END_TEST
+
+START_TEST(test_mem_sync_wait_split)
+{
+    /* The two calls the engine makes: the first asks for a synchronize
+     * (after its failed cudaMalloc, 100 ns) and allocates nothing; while
+     * the host waits, the op the pending block waits for finishes (its
+     * segment becomes unused); the second call, 200 ns later, costs the
+     * synchronize, one cudaFree and the cudaMalloc: 7 + 50 + 100 = 157.
+     * The retry is logged for op 9 at the first call's time with the whole
+     * stall, 100 + 200 + 157 = 457 ns. */
+    struct mem *m = mem_new(2, 2.0 * MiB);
+    mem_set_costs(m, &test_costs);
+    mem_alloc(m, 0, 0, STREAM_C, 512, MEM_ACTIVATIONS);
+    mem_release(m, 1, 0, 4, 0);
+    int sync = 0;
+    ck_assert_int_eq(mem_alloc_op(m, 10, 9, 1, STREAM_U, 512,
+                                  MEM_ACTIVATIONS, -1, &sync), 100);
+    ck_assert_int_eq(sync, 1);
+    ck_assert_int_eq(allocated_now(m), 0);
+    mem_op_done(m, 50, 4);
+    ck_assert_int_eq(mem_alloc_op(m, 310, 9, 1, STREAM_U, 512,
+                                  MEM_ACTIVATIONS, 200, &sync), 157);
+    ck_assert_int_eq(sync, 0);
+    ck_assert_int_eq(allocated_now(m), 512);
+    ck_assert_int_eq(reserved_now(m), 2 * MiB);
+    int n;
+    const struct mem_retry *r = mem_retries(m, &n);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(r[0].op, 9);
+    ck_assert_int_eq(r[0].t_ns, 10);
+    ck_assert_int_eq(r[0].stall_ns, 457);
+    ck_assert_int_eq(r[0].synced, 1);
+    ck_assert_int_eq(r[0].oom, 0);
+    ck_assert_int_eq(stats(m).stall_ns, 457);
     mem_free(m);
 }
 END_TEST
@@ -626,7 +725,8 @@ mem_suite(int can_fork)
     tcase_add_test(tc, test_mem_exact_fit_no_retry);
     tcase_add_test(tc, test_mem_large_split_boundary);
     tcase_add_test(tc, test_mem_retry_then_oom);
-    tcase_add_test(tc, test_mem_flush_keeps_pending);
+    tcase_add_test(tc, test_mem_sync_frees_pending);
+    tcase_add_test(tc, test_mem_sync_wait_split);
     tcase_add_test(tc, test_mem_reset_peaks);
     suite_add_tcase(s, tc);
 
