@@ -59,11 +59,11 @@ hbm_rate(const struct topo *t)
 
 /* The best tiling of the shape: the least of UNIT_S x cost + the split-K
  * partial sums' bytes at HBM_RATE, where cost (>= 1) is the time of the
- * FLOPs relative to full efficiency.  With UNIT_S 1 and HBM_RATE
- * infinite it is the plain relative cost. */
+ * FLOPs relative to full efficiency, splitting K at most MAX_SPLIT ways.
+ * With UNIT_S 1 and no split it is the plain relative cost. */
 static double
 tiling_time(int sms, double m, double n, double k, double batch,
-            double unit_s, double hbm_rate_Bps)
+            double unit_s, double hbm_rate_Bps, int max_split)
 {
     double best = INFINITY;
     for (size_t i = 0; i < sizeof tile_shapes / sizeof tile_shapes[0]; i++) {
@@ -72,7 +72,7 @@ tiling_time(int sms, double m, double n, double k, double batch,
                                      / FULL_REUSE_INTENSITY);
         double tm = ceil(m / mt), tn = ceil(n / nt);
         double tile_eff = m * n / (tm * mt * tn * nt);
-        for (int split = 1; split <= SPLIT_K_MAX; split *= 2) {
+        for (int split = 1; split <= max_split; split *= 2) {
             if (split > 1 && k / split < SPLIT_K_MIN_SLICE)
                 break;
             double ctas = tm * tn * batch * split;
@@ -101,8 +101,10 @@ static double
 ceiling_shape_cost(const struct topo *t)
 {
     if (t->arch >= GPU_ARCH_HOPPER)
-        return tiling_time(kernel_sm_count(t), 2048, 2048, 13312, 1, 1, INFINITY);
-    return tiling_time(kernel_sm_count(t), 1024, 10240, 5120, 1, 1, INFINITY);
+        return tiling_time(kernel_sm_count(t), 2048, 2048, 13312, 1, 1,
+                           INFINITY, 1);
+    return tiling_time(kernel_sm_count(t), 1024, 10240, 5120, 1, 1, INFINITY,
+                       1);
 }
 
 /* Time of a GEMM's FLOPs, seconds, at PEAK: the ceiling applies at the
@@ -113,10 +115,11 @@ gemm_time_s(const struct topo *t, const struct kernel *k, double peak)
     if (k->m <= 0 || k->n <= 0 || k->k <= 0)
         return 0;
     double batch = k->batch > 0 ? (double)k->batch : 1.0;
-    double unit_s = k->flops * ceiling_shape_cost(t)
-                    / (peak * t->gemm_efficiency);
+    double unit_s = k->flops
+                    / (peak * t->gemm_efficiency * ceiling_shape_cost(t));
     return tiling_time(kernel_sm_count(t), (double)k->m, (double)k->n,
-                       (double)k->k, batch, unit_s, hbm_rate(t));
+                       (double)k->k, batch, unit_s, hbm_rate(t),
+                       SPLIT_K_MAX);
 }
 
 double

@@ -684,7 +684,7 @@ START_TEST(test_model_error_model_key)
 {
     assert_ini_err("[model]\nroot = T\nroots = 3\n[T]\na = Linear(2, 2)\n",
                    "x.ini:3: unknown key 'roots' in [model] (known: name, "
-                   "root, layer_class, hidden, vocab)");
+                   "root, layer_class, hidden, vocab, attention, alibi)");
     assert_ini_err("[model]\nroot = T\nlayer_class = Nope\n[T]\n"
                    "a = Linear(4, 4)\n",
                    "x.ini:3: layer_class 'Nope' matches no module in the "

@@ -242,9 +242,12 @@ START_TEST(test_topo_dgx_a100_80g_values)
     ck_assert_double_eq(t->hbm_bytes, 85899345920.0);
     /* 2039GBps = 2039 * 1e9 B/s. */
     ck_assert_double_eq(t->hbm_Bps, 2039e9);
-    /* gemm_efficiency 0.75 as written; kernel_overhead default 3us =
-     * 3000 ns. */
-    ck_assert_double_eq(t->gemm_efficiency, 0.75);
+    /* gemm_efficiency 0.869 as written (271.2 of 312 TFLOPS at the best
+     * measured shape); kernel_overhead default 3us = 3000 ns;
+     * memory_efficiency default 0.88; clock_fraction 1. */
+    ck_assert_double_eq(t->gemm_efficiency, 0.869);
+    ck_assert_double_eq(t->memory_efficiency, 0.88);
+    ck_assert_double_eq(t->clock_fraction, 1);
     ck_assert_double_eq(t->kernel_overhead_ns, 3000);
     /* 8 GPUs in 1 node; overheads at their defaults: 5us = 5000 ns launch,
      * 20us = 20000 ns hook. */
@@ -280,7 +283,7 @@ START_TEST(test_topo_other_builtin_values)
     /* NDR 400Gbps = 400e9 / 8 = 50e9 B/s; NVLink4 450GBps = 450e9 B/s. */
     ck_assert_double_eq(t->nic_Bps, 50e9);
     ck_assert_double_eq(t->intra_Bps, 450e9);
-    ck_assert_double_eq(t->gemm_efficiency, 0.62);
+    ck_assert_double_eq(t->gemm_efficiency, 0.803);
     topo_free(t);
 
     t = load_ok("aws-p4d");
@@ -773,16 +776,16 @@ START_TEST(test_topo_error_unknown_section)
     /* Reported on the section's own line, keys or not. */
     expect_edit_error("[host]", "[hosts]",
                       "x.ini:18: unknown section [hosts] (known: topology, "
-                      "gpu, node, intra, inter, network, host, overlap, "
+                      "gpu, compute, node, intra, inter, network, host, overlap, "
                       "calibration)");
     expect_edit_error("pcie_bandwidth = 10GBps",
                       "pcie_bandwidth = 10GBps\n[extra]",
                       "x.ini:20: unknown section [extra] (known: topology, "
-                      "gpu, node, intra, inter, network, host, overlap, "
+                      "gpu, compute, node, intra, inter, network, host, overlap, "
                       "calibration)");
     expect_set_error("hosts.pcie_bandwidth=1GBps",
                      "--set hosts.pcie_bandwidth=1GBps: unknown section "
-                     "[hosts] (known: topology, gpu, node, intra, inter, "
+                     "[hosts] (known: topology, gpu, compute, node, intra, inter, "
                      "network, host, overlap, calibration)");
 }
 END_TEST

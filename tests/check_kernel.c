@@ -1,0 +1,280 @@
+/*
+ * check_kernel.c: the kernel lists of leaves (kernel.c), their times
+ * (kernel_cost.c), the attention table (attn_table.c) and the FLOP
+ * conventions of MFU and HFU, against values derived by hand.
+ */
+#include "attn_table.h"
+#include "builtin.h"
+#include "kernel.h"
+#include "kernel_cost.h"
+#include "model.h"
+#include "testutil.h"
+#include "topo.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct topo *
+topo_named(const char *name)
+{
+    char *cause = NULL;
+    struct topo *t = topo_load_sized(name, 1, 0, true, &cause);
+    ck_assert_msg(t != NULL, "%s", cause ? cause : "");
+    return t;
+}
+
+static struct kernel_ctx
+ctx_of(int64_t mb, int64_t seq)
+{
+    struct kernel_ctx c = {.micro_batch = mb, .seq_len = seq, .act_bytes = 2,
+                           .attn = ATTN_FLASH2, .compile = false,
+                           .layer_cls = "Block"};
+    return c;
+}
+
+START_TEST(test_linear_three_gemms)
+{
+    /* Linear(4096 -> 11008, bias) on 2 x 4096 tokens: forward one GEMM
+     * (8192 x 4096) by (4096 x 11008), 2 * 8192 * 11008 * 4096 =
+     * 7.3873e11 FLOPs; backward dgrad (8192 x 11008) by (11008 x 4096)
+     * and wgrad (11008 x 8192) by (8192 x 4096), the same FLOPs each, and
+     * the bias gradient, a sum over 8192 x 11008 bf16 elements:
+     * 180355072 bytes. */
+    struct module m = {.kind = LAYER_LINEAR, .in = 4096, .out = 11008,
+                       .bias = true};
+    struct kernel_ctx c = ctx_of(2, 4096);
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_FWD, k), 1);
+    ck_assert_int_eq(k[0].cls, KERNEL_GEMM);
+    ck_assert_int_eq(k[0].m, 8192);
+    ck_assert_int_eq(k[0].n, 11008);
+    ck_assert_int_eq(k[0].k, 4096);
+    ck_assert_double_eq(k[0].flops, 2.0 * 8192 * 11008 * 4096);
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 3);
+    ck_assert_int_eq(k[0].m, 8192);
+    ck_assert_int_eq(k[0].n, 4096);
+    ck_assert_int_eq(k[0].k, 11008);
+    ck_assert_int_eq(k[1].m, 11008);
+    ck_assert_int_eq(k[1].n, 4096);
+    ck_assert_int_eq(k[1].k, 8192);
+    ck_assert_double_eq(k[0].flops, k[1].flops);
+    ck_assert_int_eq(k[2].cls, KERNEL_REDUCTION);
+    ck_assert_double_eq(k[2].bytes, 8192.0 * 11008 * 2);
+}
+END_TEST
+
+START_TEST(test_norm_bytes)
+{
+    /* LayerNorm(1024) on 1 x 512 tokens: E = 524288 elements; forward
+     * reads x and writes y in bf16 and the fp32 mean and rstd of each
+     * token: 2 * 2E + 8 * 512 = 2101248 bytes, one kernel.  Outside a
+     * block (no residual add). */
+    struct module ln = {.kind = LAYER_LAYERNORM, .out = 1024};
+    struct kernel_ctx c = ctx_of(1, 512);
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+    ck_assert_int_eq(kernel_list(&ln, &c, PHASE_FWD, k), 1);
+    ck_assert_double_eq(k[0].bytes, 2.0 * 2 * 524288 + 8 * 512);
+    /* Eager RMSNorm: eight kernels, (4b + 28) E + 20 T bytes: to(fp32)
+     * E(b+4), pow 8E, mean 4E + 4T, eps 8T, rsqrt 8T, mul 8E, to(bf16)
+     * E(4+b), weight mul 2bE = 36E + 20T for b = 2.  Compiled: one fused
+     * kernel reading and writing E bf16 elements, 4E. */
+    struct module rms = {.kind = LAYER_RMSNORM, .out = 1024};
+    int n = kernel_list(&rms, &c, PHASE_FWD, k);
+    ck_assert_int_eq(n, 8);
+    double bytes = 0;
+    for (int i = 0; i < n; i++)
+        bytes += k[i].bytes;
+    ck_assert_double_eq(bytes, 36.0 * 524288 + 20 * 512);
+    c.compile = true;
+    ck_assert_int_eq(kernel_list(&rms, &c, PHASE_FWD, k), 1);
+    ck_assert_double_eq(k[0].bytes, 4.0 * 524288);
+}
+END_TEST
+
+START_TEST(test_norm_in_block_adds_residual)
+{
+    /* A norm inside the block class opens a residual branch: its list
+     * ends with the add, 3 E b bytes (two inputs, one output). */
+    struct module block = {.kind = LAYER_CONTAINER, .cls = "Block"};
+    struct module rms = {.kind = LAYER_RMSNORM, .out = 1024,
+                         .parent = &block};
+    struct kernel_ctx c = ctx_of(1, 512);
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+    int n = kernel_list(&rms, &c, PHASE_FWD, k);
+    ck_assert_int_eq(n, 9);
+    ck_assert_str_eq(k[8].name, "add (residual)");
+    ck_assert_double_eq(k[8].bytes, 3.0 * 524288 * 2);
+}
+END_TEST
+
+START_TEST(test_attention_table_read_and_interpolated)
+{
+    /* H100 FlashAttention-2 forward, causal, head dim 128, measured at
+     * 2048 and 4096 tokens: 298 and 319 TFLOPS.  At 2^11.5 = 2896.3
+     * tokens the table interpolates halfway in log2(S): 308.5 TFLOPS, or
+     * 308.5 / 989 of the H100's peak. */
+    double e = attn_table_efficiency(ATTN_FLASH2, GPU_ARCH_HOPPER, 128,
+                                     pow(2, 11.5), true, false);
+    ck_assert_double_eq_tol(e, 308.5 / 989, 1e-9);
+    /* Past the longest measured sequence (16k: 335) the figure holds. */
+    e = attn_table_efficiency(ATTN_FLASH2, GPU_ARCH_HOPPER, 128, 65536,
+                              true, false);
+    ck_assert_double_eq_tol(e, 335.0 / 989, 1e-9);
+    /* Backward from forward+backward (294) and forward (319) at 4096:
+     * 3.5 / 294 = 1 / 319 + 2.5 / P_b, P_b = 2.5 / (3.5/294 - 1/319) =
+     * 285.07 TFLOPS. */
+    e = attn_table_efficiency(ATTN_FLASH2, GPU_ARCH_HOPPER, 128, 4096, true,
+                              true);
+    ck_assert_double_eq_tol(e * 989, 2.5 / (3.5 / 294 - 1.0 / 319), 1e-6);
+    /* A100 measured forward+backward only (173 at 4096, causal, d 128):
+     * split by H100's ratio at the same point, rho = P_f / P_b = 319 /
+     * 285.07; P_b = 173 (1 / rho + 2.5) / 3.5, P_f = rho P_b. */
+    double pb_h = 2.5 / (3.5 / 294 - 1.0 / 319);
+    double rho = 319 / pb_h;
+    double pb = 173 * (1 / rho + 2.5) / 3.5;
+    ck_assert_double_eq_tol(attn_table_efficiency(ATTN_FLASH2,
+                                                  GPU_ARCH_AMPERE, 128, 4096,
+                                                  true, true) * 312,
+                            pb, 1e-6);
+    ck_assert_double_eq_tol(attn_table_efficiency(ATTN_FLASH2,
+                                                  GPU_ARCH_AMPERE, 128, 4096,
+                                                  true, false) * 312,
+                            rho * pb, 1e-6);
+    /* Head dim 96 lies halfway between 64 and 128 (H100 flash2 forward,
+     * causal, 4096: 284 and 319). */
+    ck_assert_double_eq_tol(attn_table_efficiency(ATTN_FLASH2,
+                                                  GPU_ARCH_HOPPER, 96, 4096,
+                                                  true, false) * 989,
+                            (284.0 + 319) / 2, 1e-6);
+}
+END_TEST
+
+START_TEST(test_attention_choice)
+{
+    enum attn_kernel k;
+    const char *why;
+    /* SDPA on A100 in bf16 with head dim 128 takes flash; in fp32 the
+     * memory-efficient kernel; with an ALiBi bias mask too. */
+    ck_assert_int_eq(attn_table_resolve(ATTN_AUTO, GPU_ARCH_AMPERE,
+                                        DTYPE_BF16, 128, false, &k, &why), 0);
+    ck_assert_int_eq(k, ATTN_FLASH2);
+    ck_assert_int_eq(attn_table_resolve(ATTN_AUTO, GPU_ARCH_AMPERE,
+                                        DTYPE_FP32, 128, false, &k, &why), 0);
+    ck_assert_int_eq(k, ATTN_XFORMERS);
+    ck_assert_int_eq(attn_table_resolve(ATTN_AUTO, GPU_ARCH_AMPERE,
+                                        DTYPE_BF16, 128, true, &k, &why), 0);
+    ck_assert_int_eq(k, ATTN_XFORMERS);
+    /* FlashAttention-3 is Hopper's only. */
+    ck_assert_int_eq(attn_table_resolve(ATTN_FLASH3, GPU_ARCH_AMPERE,
+                                        DTYPE_BF16, 128, false, &k, &why),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(why, "Hopper"));
+    ck_assert_int_eq(attn_table_resolve(ATTN_FLASH3, GPU_ARCH_HOPPER,
+                                        DTYPE_BF16, 128, false, &k, &why), 0);
+}
+END_TEST
+
+START_TEST(test_trends)
+{
+    struct topo *t = topo_named("dgx-a100-80g");
+    /* Longer sequences cost more attention time per token (quadratic
+     * work at a saturating efficiency). */
+    struct module at = {.kind = LAYER_ATTENTION, .heads = 32, .kv_heads = 32,
+                        .head_dim = 128, .causal = true};
+    double prev = 0;
+    for (int64_t s = 512; s <= 32768; s *= 2) {
+        struct kernel_ctx c = ctx_of(1, s);
+        struct kernel k[KERNEL_MAX_PER_LEAF];
+        int n = kernel_list(&at, &c, PHASE_FWD, k);
+        double sec = 0;
+        for (int i = 0; i < n; i++)
+            if (k[i].cls == KERNEL_ATTN_FWD)
+                sec += kernel_time_s(t, &k[i], DTYPE_BF16);
+        ck_assert(sec / (double)s > prev);
+        prev = sec / (double)s;
+    }
+    /* Narrower GEMMs are less efficient: 8192 tokens by a width d
+     * square projection, d from 4096 down to 256. */
+    double last = 1;
+    for (int64_t d = 4096; d >= 256; d /= 2) {
+        double e = kernel_gemm_efficiency(t, 8192, d, d, 1);
+        ck_assert(e <= last);
+        last = e;
+    }
+    ck_assert(last < 0.6 * kernel_gemm_efficiency(t, 8192, 4096, 4096, 1));
+    /* At the shape the ceiling was measured at, the ceiling itself. */
+    ck_assert_double_eq_tol(kernel_gemm_efficiency(t, 1024, 10240, 5120, 1),
+                            t->gemm_efficiency, 1e-9);
+    topo_free(t);
+}
+END_TEST
+
+/* MFU and HFU stay below what the GPU can do, over the built-in models,
+ * sequences 512 to 32k, micro-batches 1 and 4, on one A100 and one H100
+ * node: the executed FLOPs over the step can never exceed the best GEMM's
+ * share of peak, and model FLOPs (no recomputation, backward 2x) never
+ * exceed executed ones. */
+START_TEST(test_mfu_below_ceiling)
+{
+    static const char *const topos[] = {"dgx-a100-80g", "dgx-h100"};
+    static const int64_t seqs[] = {512, 4096, 32768};
+    int runs = 0;
+    for (int i = 0; i < builtin_n_files; i++) {
+        const struct builtin_file *f = &builtin_files[i];
+        if (strcmp(f->dir, "models") != 0)
+            continue;
+        for (int ti = 0; ti < 2; ti++)
+            for (int si = 0; si < 3; si++)
+                for (int mb = 1; mb <= 4; mb += 3) {
+                    char args[256];
+                    snprintf(args, sizeof args, "--model %s --topology %s "
+                             "--seq-len %lld --micro-batch %d --param-dtype "
+                             "bf16 --iterations 1", f->name, topos[ti],
+                             (long long)seqs[si], mb);
+                    struct tu_run r;
+                    char *cause = NULL;
+                    if (tu_run(&r, args, 1, &cause) != 0) {
+                        free(cause);   /* e.g. a sequence past the
+                                          model's table */
+                        continue;
+                    }
+                    runs++;
+                    ck_assert_msg(r.met.mfu <= r.met.hfu + 1e-9,
+                                  "%s: mfu %g > hfu %g", args, r.met.mfu,
+                                  r.met.hfu);
+                    ck_assert_msg(r.met.hfu <= r.r.topo->gemm_efficiency,
+                                  "%s: hfu %g", args, r.met.hfu);
+                    /* A run that fits is a prediction of a real one:
+                     * none reaches 80 % MFU. */
+                    if (r.met.fits)
+                        ck_assert_msg(r.met.mfu <= 0.8, "%s: mfu %g", args,
+                                      r.met.mfu);
+                    tu_free(&r);
+                }
+    }
+    ck_assert_int_gt(runs, 100);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("kernel");
+    TCase *tc = tcase_create("kernel");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_linear_three_gemms);
+    tcase_add_test(tc, test_norm_bytes);
+    tcase_add_test(tc, test_norm_in_block_adds_residual);
+    tcase_add_test(tc, test_attention_table_read_and_interpolated);
+    tcase_add_test(tc, test_attention_choice);
+    tcase_add_test(tc, test_trends);
+    tcase_add_test(tc, test_mfu_below_ceiling);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
