@@ -92,31 +92,19 @@ tiling_time(int sms, double m, double n, double k, double batch,
     return best;
 }
 
-/* The shapes at which the published sustained ceilings were measured
- * (stas00/ml-engineering, compute/accelerator/README.md, "Maximum
- * Achievable Matmul FLOPS comparison table", mamf-finder.py): A100 SXM
- * 1024x10240x5120, H100 SXM 2048x2048x13312.  Other architectures use
- * the A100's. */
-static double
-ceiling_shape_cost(const struct topo *t)
-{
-    if (t->arch >= GPU_ARCH_HOPPER)
-        return tiling_time(kernel_sm_count(t), 2048, 2048, 13312, 1, 1,
-                           INFINITY, 1);
-    return tiling_time(kernel_sm_count(t), 1024, 10240, 5120, 1, 1, INFINITY,
-                       1);
-}
-
-/* Time of a GEMM's FLOPs, seconds, at PEAK: the ceiling applies at the
- * published shape, and other shapes relative to it. */
+/* Time of a GEMM's FLOPs, seconds, at PEAK.  The ceiling is the most a
+ * search over shapes found (stas00/ml-engineering, compute/accelerator/
+ * README.md, "Maximum Achievable Matmul FLOPS comparison table",
+ * mamf-finder.py: A100 SXM 271.2 TFLOPS at 1024x10240x5120, H100 SXM
+ * 794.5 at 2048x2048x13312), so no shape passes it: a shape's tiling cost
+ * (>= 1) divides it. */
 static double
 gemm_time_s(const struct topo *t, const struct kernel *k, double peak)
 {
     if (k->m <= 0 || k->n <= 0 || k->k <= 0)
         return 0;
     double batch = k->batch > 0 ? (double)k->batch : 1.0;
-    double unit_s = k->flops
-                    / (peak * t->gemm_efficiency * ceiling_shape_cost(t));
+    double unit_s = k->flops / (peak * t->gemm_efficiency);
     return tiling_time(kernel_sm_count(t), (double)k->m, (double)k->n,
                        (double)k->k, batch, unit_s, hbm_rate(t),
                        SPLIT_K_MAX);

@@ -5,9 +5,9 @@
  *   the shape as cuBLAS tiles it: tile quantization (the last tile of a
  *   dimension is partly empty), wave quantization (tiles over the SM
  *   count, rounded up), split-K for products with few tiles and a long K,
- *   and a per-tile pipeline fill; scaled so the best published shape gets
- *   the measured sustained ceiling ([gpu] gemm_efficiency).  Or their bytes
- *   at HBM speed, whichever is slower.
+ *   and a per-tile pipeline fill, under the measured sustained ceiling
+ *   ([gpu] gemm_efficiency), which no shape passes.  Or their bytes at HBM
+ *   speed, whichever is slower.
  * - Attention: FLOPs at the published kernel's efficiency (attn_table.h).
  * - Elementwise and reductions: bytes at [gpu] memory_efficiency of HBM
  *   bandwidth.
