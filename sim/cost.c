@@ -6,8 +6,10 @@
 #include "xalloc.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Fixed latency of a host<->device copy (cudaMemcpyAsync setup). */
 #define COPY_LATENCY_NS 10000.0
@@ -15,6 +17,27 @@
 #define COST_MEMO 64
 /* Host time to launch one NCCL collective (enqueue, proxy hand-off). */
 #define COLL_LAUNCH_KERNELS 2
+
+/* Do leaves A and B launch the same kernels?  A kernel list depends on
+ * the leaf's shape and on where it sits (a norm inside a block, an
+ * activation before a product): the same name under the same class of
+ * parent sits the same way. */
+static bool
+same_kernels(const struct module *a, const struct module *b)
+{
+    if (a->kind != b->kind || a->in != b->in || a->out != b->out
+        || a->heads != b->heads || a->kv_heads != b->kv_heads
+        || a->head_dim != b->head_dim || a->window != b->window
+        || a->bias != b->bias || a->causal != b->causal
+        || a->rope != b->rope || strcmp(a->name, b->name) != 0)
+        return false;
+    const struct module *pa = a->parent, *pb = b->parent;
+    for (; pa != NULL && pb != NULL; pa = pa->parent, pb = pb->parent)
+        if ((pa->cls == NULL) != (pb->cls == NULL)
+            || (pa->cls != NULL && strcmp(pa->cls, pb->cls) != 0))
+            return false;
+    return pa == NULL && pb == NULL;
+}
 
 void
 cost_kernel_ctx(const struct sched *s, struct kernel_ctx *ctx)
@@ -93,11 +116,28 @@ cost_table_build(const struct sched *s, const struct topo *t,
     int *bwd_k = xcalloc(s->n_leaves + 1, sizeof(int));
     struct kernel_ctx kc;
     cost_kernel_ctx(s, &kc);
+    /* The layers of a model repeat: a leaf like one timed before (same
+     * shape, name and parent class, so the same kernel list) takes its
+     * times. */
+    int memo_leaf[COST_MEMO], n_leaf_memo = 0;
     for (int l = 0; l < s->n_leaves; l++) {
+        int hit = -1;
+        for (int k = 0; k < n_leaf_memo && hit < 0; k++)
+            if (same_kernels(s->leaves[memo_leaf[k]], s->leaves[l]))
+                hit = memo_leaf[k];
+        if (hit >= 0) {
+            fwd_s[l] = fwd_s[hit];
+            bwd_s[l] = bwd_s[hit];
+            fwd_k[l] = fwd_k[hit];
+            bwd_k[l] = bwd_k[hit];
+            continue;
+        }
         fwd_s[l] = cost_leaf_time_s(t, s->leaves[l], &kc, s->param_dtype,
                                     PHASE_FWD, &fwd_k[l]);
         bwd_s[l] = cost_leaf_time_s(t, s->leaves[l], &kc, s->param_dtype,
                                     PHASE_BWD, &bwd_k[l]);
+        if (n_leaf_memo < COST_MEMO)
+            memo_leaf[n_leaf_memo++] = l;
     }
 
     double launch = t->launch_overhead_ns;
