@@ -244,6 +244,7 @@ START_TEST(test_mfu_below_ceiling)
                     if (tu_run(&r, args, 1, &cause) != 0) {
                         free(cause);   /* e.g. a sequence past the
                                           model's table */
+                        tu_free(&r);
                         continue;
                     }
                     runs++;
