@@ -12,13 +12,20 @@
  * tables show every size before and after, so a poor fit is seen rather
  * than trusted, and the calibrated topology is written with topo_print()
  * for `fsdpsim simulate --topology FILE`.
+ *
+ * --profile TRACE.json fits the compute keys instead, or as well:
+ * kineto_kernels.c reads the trace's kernels, profile_fit.c fits and
+ * prints them, and they replace the base's values in the same topology
+ * (and, with --calibration-out, in a partial file of measured keys).
  */
 #include "atomic_file.h"
 #include "calib.h"
 #include "cmd.h"
 #include "coll.h"
+#include "kineto_kernels.h"
 #include "nccl_model.h"
 #include "nccl_tests.h"
+#include "profile_fit.h"
 #include "published.h"
 #include "topo.h"
 #include "xalloc.h"
@@ -37,7 +44,9 @@ void
 cmd_calibrate_help(FILE *out)
 {
     fprintf(out,
-            "usage: fsdpsim calibrate --nccl-tests FILE... [options]\n\n"
+            "usage: fsdpsim calibrate --nccl-tests FILE... [options]\n"
+            "       fsdpsim calibrate --profile TRACE.json [--nccl-tests "
+            "FILE...] [options]\n\n"
             "Fit the topology's collective model to nccl-tests output "
             "measured on the\ncluster (all_gather_perf, reduce_scatter_perf "
             "or all_reduce_perf; their\nstdout, or the -J FILE JSON).  Each "
@@ -53,17 +62,34 @@ cmd_calibrate_help(FILE *out)
             "busbw factor,\n"
             "  time = latency + x / busbw + 2 sqrt(pipeline x / busbw)\n"
             "by weighted least squares (a group of two: the line without "
-            "pipeline).\nThe result is written as a "
-            "topology with a\n[calibration] section; 'fsdpsim simulate "
-            "--topology FILE' uses it.\n\n"
+            "pipeline).\n\n"
+            "With --profile, fit the compute model to a PyTorch profiler "
+            "trace of a few\ntraining steps (export_chrome_trace of "
+            "torch.profiler.profile with CUDA\nactivity and "
+            "record_shapes=True): each GPU kernel is tied to the operator\n"
+            "that launched it, classed (GEMM, attention forward or backward, "
+            "elementwise,\nreduction; NCCL left out) and sized from the "
+            "operator's input shapes, and\n[gpu] gemm_efficiency, "
+            "memory_efficiency, kernel_overhead, [compute]\n"
+            "attention_forward_scale, attention_backward_scale, [node] "
+            "launch_overhead\nand [host] autograd_overhead are fitted "
+            "(least squares on log(predicted /\nmeasured)); a table "
+            "shows each class before and after.\n\n"
+            "The result is written as a topology ([calibration] cells and "
+            "the fitted\nkeys); 'fsdpsim simulate --topology FILE' uses "
+            "it.\n\n"
             "options:\n"
             "      --nccl-tests FILE      nccl-tests output (repeat, or list "
             "more files\n"
             "                             after the options)\n"
+            "      --profile TRACE.json   a profiler trace of one rank\n"
             "  -t, --topology NAME|FILE   base topology (default "
             "dgx-a100-80g)\n"
             "  -o, --out FILE             calibrated topology (default "
             "calibrated.ini)\n"
+            "      --calibration-out FILE also write the fitted values alone, "
+            "for\n"
+            "                             'simulate --calibration FILE'\n"
             "      --op OP                allgather, reducescatter or "
             "allreduce, for files\n"
             "                             that do not say which\n"
@@ -264,6 +290,130 @@ read_runs(const char *path, enum coll_op hint, struct nccl_tests_run **runs,
     return 0;
 }
 
+/*
+ * The nccl-tests part: read FILES, fit CAL (printing each run's table and
+ * the fitted cells), and give the GPUs per node and the most nodes the
+ * runs had.  0, or -1 with *msg (caller frees).
+ */
+static int
+nccl_part(const char **files, int n_files, const char *base,
+          enum coll_op hint, const char *version, struct calib *cal,
+          int *max_nodes_out, int *gpn_out, char **msg)
+{
+    struct nccl_tests_run *runs = NULL;
+    char **labels = NULL;
+    int n_runs = 0, rc = -1;
+    struct calib_run *cr = NULL;
+    char *cause = NULL;
+    /* Every run of every file (a file may hold several, one after
+     * another); LABELS[i] is the file run i came from. */
+    for (int f = 0; f < n_files; f++) {
+        struct nccl_tests_run *more;
+        char **more_labels;
+        int n_more;
+        if (read_runs(files[f], hint, &more, &more_labels, &n_more, &cause)
+            != 0)
+            goto out_cause;
+        runs = xrealloc(runs, (size_t)(n_runs + n_more) * sizeof *runs);
+        labels = xrealloc(labels, (size_t)(n_runs + n_more) * sizeof *labels);
+        for (int k = 0; k < n_more; k++) {
+            runs[n_runs] = more[k];
+            labels[n_runs++] = more_labels[k];
+        }
+        free(more);
+        free(more_labels);
+    }
+    cr = xcalloc((size_t)n_runs, sizeof *cr);
+    int gpn = 0, max_nodes = 1, file_version = 0;
+    for (int i = 0; i < n_runs; i++) {
+        int g = runs[i].ranks / runs[i].nodes;
+        if (gpn != 0 && g != gpn) {
+            *msg = xasprintf("%s: inconsistent ranks: %d GPUs per node, "
+                             "but %s has %d (calibrate one node type at a "
+                             "time)", labels[i], g, labels[0], gpn);
+            goto out;
+        }
+        gpn = g;
+        if (runs[i].nodes > max_nodes)
+            max_nodes = runs[i].nodes;
+        if (file_version == 0)
+            file_version = runs[i].nccl_version;
+        cr[i].run = &runs[i];
+        cr[i].topo = topo_load_sized(base, runs[i].nodes, g, false, &cause);
+        if (cr[i].topo == NULL) {
+            *msg = xasprintf("%s: %s", labels[i], cause);
+            goto out;
+        }
+    }
+
+    struct nccl_config nc;
+    nccl_config_init(&nc);
+    if (version != NULL) {
+        if (nccl_config_set_version(&nc, version, &cause) != 0)
+            goto out_cause;
+    } else if (file_version >= NCCL_VERSION_MIN &&
+               file_version <= NCCL_VERSION_MAX) {
+        nc.version = file_version;
+    }
+
+    if (calib_run_all(cal, cr, n_runs, &nc, &cause) != 0)
+        goto out_cause;
+    int fitted = calib_fitted_cells(cal);
+    for (int i = 0; i < n_runs; i++) {
+        if (i > 0)
+            printf("\n\n");
+        print_table(&cr[i], labels[i], &nc);
+    }
+    printf("\n");
+    print_fits(cal);
+    if (fitted == 0) {
+        *msg = xstrdup("no protocol group has two sizes or more: nothing "
+                       "to fit (measure a wider sweep, e.g. -b 8 -e 8G -f "
+                       "2)");
+        goto out;
+    }
+    *max_nodes_out = max_nodes;
+    *gpn_out = gpn;
+    rc = 0;
+    goto out;
+out_cause:
+    *msg = cause;
+    cause = NULL;
+out:
+    free(cause);
+    calib_free(cal);   /* it borrows CR; the fitted cells stay */
+    for (int i = 0; cr != NULL && i < n_runs; i++)
+        topo_free(cr[i].topo);
+    for (int i = 0; runs != NULL && i < n_runs; i++)
+        nccl_tests_run_free(&runs[i]);
+    free(cr);
+    free(runs);
+    for (int i = 0; labels != NULL && i < n_runs; i++)
+        free(labels[i]);
+    free(labels);
+    return rc;
+}
+
+/* The partial form (`simulate --calibration FILE`): the keys the profile
+ * fitted (PF, or NULL) and the [calibration] cells of CELLS (or NULL). */
+static int
+write_calibration(const char *path, const char *base,
+                  const struct profile_fit *pf, const struct topo *cells,
+                  char **cause)
+{
+    struct atomic_file af;
+    if (atomic_file_open(&af, path, cause) != 0)
+        return -1;
+    fprintf(af.f, "# fsdpsim calibration: measured by 'fsdpsim calibrate', "
+            "for topology '%s'\n# use it with 'fsdpsim simulate --topology "
+            "%s --calibration FILE'\n", base, base);
+    if (pf != NULL)
+        profile_fit_write_keys(pf, af.f);
+    if (cells != NULL)
+        topo_print_calibration(cells, af.f);
+    return atomic_file_commit(&af, cause);
+}
+
 int
 cmd_calibrate(int argc, char **argv)
 {
@@ -273,20 +423,21 @@ cmd_calibrate(int argc, char **argv)
         {"out", required_argument, NULL, 'o'},
         {"op", required_argument, NULL, 1001},
         {"nccl-version", required_argument, NULL, 1002},
+        {"profile", required_argument, NULL, 1003},
+        {"calibration-out", required_argument, NULL, 1004},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *base = "dgx-a100-80g", *out = "calibrated.ini";
-    const char *version = NULL;
+    const char *version = NULL, *profile = NULL, *cal_out = NULL;
     const char **files = xcalloc((size_t)argc + 1, sizeof *files);
     int n_files = 0, c, rc = EXIT_USAGE;
     enum coll_op hint = COLL_OP_COUNT;
     char *cause = NULL, *msg = NULL;
-    struct nccl_tests_run *runs = NULL;
-    char **labels = NULL;
-    int n_runs = 0;
-    struct calib_run *cr = NULL;
     struct calib cal = {0};
     struct topo *t_out = NULL;
+    struct prof_trace trace = {0};
+    struct profile_fit pfit;
+    int max_nodes = 1, gpn = 0;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":ht:o:", opts, NULL)) != -1) {
@@ -303,6 +454,14 @@ cmd_calibrate(int argc, char **argv)
             }
             break;
         case 1002: version = optarg; break;
+        case 1003:
+            if (profile != NULL) {
+                rc = usage_error("--profile: give one trace (one rank's)");
+                goto done;
+            }
+            profile = optarg;
+            break;
+        case 1004: cal_out = optarg; break;
         case 'h':
             cmd_calibrate_help(stdout);
             rc = 0;
@@ -317,80 +476,37 @@ cmd_calibrate(int argc, char **argv)
     }
     while (optind < argc)
         files[n_files++] = argv[optind++];
-    if (n_files == 0) {
-        rc = usage_error("give nccl-tests output with --nccl-tests FILE");
+    if (n_files == 0 && profile == NULL) {
+        rc = usage_error("give nccl-tests output with --nccl-tests FILE or "
+                         "a profiler trace with --profile TRACE.json");
         goto done;
     }
-
-    /* Every run of every file (a file may hold several, one after
-     * another); LABELS[i] is the file run i came from. */
-    for (int f = 0; f < n_files; f++) {
-        struct nccl_tests_run *more;
-        char **more_labels;
-        int n_more;
-        if (read_runs(files[f], hint, &more, &more_labels, &n_more, &cause)
-            != 0)
-            goto fail_cause;
-        runs = xrealloc(runs, (size_t)(n_runs + n_more) * sizeof *runs);
-        labels = xrealloc(labels, (size_t)(n_runs + n_more) * sizeof *labels);
-        for (int k = 0; k < n_more; k++) {
-            runs[n_runs] = more[k];
-            labels[n_runs++] = more_labels[k];
-        }
-        free(more);
-        free(more_labels);
-    }
-    cr = xcalloc((size_t)n_runs, sizeof *cr);
-    int gpn = 0, max_nodes = 1, file_version = 0;
-    for (int i = 0; i < n_runs; i++) {
-        int g = runs[i].ranks / runs[i].nodes;
-        if (gpn != 0 && g != gpn) {
-            msg = xasprintf("%s: inconsistent ranks: %d GPUs per node, but "
-                            "%s has %d (calibrate one node type at a time)",
-                            labels[i], g, labels[0], gpn);
-            goto fail;
-        }
-        gpn = g;
-        if (runs[i].nodes > max_nodes)
-            max_nodes = runs[i].nodes;
-        if (file_version == 0)
-            file_version = runs[i].nccl_version;
-        cr[i].run = &runs[i];
-        cr[i].topo = topo_load_sized(base, runs[i].nodes, g, false, &cause);
-        if (cr[i].topo == NULL) {
-            msg = xasprintf("%s: %s", labels[i], cause);
-            goto fail;
-        }
-    }
-
-    struct nccl_config nc;
-    nccl_config_init(&nc);
-    if (version != NULL) {
-        if (nccl_config_set_version(&nc, version, &cause) != 0)
-            goto fail_cause;
-    } else if (file_version >= NCCL_VERSION_MIN &&
-               file_version <= NCCL_VERSION_MAX) {
-        nc.version = file_version;
-    }
-
-    if (calib_run_all(&cal, cr, n_runs, &nc, &cause) != 0)
+    /* The trace first, so that a bad one is the only thing said. */
+    if (profile != NULL && kineto_kernels_read(profile, &trace, &cause) != 0)
         goto fail_cause;
-    int fitted = calib_fitted_cells(&cal);
-    for (int i = 0; i < n_runs; i++) {
-        if (i > 0)
-            printf("\n\n");
-        print_table(&cr[i], labels[i], &nc);
-    }
-    printf("\n");
-    print_fits(&cal);
-    if (fitted == 0) {
-        msg = xstrdup("no protocol group has two sizes or more: nothing to "
-                      "fit (measure a wider sweep, e.g. -b 8 -e 8G -f 2)");
+    if (n_files > 0 && nccl_part(files, n_files, base, hint, version, &cal,
+                                 &max_nodes, &gpn, &msg) != 0)
         goto fail;
+
+    if (n_files > 0) {
+        t_out = output_topology(base, &cal, max_nodes, gpn, &cause);
+    } else {
+        t_out = output_topology(base, &cal, 0, 0, &cause);
+        if (t_out != NULL) {
+            max_nodes = t_out->nodes;
+            gpn = t_out->gpus_per_node;
+        }
     }
-    t_out = output_topology(base, &cal, max_nodes, gpn, &cause);
     if (t_out == NULL)
         goto fail_cause;
+    if (profile != NULL) {
+        if (n_files > 0)
+            printf("\n");
+        profile_fit(t_out, &trace, &pfit);
+        profile_fit_print(&pfit, &trace, profile, base, stdout);
+        if (topo_validate(t_out, &cause) != 0)
+            goto fail_cause;
+    }
     if (write_topology(out, t_out, &cause) != 0) {
         cmd_error("calibrate", cause, 0);
         rc = EXIT_SYSTEM;
@@ -399,6 +515,17 @@ cmd_calibrate(int argc, char **argv)
     printf("# wrote %s (%s, %d node%s x %d GPUs); use it with 'fsdpsim "
            "simulate --topology %s'\n", out, t_out->name, max_nodes,
            max_nodes == 1 ? "" : "s", gpn, out);
+    if (cal_out != NULL) {
+        if (write_calibration(cal_out, base, profile ? &pfit : NULL,
+                              n_files > 0 ? t_out : NULL, &cause) != 0) {
+            cmd_error("calibrate", cause, 0);
+            rc = EXIT_SYSTEM;
+            goto done;
+        }
+        printf("# wrote %s (measured keys only); use it with 'fsdpsim "
+               "simulate --topology %s --calibration %s'\n", cal_out, base,
+               cal_out);
+    }
     rc = 0;
     goto done;
 
@@ -412,15 +539,7 @@ done:
     free(msg);
     free(cause);
     calib_free(&cal);
-    for (int i = 0; cr != NULL && i < n_runs; i++)
-        topo_free(cr[i].topo);
-    for (int i = 0; runs != NULL && i < n_runs; i++)
-        nccl_tests_run_free(&runs[i]);
-    free(cr);
-    free(runs);
-    for (int i = 0; labels != NULL && i < n_runs; i++)
-        free(labels[i]);
-    free(labels);
+    prof_trace_free(&trace);
     topo_free(t_out);
     free(files);
     return rc;

@@ -51,15 +51,15 @@ struct gpu_ev {
     int64_t corr;      /* -1 when absent */
 };
 
-static const char *
-str_of(const json_t *obj, const char *key)
+const char *
+kineto_str(const json_t *obj, const char *key)
 {
     const json_t *v = json_object_get(obj, key);
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-static int
-num_of(const json_t *obj, const char *key, double *out)
+int
+kineto_num(const json_t *obj, const char *key, double *out)
 {
     const json_t *v = json_object_get(obj, key);
     if (json_is_integer(v))
@@ -71,11 +71,11 @@ num_of(const json_t *obj, const char *key, double *out)
     return isfinite(*out) && fabs(*out) < 4e15 ? 0 : -1;
 }
 
-static int64_t
-int_of(const json_t *obj, const char *key, int64_t dflt)
+int64_t
+kineto_int(const json_t *obj, const char *key, int64_t dflt)
 {
     double v;
-    return num_of(obj, key, &v) == 0 ? (int64_t)v : dflt;
+    return kineto_num(obj, key, &v) == 0 ? (int64_t)v : dflt;
 }
 
 int
@@ -90,7 +90,7 @@ kineto_detect(const json_t *root)
     size_t i;
     const json_t *ev;
     json_array_foreach(events, i, ev) {
-        const char *cat = str_of(ev, "cat");
+        const char *cat = kineto_str(ev, "cat");
         if (cat && strcmp(cat, "kernel") == 0)
             return 1;
     }
@@ -138,8 +138,8 @@ cmp_stream(const void *a, const void *b)
     return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-static int64_t
-us_to_ns(double us)
+int64_t
+kineto_us_to_ns(double us)
 {
     return (int64_t)llround(us * 1000.0);
 }
@@ -156,36 +156,38 @@ kineto_import(const char *path, const json_t *root,
     const char *step_name = NULL;
     const json_t *ev;
     json_array_foreach(events, i, ev) {
-        const char *cat = str_of(ev, "cat"), *name = str_of(ev, "name");
-        const char *ph = str_of(ev, "ph");
+        const char *cat = kineto_str(ev, "cat");
+        const char *name = kineto_str(ev, "name");
+        const char *ph = kineto_str(ev, "ph");
         const json_t *args = json_object_get(ev, "args");
         double ts, dur, v;
         if (name && strcmp(name, "[memory]") == 0) {
-            if (int_of(args, "Device Type", 1) != 0
-                && num_of(args, "Total Allocated", &v) == 0 && v > peak)
+            if (kineto_int(args, "Device Type", 1) != 0
+                && kineto_num(args, "Total Allocated", &v) == 0 && v > peak)
                 peak = (int64_t)v;
             continue;
         }
         if (!cat || !name || !ph || strcmp(ph, "X") != 0
-            || num_of(ev, "ts", &ts) != 0 || num_of(ev, "dur", &dur) != 0
+            || kineto_num(ev, "ts", &ts) != 0
+            || kineto_num(ev, "dur", &dur) != 0
             || dur < 0)
             continue;
         if (strcmp(cat, "user_annotation") == 0
             && strncmp(name, "ProfilerStep#", 13) == 0) {
-            if (step_name == NULL || us_to_ns(ts) >= step_ts) {
+            if (step_name == NULL || kineto_us_to_ns(ts) >= step_ts) {
                 step_name = name;
-                step_ts = us_to_ns(ts);
-                step_end = step_ts + us_to_ns(dur);
+                step_ts = kineto_us_to_ns(ts);
+                step_end = step_ts + kineto_us_to_ns(dur);
             }
             continue;
         }
         if (strcmp(cat, "cuda_runtime") == 0
             || strcmp(cat, "cuda_driver") == 0) {
-            if (num_of(args, "correlation", &v) == 0) {
+            if (kineto_num(args, "correlation", &v) == 0) {
                 launches = xgrow(launches, &cap_launch, n_launch + 1,
                                  sizeof *launches);
                 launches[n_launch++] = (struct launch){(int64_t)v,
-                                                       us_to_ns(ts)};
+                                                       kineto_us_to_ns(ts)};
             }
             continue;
         }
@@ -193,10 +195,11 @@ kineto_import(const char *path, const json_t *root,
         if (kind < 0)
             continue;
         gpu = xgrow(gpu, &cap_gpu, n_gpu + 1, sizeof *gpu);
-        gpu[n_gpu++] = (struct gpu_ev){kind, int_of(ev, "pid", 0),
-                                       int_of(ev, "tid", 0), us_to_ns(ts),
-                                       us_to_ns(ts) + us_to_ns(dur),
-                                       int_of(args, "correlation", -1)};
+        int64_t t0 = kineto_us_to_ns(ts);
+        gpu[n_gpu++] = (struct gpu_ev){kind, kineto_int(ev, "pid", 0),
+                                       kineto_int(ev, "tid", 0), t0,
+                                       t0 + kineto_us_to_ns(dur),
+                                       kineto_int(args, "correlation", -1)};
     }
     if (n_launch > 0)
         qsort(launches, n_launch, sizeof *launches, cmp_launch);

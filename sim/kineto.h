@@ -10,7 +10,19 @@
 
 #include "compare.h"
 
+#include <stdint.h>
+
 struct json_t;
+
+/* Members of an event object: KEY's string (NULL when not a string);
+ * KEY's number in *OUT (0, or -1 when absent, not a number or beyond
+ * 4e15); KEY as an integer, or DFLT.  kineto_kernels.c reads with them
+ * too. */
+const char *kineto_str(const struct json_t *obj, const char *key);
+int kineto_num(const struct json_t *obj, const char *key, double *out);
+int64_t kineto_int(const struct json_t *obj, const char *key, int64_t dflt);
+/* A trace's microseconds as nanoseconds, rounded. */
+int64_t kineto_us_to_ns(double us);
 
 /* 1 when ROOT looks like a profiler trace: "schemaVersion" or
  * "deviceProperties" at the top, or an event with "cat": "kernel". */

@@ -817,9 +817,9 @@ on_key(void *user, const char *section, const char *name, const char *value)
     }
     /* Names, choices, switches and counts describe the cluster; only
      * measured quantities (times, bandwidths, rates, factors) may come
-     * from a calibration file. */
+     * from a calibration file: of [node], the host overheads
+     * (launch_overhead, hook_overhead), not its counts. */
     if (ps->overlay && (strcmp(section, "topology") == 0 ||
-                        strcmp(section, "node") == 0 ||
                         !(k->kind == KIND_FLOPS || k->kind == KIND_BW ||
                           k->kind == KIND_BW_BITS || k->kind == KIND_TIME ||
                           k->kind == KIND_REAL))) {

@@ -140,8 +140,10 @@ struct topo *topo_load_sized(const char *name_or_path, int nodes,
 /*
  * Apply a calibration file, PATH: a partial topology holding measured
  * values only ([gpu] gemm_efficiency, [host] pcie_bandwidth,
- * [calibration] cells, ... as `fsdpsim real bench --calibration-out`
- * writes; no [topology] or [node] keys and no choices such as fabric).
+ * [calibration] cells, [node] launch_overhead, ... as `fsdpsim real bench
+ * --calibration-out` or `fsdpsim calibrate --calibration-out` writes; no
+ * [topology] keys, no counts such as [node] nodes and no choices such as
+ * fabric).
  * Keys it sets replace T's.  0, or -1 with *cause ("PATH:LINE: ...");
  * T is unchanged on failure.
  */

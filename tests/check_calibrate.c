@@ -1,12 +1,19 @@
 /*
  * check_calibrate.c: tests for nccl_tests.c (reading nccl-tests output),
- * calib.c (fitting [calibration] cells) and the calibrate and validate
+ * calib.c (fitting [calibration] cells), kineto_kernels.c and
+ * profile_fit.c (calibrate --profile) and the calibrate and validate
  * commands' exit codes.
  *
  * The sample files in tests/data/nccl-tests-*.{txt,json} were written for
  * these tests in nccl-tests' own layouts (src/common.cu, src/util.cu);
  * their times come from two latency-bandwidth lines per file, not from a
- * real cluster.  Files the tests need to vary are made with mkstemp()
+ * real cluster.  tests/data/profile-*.json were written the same way in
+ * the layout torch.profiler's export_chrome_trace writes: profile-small.json
+ * is two layers of a small transformer forward and backward with invented
+ * durations (a few percent of jitter around plausible A100 times), the
+ * others are the three bad inputs (not JSON, no kernels, no shapes).  The
+ * fit tests write their own trace from known values (synthetic_trace).
+ * Files the tests need to vary are made with mkstemp()
  * under $TMPDIR (or /tmp) and removed by the test that made them.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -14,7 +21,10 @@
 #include "calib.h"
 #include "calib_file.h"
 #include "coll.h"
+#include "kernel_cost.h"
+#include "kineto_kernels.h"
 #include "nccl_tests.h"
+#include "profile_fit.h"
 #include "published.h"
 #include "textfile.h"
 #include "topo.h"
@@ -23,6 +33,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -841,6 +852,473 @@ START_TEST(test_calibrate_validate_exit_codes)
 }
 END_TEST
 
+/* ---- calibrate --profile: a synthetic profiler trace ---------------- */
+
+/*
+ * The trace is written here in Kineto's layout (what
+ * torch.profiler.profile(record_shapes=True).export_chrome_trace()
+ * writes): "cpu_op" events with "Input Dims", "Input type" and, for the
+ * SDPA ops, "Concrete Inputs"; one "cuda_runtime" cudaLaunchKernel per
+ * kernel with args.correlation; "kernel" events on the GPU's stream with
+ * the same correlation.  Each kernel's duration is kernel_time_s() on a
+ * topology with the true values below, so a fit that reads the trace as
+ * the model does recovers them.  Host: forward launches 6 us apart on
+ * the main thread (tid 1), backward ones 9 us apart on autograd's thread
+ * (tid 2), so launch_overhead = 6 us and autograd_overhead = 9 - 6 = 3
+ * us.
+ */
+#define TRUE_GEMM_EFF 0.70
+#define TRUE_MEM_EFF 0.80
+#define TRUE_FLOOR_NS 4000.0
+#define TRUE_ATTN_FWD 0.90
+#define TRUE_ATTN_BWD 0.85
+#define TRUE_LAUNCH_NS 6000.0
+#define TRUE_AUTOGRAD_NS 3000.0
+/* The brief asks for 1-2 %: durations are printed to the nanosecond, so
+ * the shortest (4 us floor) kernels carry 0.0125 % rounding and the fit
+ * rounds to four digits (0.05 %); 1 % is ample. */
+#define PROFILE_TOL 0.01
+
+struct gen {
+    char *buf;
+    size_t len;
+    FILE *f;
+    int n_events;
+    int64_t corr;
+    double clock[3];          /* host time per tid, us */
+    double gap[3];            /* launch spacing per tid, us */
+    double gpu;               /* the stream's time, us */
+    const struct topo *t;     /* the true topology */
+};
+
+static void
+gen_event(struct gen *g, const char *fmt, ...)
+{
+    va_list ap;
+    fputs(g->n_events++ ? ",\n  " : "\n  ", g->f);
+    va_start(ap, fmt);
+    vfprintf(g->f, fmt, ap);
+    va_end(ap);
+}
+
+static void
+gen_open(struct gen *g, const struct topo *t)
+{
+    memset(g, 0, sizeof *g);
+    g->f = open_memstream(&g->buf, &g->len);
+    g->t = t;
+    g->clock[1] = 1000;
+    g->clock[2] = 500000;
+    g->gap[1] = TRUE_LAUNCH_NS * 1e-3;
+    g->gap[2] = (TRUE_LAUNCH_NS + TRUE_AUTOGRAD_NS) * 1e-3;
+    g->gpu = 1000;
+    fputs("{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, "
+          "\"name\": \"NVIDIA A100-SXM4-80GB\"}],\n\"traceEvents\": [",
+          g->f);
+    gen_event(g, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
+              "\"ProfilerStep#1\", \"pid\": 1, \"tid\": 1, \"ts\": 900, "
+              "\"dur\": 2000000}");
+}
+
+static char *
+gen_close(struct gen *g)
+{
+    fputs("\n]}\n", g->f);
+    fclose(g->f);
+    return g->buf;
+}
+
+/* One op call on thread TID: OUTER (NULL-terminated, outermost first)
+ * around NAME (with DIMS, TYPES and CONCRETE, JSON text or NULL) around
+ * INNER (or NULL), launching N kernels KNAME[i] whose durations share
+ * kernel_time_s(K) as SHARE[i]. */
+static void
+gen_op(struct gen *g, int tid, const char *const *outer, const char *name,
+       const char *dims, const char *types, const char *concrete,
+       const char *inner, int n, const char *const *kname,
+       const double *share, const struct kernel *k, enum dtype d)
+{
+    double s0 = g->clock[tid], s1 = s0 + (n - 1) * g->gap[tid];
+    g->clock[tid] += n * g->gap[tid];
+    int depth = 0;
+    for (; outer && outer[depth]; depth++)
+        gen_event(g, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", "
+                  "\"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, "
+                  "\"args\": {\"External id\": 1}}", outer[depth], tid,
+                  s0 - 1.5 + 0.1 * depth, s1 - s0 + 4.5 - 0.2 * depth);
+    gen_event(g, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", "
+              "\"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, "
+              "\"args\": {\"External id\": 2, \"Input Dims\": %s, "
+              "\"Input type\": %s%s%s}}", name, tid, s0 - 1, s1 - s0 + 4,
+              dims, types, concrete ? ", \"Concrete Inputs\": " : "",
+              concrete ? concrete : "");
+    if (inner)
+        gen_event(g, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": "
+                  "\"%s\", \"pid\": 1, \"tid\": %d, \"ts\": %.3f, "
+                  "\"dur\": %.3f, \"args\": {\"Input Dims\": [], "
+                  "\"Input type\": []}}", inner, tid, s0 - 0.5, s1 - s0 + 3);
+    double total_us = k ? kernel_time_s(g->t, k, d) * 1e6 : 10;
+    for (int i = 0; i < n; i++) {
+        double s = s0 + i * g->gap[tid];
+        int64_t c = ++g->corr;
+        gen_event(g, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": "
+                  "\"cudaLaunchKernel\", \"pid\": 1, \"tid\": %d, \"ts\": "
+                  "%.3f, \"dur\": 2.0, \"args\": {\"correlation\": %lld}}",
+                  tid, s, (long long)c);
+        double dur = total_us * share[i];
+        double ts = fmax(g->gpu, s + 5);
+        gen_event(g, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", "
+                  "\"pid\": 0, \"tid\": 7, \"ts\": %.3f, \"dur\": %.3f, "
+                  "\"args\": {\"device\": 0, \"stream\": 7, "
+                  "\"correlation\": %lld}}", kname[i], ts, dur,
+                  (long long)c);
+        g->gpu = ts + dur + 1;
+    }
+}
+
+static struct kernel
+gemm_k(int64_t m, int64_t n, int64_t k, int64_t batch)
+{
+    /* As kineto_kernels.c reads a matrix product: 2 M N K B FLOPs, (M K +
+     * K N + M N) B bf16 elements. */
+    struct kernel g = {.cls = KERNEL_GEMM, .launches = 1, .m = m, .n = n,
+                       .k = k, .batch = batch};
+    g.flops = 2.0 * m * n * k * batch;
+    g.bytes = ((double)m * k + (double)k * n + (double)m * n) * batch * 2;
+    return g;
+}
+
+static struct kernel
+attn_k(bool bwd, int64_t B, int64_t H, int64_t S, int64_t D, bool causal)
+{
+    /* 4 B H S^2 D forward, halved when causal, backward 2.5x; bytes 2
+     * (forward) or 4 (backward) times q + k + v... as kernel.c:
+     * (q + kv) elements of 2 bytes. */
+    struct kernel a = {.cls = bwd ? KERNEL_ATTN_BWD : KERNEL_ATTN_FWD,
+                       .launches = bwd ? 3 : 1, .attn = ATTN_FLASH2,
+                       .head_dim = D, .seq = (double)S, .causal = causal};
+    double fwd = 4.0 * B * H * S * S * D / (causal ? 2 : 1);
+    a.flops = bwd ? 2.5 * fwd : fwd;
+    a.bytes = (bwd ? 4 : 2) * 2.0 * B * S * H * D * 2;
+    return a;
+}
+
+static struct kernel
+mem_k(enum kernel_class cls, double bytes)
+{
+    struct kernel m = {.cls = cls, .launches = 1, .bytes = bytes};
+    return m;
+}
+
+/* The synthetic trace (caller frees); T is the true topology. */
+static char *
+synthetic_trace(const struct topo *t)
+{
+    static const double one[] = {1}, three[] = {0.1, 0.8, 0.1};
+    static const char *const gemm_name[] = {
+        "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_nn"};
+    static const char *const ew_name[] = {
+        "void at::native::vectorized_elementwise_kernel<4, "
+        "at::native::CUDAFunctor_add<c10::BFloat16>>"};
+    static const char *const red_name[] = {
+        "void at::native::reduce_kernel<512, 1>"};
+    static const char *const fwd_name[] = {
+        "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, "
+        "128, 64, 4>, true, true>"};
+    static const char *const bwd_names[] = {
+        "void pytorch_flash::flash_bwd_dot_do_o_kernel<true>",
+        "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<>",
+        "void pytorch_flash::flash_bwd_convert_dq_kernel<>"};
+    static const char *const nccl_name[] = {
+        "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"};
+    static const char *const linear[] = {"aten::linear", NULL};
+    static const char *const mm_bwd[] = {
+        "autograd::engine::evaluate_function: MmBackward0", "MmBackward0",
+        NULL};
+    static const char *const sdpa_bwd[] = {
+        "autograd::engine::evaluate_function: "
+        "ScaledDotProductFlashAttentionBackward0",
+        "ScaledDotProductFlashAttentionBackward0", NULL};
+    static const char *const sdpa_fwd[] = {
+        "aten::scaled_dot_product_attention", NULL};
+    struct gen g;
+    gen_open(&g, t);
+    char dims[512];
+    const char *bf2 = "[\"c10::BFloat16\", \"c10::BFloat16\"]";
+    const char *bf3 = "[\"c10::BFloat16\", \"c10::BFloat16\", "
+                      "\"c10::BFloat16\"]";
+    /* GEMMs of Llama-like blocks, 2 x 2048 tokens, and smaller ones. */
+    static const int64_t shapes[][3] = {
+        {4096, 4096, 4096}, {4096, 11008, 4096}, {4096, 4096, 11008},
+        {4096, 1024, 4096}, {2048, 4096, 4096}, {1024, 14336, 4096},
+        {512, 4096, 512}, {8192, 8192, 1024}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        int64_t m = shapes[i][0], n = shapes[i][1], k = shapes[i][2];
+        struct kernel kk = gemm_k(m, n, k, 1);
+        snprintf(dims, sizeof dims, "[[%lld], [%lld, %lld], [%lld, %lld], "
+                 "[], []]", (long long)n, (long long)m, (long long)k,
+                 (long long)k, (long long)n);
+        gen_op(&g, 1, linear, "aten::addmm", dims,
+               "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", "
+               "\"Scalar\", \"Scalar\"]", NULL, NULL, 1, gemm_name, one, &kk,
+               DTYPE_BF16);
+        /* backward: the same shapes' dgrad and wgrad, as mm */
+        kk = gemm_k(m, k, n, 1);
+        snprintf(dims, sizeof dims, "[[%lld, %lld], [%lld, %lld]]",
+                 (long long)m, (long long)n, (long long)n, (long long)k);
+        gen_op(&g, 2, mm_bwd, "aten::mm", dims, bf2, NULL, NULL, 1,
+               gemm_name, one, &kk, DTYPE_BF16);
+        kk = gemm_k(k, n, m, 1);
+        snprintf(dims, sizeof dims, "[[%lld, %lld], [%lld, %lld]]",
+                 (long long)k, (long long)m, (long long)m, (long long)n);
+        gen_op(&g, 2, mm_bwd, "aten::mm", dims, bf2, NULL, NULL, 1,
+               gemm_name, one, &kk, DTYPE_BF16);
+    }
+    struct kernel kk = gemm_k(2048, 2048, 128, 64);
+    gen_op(&g, 1, NULL, "aten::bmm", "[[64, 2048, 128], [64, 128, 2048]]",
+           bf2, NULL, NULL, 1, gemm_name, one, &kk, DTYPE_BF16);
+    /* Attention: causal, and one not, at three lengths and two head
+     * dims; is_causal recorded (index 5 of scaled_dot_product_attention,
+     * 4 of the flash op, 11 of its backward). */
+    static const int64_t att[][4] = {{2, 32, 2048, 128}, {4, 16, 1024, 64},
+                                     {1, 32, 4096, 128}, {2, 8, 512, 64}};
+    for (size_t i = 0; i < sizeof att / sizeof att[0]; i++) {
+        long long B = att[i][0], H = att[i][1], S = att[i][2], D = att[i][3];
+        bool causal = i != 3;
+        const char *c = causal ? "\"True\"" : "\"False\"";
+        char concrete[256];
+        kk = attn_k(false, B, H, S, D, causal);
+        snprintf(dims, sizeof dims, "[[%lld, %lld, %lld, %lld], [%lld, %lld, "
+                 "%lld, %lld], [%lld, %lld, %lld, %lld], [], [], [], []]", B,
+                 H, S, D, B, H, S, D, B, H, S, D);
+        snprintf(concrete, sizeof concrete, "[\"\", \"\", \"\", \"0.\", %s, "
+                 "\"False\", \"\"]", c);
+        gen_op(&g, 1, sdpa_fwd, "aten::_scaled_dot_product_flash_attention",
+               dims, bf3, concrete, "aten::_flash_attention_forward", 1,
+               fwd_name, one, &kk, DTYPE_BF16);
+        kk = attn_k(true, B, H, S, D, causal);
+        snprintf(dims, sizeof dims, "[[%lld, %lld, %lld, %lld], [%lld, %lld, "
+                 "%lld, %lld], [%lld, %lld, %lld, %lld], [%lld, %lld, %lld, "
+                 "%lld]]", B, H, S, D, B, H, S, D, B, H, S, D, B, H, S, D);
+        snprintf(concrete, sizeof concrete, "[\"\", \"\", \"\", \"\", \"\", "
+                 "\"\", \"\", \"\", \"\", \"\", \"0.\", %s]", c);
+        gen_op(&g, 2, sdpa_bwd,
+               "aten::_scaled_dot_product_flash_attention_backward", dims,
+               "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", "
+               "\"c10::BFloat16\"]", concrete,
+               "aten::_flash_attention_backward", 3, bwd_names, three, &kk,
+               DTYPE_BF16);
+    }
+    /* Memory-bound: adds of two bf16 tensors (reads 2 E, writes E: 6 E
+     * bytes) and sums (reads E: 2 E bytes), from 1k to 256M elements
+     * either side of the knee (4 us x 0.8 x 2039 GB/s = 6.5 MB). */
+    for (double e = 1024; e <= 268435456; e *= 4) {
+        kk = mem_k(KERNEL_ELEMENTWISE, 6 * e);
+        snprintf(dims, sizeof dims, "[[%.0f], [%.0f], []]", e, e);
+        gen_op(&g, 1, NULL, "aten::add", dims,
+               "[\"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\"]", NULL,
+               NULL, 1, ew_name, one, &kk, DTYPE_BF16);
+        kk = mem_k(KERNEL_REDUCTION, 2 * e);
+        snprintf(dims, sizeof dims, "[[%.0f], [], [], []]", e);
+        gen_op(&g, 2, NULL, "aten::sum", dims,
+               "[\"c10::BFloat16\", \"\", \"Scalar\", \"\"]", NULL, NULL, 1,
+               red_name, one, &kk, DTYPE_BF16);
+    }
+    /* Left out: an all-gather and a foreach op's TensorList. */
+    gen_op(&g, 1, NULL, "record_param_comms", "[[1048576], [8388608]]",
+           bf2, NULL, NULL, 1, nccl_name, one, NULL, DTYPE_BF16);
+    gen_op(&g, 1, NULL, "aten::_foreach_add_", "[[[4096], [4096]], []]",
+           "[\"TensorList\", \"Scalar\"]", NULL, NULL, 1, ew_name, one, NULL,
+           DTYPE_BF16);
+    return gen_close(&g);
+}
+
+/* The true topology: dgx-a100-80g with the values above. */
+static struct topo *
+true_topology(void)
+{
+    char *cause = NULL;
+    struct topo *t = topo_load("dgx-a100-80g", &cause);
+    ck_assert_msg(t != NULL, "%s", cause);
+    t->gemm_efficiency = TRUE_GEMM_EFF;
+    t->memory_efficiency = TRUE_MEM_EFF;
+    t->kernel_overhead_ns = TRUE_FLOOR_NS;
+    t->attention_fwd_scale = TRUE_ATTN_FWD;
+    t->attention_bwd_scale = TRUE_ATTN_BWD;
+    t->launch_overhead_ns = TRUE_LAUNCH_NS;
+    t->autograd_overhead_ns = TRUE_AUTOGRAD_NS;
+    return t;
+}
+
+static void
+expect_recovered(const struct topo *t)
+{
+    ck_assert_double_eq_tol(t->gemm_efficiency, TRUE_GEMM_EFF,
+                            PROFILE_TOL * TRUE_GEMM_EFF);
+    ck_assert_double_eq_tol(t->memory_efficiency, TRUE_MEM_EFF,
+                            PROFILE_TOL * TRUE_MEM_EFF);
+    ck_assert_double_eq_tol(t->kernel_overhead_ns, TRUE_FLOOR_NS,
+                            PROFILE_TOL * TRUE_FLOOR_NS);
+    ck_assert_double_eq_tol(t->attention_fwd_scale, TRUE_ATTN_FWD,
+                            PROFILE_TOL * TRUE_ATTN_FWD);
+    ck_assert_double_eq_tol(t->attention_bwd_scale, TRUE_ATTN_BWD,
+                            PROFILE_TOL * TRUE_ATTN_BWD);
+    ck_assert_double_eq_tol(t->launch_overhead_ns, TRUE_LAUNCH_NS,
+                            PROFILE_TOL * TRUE_LAUNCH_NS);
+    ck_assert_double_eq_tol(t->autograd_overhead_ns, TRUE_AUTOGRAD_NS,
+                            PROFILE_TOL * TRUE_AUTOGRAD_NS);
+}
+
+START_TEST(test_calibrate_profile_reads)
+{
+    struct topo *tt = true_topology();
+    char *text = synthetic_trace(tt);
+    struct prof_trace p;
+    char *cause = NULL;
+    ck_assert_msg(kineto_kernels_parse("synthetic", text, strlen(text), &p,
+                                       &cause) == 0, "%s", cause);
+    /* 8 shapes x 3 GEMMs + a bmm; 4 forward and 4 backward attention
+     * calls (3 kernels each, one entry); 10 adds and 10 sums. */
+    int n_cls[KERNEL_CLASS_COUNT] = {0};
+    for (size_t i = 0; i < p.n; i++)
+        n_cls[p.k[i].k.cls]++;
+    ck_assert_int_eq(n_cls[KERNEL_GEMM], 25);
+    ck_assert_int_eq(n_cls[KERNEL_ATTN_FWD], 4);
+    ck_assert_int_eq(n_cls[KERNEL_ATTN_BWD], 4);
+    ck_assert_int_eq(n_cls[KERNEL_ELEMENTWISE], 10);
+    ck_assert_int_eq(n_cls[KERNEL_REDUCTION], 10);
+    ck_assert_int_eq(p.n_nccl, 1);
+    ck_assert_int_eq(p.n_unshaped, 1);
+    ck_assert_int_eq(p.n_causal_assumed, 0);
+    ck_assert_int_eq(p.n_kernels, 25 + 4 + 12 + 20 + 2);
+    /* The first backward attention call: three kernels, one entry. */
+    const struct prof_kernel *e = NULL;
+    for (size_t i = 0; i < p.n && e == NULL; i++)
+        if (p.k[i].k.cls == KERNEL_ATTN_BWD)
+            e = &p.k[i];
+    ck_assert_int_eq(e->k.launches, 3);
+    ck_assert_int_eq(e->k.head_dim, 128);
+    ck_assert(e->k.causal);
+    ck_assert_int_eq(e->k.attn, ATTN_FLASH2);
+    ck_assert_double_eq_tol(p.fwd_gap_s, TRUE_LAUNCH_NS * 1e-9, 1e-12);
+    ck_assert_double_eq_tol(p.bwd_gap_s,
+                            (TRUE_LAUNCH_NS + TRUE_AUTOGRAD_NS) * 1e-9,
+                            1e-12);
+    prof_trace_free(&p);
+    free(text);
+    topo_free(tt);
+}
+END_TEST
+
+START_TEST(test_calibrate_profile_recovers)
+{
+    struct topo *tt = true_topology();
+    char *text = synthetic_trace(tt);
+    struct prof_trace p;
+    char *cause = NULL;
+    ck_assert_msg(kineto_kernels_parse("synthetic", text, strlen(text), &p,
+                                       &cause) == 0, "%s", cause);
+    /* From the shipped values (0.869, 0.88, 3 us, 1, 1, 5 us, 2 us). */
+    struct topo *t = topo_load("dgx-a100-80g", &cause);
+    struct profile_fit f;
+    profile_fit(t, &p, &f);
+    for (int k = 0; k < PK_COUNT; k++)
+        ck_assert_msg(f.key[k].fitted, "%s not fitted", profile_key_name(k));
+    expect_recovered(t);
+    /* After the fit every class's total is within the tolerance. */
+    for (int c = 0; c < KERNEL_CLASS_COUNT; c++)
+        ck_assert_double_eq_tol(f.cls[c].after_s, f.cls[c].measured_s,
+                                PROFILE_TOL * f.cls[c].measured_s);
+    ck_assert_int_eq(topo_validate(t, &cause), 0);
+    topo_free(t);
+    prof_trace_free(&p);
+    free(text);
+    topo_free(tt);
+}
+END_TEST
+
+START_TEST(test_calibrate_profile_errors)
+{
+    struct prof_trace p;
+    char *cause = NULL;
+    const char *bad[][2] = {
+        {"{\"traceEvents\": [", "x:1: not valid JSON"},
+        {"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": "
+         "\"aten::mm\", \"ts\": 1, \"dur\": 2, \"args\": {\"Input Dims\": "
+         "[[2, 2], [2, 2]]}}]}",
+         "x: no GPU kernel events (\"cat\": \"kernel\")"},
+        {"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+         "\"k\", \"ts\": 1, \"dur\": 2, \"args\": {\"correlation\": 1}}]}",
+         "x: no operator shapes (\"Input Dims\"): record the trace with "
+         "torch.profiler.profile(record_shapes=True)"},
+        {"[1, 2]", "x: no GPU kernel events"},
+        {"{\"x\": 1}", "x: JSON without 'traceEvents'"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(kineto_kernels_parse("x", bad[i][0],
+                                              strlen(bad[i][0]), &p, &cause),
+                         -1);
+        ck_assert_msg(strncmp(cause, bad[i][1], strlen(bad[i][1])) == 0,
+                      "%s", cause);
+        free(cause);
+        cause = NULL;
+    }
+}
+END_TEST
+
+START_TEST(test_calibrate_profile_cli)
+{
+    if (getenv("FSDPSIM") == NULL)
+        return;
+    struct topo *tt = true_topology();
+    char *text = synthetic_trace(tt);
+    char *trace = tu_temp_text(text);
+    char *out = tu_temp_text(""), *cal = tu_temp_text("");
+    char args[8192], err[4096];
+    snprintf(args, sizeof args, "calibrate --profile '%s' -t dgx-a100-80g "
+             "-o '%s' --calibration-out '%s'", trace, out, cal);
+    ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 0);
+    char *cause = NULL;
+    struct topo *t = topo_load(out, &cause);
+    ck_assert_msg(t != NULL, "%s", cause);
+    expect_recovered(t);
+    ck_assert_str_eq(t->name, "dgx-a100-80g-calibrated");
+    topo_free(t);
+    /* The partial form gives the same on the base topology. */
+    t = topo_load("dgx-a100-80g", &cause);
+    ck_assert_msg(topo_apply_calibration(t, cal, &cause) == 0, "%s", cause);
+    expect_recovered(t);
+    topo_free(t);
+    snprintf(args, sizeof args, "simulate --topology '%s'", out);
+    ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);
+    snprintf(args, sizeof args, "simulate --topology dgx-a100-80g "
+             "--calibration '%s'", cal);
+    ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);
+    /* With --nccl-tests in the same run: both parts in one topology. */
+    snprintf(args, sizeof args, "calibrate --profile '%s' --nccl-tests '%s' "
+             "-o '%s'", trace, tu_data_path("nccl-tests-allreduce-8x1.txt"),
+             out);
+    ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);
+    t = topo_load(out, &cause);
+    ck_assert_msg(t != NULL, "%s", cause);
+    expect_recovered(t);
+    ck_assert(t->calib_algo[COLL_ALLREDUCE][0][NCCL_ALGO_RING][PROTO_SIMPLE]
+                  .busbw_Bps > 0);
+    topo_free(t);
+    /* An output that cannot be written: exit 3, nothing left. */
+    snprintf(args, sizeof args, "calibrate --profile '%s' -o "
+             "/nonexistent/dir/cal.ini", trace);
+    ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 3);
+    unlink(trace);
+    unlink(out);
+    unlink(cal);
+    free(trace);
+    free(out);
+    free(cal);
+    free(text);
+    topo_free(tt);
+}
+END_TEST
+
 static Suite *
 calibrate_suite(void)
 {
@@ -873,6 +1351,14 @@ calibrate_suite(void)
     tcase_add_test(errors, test_calibrate_error_exit_codes);
     tcase_add_test(errors, test_calibrate_validate_exit_codes);
     suite_add_tcase(s, errors);
+
+    TCase *profile = tcase_create("profile");
+    tcase_set_timeout(profile, 60);
+    tcase_add_test(profile, test_calibrate_profile_reads);
+    tcase_add_test(profile, test_calibrate_profile_recovers);
+    tcase_add_test(profile, test_calibrate_profile_errors);
+    tcase_add_test(profile, test_calibrate_profile_cli);
+    suite_add_tcase(s, profile);
     return s;
 }
 

@@ -1,0 +1,1 @@
+calibrate --profile @SRCDIR@/tests/data/profile-no-kernels.json -o partial.ini

@@ -1,0 +1,1 @@
+calibrate --profile @SRCDIR@/tests/data/profile-no-shapes.json -o partial.ini

@@ -1,0 +1,1 @@
+calibrate --profile @SRCDIR@/tests/data/profile-not-json.json -o partial.ini
