@@ -91,6 +91,7 @@ mem_new(int n_buffers, double capacity_bytes)
     for (int i = 0; i < n_buffers; i++)
         m->buffer_block[i] = -1;
     m->capacity = capacity_bytes;
+    m->pending_lo = SIZE_MAX;
     return m;
 }
 
@@ -149,6 +150,12 @@ mem_put_sample(struct mem *m, const struct mem_sample *s)
 void
 mem_grow_pending(struct mem *m, int op)
 {
+    /* Every op given here may get a pending list: the range that a
+     * device synchronize has to look through. */
+    if ((size_t)op < m->pending_lo)
+        m->pending_lo = (size_t)op;
+    if ((size_t)op + 1 > m->pending_hi)
+        m->pending_hi = (size_t)op + 1;
     if ((size_t)op < m->cap_pending)
         return;
     size_t old = m->cap_pending;
@@ -248,9 +255,11 @@ release_cached(struct mem *m)
 static void
 free_all_pending(struct mem *m, int64_t t)
 {
-    for (size_t op = 0; op < m->cap_pending; op++)
+    for (size_t op = m->pending_lo; op < m->pending_hi; op++)
         if (m->pending_head[op] >= 0)
             mem_op_done(m, t, (int)op);
+    m->pending_lo = SIZE_MAX;
+    m->pending_hi = 0;
 }
 
 static void

@@ -62,6 +62,7 @@ struct mem {
      * instead of scanning every pending block. */
     int *pending_head, *pending_tail;   /* by op, -1 when none */
     size_t cap_pending;
+    size_t pending_lo, pending_hi;      /* ops that may have one: [lo, hi) */
     struct free_list free[N_POOLS];
     /* Free blocks that are a whole segment (no neighbours): what
      * release_cached() can give back.  A listed block's neighbours never
