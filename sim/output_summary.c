@@ -16,6 +16,8 @@ policy_text(const struct run_view *v, char *buf, size_t len)
     if (c->wrap == WRAP_SIZE)
         snprintf(buf, len, "size_based_auto_wrap_policy(min_num_params=%lld)",
                  (long long)c->min_num_params);
+    else if (c->wrap == WRAP_NONE)
+        snprintf(buf, len, "no auto_wrap_policy (root only)");
     else
         snprintf(buf, len, "transformer_auto_wrap_policy(%s)",
                  c->layer_cls ? c->layer_cls : v->model->layer_cls);

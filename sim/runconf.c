@@ -27,8 +27,9 @@ const struct config_option config_options[] = {
      "measured values for the topology ('real bench --calibration-out')"},
     {"sharding_strategy", "S",
      "FULL_SHARD | SHARD_GRAD_OP | NO_SHARD | HYBRID_SHARD | _HYBRID_SHARD_ZERO2"},
-    {"auto_wrap_policy", "transformer|size",
-     "transformer_auto_wrap_policy or size_based_auto_wrap_policy"},
+    {"auto_wrap_policy", "transformer|size|none",
+     "transformer_auto_wrap_policy, size_based_auto_wrap_policy, or none "
+     "(FSDP(model): the root is the one unit)"},
     {"transformer_layer_cls", "CLASS",
      "layer class(es) for the transformer policy, comma-separated"},
     {"min_num_params", "N", "size policy threshold in parameters (default 1e8)"},
@@ -128,7 +129,8 @@ static const struct name_value sharding_names[] = {
     {"_HYBRID_SHARD_ZERO2", SHARDING_HYBRID_SHARD_ZERO2},
     {NULL, 0}};
 static const struct name_value wrap_names[] = {
-    {"transformer", WRAP_TRANSFORMER}, {"size", WRAP_SIZE}, {NULL, 0}};
+    {"transformer", WRAP_TRANSFORMER}, {"size", WRAP_SIZE},
+    {"none", WRAP_NONE}, {NULL, 0}};
 static const struct name_value prefetch_names[] = {
     {"BACKWARD_PRE", BWD_PREFETCH_PRE},
     {"BACKWARD_POST", BWD_PREFETCH_POST},
@@ -588,6 +590,14 @@ config_validate(const struct run_config *c, char **cause)
             "this TypeError: the transformer policy wraps by layer class "
             "only; use --auto-wrap-policy size with --min-num-params, or "
             "drop --min-num-params)");
+        return -1;
+    }
+    if (c->wrap == WRAP_NONE && c->min_num_params_given) {
+        *cause = xstrdup(
+            "--min-num-params: --auto-wrap-policy none passes no policy "
+            "(FSDP(model)), so there is no threshold to give; use "
+            "--auto-wrap-policy size with --min-num-params, or drop "
+            "--min-num-params");
         return -1;
     }
     if (c->cpu_offload && c->grad_accum > 1 && !c->no_sync) {

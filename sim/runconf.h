@@ -24,7 +24,7 @@ enum sharding_strategy {
     SHARDING_HYBRID_SHARD_ZERO2,
 };
 
-enum wrap_policy { WRAP_TRANSFORMER, WRAP_SIZE };
+enum wrap_policy { WRAP_TRANSFORMER, WRAP_SIZE, WRAP_NONE };
 enum backward_prefetch { BWD_PREFETCH_PRE, BWD_PREFETCH_POST,
                          BWD_PREFETCH_NONE };
 enum ac_mode { AC_NONE, AC_FULL, AC_REENTRANT };

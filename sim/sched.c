@@ -17,6 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A unit and the position of its views, for the post-backward order. */
+struct pb_key {
+    int seq, unit;
+};
+
 /* One step of the forward walk: a unit boundary or a run of leaves. */
 enum walk_kind { WALK_ENTER, WALK_RUN, WALK_EXIT };
 
@@ -40,7 +45,17 @@ struct builder {
     int *fwd_order, *post_fwd_order, *post_fwd_pos, *fwd_pos;
     int n_fwd_order, n_post_fwd;
     int *first_param_leaf;    /* per unit: earliest leaf with parameters */
-    int *post_bwd_at_leaf;    /* per leaf: unit whose post-backward follows */
+    int *prev_run;            /* per walk step: the last RUN step before it,
+                                 or -1 */
+    int cur_w;                /* forward: the walk step being issued */
+    int *view_seq;            /* per unit: where in this pass's forward its
+                                 unsharded views were made (autograd
+                                 sequence position, see backward_pass) */
+    int *pb_order;            /* units with a handle, by view_seq, latest
+                                 first: the post-backward order */
+    struct pb_key *pb_keys;   /* scratch for sorting pb_order */
+    int n_pb, pb_next;
+    int last_bwd_unit;        /* unit of the last backward op issued */
 
     int last_op[STREAM_COUNT];
     int *pending[STREAM_COUNT];
@@ -322,6 +337,23 @@ reshard(struct builder *b, int u)
         limiter_push(b, b->last_op[STREAM_C]);
 }
 
+static int
+ckpt_enabled(const struct builder *b)
+{
+    return b->c->ac != AC_NONE;
+}
+
+/* A unit wrapped in a reentrant checkpoint (CheckpointWrapper around the
+ * FSDP unit, --activation-checkpointing reentrant). */
+static int
+reentrant_unit(const struct builder *b, int u)
+{
+    return b->c->ac == AC_REENTRANT
+           && wrap_class_matches(b->s->units[u].mod->cls,
+                                 b->c->layer_cls ? b->c->layer_cls
+                                                 : b->m->layer_cls);
+}
+
 /* ---- forward ---- */
 
 static void
@@ -330,12 +362,18 @@ pre_forward(struct builder *b, int u)
     b->hooks++;
     if (!unit_has_handle(b, u))
         return;             /* a unit without parameters has no handle */
-    if (!b->prefetched[u])
+    /* _use_unsharded_views (in forward) makes the modules' parameter
+     * views here, unless a forward prefetch made them already. */
+    if (!b->prefetched[u]) {
         unshard(b, u);
+        if (b->phase == PHASE_FORWARD)
+            b->view_seq[u] = 2 * b->cur_w;
+    }
     b->prefetched[u] = 0;
     wait_stream(b, STREAM_C, STREAM_U);
     /* forward_prefetch (§3.5): from the second step on, the next unit in
-     * the recorded pre-forward order is unsharded before u's compute. */
+     * the recorded pre-forward order is unsharded before u's compute,
+     * and _prefetch_handle builds its views now, inside u's pre-forward. */
     if (b->c->forward_prefetch && b->it > 0) {
         int pos = b->fwd_pos[u];
         if (pos + 1 < b->n_fwd_order) {
@@ -344,6 +382,8 @@ pre_forward(struct builder *b, int u)
                 && unit_has_handle(b, next)) {
                 unshard(b, next);
                 b->prefetched[next] = 1;
+                if (b->phase == PHASE_FORWARD)
+                    b->view_seq[next] = 2 * b->cur_w + 1;
             }
         }
     }
@@ -367,11 +407,6 @@ post_forward(struct builder *b, int u)
         reshard(b, u);
 }
 
-static int
-ckpt_enabled(const struct builder *b)
-{
-    return b->c->ac != AC_NONE;
-}
 
 static void
 forward_run(struct builder *b, int w)
@@ -409,7 +444,10 @@ forward_pass(struct builder *b)
     wait_stream(b, STREAM_U, STREAM_C);
     wait_stream(b, STREAM_PU, STREAM_C);
     memset(b->prefetched, 0, sizeof(int) * b->s->n_units);
+    for (int u = 0; u < b->s->n_units; u++)
+        b->view_seq[u] = -1;
     for (int w = 0; w < b->n_walk; w++) {
+        b->cur_w = w;
         switch (b->walk[w].kind) {
         case WALK_ENTER:
             pre_forward(b, b->walk[w].unit);
@@ -435,6 +473,13 @@ prefetch_backward(struct builder *b, int u)
     int target = b->post_fwd_order[pos - 1];
     if (b->prefetched[target] || b->unshard_done[target]
         || !unit_has_handle(b, target))
+        return;
+    /* _get_handle_to_prefetch takes only a handle whose
+     * _needs_pre_backward_unshard is set, and _register_pre_backward_hooks
+     * sets it only when the unit's forward ran with grad enabled: a unit
+     * inside a reentrant checkpoint ran under no_grad, so it is never a
+     * backward prefetch target; it gathers for its own recompute (§10). */
+    if (reentrant_unit(b, target))
         return;
     unshard(b, target);
     b->prefetched[target] = 1;
@@ -571,10 +616,10 @@ post_backward(struct builder *b, int u, int sync)
  * first reaches it: one forward over all of the region's leaves, then its
  * activations are live again until each run's backward frees them. */
 static void
-recompute_region(struct builder *b, int region)
+recompute_region(struct builder *b, int region, enum sched_op_kind kind)
 {
     int w0 = b->region_w_first[region], w1 = b->region_w_last[region];
-    struct sched_op *op = emit(b, OP_RECOMPUTE, STREAM_C, b->walk[w1].unit);
+    struct sched_op *op = emit(b, kind, STREAM_C, b->walk[w1].unit);
     op->leaf_begin = b->walk[w0].leaf_begin;
     op->leaf_end = b->walk[w1].leaf_end;
     op->dtype = b->s->param_dtype;
@@ -590,11 +635,11 @@ recompute_region(struct builder *b, int region)
 }
 
 static void
-backward_run(struct builder *b, int w, int sync)
+backward_run(struct builder *b, int w)
 {
     const struct walk_step *st = &b->walk[w];
     if (st->ckpt >= 0 && !b->recomputed[st->ckpt])
-        recompute_region(b, st->ckpt);
+        recompute_region(b, st->ckpt, OP_RECOMPUTE);
     struct sched_op *op = emit(b, OP_BACKWARD, STREAM_C, st->unit);
     op->leaf_begin = st->leaf_begin;
     op->leaf_end = st->leaf_end;
@@ -604,9 +649,64 @@ backward_run(struct builder *b, int w, int sync)
     int bwd = op->id;
     free_buf(b, b->run_act[w], bwd, st->unit);
     b->run_act[w] = -1;
-    int pu = b->post_bwd_at_leaf[st->leaf_begin];
-    if (pu >= 0)
-        post_backward(b, pu, sync);
+    b->last_bwd_unit = st->unit;
+}
+
+/* Post-backward hooks in the autograd engine's order.  FSDP1's hook sits
+ * on the FlatParameter's AccumulateGrad node, which runs once the
+ * backward of the unit's parameter views has: those views are made in
+ * the unit's pre-forward (or in the previous unit's, by forward prefetch),
+ * so their backward nodes carry that point's sequence number.  The
+ * engine's ready queue runs the ready node with the highest sequence
+ * number first (engine.h, CompareNodeTaskTime), so a unit's post-backward
+ * runs once backward has passed every op recorded after its views, and
+ * before the next op recorded before them (fsdp-semantics §4.2).
+ * Everything with a position above `above` runs now. */
+static void
+run_post_backward(struct builder *b, int above, int sync)
+{
+    while (b->pb_next < b->n_pb) {
+        int u = b->pb_order[b->pb_next];
+        if (b->view_seq[u] <= above)
+            break;
+        b->pb_next++;
+        if (b->last_bwd_unit != u) {
+            /* The views' backward (the parameters' gradients written into
+             * the flat gradient) runs apart from the unit's last kernels:
+             * a node of its own, with no kernels of its own modelled. */
+            int l = b->first_param_leaf[u] >= 0 ? b->first_param_leaf[u] : 0;
+            struct sched_op *op = emit(b, OP_BACKWARD, STREAM_C, u);
+            op->leaf_begin = op->leaf_end = l;
+            op->dtype = b->s->param_dtype;
+            b->last_bwd_unit = u;
+        }
+        post_backward(b, u, sync);
+    }
+}
+
+static int
+cmp_pb(const void *pa, const void *pb)
+{
+    const struct pb_key *a = pa, *c = pb;
+    if (a->seq != c->seq)
+        return a->seq > c->seq ? -1 : 1;
+    return a->unit - c->unit;
+}
+
+static void
+order_post_backward(struct builder *b)
+{
+    b->n_pb = 0;
+    b->pb_next = 0;
+    for (int u = 0; u < b->s->n_units; u++)
+        if (unit_has_handle(b, u) && b->view_seq[u] >= 0) {
+            b->pb_keys[b->n_pb].seq = b->view_seq[u];
+            b->pb_keys[b->n_pb].unit = u;
+            b->n_pb++;
+        }
+    qsort(b->pb_keys, (size_t)b->n_pb, sizeof *b->pb_keys, cmp_pb);
+    for (int i = 0; i < b->n_pb; i++)
+        b->pb_order[i] = b->pb_keys[i].unit;
 }
 
 static void
@@ -622,15 +722,19 @@ free_region_inputs(struct builder *b)
 }
 
 /* Reentrant checkpointing around a unit (§10): when backward reaches the
- * region, the recompute is a fresh forward of the unit: all-gather,
- * compute, reshard; then the real pre-backward hook gathers again. */
+ * region, the recompute is a fresh forward of the unit with FSDP's hooks
+ * (a `forward` op in the backward phase): all-gather, compute,
+ * post-forward reshard; then the real pre-backward hook gathers again.
+ * The nested backward then runs the unit's own backward and its
+ * post-backward before the outer one goes on. */
 static void
 reentrant_recompute_unit(struct builder *b, int u)
 {
     int region = b->s->units[u].mod->index;
     pre_forward(b, u);
     if (b->region_w_first[region] >= 0)
-        recompute_region(b, region);
+        recompute_region(b, region, OP_FORWARD);
+    b->hooks++;             /* _post_forward */
     if (u != 0 && b->sharded)
         reshard(b, u);
 }
@@ -641,28 +745,36 @@ backward_pass(struct builder *b, int sync)
     b->phase = PHASE_BACKWARD;
     memset(b->prefetched, 0, sizeof(int) * b->s->n_units);
     memset(b->unshard_done, 0, sizeof(int) * b->s->n_units);
+    /* The walk in reverse is the chain of autograd nodes; a RUN step's
+     * node has the sequence position 2w, a unit's views 2w (or 2w+1,
+     * prefetched) of the step that made them (pre_forward).  A
+     * pre-backward hook sits on the node of the last RUN before its EXIT
+     * (a hook on the unit's output tensor), so it runs after every
+     * post-backward ranked above that node. */
+    order_post_backward(b);
+    b->last_bwd_unit = -1;
     for (int w = b->n_walk - 1; w >= 0; w--) {
         const struct walk_step *st = &b->walk[w];
         switch (st->kind) {
         case WALK_EXIT: {
             int u = st->unit;
-            if (b->c->ac == AC_REENTRANT
-                && ckpt_enabled(b)
-                && b->recomputed[b->s->units[u].mod->index] == 0
-                && wrap_class_matches(b->s->units[u].mod->cls,
-                                      b->c->layer_cls ? b->c->layer_cls
-                                                      : b->m->layer_cls))
+            int r = b->prev_run[w];
+            run_post_backward(b, r >= 0 ? 2 * r : -1, sync);
+            if (ckpt_enabled(b) && reentrant_unit(b, u)
+                && b->recomputed[b->s->units[u].mod->index] == 0)
                 reentrant_recompute_unit(b, u);
             pre_backward(b, u);
             break;
         }
         case WALK_RUN:
-            backward_run(b, w, sync);
+            run_post_backward(b, 2 * w, sync);
+            backward_run(b, w);
             break;
         case WALK_ENTER:
             break;
         }
     }
+    run_post_backward(b, -1, sync);
     free_region_inputs(b);
     /* _post_backward_final_callback (§4.3). */
     b->hooks++;
@@ -822,12 +934,12 @@ build_walk(struct builder *b)
     b->s->leaves = xcalloc(n_leaves ? n_leaves : 1, sizeof *b->s->leaves);
     walk_module(b, m->root);
 
-    b->post_bwd_at_leaf = xmalloc(sizeof(int) * (n_leaves ? n_leaves : 1));
-    for (int l = 0; l < n_leaves; l++)
-        b->post_bwd_at_leaf[l] = -1;
-    for (int u = 0; u < n_units; u++)
-        if (b->first_param_leaf[u] >= 0)
-            b->post_bwd_at_leaf[b->first_param_leaf[u]] = u;
+    b->prev_run = xmalloc(sizeof(int) * (b->n_walk ? b->n_walk : 1));
+    for (int w = 0, r = -1; w < b->n_walk; w++) {
+        b->prev_run[w] = r;
+        if (b->walk[w].kind == WALK_RUN)
+            r = w;
+    }
 
     b->region_w_first = xmalloc(sizeof(int) * m->n_modules);
     b->region_w_last = xmalloc(sizeof(int) * m->n_modules);
@@ -866,7 +978,10 @@ builder_free(struct builder *b)
     free(b->fwd_pos);
     free(b->post_fwd_pos);
     free(b->first_param_leaf);
-    free(b->post_bwd_at_leaf);
+    free(b->prev_run);
+    free(b->view_seq);
+    free(b->pb_order);
+    free(b->pb_keys);
     for (int i = 0; i < STREAM_COUNT; i++)
         free(b->pending[i]);
     free(b->unsharded);
@@ -956,6 +1071,11 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     b.grad_shard = xmalloc(sizeof(int) * n);
     b.prefetched = xcalloc(n, sizeof(int));
     b.unshard_done = xcalloc(n, sizeof(int));
+    b.view_seq = xmalloc(sizeof(int) * (n ? n : 1));
+    b.pb_order = xmalloc(sizeof(int) * (n ? n : 1));
+    b.pb_keys = xmalloc(sizeof *b.pb_keys * (n ? n : 1));
+    for (int i = 0; i < n; i++)
+        b.view_seq[i] = -1;
     b.run_act = xmalloc(sizeof(int) * (b.n_walk ? b.n_walk : 1));
     b.ckpt_input = xmalloc(sizeof(int) * m->n_modules);
     b.recomputed = xcalloc(m->n_modules, sizeof(int));

@@ -292,6 +292,21 @@ setup_prepare(struct run *r, char **cause)
                            "--nodes 2 or more)", sharding_name(c->sharding));
         return -1;
     }
+    if (sharding_is_hybrid(c->sharding) && r->topo->gpus_per_node == 1) {
+        /* _init_core_state clamps on the shard group's size, which for
+         * the hybrid strategies is the intra-node group: 1 rank here.
+         * The handles then take the NO_SHARD path, whose all-reduce runs
+         * on that 1-rank group, and the replicate group is never used. */
+        fprintf(stderr, "fsdpsim: %s with 1 GPU per node: the shard group "
+                "(one node) has 1 rank, so FSDP switches to NO_SHARD on "
+                "it, as PyTorch does\n", sharding_name(c->sharding));
+        fprintf(stderr, "fsdpsim: warning: then each gradient is "
+                "all-reduced over that 1-rank group only: the %d nodes "
+                "never synchronise gradients and their replicas diverge "
+                "(use FULL_SHARD or NO_SHARD across nodes, or 2 or more "
+                "GPUs per node)\n", r->topo->nodes);
+        c->sharding = SHARDING_NO_SHARD;
+    }
     if (world == 1 && c->sharding != SHARDING_NO_SHARD) {
         /* _init_core_state: FSDP clamps to NO_SHARD on one rank. */
         fprintf(stderr, "fsdpsim: world size 1: FSDP switches %s to "

@@ -466,24 +466,26 @@ tune_pytorch_code(const struct run_config *c, const char *layer_cls,
 {
     const char *cls = c->layer_cls ? c->layer_cls : layer_cls;
     int size = c->wrap == WRAP_SIZE;
+    int none = c->wrap == WRAP_NONE;
     int mp = c->param_dtype_given || c->reduce_dtype_given
              || c->buffer_dtype_given;
     int ac = c->ac != AC_NONE;
     fprintf(out, "import contextlib\nimport functools\n\nimport torch\n"
             "from torch.distributed.fsdp import (\n"
             "    FullyShardedDataParallel as FSDP,\n"
-            "    ShardingStrategy,\n    BackwardPrefetch,\n%s%s)\n"
-            "from torch.distributed.fsdp.wrap import %s\n",
+            "    ShardingStrategy,\n    BackwardPrefetch,\n%s%s)\n",
             mp ? "    MixedPrecision,\n" : "",
-            c->cpu_offload ? "    CPUOffload,\n" : "",
-            size ? "size_based_auto_wrap_policy"
-                 : "transformer_auto_wrap_policy");
+            c->cpu_offload ? "    CPUOffload,\n" : "");
+    if (!none)
+        fprintf(out, "from torch.distributed.fsdp.wrap import %s\n",
+                size ? "size_based_auto_wrap_policy"
+                     : "transformer_auto_wrap_policy");
     if (ac)
         fprintf(out, "from torch.distributed.algorithms._checkpoint."
                 "checkpoint_wrapper import (\n"
                 "    apply_activation_checkpointing,\n"
                 "    checkpoint_wrapper,\n    CheckpointImpl,\n)\n");
-    if ((!size || ac) && cls)
+    if (((!size && !none) || ac) && cls)
         fprintf(out, "# %s: import it from your model's module, e.g. "
                 "transformers' modeling file\n", cls);
     fprintf(out, "\nmodel = FSDP(\n    model,\n");
@@ -494,7 +496,7 @@ tune_pytorch_code(const struct run_config *c, const char *layer_cls,
                 "min_num_params=%s\n    ),\n",
                 tune_fmt_threshold(n, sizeof n, c->min_num_params, 1));
     }
-    else
+    else if (!none)
         fprintf(out, "    auto_wrap_policy=functools.partial(\n"
                 "        transformer_auto_wrap_policy, "
                 "transformer_layer_cls={%s}\n    ),\n",

@@ -54,6 +54,8 @@ static int
 policy(const struct wrap_ctx *x, const struct module *m, int recurse,
        int64_t nonwrapped_numel)
 {
+    if (x->c->wrap == WRAP_NONE)
+        return 0;           /* auto_wrap_policy=None: no recursion */
     if (x->c->wrap == WRAP_TRANSFORMER)
         return recurse ? 1 : wrap_class_matches(m->cls, x->layer_cls);
     int is_large = nonwrapped_numel >= x->c->min_num_params;

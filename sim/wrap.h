@@ -7,7 +7,8 @@
  * (fsdp-semantics §1.2-1.3): whole-subtree counts decide recursion, the
  * leftover after wrapped children decides wrapping, MultiheadAttention is a
  * forced leaf, ModuleList/ModuleDict are never wrapped, and the root is
- * always a unit.  Then each unit's FlatParameter is sized with PyTorch's
+ * always a unit.  With no policy (WRAP_NONE, FSDP(model)) the root is the
+ * only unit.  Then each unit's FlatParameter is sized with PyTorch's
  * padding rules (§1.7).
  */
 #ifndef FSDPSIM_WRAP_H

@@ -284,6 +284,114 @@ START_TEST(test_sched_forward_prefetch_from_second_step)
 }
 END_TEST
 
+/* Index of the last op of a kind in iteration it's backward, or -1. */
+static int
+last_bwd_op(const struct sched *s, int it, enum sched_op_kind k, int unit)
+{
+    int at = -1;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->iter == it && op->phase == PHASE_BACKWARD && op->kind == k
+            && (unit < 0 || op->unit == unit))
+            at = i;
+    }
+    return at;
+}
+
+START_TEST(test_sched_root_post_backward_last)
+{
+    /* size policy at 1e6: the root holds only lm_head, its views are made
+     * in its pre-forward before anything else, so the autograd engine runs
+     * its post-backward last: RS(u0) is the last collective of backward,
+     * after RS(u1), with a leafless backward op of u0 just before it. */
+    struct tu_run t;
+    run_ok(&t, BASE "--seq-len 64 --micro-batch 1 --auto-wrap-policy size "
+           "--min-num-params 1e6", 0);
+    const struct sched *s = t.r.sched;
+    ck_assert_int_eq(s->n_units, 2);
+    int rs0 = last_bwd_op(s, 1, OP_REDUCESCATTER, 0);
+    int rs1 = last_bwd_op(s, 1, OP_REDUCESCATTER, 1);
+    int b0 = last_bwd_op(s, 1, OP_BACKWARD, 0);
+    ck_assert_int_gt(rs0, rs1);
+    ck_assert_int_gt(b0, rs1);
+    ck_assert_int_lt(b0, rs0);
+    ck_assert_int_eq(s->ops[b0].leaf_begin, s->ops[b0].leaf_end);
+    ck_assert_int_eq(last_bwd_op(s, 1, OP_REDUCESCATTER, -1), rs0);
+    tu_free(&t);
+}
+END_TEST
+
+START_TEST(test_sched_forward_prefetch_moves_post_backward)
+{
+    /* forward_prefetch from the second step: unit k's views are made in
+     * unit k-1's pre-forward, so RS(k) follows unit k-1's backward and
+     * the prefetch AG(k-2) of k-1's pre-backward comes before RS(k). */
+    struct tu_run t;
+    run_ok(&t, BASE "--seq-len 64 --micro-batch 1 --forward-prefetch", 0);
+    const struct sched *s = t.r.sched;
+    for (int it = 0; it < 2; it++) {
+        int rs4 = last_bwd_op(s, it, OP_REDUCESCATTER, 4);
+        int ag2 = last_bwd_op(s, it, OP_ALLGATHER, 2);
+        int b3 = -1;
+        for (int i = 0; i < s->n_ops; i++)
+            if (s->ops[i].iter == it && s->ops[i].kind == OP_BACKWARD
+                && s->ops[i].unit == 3 && b3 < 0)
+                b3 = i;
+        if (it == 0) {
+            ck_assert_int_lt(rs4, ag2);     /* no forward prefetch yet */
+            ck_assert_int_lt(rs4, b3);
+        } else {
+            ck_assert_int_gt(rs4, ag2);
+            ck_assert_int_gt(rs4, b3);
+        }
+    }
+    tu_free(&t);
+}
+END_TEST
+
+START_TEST(test_sched_reentrant_no_backward_prefetch)
+{
+    /* Reentrant checkpoint around each layer: the layers' forward ran
+     * under no_grad, so no unit is a backward prefetch target: every
+     * backward all-gather of layer k (recompute, then pre-backward) comes
+     * after RS(k+1), and the recompute is a forward with FSDP's hooks. */
+    struct tu_run t;
+    run_ok(&t, BASE "--seq-len 64 --micro-batch 1 "
+           "--activation-checkpointing reentrant", 0);
+    const struct sched *s = t.r.sched;
+    for (int k = 1; k < 4; k++) {
+        int first_ag = -1;
+        for (int i = 0; i < s->n_ops && first_ag < 0; i++)
+            if (s->ops[i].iter == 1 && s->ops[i].phase == PHASE_BACKWARD
+                && s->ops[i].kind == OP_ALLGATHER && s->ops[i].unit == k)
+                first_ag = i;
+        ck_assert_int_gt(first_ag, last_bwd_op(s, 1, OP_REDUCESCATTER, k + 1));
+    }
+    ck_assert_int_ge(last_bwd_op(s, 1, OP_FORWARD, 4), 0);
+    ck_assert_int_eq(tu_count(s, 1, OP_RECOMPUTE), 0);
+    tu_free(&t);
+}
+END_TEST
+
+START_TEST(test_sched_hybrid_one_gpu_per_node_falls_back)
+{
+    /* HYBRID_SHARD on 2 nodes x 1 GPU: the shard group has 1 rank, so
+     * FSDP runs NO_SHARD on it: one all-reduce per unit on the shard group,
+     * no all-gather, reduce-scatter or replicate all-reduce. */
+    struct tu_run t;
+    run_ok(&t, BASE "--seq-len 64 --micro-batch 1 --sharding-strategy "
+           "HYBRID_SHARD --nodes 2 --gpus-per-node 1", 0);
+    const struct sched *s = t.r.sched;
+    ck_assert_int_eq(s->shard_size, 1);
+    ck_assert_int_eq(s->replicate_size, 1);
+    ck_assert_int_eq(tu_count(s, 1, OP_ALLGATHER), 0);
+    ck_assert_int_eq(tu_count(s, 1, OP_REDUCESCATTER), 0);
+    ck_assert_int_eq(tu_count(s, 1, OP_ALLREDUCE), 5);
+    ck_assert_int_eq(count_pg(s, 1, OP_ALLREDUCE, PG_REPLICATE, STREAM_A), 0);
+    tu_free(&t);
+}
+END_TEST
+
 START_TEST(test_sched_activation_checkpointing)
 {
     /* full: one recompute per decoder layer in backward and no extra
@@ -465,6 +573,10 @@ main(void)
     tcase_add_test(core, test_sched_sgd_has_no_state);
     tcase_add_test(core, test_sched_use_orig_params_avoids_padded_copy);
     tcase_add_test(core, test_sched_deterministic);
+    tcase_add_test(core, test_sched_root_post_backward_last);
+    tcase_add_test(core, test_sched_forward_prefetch_moves_post_backward);
+    tcase_add_test(core, test_sched_reentrant_no_backward_prefetch);
+    tcase_add_test(core, test_sched_hybrid_one_gpu_per_node_falls_back);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_sched_errors);

@@ -46,6 +46,19 @@ units_for(const char *model, enum wrap_policy policy, int64_t min_params,
     return p->n_units;
 }
 
+START_TEST(test_wrap_no_policy_root_only)
+{
+    /* auto_wrap_policy=None, FSDP(model): the root is the only unit and
+     * holds every parameter. */
+    struct wrap_plan p;
+    struct model *m;
+    ck_assert_int_eq(units_for("tiny-llama", WRAP_NONE, 0, 2, &p, &m), 1);
+    ck_assert_int_eq(p.units[0].numel, m->n_params);
+    wrap_plan_free(&p);
+    model_free(m);
+}
+END_TEST
+
 START_TEST(test_wrap_size_policy_worked_example)
 {
     /* §1.3: each block (120 >= 100) is wrapped after its children (40 and
@@ -200,6 +213,7 @@ wrap_suite(void)
     tcase_add_test(core, test_wrap_transformer_policy_llama);
     tcase_add_test(core, test_wrap_padded_shard_size);
     tcase_add_test(core, test_wrap_use_orig_params_alignment);
+    tcase_add_test(core, test_wrap_no_policy_root_only);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_wrap_unknown_layer_class);
