@@ -20,6 +20,7 @@
 #include "units.h"
 #include "xalloc.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -51,6 +52,17 @@ cmd_coll_help(FILE *out)
             "environment)\n"
             "      --nccl-proto LIST      as NCCL_PROTO\n"
             "      --nccl-min-nchannels N, --nccl-max-nchannels N\n"
+            "      --nccl-nvls-enable 0|1|2, --nccl-buffsize B, "
+            "--nccl-nthreads N,\n"
+            "      --nccl-ib-disable 0|1, --nccl-p2p-disable 0|1,\n"
+            "      --nccl-socket-nthreads N, --nccl-nsocks-perthread N\n"
+            "                             as NCCL_NVLS_ENABLE etc. (also "
+            "read from the\n                             environment; "
+            "values NCCL would not\n                             honour "
+            "are refused)\n"
+            "      --explain              for the first size: NCCL's "
+            "choice and the time\n                             split into "
+            "launch, fill, bandwidth, step latency\n"
             "      --network analytic|simgrid  NCCL's model alone, or its "
             "flows on a SimGrid\n"
             "                             platform of the cluster (adds the "
@@ -125,8 +137,28 @@ cmd_coll(int argc, char **argv)
         {"exact", optional_argument, NULL, 1008},
         {"background-load", required_argument, NULL, 1009},
         {"platform", required_argument, NULL, 1010},
+        {"explain", no_argument, NULL, 1011},
+        {"nccl-nvls-enable", required_argument, NULL, 1100},
+        {"nccl-buffsize", required_argument, NULL, 1101},
+        {"nccl-nthreads", required_argument, NULL, 1102},
+        {"nccl-ib-disable", required_argument, NULL, 1103},
+        {"nccl-p2p-disable", required_argument, NULL, 1104},
+        {"nccl-socket-nthreads", required_argument, NULL, 1105},
+        {"nccl-nsocks-perthread", required_argument, NULL, 1106},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
+    /* NCCL_<VAR> from the environment, then --nccl-<var> (in the order
+     * of nccl_var_names). */
+    const char *vars[8] = {NULL};
+    int explain = 0;
+    for (int i = 0; nccl_var_names[i]; i++) {
+        char env[64] = "NCCL_";
+        size_t k = 0;
+        for (; nccl_var_names[i][k] && k < 50; k++)
+            env[5 + k] = (char)toupper((unsigned char)nccl_var_names[i][k]);
+        env[5 + k] = '\0';
+        vars[i] = getenv(env);
+    }
     const char *topology = "dgx-a100-80g", *type = "float", *redop = "sum";
     const char *version = NULL, *algo = getenv("NCCL_ALGO");
     const char *proto = getenv("NCCL_PROTO");
@@ -178,6 +210,9 @@ cmd_coll(int argc, char **argv)
         case 1004: minch = optarg; break;
         case 1005: maxch = optarg; break;
         case 1006: format = optarg; break;
+        case 1011: explain = 1; break;
+        case 1100: case 1101: case 1102: case 1103: case 1104: case 1105:
+        case 1106: vars[c - 1100] = optarg; break;
         case 1007:
         case 1008:
         case 1009:
@@ -303,6 +338,10 @@ cmd_coll(int argc, char **argv)
         || (algo && *algo && nccl_config_set_algo(&nc, algo, &cause) != 0)
         || (proto && *proto && nccl_config_set_proto(&nc, proto, &cause) != 0))
         goto fail_cause;
+    for (int i = 0; nccl_var_names[i]; i++)
+        if (vars[i] && *vars[i]
+            && nccl_config_set_var(&nc, nccl_var_names[i], vars[i], &cause))
+            goto fail_cause;
     if (minch && units_parse_count(minch, 1, 64, &v, &cause) == 0)
         nc.min_channels = (int)v;
     else if (minch)
@@ -326,6 +365,26 @@ cmd_coll(int argc, char **argv)
     if (estimate_row(t, &nc, op, rop, &g, floor(minb / tbytes) * tbytes,
                      sgrid, &net, &r, &an_us, &cause) != 0)
         goto fail_cause;
+    if (explain && !json) {
+        /* The choice and the data path at the first size (coll.c). */
+        printf("# explain %s of %.0f B over %d ranks (%d node%s x %d)\n",
+               coll_op_name(op), floor(minb / tbytes) * tbytes, g.ranks,
+               g.nodes, g.nodes == 1 ? "" : "s", ranks_per_node);
+        printf("#   NCCL's choice (tuning.cc): %s/%s, its estimate %.2f us "
+               "(latency %.2f us + bytes / bandwidth)\n",
+               nccl_algo_name(r.algo), nccl_proto_name(r.proto),
+               r.tuning_s * 1e6, r.latency_s * 1e6);
+        printf("#   data path: %d channels x %d threads, %d hops, %d "
+               "chunk%s of %.0f B a channel, %d flag wait%s a chunk, "
+               "%.2f us a hop, %.2f GB/s a channel\n", r.channels,
+               r.nthreads, r.hops, r.loops, r.loops == 1 ? "" : "s",
+               r.chunk_bytes, r.syncs, r.syncs == 1 ? "" : "s",
+               r.hop_lat_s * 1e6, r.chan_Bps / 1e9);
+        printf("#   time %.2f us = launch %.2f + pipeline fill %.2f + "
+               "bandwidth %.2f + per-step latency %.2f\n", r.time_s * 1e6,
+               r.launch_s * 1e6, r.fill_s * 1e6, r.bw_s * 1e6,
+               r.steplat_s * 1e6);
+    }
     if (json) {
         printf("{\"collective\": \"%s\", \"topology\": \"%s\", \"nodes\": %d,"
                " \"gpus_per_node\": %d, \"ranks\": %d, \"nccl_version\": "

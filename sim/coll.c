@@ -57,6 +57,17 @@ static const double per_ch_max_tree_bw[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0},
     {70.0, 42.8, 24.0}};
 static const double nvls_efficiency[4] = {0, 0, 0.85, 0.74};
+/* What NVLS delivers, as against NCCL's estimate: NCCL's maintainers
+ * quote about 480 GB/s busbw for NVLS all-reduce on H100 NVLink and about
+ * 370 for all-gather / reduce-scatter, the Ring figure (NVIDIA/nccl-tests
+ * issue #212).  All-gather and reduce-scatter over NVLS are bound by the
+ * GPU's own NVLink at NCCL's credited 20.6/25 of the wire rate
+ * (450 x 0.824 = 371 GB/s, the quote); all-reduce would reach
+ * 2(n-1)/n x 371 = 649 GB/s if the switch's multicast reduction were
+ * free, and reaches 480: the multimem.ld_reduce/st round trip runs at
+ * 480 / 649 = 0.74 of the link.  Blackwell: NCCL's own 0.74 is kept
+ * (no published figure here). */
+static const double nvls_ar_efficiency[4] = {0, 0, 0.74, 0.74};
 
 /* Tree bandwidth correction by log2(nBytes / 64), 64 B to 128 MiB
  * (tuning.cc treeCorrectionFactor): trees fall short of the model for
@@ -99,6 +110,9 @@ intra_link_efficiency(const struct topo *t)
 }
 
 #define NET_LINK_EFFICIENCY (12.0 / 12.5)
+/* Socket transport (estimates, see coll_estimate). */
+#define SOCKET_STREAM_BPS 3e9
+#define SOCKET_STEP_US 10.0
 
 double
 coll_busbw_factor(enum coll_op op, int ranks)
@@ -140,7 +154,8 @@ struct ctx {
 /* Bus bandwidth (bytes/s) and latency (us) of (algorithm, protocol), or
  * bus 0 when NCCL would not use it. */
 static void
-algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us)
+algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
+          double *path_bus)
 {
     const struct topo *t = x->t;
     const struct coll_group *g = x->g;
@@ -151,6 +166,7 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us)
     double lat_inter_topo = t->inter_latency_ns / 1e3;
     *bus = 0;
     *lat_us = 0;
+    *path_bus = -1;     /* -1: the data path uses *bus */
 
     if (a == NCCL_ALGO_RING) {
         double b = multi ? fmin(ppn > 1 ? x->intra : INFINITY, x->share)
@@ -199,6 +215,9 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us)
             b = fmin(TREE_FACTOR * b,
                      x->ch * per_ch_max_tree_bw[x->arch][x->nidx] * 1e9);
         b *= TREE_PATTERN_FACTOR;
+        /* The correction stands in for the pipeline fill, which the data
+         * path derives itself: it gets the bandwidth before it. */
+        *path_bus = b;
         int log_size = (int)floor(log2(fmax(x->nbytes / 64, 1)));
         if (log_size < 22)
             b *= tree_correction[p][log_size];
@@ -214,7 +233,8 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us)
          * Across nodes, all-gather and reduce-scatter need SHARP (absent)
          * and all-reduce uses NVLS Tree. */
         if (p != PROTO_SIMPLE || t->fabric != FABRIC_NVSWITCH
-            || nvls_efficiency[x->arch] <= 0 || ppn < 2 || ppn > 32)
+            || nvls_efficiency[x->arch] <= 0 || ppn < 2 || ppn > 32
+            || x->nc->nvls_enable == 0 || x->nc->p2p_disable)
             return;
         if (a == NCCL_ALGO_NVLS && multi)
             return;
@@ -226,6 +246,18 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us)
         if (multi)
             b = fmin(b, 2 * x->share);
         *bus = b * fmin(scale, 1.0);
+        /* The data path's algorithm bandwidth: all-gather and
+         * reduce-scatter move (ppn-1)/ppn of the buffer through each
+         * GPU's link, so algbw = link x ppn/(ppn-1); all-reduce sends the
+         * buffer into the switch and takes it back once, at
+         * nvls_ar_efficiency of the link.  Across nodes (NVLS Tree) the
+         * node's NICs carry the buffer once each way. */
+        double pa = x->op == COLL_ALLREDUCE
+                        ? x->intra * nvls_ar_efficiency[x->arch]
+                        : x->intra * ppn / (ppn - 1.0);
+        if (multi)
+            pa = fmin(pa, x->share);
+        *path_bus = pa * fmin(scale, 1.0);
         *lat_us = hw_lat_us[HW_NVLINK][a][p]
                   + (multi ? hw_lat_us[HW_NET][a][p] + lat_inter_topo : 0);
         return;
@@ -299,6 +331,181 @@ algo_time(const struct ctx *x, int a, double bus, double lat_us,
     return lat_us * 1e-6 + x->nbytes / *alg;
 }
 
+/* ---- The data path -------------------------------------------------
+ * What the chosen (algorithm, protocol) takes on the hardware, from the
+ * way NCCL moves the bytes rather than from its tuning estimate:
+ *  - channels and threads: topoGetAlgoInfo (src/enqueue.cc) drops
+ *    channels, then halves threads, while nBytes < nc x nt x threshold
+ *    (thresholds src/include/comm.h: LL 8 (x nRanks for Ring), LL128 8,
+ *    Simple 64 bytes a thread); NVLS always runs nvlsChannels;
+ *  - chunks: calcCollChunking (src/enqueue.cc): stepSize = buffSize /
+ *    NCCL_STEPS (8, src/include/device.h); Ring Simple chunks of
+ *    chunkSteps = 4 steps cut in 2 slices (ALLREDUCE_CHUNKSTEPS /
+ *    SLICESTEPS, src/include/collectives.h), and prims_simple.h waits on
+ *    and posts a flag for every slice, even empty ones; LL carries 8 data
+ *    bytes per 16-byte line (chunk = stepSize / 2), LL128 120 of 128
+ *    (chunk = stepSize x 15 / 16), both one flag wait a step; Tree LL128
+ *    and NVLS shrink their chunks for small sizes by the rules there;
+ *    buffer sizes src/init.cc (DEFAULT_BUFFSIZE 4 MiB, LL 8 lines x 512
+ *    threads x 8 steps x 16 B, LL128 120 x 640 x 8 x 8 B);
+ *  - per-step latency: NCCL's hwLatencies per transport (tuning.cc) or
+ *    the topology's own link latency, whichever is larger; a network hop
+ *    adds the topology's latency (twice for Simple: data and flag, as
+ *    NCCL's interLat does);
+ *  - launch: NCCL's baseLatencies (kernel launch, work fetch, setup).
+ * A ring's ranks run in lockstep: each slice waits for the previous
+ * rank's flag, so every step pays the slowest hop's latency, and the
+ * first chunk crossing all 2(n-1) (all-reduce) or n-1 hops is the fill.
+ * A tree or NVLS pipeline pays the first chunk's trip over every hop
+ * (fill), then one chunk per bottleneck stage time. */
+#define LL_BUFFSIZE (8.0 * 512 * 8 * 16)
+#define LL128_BUFFSIZE (120.0 * 640 * 8 * 8)
+#define NVLS_CHUNKSIZE 131072.0     /* NCCL_NVLS_CHUNKSIZE default */
+
+static double
+hop_lat_us(const struct ctx *x, int a, int p, bool net)
+{
+    const struct topo *t = x->t;
+    int ihw = t->fabric == FABRIC_PCIE ? HW_PCI : HW_NVLINK;
+    int la = a == NCCL_ALGO_TREE ? NCCL_ALGO_TREE : NCCL_ALGO_RING;
+    if (net) {
+        if (la == NCCL_ALGO_RING && x->g->ranks_per_node == 1)
+            la = NCCL_ALGO_TREE;
+        return hw_lat_us[HW_NET][la][p]
+               + t->inter_latency_ns / 1e3 * (p == PROTO_SIMPLE ? 2 : 1);
+    }
+    return fmax(hw_lat_us[ihw][la][p], t->intra_latency_ns / 1e3);
+}
+
+static void
+coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
+          struct coll_result *r)
+{
+    const struct coll_group *g = x->g;
+    int n = g->ranks, N = g->nodes, ppn = g->ranks_per_node;
+    bool multi = N > 1;
+    double nb = x->nbytes;
+    double launch = base_lat_us[a <= NCCL_ALGO_RING ? a : NCCL_ALGO_RING][p];
+    r->syncs = 1;
+    if (a == NCCL_ALGO_RING || a == NCCL_ALGO_TREE) {
+        int nc = x->ch;
+        int nt = x->nc->nthreads > 0 && p != PROTO_LL128 ? x->nc->nthreads
+                 : p == PROTO_LL128 ? 640
+                 : (p == PROTO_SIMPLE && a == NCCL_ALGO_RING
+                    && x->t->fabric == FABRIC_PCIE) ? 256 : 512;
+        double thr = p == PROTO_SIMPLE ? 64 : 8;
+        if (a == NCCL_ALGO_RING && p == PROTO_LL)
+            thr *= n;
+        while (nb < (double)nc * nt * thr && nc >= 2)
+            nc--;
+        while (nb < (double)nc * nt * thr && nt % 128 == 0)
+            nt /= 2;
+        r->channels = nc;
+        r->nthreads = nt;
+        double step = p == PROTO_SIMPLE ? x->nc->buffsize / 8.0
+                      : p == PROTO_LL ? LL_BUFFSIZE / 8 : LL128_BUFFSIZE / 8;
+        double chunk = p == PROTO_LL ? step / 2
+                       : p == PROTO_LL128 ? step * 15 / 16 : step;
+        /* bus is NCCL-style bus bandwidth over x->ch channels. */
+        double per_ch = bus / x->ch;
+        if (a == NCCL_ALGO_RING) {
+            if (p == PROTO_SIMPLE) {
+                chunk = step * 4;
+                r->syncs = 2;
+            }
+            int D = x->op == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+            double P = nb / ((double)nc * n);
+            double loops = fmax(1, ceil(P / chunk));
+            double c = P / loops;
+            double L = hop_lat_us(x, a, p, multi) * 1e-6;
+            if (multi && ppn > 1)
+                L = fmax(L, hop_lat_us(x, a, p, false) * 1e-6);
+            r->hops = D;
+            r->loops = (int)fmin(loops, 1e9);
+            r->chunk_bytes = c;
+            r->hop_lat_s = L;
+            r->chan_Bps = per_ch;
+            r->launch_s = launch * 1e-6;
+            r->bw_s = D * loops * c / per_ch;
+            r->fill_s = D * r->syncs * L;
+            r->steplat_s = (loops - 1) * D * r->syncs * L;
+        } else {
+            /* Tree all-reduce: NCCL's algbw is half its busBw. */
+            double alg_ch = 0.5 * bus / x->ch;
+            double C = nb / nc;
+            if (p == PROTO_LL128) {
+                double steps = 1 + floor(log2(N)) + 0.1 * ppn;
+                while (floor(C / chunk) < steps * 64 / ppn && chunk > 131072)
+                    chunk /= 2;
+                while (floor(C / chunk) < steps * 16 / ppn && chunk > 32768)
+                    chunk /= 2;
+            }
+            double M = fmax(1, ceil(C / chunk));
+            double c = C / M;
+            int depth = multi ? (int)ceil(log2(N)) : 0;
+            int hi = 2 * (ppn - 1), hn = 2 * depth;
+            double Li = hop_lat_us(x, a, p, false) * 1e-6;
+            double Ln = hop_lat_us(x, a, p, true) * 1e-6;
+            double intra_ch = multi ? alg_ch * fmax(1, x->intra / x->share)
+                                    : alg_ch;
+            double Lmax = hn ? fmax(Li, Ln) : Li;
+            r->hops = hi + hn;
+            r->loops = (int)fmin(M, 1e9);
+            r->chunk_bytes = c;
+            r->hop_lat_s = Lmax;
+            r->chan_Bps = alg_ch;
+            r->launch_s = launch * 1e-6;
+            r->fill_s = hi * (c / intra_ch + Li) + hn * (c / alg_ch + Ln)
+                        - c / alg_ch;
+            r->bw_s = M * c / alg_ch;
+            /* After the fill a hop keeps up to NCCL_STEPS chunks in
+             * flight (one step each), so a chunk's flag latency is hidden
+             * unless NCCL_STEPS chunks cross faster than it. */
+            r->steplat_s = (M - 1) * fmax(0, (c / alg_ch + Lmax) / 8
+                                                 - c / alg_ch);
+        }
+        r->time_s = r->launch_s + r->fill_s + r->bw_s + r->steplat_s;
+        return;
+    }
+    if (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) {
+        /* bus here is the data path's algorithm bandwidth. */
+        int nc = NVLS_CHANNELS, heads = ppn;
+        double ops = (double)nc * heads, chunk = NVLS_CHUNKSIZE;
+        if (a == NCCL_ALGO_NVLS) {
+            if (nb < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+            if (nb < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+            if (nb < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+        } else {
+            if (nb < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+            if (nb < 1 * ops * chunk && chunk > 32768) chunk = 32768;
+        }
+        double P = nb / ops, M = fmax(1, ceil(P / chunk)), c = P / M;
+        double op_Bps = bus / ops;
+        double Li = hop_lat_us(x, NCCL_ALGO_RING, PROTO_SIMPLE, false) * 1e-6;
+        double Ln = hop_lat_us(x, NCCL_ALGO_TREE, PROTO_SIMPLE, true) * 1e-6;
+        int hn = multi ? 2 * (int)ceil(log2(N)) : 0;
+        r->channels = nc;
+        r->nthreads = 640;
+        r->hops = 2 + hn;
+        r->loops = (int)fmin(M, 1e9);
+        r->chunk_bytes = c;
+        r->hop_lat_s = hn ? fmax(Li, Ln) : Li;
+        r->chan_Bps = op_Bps;
+        r->launch_s = base_lat_us[NCCL_ALGO_RING][PROTO_SIMPLE] * 1e-6;
+        r->fill_s = 2 * Li + hn * Ln + (r->hops - 1) * c / op_Bps;
+        r->bw_s = M * c / op_Bps;
+        r->steplat_s = (M - 1) * fmax(0, (c / op_Bps + r->hop_lat_s) / 8
+                                             - c / op_Bps);
+        r->time_s = r->launch_s + r->fill_s + r->bw_s + r->steplat_s;
+        return;
+    }
+    /* PAT and CollNet: NCCL's estimate (latency + bytes / bandwidth). */
+    r->channels = x->ch;
+    r->launch_s = r->latency_s;
+    r->bw_s = tuning_s - r->latency_s;
+    r->time_s = tuning_s;
+}
+
 int
 coll_estimate(const struct topo *t, const struct nccl_config *nc,
               enum coll_op op, enum coll_redop redop,
@@ -310,6 +517,46 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
     r->proto = PROTO_SIMPLE;
     if (g->ranks <= 1 || nbytes <= 0)
         return 0;
+
+    /* NCCL_NVLS_ENABLE=1 forces multicast on (transport/nvls.cc
+     * ncclNvlsInit); without NVSwitch multicast (Hopper and newer on an
+     * NVSwitch) NCCL then fails to create the multicast object. */
+    if (nc->nvls_enable == 1 && g->ranks_per_node > 1
+        && (t->fabric != FABRIC_NVSWITCH || t->arch < GPU_ARCH_HOPPER)) {
+        *cause = xasprintf("NCCL_NVLS_ENABLE=1: %s has no NVSwitch "
+                           "multicast (NVLS needs Hopper or newer behind "
+                           "NVSwitch); NCCL fails at init", t->name);
+        return -1;
+    }
+    /* The transports the environment leaves (a copy of the topology with
+     * the path NCCL would take):
+     * - NCCL_P2P_DISABLE=1: no CUDA P2P inside the node; the SHM
+     *   transport (src/transport/shm.cc) stages every step through host
+     *   memory, so the node's links are each GPU's PCIe at NCCL's 12/16
+     *   credit, with PCI latencies and no LL128 or NVLS;
+     * - the socket transport (src/transport/net_socket.cc), for Ethernet
+     *   without RDMA or NCCL_IB_DISABLE=1 on IB/RoCE: data crosses the
+     *   host (no GPUDirect) and the kernel's TCP stack, NCCL_SOCKET_NTHREADS
+     *   x NCCL_NSOCKS_PERTHREAD sockets a connection (default 1 x 1
+     *   outside AWS and GCP: "we only use the main thread"), each a TCP
+     *   stream that one core drives at about SOCKET_STREAM_BPS (an
+     *   estimate: a core's send path copies and checksums every byte),
+     *   and each step pays a TCP round trip (SOCKET_STEP_US, an
+     *   estimate) over the link's latency. */
+    struct topo tl = *t;
+    if (nc->p2p_disable && g->ranks_per_node > 1) {
+        tl.fabric = FABRIC_PCIE;
+        tl.intra_Bps = t->pcie_Bps;
+    }
+    if (g->nodes > 1 && (tl.net == NET_ETHERNET
+                         || (nc->ib_disable && tl.net != NET_EFA))) {
+        int socks = (nc->socket_nthreads > 0 ? nc->socket_nthreads : 1)
+                    * (nc->nsocks_perthread > 0 ? nc->nsocks_perthread : 1);
+        double per_nic = fmin(t->nic_Bps, socks * SOCKET_STREAM_BPS);
+        tl.nic_Bps = per_nic;
+        tl.inter_latency_ns = t->inter_latency_ns + SOCKET_STEP_US * 1e3;
+    }
+    t = &tl;
 
     struct ctx x = {t, nc, op, g, nbytes, (int)t->arch,
                     g->nodes <= 1 ? 0 : g->nodes == 2 ? 1 : 2, 0, 0, 0, 0};
@@ -328,6 +575,7 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
 
     bool usable[NCCL_ALGO_COUNT];
     double bus[NCCL_ALGO_COUNT][PROTO_COUNT], lat[NCCL_ALGO_COUNT][PROTO_COUNT];
+    double pbus[NCCL_ALGO_COUNT][PROTO_COUNT];
     for (int a = 0; a < NCCL_ALGO_COUNT; a++) {
         usable[a] = false;
         for (int p = 0; p < PROTO_COUNT; p++) {
@@ -342,7 +590,9 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
             /* LL128 only on NVLink-class paths, Volta and newer. */
             if (p == PROTO_LL128 && (t->fabric == FABRIC_PCIE))
                 continue;
-            algo_cost(&x, a, p, &bus[a][p], &lat[a][p]);
+            algo_cost(&x, a, p, &bus[a][p], &lat[a][p], &pbus[a][p]);
+            if (pbus[a][p] < 0)
+                pbus[a][p] = bus[a][p];
             if (bus[a][p] > 0)
                 usable[a] = true;
         }
@@ -377,8 +627,8 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
                            coll_op_name(op), g->ranks);
         return -1;
     }
-    r->channels = (r->algo == NCCL_ALGO_NVLS || r->algo == NCCL_ALGO_NVLS_TREE)
-                      ? NVLS_CHANNELS : x.ch;
+    r->tuning_s = r->time_s;
+    coll_path(&x, r->algo, r->proto, pbus[r->algo][r->proto], r->tuning_s, r);
     /* A calibrated topology replaces the model's time for the algorithm
      * and protocol NCCL picks by what nccl-tests measured (fsdpsim
      * calibrate), from the algorithm's own cell where there is one:
@@ -403,6 +653,11 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
         r->time_s = r->latency_s + xfer_s
                     + 2 * sqrt(cal->pipeline_ns * 1e-9 * xfer_s);
         r->alg_Bps = nbytes / (r->time_s - r->latency_s);
+        r->launch_s = r->latency_s;
+        r->fill_s = r->steplat_s = 0;
+        r->bw_s = r->time_s - r->latency_s;
+    } else {
+        r->alg_Bps = nbytes / r->bw_s;
     }
     r->bus_Bps = nbytes / r->time_s * coll_busbw_factor(op, g->ranks);
     return 0;

@@ -38,6 +38,23 @@ struct coll_result {
     double latency_s;       /* its latency term */
     double alg_Bps;         /* nBytes / (time - latency) */
     double bus_Bps;         /* nccl-tests busbw for the same time */
+    /* NCCL's own estimate for its choice (tuning.cc: latency + nBytes /
+     * bandwidth), which decides the algorithm and protocol; time_s is
+     * the data path's instead (below). */
+    double tuning_s;
+    /* The data path (coll.c coll_path): time_s = launch_s + fill_s +
+     * bw_s + steplat_s, uncalibrated. */
+    double launch_s;        /* kernel launch and NCCL's fixed setup */
+    double fill_s;          /* the first chunk crossing every hop */
+    double bw_s;            /* the bytes at the pipe's bandwidth */
+    double steplat_s;       /* per-step synchronisation of later chunks */
+    int nthreads;           /* threads per channel (topoGetAlgoInfo) */
+    int hops;               /* sequential hops of one chunk */
+    int loops;              /* chunks each hop carries per channel */
+    int syncs;              /* flag waits per chunk (Simple: 2 slices) */
+    double chunk_bytes;     /* data bytes per chunk and channel */
+    double hop_lat_s;       /* per-step latency of the slowest hop */
+    double chan_Bps;        /* data rate of one channel's bottleneck hop */
 };
 
 /* Time of one collective moving nbytes in NCCL's convention (for

@@ -17,6 +17,7 @@
 #include "xalloc.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,139 @@ nccl_config_init(struct nccl_config *nc)
             nc->algo_enable[c][a] = true;
     for (int p = 0; p < PROTO_COUNT; p++)
         nc->proto_enable[p] = true;
+    nc->nvls_enable = 2;
+    nc->buffsize = 1L << 22;
+    nc->socket_nthreads = -1;
+    nc->nsocks_perthread = -1;
+}
+
+const char *const nccl_var_names[] = {
+    "nvls_enable", "buffsize", "nthreads", "ib_disable", "p2p_disable",
+    "socket_nthreads", "nsocks_perthread", NULL};
+
+/* NCCL's ncclLoadParam (src/misc/param.cc) reads an integer with strtoll
+ * and on a parse error logs "Invalid value %s for %s, using default". */
+static int
+parse_int(const char *var, const char *s, long long *v, char **cause)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 0);
+    if (*s == '\0' || *end != '\0' || errno) {
+        *cause = xasprintf("%s=%s: not an integer; NCCL ignores it (\"Invalid "
+                           "value %s for %s, using default\")", var, s, s,
+                           var);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+int
+nccl_config_set_var(struct nccl_config *nc, const char *name, const char *s,
+                    char **cause)
+{
+    char var[64];
+    size_t n = strlen(name);
+    if (strncasecmp(name, "NCCL_", 5) == 0) {
+        name += 5;
+        n -= 5;
+    }
+    if (n + 6 > sizeof var) {
+        *cause = xasprintf("unknown NCCL variable '%s'", name);
+        return -1;
+    }
+    memcpy(var, "NCCL_", 5);
+    for (size_t i = 0; i <= n; i++)
+        var[5 + i] = (char)toupper((unsigned char)name[i]);
+    const char *k = var + 5;
+    long long v;
+    if (parse_int(var, s, &v, cause) != 0)
+        return -1;
+    if (strcmp(k, "NVLS_ENABLE") == 0) {
+        /* src/transport/nvls.cc ncclNvlsInit: 0 off, 2 (default) asks the
+         * driver for multicast, any other value forces it on. */
+        if (v < 0 || v > 2) {
+            *cause = xasprintf("%s=%s: NCCL reads 0 (off), 1 (on) or 2 "
+                               "(auto, the default); other values force "
+                               "NVLS on as 1 does: write 0, 1 or 2", var, s);
+            return -1;
+        }
+        nc->nvls_enable = (int)v;
+    } else if (strcmp(k, "BUFFSIZE") == 0) {
+        /* src/init.cc computeBuffSizes: any value replaces the 4 MiB
+         * default; chunks are BUFFSIZE / NCCL_STEPS (8) x chunkSteps, so
+         * it must leave whole 16-byte slices (prims_simple.h). */
+        if (v < 8 * 1024 || v > (1LL << 30) || v % 128 != 0) {
+            *cause = xasprintf("%s=%s: NCCL needs a buffer it can cut into "
+                               "NCCL_STEPS (8) steps of whole 16-byte lines; "
+                               "write a multiple of 128 from 8192 to 1G "
+                               "(default 4194304)", var, s);
+            return -1;
+        }
+        nc->buffsize = (long)v;
+    } else if (strcmp(k, "NTHREADS") == 0) {
+        /* src/graph/tuning.cc getNthreads: not a multiple of 32, or out
+         * of 64..512, is logged "Invalid NCCL_NTHREADS" and replaced. */
+        if (v % 32 != 0 || v < 64 || v > 512) {
+            *cause = xasprintf("%s=%s: NCCL ignores it (\"Invalid NCCL_"
+                               "NTHREADS %lld (%s)\") and runs its default "
+                               "or bound: write a multiple of 32 from 64 to "
+                               "512", var, s, v,
+                               v % 32 ? "must be a multiple of 32"
+                               : v > 512 ? "maximum 512" : "minimum 64");
+            return -1;
+        }
+        nc->nthreads = (int)v;
+    } else if (strcmp(k, "IB_DISABLE") == 0
+               || strcmp(k, "P2P_DISABLE") == 0) {
+        /* net_ib/init.cc NCCL_PARAM(IbDisable, 0); transport/p2p.cc
+         * P2pDisable: read as booleans, 0 or 1. */
+        if (v != 0 && v != 1) {
+            *cause = xasprintf("%s=%s: write 0 or 1", var, s);
+            return -1;
+        }
+        if (k[0] == 'I')
+            nc->ib_disable = v;
+        else
+            nc->p2p_disable = v;
+    } else if (strcmp(k, "SOCKET_NTHREADS") == 0) {
+        /* src/transport/net_socket.cc ncclNetSocketGetNsockNthread:
+         * MAX_THREADS 16, above it NCCL warns and clamps. */
+        if (v < 1 || v > 16) {
+            *cause = xasprintf("%s=%s: NCCL's socket transport runs 1 to 16 "
+                               "threads per connection (above 16 it warns "
+                               "\"NCCL_SOCKET_NTHREADS is greater than the "
+                               "maximum allowed, setting to 16\")", var, s);
+            return -1;
+        }
+        nc->socket_nthreads = (int)v;
+    } else if (strcmp(k, "NSOCKS_PERTHREAD") == 0) {
+        if (v < 1 || v > 64) {
+            *cause = xasprintf("%s=%s: NCCL opens at most 64 sockets per "
+                               "connection (MAX_SOCKETS): write 1 to 64", var,
+                               s);
+            return -1;
+        }
+        nc->nsocks_perthread = (int)v;
+    } else {
+        *cause = xasprintf("unknown NCCL variable '%s'", var);
+        return -1;
+    }
+    /* net_socket.cc: threads x sockets above MAX_SOCKETS (64) makes NCCL
+     * lower NCCL_NSOCKS_PERTHREAD with a warning. */
+    int t = nc->socket_nthreads > 0 ? nc->socket_nthreads : 1;
+    if (nc->nsocks_perthread > 0 && t * nc->nsocks_perthread > 64) {
+        *cause = xasprintf("%s=%s: NCCL_SOCKET_NTHREADS=%d x NCCL_NSOCKS_"
+                           "PERTHREAD=%d is %d sockets; NCCL allows 64 and "
+                           "warns \"the total number of sockets is greater "
+                           "than the maximum allowed, setting NCCL_NSOCKS_"
+                           "PERTHREAD to %d\"", var, s, t,
+                           nc->nsocks_perthread, t * nc->nsocks_perthread,
+                           64 / t);
+        return -1;
+    }
+    return 0;
 }
 
 int

@@ -44,7 +44,27 @@ struct nccl_config {
     bool proto_enable[PROTO_COUNT];
     char proto_text[64];
     int min_channels, max_channels;                /* 0 = not set */
+    /* Variables read as NCCL reads them (nccl_config_set_var); the
+     * defaults are NCCL's. */
+    int nvls_enable;        /* NCCL_NVLS_ENABLE: 0 off, 1 on, 2 auto */
+    long buffsize;          /* NCCL_BUFFSIZE, Simple (default 4 MiB) */
+    int nthreads;           /* NCCL_NTHREADS, 0 = NCCL's default */
+    bool ib_disable;        /* NCCL_IB_DISABLE=1: socket transport */
+    bool p2p_disable;       /* NCCL_P2P_DISABLE=1: SHM through the host */
+    int socket_nthreads;    /* NCCL_SOCKET_NTHREADS, -1 = auto */
+    int nsocks_perthread;   /* NCCL_NSOCKS_PERTHREAD, -1 = auto */
 };
+
+/* The variables nccl_config_set_var knows: NULL-terminated, each named
+ * without its NCCL_ prefix in lower case as the run key / flag suffix
+ * ("nvls_enable" for NCCL_NVLS_ENABLE and --nccl-nvls-enable). */
+extern const char *const nccl_var_names[];
+/* Set NCCL_<NAME> (NAME as in nccl_var_names, either case) to S.  -1
+ * with *cause (caller frees) for a value NCCL would not honour: NCCL
+ * warns and falls back to its default or clamps it, so a run that names
+ * it would not run what it says; the message says what NCCL does. */
+int nccl_config_set_var(struct nccl_config *nc, const char *name,
+                        const char *s, char **cause);
 
 /* Defaults: the newest version, nothing forced. */
 void nccl_config_init(struct nccl_config *nc);

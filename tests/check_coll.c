@@ -13,10 +13,15 @@
 #include "topo.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 static struct nccl_config default_nccl;
+
+/* Tests that check NCCL's own estimate (latency + bytes / bandwidth,
+ * which picks the algorithm) read r.tuning_s; the data path's time is
+ * r.time_s (test_path_* below). */
 
 /* The model with NCCL's defaults, SUM reductions; must not fail. */
 static void
@@ -53,7 +58,7 @@ START_TEST(test_coll_ring_allgather_one_node)
     double want = 18.6e-6 + 0.75 * 1073741824.0 / 80e9;
     ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
     ck_assert_int_eq(r.proto, PROTO_SIMPLE);
-    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+    ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
     topo_free(t);
 }
 END_TEST
@@ -68,7 +73,7 @@ START_TEST(test_coll_small_message_uses_ll)
     estimate(t, COLL_REDUCESCATTER, &g, 1024.0, &r);
     double want = 9.6e-6 + 0.75 * 1024.0 / 40e9;
     ck_assert_int_eq(r.proto, PROTO_LL);
-    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+    ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
     topo_free(t);
 }
 END_TEST
@@ -84,7 +89,7 @@ START_TEST(test_coll_ring_across_nodes)
     estimate(t, COLL_ALLGATHER, &g, 1073741824.0, &r);
     double want = 62.8e-6 + 0.875 * 1073741824.0 / 9.6e9;
     ck_assert_int_eq(r.proto, PROTO_SIMPLE);
-    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+    ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
     topo_free(t);
 }
 END_TEST
@@ -107,7 +112,7 @@ START_TEST(test_coll_replicate_group_shares_nics)
     double want = 106.96e-6 + 1073741824.0 / 2.4e9;
     ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
     ck_assert_int_eq(r.proto, PROTO_SIMPLE);
-    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+    ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
     topo_free(t);
 }
 END_TEST
@@ -146,8 +151,8 @@ START_TEST(test_coll_time_grows_with_size)
     double prev = 0;
     for (double b = 8; b < 1e10; b *= 2) {
         estimate(t, COLL_REDUCESCATTER, &g, b, &r);
-        ck_assert(r.time_s > prev);
-        prev = r.time_s;
+        ck_assert(r.tuning_s > prev);
+        prev = r.tuning_s;
     }
     topo_free(t);
 }
@@ -324,7 +329,7 @@ START_TEST(test_coll_proto_override)
                                    &cause), 0);
     ck_assert_int_eq(r.proto, PROTO_SIMPLE);
     double want = 18.6e-6 + 768.0 / 80e9;
-    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+    ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
 }
 END_TEST
 
@@ -339,7 +344,7 @@ START_TEST(test_coll_max_channels_scales_bandwidth)
                                    COLL_ALLGATHER, REDOP_SUM, g, 1073741824.0,
                                    &r, &cause), 0);
     double want = 18.6e-6 + 0.75 * 1073741824.0 / 40e9;
-    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+    ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
     ck_assert_int_eq(r.channels, 8);
 }
 END_TEST
@@ -409,11 +414,224 @@ START_TEST(test_coll_nccl_env_errors)
 }
 END_TEST
 
+/* ---- The data path, hand-derived (coll.c coll_path) ---------------- */
+
+static void
+estimate_nc(const struct topo *t, const struct nccl_config *nc,
+            enum coll_op op, const struct coll_group *g, double bytes,
+            struct coll_result *r)
+{
+    char *cause = NULL;
+    int rc = coll_estimate(t, nc, op, REDOP_SUM, g, bytes, r, &cause);
+    ck_assert_msg(rc == 0, "%s", cause ? cause : "");
+}
+
+START_TEST(test_path_ring_bandwidth_bound)
+{
+    /* 4 ranks, 1 GiB all-gather, Ring Simple on 16 channels: bus 80e9
+     * so 5e9 a channel.  Each rank's share per channel 2^30 / 64 =
+     * 16 MiB in chunks of 4 MiB / 8 x 4 = 2 MiB: 8 loops of 3 steps, 2
+     * slices a step, each slice waiting max(3.4, 1.0) us.
+     * bandwidth 3 x 16 MiB / 5e9; fill 3 x 2 x 3.4 us; later loops
+     * 7 x 3 x 2 x 3.4 us; launch 8.4 us. */
+    struct topo *t = test_topo();
+    struct coll_group g = {4, 1, 4};
+    struct coll_result r;
+    estimate(t, COLL_ALLGATHER, &g, 1073741824.0, &r);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
+    ck_assert_int_eq(r.proto, PROTO_SIMPLE);
+    ck_assert_int_eq(r.channels, 16);
+    ck_assert_int_eq(r.loops, 8);
+    double bw = 3 * 16777216.0 / 5e9;
+    ck_assert_double_eq_tol(r.bw_s, bw, bw * REL_TOL);
+    ck_assert_double_eq_tol(r.fill_s, 20.4e-6, 1e-12);
+    ck_assert_double_eq_tol(r.steplat_s, 142.8e-6, 1e-12);
+    double want = 8.4e-6 + 20.4e-6 + 142.8e-6 + bw;
+    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+    topo_free(t);
+}
+END_TEST
+
+START_TEST(test_path_ring_pipeline_bound)
+{
+    /* 4 ranks, 64 KiB all-gather: NCCL picks Ring LL.  Channels: LL's
+     * threshold 8 x 4 ranks = 32 B a thread, 512 threads: 65536 <
+     * nc x 16384 holds down to nc = 4.  Bus min(87.7e9, 0.5 x 80e9) =
+     * 40e9 over 16 channels = 2.5e9 a channel.  One loop, 3 steps of
+     * 65536 / 16 = 4096 B, each waiting max(0.6, 1.0) us.  launch 6.6 +
+     * fill 3 x 1.0 + bandwidth 3 x 4096 / 2.5e9. */
+    struct topo *t = test_topo();
+    struct coll_group g = {4, 1, 4};
+    struct coll_result r;
+    estimate(t, COLL_ALLGATHER, &g, 65536.0, &r);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
+    ck_assert_int_eq(r.proto, PROTO_LL);
+    ck_assert_int_eq(r.channels, 4);
+    double want = 6.6e-6 + 3e-6 + 3 * 4096 / 2.5e9;
+    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+    ck_assert_double_eq_tol(r.steplat_s, 0, 1e-15);
+    topo_free(t);
+}
+END_TEST
+
+/* Tree Simple all-reduce over 2 nodes x 4 on test-2x4: 2 channels (2 per
+ * NIC); bus 0.85 x 0.92 x 2 x 9.6e9, algbw half of it, per channel half
+ * again; intra hops faster by 80e9 / 9.6e9.  Hops: 2 x 3 chain hops
+ * (max(4.0, 1.0) us each) and 2 tree hops (14 + 2 x 10 us). */
+static void
+tree_case(double bytes, double *want, struct coll_result *r)
+{
+    struct topo *t = test_topo();
+    struct coll_group g = {8, 2, 4};
+    struct nccl_config nc;
+    char *cause = NULL;
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_algo(&nc, "Tree", &cause), 0);
+    ck_assert_int_eq(nccl_config_set_proto(&nc, "Simple", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, bytes, r);
+    ck_assert_int_eq(r->algo, NCCL_ALGO_TREE);
+    double ch = 0.5 * 0.85 * 0.92 * 2 * 9.6e9 / 2, in = ch * 80e9 / 9.6e9;
+    double C = bytes / 2, chunk = 524288;
+    double M = C > chunk ? ceil(C / chunk) : 1, c = C / M;
+    double fill = 6 * (c / in + 4e-6) + 2 * (c / ch + 34e-6) - c / ch;
+    double lat = (M - 1) * fmax(0, (c / ch + 34e-6) / 8 - c / ch);
+    *want = 8.4e-6 + fill + M * c / ch + lat;
+    ck_assert_double_eq_tol(r->fill_s, fill, fill * REL_TOL);
+    topo_free(t);
+}
+
+START_TEST(test_path_tree_bandwidth_bound)
+{
+    struct coll_result r;
+    double want;
+    tree_case(1073741824.0, &want, &r);      /* 1024 chunks of 512 KiB */
+    ck_assert_int_eq(r.loops, 1024);
+    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+}
+END_TEST
+
+START_TEST(test_path_tree_pipeline_bound)
+{
+    struct coll_result r;
+    double want;
+    tree_case(65536.0, &want, &r);           /* one 32 KiB chunk a channel */
+    ck_assert_int_eq(r.loops, 1);
+    ck_assert(r.fill_s > r.bw_s);
+    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+}
+END_TEST
+
+START_TEST(test_path_nvls_enable_0_moves_to_ring)
+{
+    char *cause = NULL;
+    struct topo *t = topo_load("dgx-h100", &cause);
+    ck_assert_msg(t != NULL, "%s", cause ? cause : "");
+    struct coll_group g = {8, 1, 8};
+    struct nccl_config nc;
+    struct coll_result r;
+    double b = 17179869184.0;
+    nccl_config_init(&nc);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, b, &r);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_NVLS);
+    ck_assert_msg(r.bus_Bps > 460e9 && r.bus_Bps < 500e9, "%g", r.bus_Bps);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "nvls_enable", "0", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, b, &r);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
+    ck_assert_msg(r.bus_Bps > 340e9 && r.bus_Bps < 380e9, "%g", r.bus_Bps);
+    topo_free(t);
+}
+END_TEST
+
+START_TEST(test_path_socket_slower_than_ib)
+{
+    struct topo *t = test_topo();
+    t->net = NET_IB;
+    struct coll_group g = {8, 2, 4};
+    struct nccl_config nc;
+    struct coll_result ib, sock, more;
+    char *cause = NULL;
+    nccl_config_init(&nc);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1073741824.0, &ib);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "NCCL_IB_DISABLE", "1", &cause),
+                     0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1073741824.0, &sock);
+    ck_assert_msg(sock.time_s > 2 * ib.time_s, "%g %g", sock.time_s,
+                  ib.time_s);
+    /* More sockets help, up to the NIC. */
+    ck_assert_int_eq(nccl_config_set_var(&nc, "socket_nthreads", "4",
+                                         &cause), 0);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "nsocks_perthread", "4",
+                                         &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1073741824.0, &more);
+    ck_assert_msg(more.time_s < sock.time_s && more.time_s > ib.time_s,
+                  "%g %g %g", more.time_s, sock.time_s, ib.time_s);
+    topo_free(t);
+}
+END_TEST
+
+static void
+refused(const char *var, const char *val, const char *needle)
+{
+    struct nccl_config nc;
+    char *cause = NULL;
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_var(&nc, var, val, &cause), -1);
+    ck_assert_msg(cause && strstr(cause, needle), "%s=%s: %s", var, val,
+                  cause ? cause : "(no message)");
+    free(cause);
+}
+
+START_TEST(test_path_refusals)
+{
+    refused("NCCL_NVLS_ENABLE", "3", "write 0, 1 or 2");
+    refused("nvls_enable", "yes", "Invalid value yes for NCCL_NVLS_ENABLE");
+    refused("NCCL_BUFFSIZE", "1000", "multiple of 128");
+    refused("NCCL_NTHREADS", "100", "must be a multiple of 32");
+    refused("NCCL_NTHREADS", "1024", "maximum 512");
+    refused("NCCL_IB_DISABLE", "2", "write 0 or 1");
+    refused("NCCL_P2P_DISABLE", "x", "Invalid value");
+    refused("NCCL_SOCKET_NTHREADS", "17", "setting to 16");
+    refused("NCCL_NSOCKS_PERTHREAD", "65", "at most 64");
+    refused("NCCL_FOO", "1", "unknown NCCL variable");
+    struct nccl_config nc;
+    char *cause = NULL;
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "NCCL_SOCKET_NTHREADS", "8",
+                                         &cause), 0);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "NCCL_NSOCKS_PERTHREAD", "16",
+                                         &cause), -1);
+    ck_assert_msg(strstr(cause, "setting NCCL_NSOCKS_PERTHREAD to 8"), "%s",
+                  cause);
+    free(cause);
+    /* NVLS forced on where there is no multicast: NCCL fails. */
+    struct topo *t = test_topo();
+    struct coll_group g = {4, 1, 4};
+    struct coll_result r;
+    cause = NULL;
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "NCCL_NVLS_ENABLE", "1",
+                                         &cause), 0);
+    ck_assert_int_eq(coll_estimate(t, &nc, COLL_ALLREDUCE, REDOP_SUM, &g,
+                                   1e6, &r, &cause), -1);
+    ck_assert_msg(strstr(cause, "no NVSwitch multicast"), "%s", cause);
+    free(cause);
+    topo_free(t);
+}
+END_TEST
+
+
 int
 main(void)
 {
     Suite *s = suite_create("coll");
     TCase *core = tcase_create("core");
+    tcase_add_test(core, test_path_ring_bandwidth_bound);
+    tcase_add_test(core, test_path_ring_pipeline_bound);
+    tcase_add_test(core, test_path_tree_bandwidth_bound);
+    tcase_add_test(core, test_path_tree_pipeline_bound);
+    tcase_add_test(core, test_path_nvls_enable_0_moves_to_ring);
+    tcase_add_test(core, test_path_socket_slower_than_ib);
+    tcase_add_test(core, test_path_refusals);
     tcase_add_test(core, test_coll_ring_allgather_one_node);
     tcase_add_test(core, test_coll_small_message_uses_ll);
     tcase_add_test(core, test_coll_ring_across_nodes);
