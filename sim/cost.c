@@ -76,8 +76,10 @@ cost_group(const struct sched *s, enum sched_pg pg, struct coll_group *g)
         g->ranks_per_node = 1;
         return;
     }
-    /* The shard group: every rank for NO_SHARD, as for FULL_SHARD. */
-    int ranks = s->shard_size == 1 ? s->world : s->shard_size;
+    /* The shard group: every rank for NO_SHARD, as for FULL_SHARD, but
+     * the 1-rank group of the hybrid fallback (_init_core_state). */
+    int ranks = s->shard_size > 1 ? s->shard_size
+                : s->no_shard_ranks > 0 ? s->no_shard_ranks : s->world;
     g->ranks = ranks;
     g->ranks_per_node = ranks < gpn ? ranks : gpn;
     g->nodes = (ranks + gpn - 1) / gpn;

@@ -44,6 +44,9 @@ struct run_config {
     int n_sets;
 
     enum sharding_strategy sharding;
+    bool no_shard_one_rank;      /* NO_SHARD on a 1-rank group (the
+                                    hybrid fallback with 1 GPU per node):
+                                    its all-reduce moves nothing */
     enum wrap_policy wrap;
     char *layer_cls;             /* transformer_layer_cls; NULL = model's */
     int64_t min_num_params;      /* size_based_auto_wrap_policy threshold */

@@ -1027,6 +1027,7 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     } else if (c->sharding == SHARDING_NO_SHARD) {
         s->shard_size = 1;
         s->replicate_size = 1;
+        s->no_shard_ranks = c->no_shard_one_rank ? 1 : world;
     } else {
         s->shard_size = world;
         s->replicate_size = 1;

@@ -114,6 +114,8 @@ struct sched {
     int world;                  /* all GPUs */
     int shard_size;             /* W */
     int replicate_size;         /* R (1 unless hybrid) */
+    int no_shard_ranks;         /* NO_SHARD: the all-reduce group, the
+                                   world, or 1 in the hybrid fallback */
     int gpus_per_node;
     enum dtype param_dtype, reduce_dtype;
     enum attn_kernel attn;      /* the attention kernel (resolved) */

@@ -306,6 +306,7 @@ setup_prepare(struct run *r, char **cause)
                 "(use FULL_SHARD or NO_SHARD across nodes, or 2 or more "
                 "GPUs per node)\n", r->topo->nodes);
         c->sharding = SHARDING_NO_SHARD;
+        c->no_shard_one_rank = true;
     }
     if (world == 1 && c->sharding != SHARDING_NO_SHARD) {
         /* _init_core_state: FSDP clamps to NO_SHARD on one rank. */
