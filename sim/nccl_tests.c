@@ -714,6 +714,10 @@ nccl_tests_load(const char *path, char **cause)
         *cause = xasprintf("%s: contains a NUL byte (is it nccl-tests "
                            "output?)", path);
         break;
+    case TEXTFILE_NOT_REGULAR:
+        *cause = xasprintf("%s: not a regular file (give nccl-tests output "
+                           "saved to a file)", path);
+        break;
     default:
         *cause = xasprintf("cannot read '%s': %s", path, strerror(errno));
         break;

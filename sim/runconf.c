@@ -560,6 +560,10 @@ config_load_file(struct run_config *c, const char *path, char **cause)
             *cause = xasprintf("%s: not a run file (it holds a NUL byte)",
                                path);
             break;
+        case TEXTFILE_NOT_REGULAR:
+            *cause = xasprintf("%s: not a run file (not a regular file)",
+                               path);
+            break;
         default:
             *cause = xasprintf("%s: cannot read run file: %s", path,
                                strerror(errno));
