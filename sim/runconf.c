@@ -606,6 +606,15 @@ config_load_file(struct run_config *c, const char *path, char **cause)
 int
 config_validate(const struct run_config *c, char **cause)
 {
+    if (c->nccl_min_nchannels > 0 && c->nccl_max_nchannels > 0
+        && c->nccl_min_nchannels > c->nccl_max_nchannels) {
+        *cause = xasprintf("--nccl-min-nchannels %lld is above "
+                           "--nccl-max-nchannels %lld (NCCL_MIN_NCHANNELS "
+                           "must not exceed NCCL_MAX_NCHANNELS)",
+                           (long long)c->nccl_min_nchannels,
+                           (long long)c->nccl_max_nchannels);
+        return -1;
+    }
     if (c->wrap == WRAP_TRANSFORMER && c->min_num_params_given) {
         /* fsdp-semantics §1.5: transformer_auto_wrap_policy has exactly four
          * parameters and no **kwargs, so PyTorch raises TypeError. */
