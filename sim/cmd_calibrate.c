@@ -354,6 +354,13 @@ nccl_part(const char **files, int n_files, const char *base,
     } else if (file_version >= NCCL_VERSION_MIN &&
                file_version <= NCCL_VERSION_MAX) {
         nc.version = file_version;
+    } else if (file_version != 0) {
+        *msg = xasprintf("the measurements are of NCCL %d.%d, which fsdpsim "
+                         "does not model (2.%d .. 2.%d): give --nccl-version "
+                         "X.Y to fit one of those", file_version / 100,
+                         file_version % 100, NCCL_VERSION_MIN % 100,
+                         NCCL_VERSION_MAX % 100);
+        goto out;
     }
 
     if (calib_run_all(cal, cr, n_runs, &nc, &cause) != 0)

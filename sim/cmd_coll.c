@@ -26,6 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The most rows one table prints (nccl-tests' default -b 8 -e 8G -f 2 is
+ * 31); more is a mistaken -i or -f, not a question. */
+#define COLL_MAX_ROWS 10000
+
 void
 cmd_coll_help(FILE *out)
 {
@@ -297,6 +301,22 @@ cmd_coll(int argc, char **argv)
     int sgrid = net.network == NETWORK_SIMGRID;
     if (minb > maxb) {
         msg = xasprintf("-b %.0f is larger than -e %.0f", minb, maxb);
+        goto fail;
+    }
+    /* A bound on rows: -i 1 -e 1G would otherwise print a billion. */
+    if (step == 0 && minb <= 0 && maxb > 0) {
+        msg = xasprintf("-b 0 never grows by -f %g: give -b above 0, or "
+                        "-i SIZE", factor);
+        goto fail;
+    }
+    double n_rows = maxb <= minb ? 1
+                    : step > 0   ? floor((maxb - minb) / step) + 1
+                                 : floor(log(maxb / minb) / log(factor)) + 1;
+    if (n_rows > COLL_MAX_ROWS) {
+        msg = xasprintf("-b %.0f -e %.0f %s %g would print %.0f rows, more "
+                        "than %d: use a larger %s", minb, maxb,
+                        step > 0 ? "-i" : "-f", step > 0 ? step : factor,
+                        n_rows, COLL_MAX_ROWS, step > 0 ? "-i" : "-f");
         goto fail;
     }
 

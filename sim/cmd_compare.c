@@ -77,7 +77,8 @@ write_plot_data(const char *path, const struct compare_timeline *tl)
                 tl->stream_names[o->stream], compare_kind_name(o->kind),
                 (o->start_ns - t0) * 1e-6, (o->end_ns - t0) * 1e-6);
     }
-    return fclose(f) == 0 ? 0 : -1;
+    int bad = ferror(f);
+    return fclose(f) == 0 && !bad ? 0 : -1;
 }
 
 
@@ -223,7 +224,12 @@ cmd_compare(int argc, char **argv)
                            tol);
     else
         compare_print_text(stdout, &pred, &meas, pred_path, meas_path, &res);
-    fflush(stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cause = xasprintf("standard output: cannot write: %s",
+                          strerror(errno ? errno : EIO));
+        rc = EXIT_SYSTEM;
+        goto fail;
+    }
     rc = 0;
     if (prefix)
         rc = plot(&pred, &meas, pred_path, meas_path, prefix, term);

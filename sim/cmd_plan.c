@@ -167,11 +167,18 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
         goto bad;
     o->seq_len = base->cfg.seq_len;
     int64_t batch = PLAN_DEFAULT_BATCH_TOKENS;
-    if (c->batch && units_parse_count(c->batch, 1, INT64_MAX / 2, &batch,
-                                      &cause) != 0) {
+    if (c->batch && units_parse_count(c->batch, 1, PLAN_MAX_BATCH_TOKENS,
+                                      &batch, &cause) != 0) {
         char *m = xasprintf("--global-batch-tokens: %s", cause);
         free(cause);
         cause = m;
+        goto bad;
+    }
+    if (batch < o->seq_len) {
+        cause = xasprintf("--global-batch-tokens: %lld tokens is less than "
+                          "one sequence of %lld (--seq-len); a step trains "
+                          "on whole sequences", (long long)batch,
+                          (long long)o->seq_len);
         goto bad;
     }
     o->global_batch_seqs = (batch + o->seq_len - 1) / o->seq_len;

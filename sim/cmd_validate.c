@@ -245,6 +245,9 @@ read_points(const char *path, char **msg)
         *msg = error == TEXTFILE_OPEN || error == TEXTFILE_READ
                    ? xasprintf("cannot open '%s': %s", path,
                                strerror(errno))
+               : error == TEXTFILE_NOT_REGULAR
+                   ? xasprintf("%s: not a regular file (is it the "
+                               "published-points CSV?)", path)
                    : xasprintf("%s: %s (is it the published-points CSV?)",
                                path, error == TEXTFILE_TOO_BIG
                                          ? "file is larger than 16 MiB"

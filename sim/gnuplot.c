@@ -6,7 +6,9 @@
 #include "builtin.h"
 #include "xalloc.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,52 @@
 #endif
 
 #define GNUPLOT_MAX_ARGS 16
+
+/*
+ * gnuplot's own messages are captured in a temporary file and, when it
+ * fails, boiled down to one line for the "fsdpsim:" message: the last line
+ * that says something (gnuplot follows a message with a line holding only
+ * a caret under the column), blanks squeezed, at most GNUPLOT_MSG_MAX
+ * bytes.  Its warnings on success are dropped.
+ */
+#define GNUPLOT_MSG_MAX 200
+
+static char *
+last_message(int fd)
+{
+    char buf[8192];
+    ssize_t n = lseek(fd, 0, SEEK_SET) == 0 ? read(fd, buf, sizeof buf - 1)
+                                            : -1;
+    if (n <= 0)
+        return NULL;
+    buf[n] = '\0';
+    char *best = NULL;
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        int words = 0;
+        for (const char *q = line; *q; q++)
+            if (isalnum((unsigned char)*q))
+                words = 1;
+        if (words)
+            best = line;
+    }
+    if (best == NULL)
+        return NULL;
+    char out[GNUPLOT_MSG_MAX + 4];
+    size_t k = 0;
+    int space = 1;
+    for (const unsigned char *q = (const unsigned char *)best;
+         *q && k < GNUPLOT_MSG_MAX; q++) {
+        int c = isspace(*q) || *q < 0x20 || *q >= 0x7f ? ' ' : *q;
+        if (c == ' ' && space)
+            continue;
+        space = c == ' ';
+        out[k++] = (char)c;
+    }
+    while (k > 0 && out[k - 1] == ' ')
+        k--;
+    out[k] = '\0';
+    return k ? xstrdup(out) : NULL;
+}
 
 int
 gnuplot_run(const char *name, const char *const *args, const char *out,
@@ -46,6 +94,24 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
     }
     close(fd);
     char *tmp_out = xasprintf("%s.tmp.%ld", out, (long)getpid());
+    /* The plot's directory must take a file: say so ourselves rather than
+     * leave it to gnuplot's wording. */
+    int ofd = open(tmp_out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (ofd < 0) {
+        *cause = xasprintf("%s: cannot write the plot: %s", out,
+                           strerror(errno));
+        unlink(script);
+        free(script);
+        free(tmp_out);
+        return -1;
+    }
+    close(ofd);
+    char *errpath = xasprintf("%s/fsdpsim-gperr-XXXXXX",
+                              tmp && *tmp ? tmp : "/tmp");
+    int efd = mkstemp(errpath);
+    if (efd >= 0)
+        unlink(errpath);
+    free(errpath);
     const char *argv[GNUPLOT_MAX_ARGS + 4];
     int n = 0;
     argv[n++] = "gnuplot";
@@ -54,23 +120,36 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
     for (int i = 0; args[i] && i < GNUPLOT_MAX_ARGS; i++)
         argv[n++] = strcmp(args[i], GNUPLOT_OUT) == 0 ? tmp_out : args[i];
     argv[n] = NULL;
+    fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            dup2(null, STDOUT_FILENO);
+        }
+        if (efd >= 0 || null >= 0)
+            dup2(efd >= 0 ? efd : null, STDERR_FILENO);
         execvp(GNUPLOT_PATH, (char *const *)argv);
         _exit(127);
     }
     int status = -1;
     if (pid > 0)
-        waitpid(pid, &status, 0);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
     unlink(script);
     free(script);
     int rc = 0;
     if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         unlink(tmp_out);
-        *cause = xstrdup(pid > 0 && WIFEXITED(status)
-                                 && WEXITSTATUS(status) == 127
-                             ? "gnuplot not found (install gnuplot-nox)"
-                             : "gnuplot failed (see its message above)");
+        char *said = efd >= 0 ? last_message(efd) : NULL;
+        if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 127)
+            *cause = xstrdup("gnuplot not found (install gnuplot-nox)");
+        else if (said)
+            *cause = xasprintf("%s: gnuplot failed: %s", out, said);
+        else
+            *cause = xasprintf("%s: gnuplot failed", out);
+        free(said);
         rc = -1;
     } else if (rename(tmp_out, out) != 0) {
         *cause = xasprintf("%s: cannot rename the plot into place: %s", out,
@@ -78,6 +157,8 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
         unlink(tmp_out);
         rc = -1;
     }
+    if (efd >= 0)
+        close(efd);
     free(tmp_out);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include "output.h"
 #include "runconf.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,6 +176,35 @@ cmd_version(int argc, char **argv)
     return 0;
 }
 
+/*
+ * The one output discipline for stdout: whatever a command printed, a
+ * failed write (a full disk, /dev/full, a closed descriptor) must not end
+ * in exit 0.  The error indicator is sticky, so checking it once after the
+ * command, then flushing and closing, catches every printf of the run.
+ * RC is the command's status; it becomes EXIT_SYSTEM with one line naming
+ * the output when the output was lost and the command had not already
+ * failed for a reason of its own (bad input, a failure it reported).
+ */
+static int
+finish_stdout(int rc)
+{
+    int err = 0, lost = ferror(stdout);
+    errno = 0;
+    if (fflush(stdout) != 0)
+        err = errno ? errno : EIO;
+    lost |= ferror(stdout);
+    errno = 0;
+    if (fclose(stdout) != 0 && err == 0)
+        err = errno ? errno : EIO;
+    if (lost && err == 0)
+        err = EIO;
+    if (err == 0 || (rc != 0 && rc != EXIT_CHECK_FAILED))
+        return rc;
+    fprintf(stderr, "fsdpsim: standard output: cannot write: %s\n",
+            strerror(err));
+    return EXIT_SYSTEM;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -185,10 +215,10 @@ main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
         main_usage(stdout);
-        return 0;
+        return finish_stdout(0);
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
-        return cmd_version(0, NULL);
+        return finish_stdout(cmd_version(0, NULL));
     const struct cmd_entry *e = cmd_find(name);
     if (e == NULL) {
         char msg[256];
@@ -196,5 +226,5 @@ main(int argc, char **argv)
         cmd_error(NULL, msg, 1);
         return EXIT_USAGE;
     }
-    return e->exec(argc - 1, argv + 1);
+    return finish_stdout(e->exec(argc - 1, argv + 1));
 }

@@ -604,7 +604,7 @@ model_hf_to_ini(const char *json_text, const char *origin, const char *name,
                 char **cause)
 {
     json_error_t jerr;
-    json_t *cfg = json_loads(json_text, 0, &jerr);
+    json_t *cfg = json_loads(json_text, JSON_REJECT_DUPLICATES, &jerr);
     if (cfg == NULL) {
         *cause = xasprintf("%s:%d: malformed JSON: %s", origin, jerr.line,
                            jerr.text);

@@ -137,6 +137,80 @@ copy_word(char *dst, size_t len, const char *src)
     snprintf(dst, len, "%s", src);
 }
 
+/* Bytes per element of an nccl-tests datatype name, 0 for one unknown. */
+static int
+type_bytes(const char *type)
+{
+    static const struct { const char *name; int bytes; } types[] = {
+        {"int8", 1},    {"uint8", 1},   {"char", 1},     {"f8e4m3", 1},
+        {"f8e5m2", 1},  {"half", 2},    {"bfloat16", 2}, {"float", 4},
+        {"int32", 4},   {"uint32", 4},  {"int", 4},      {"int64", 8},
+        {"uint64", 8},  {"double", 8}};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(types[i].name, type) == 0)
+            return types[i].bytes;
+    return 0;
+}
+
+/*
+ * A measured row fit to fit a model to, or -1 with *cause (WHERE, e.g.
+ * "file:12" or "file: results[3]", first).  NWRONG is the out-of-place
+ * #wrong count, or -1 when the file does not say (nccl-tests -c 0 prints
+ * N/A).  The bounds are far outside anything measured: 1 TiB buffers,
+ * 1000 s per collective, 10 TB/s of algorithm bandwidth.
+ */
+#define ROW_MAX_BYTES 1099511627776.0
+#define ROW_MAX_TIME_US 1e9
+#define ROW_MAX_ALGBW_GBPS 10000.0
+
+static int
+check_row(const char *where, const struct nccl_tests_row *r, double nwrong,
+          char **cause)
+{
+    int tb = type_bytes(r->type);
+    if (!(r->size_bytes > 0) || r->size_bytes > ROW_MAX_BYTES)
+        *cause = xasprintf("%s: size %.15g B is not a buffer size (1 B to "
+                           "1 TiB)", where, r->size_bytes);
+    else if (r->size_bytes != floor(r->size_bytes)
+             || (tb > 0 && fmod(r->size_bytes, tb) != 0))
+        *cause = xasprintf("%s: size %.15g B is not a whole number of %s "
+                           "elements (%d B each)", where, r->size_bytes,
+                           r->type, tb > 0 ? tb : 1);
+    else if (!(r->time_us > 0) || r->time_us > ROW_MAX_TIME_US)
+        *cause = xasprintf("%s: time %g us is not a plausible measurement "
+                           "(above 0, at most 1e9 us)", where, r->time_us);
+    else if (r->size_bytes / (r->time_us * 1e3) > ROW_MAX_ALGBW_GBPS)
+        *cause = xasprintf("%s: %g B in %g us is %.3g GB/s, beyond any "
+                           "interconnect (at most %g GB/s)", where,
+                           r->size_bytes, r->time_us,
+                           r->size_bytes / (r->time_us * 1e3),
+                           ROW_MAX_ALGBW_GBPS);
+    else if (nwrong != 0 && nwrong != -1)
+        *cause = xasprintf("%s: #wrong is %g: nccl-tests found wrong "
+                           "results, so the timing is not of a working "
+                           "collective (fix the run first)", where, nwrong);
+    else
+        return 0;
+    return -1;
+}
+
+/* "nccl-library=CODE" or JSON's nccl_version: 0 and *cause unless CODE
+ * is an NCCL 2.x version code. */
+static int
+check_version_code(const char *where, double code, int *version,
+                   char **cause)
+{
+    int v = code >= 0 && code < 1e7 && code == floor(code)
+                ? version_from_code((long)code) : 0;
+    if (v < 200 || v > 299) {
+        *cause = xasprintf("%s: NCCL version code %.15g is not one of NCCL "
+                           "2.x (e.g. 22703 for 2.27.3)", where, code);
+        return -1;
+    }
+    *version = v;
+    return 0;
+}
+
 static struct nccl_tests_row *
 add_row(struct nccl_tests_run *run, size_t *cap)
 {
@@ -368,8 +442,22 @@ comment_line(struct text *x, char *s, char **cause)
     const char *v;
     if ((v = strstr(raw, "Collective test starting:")) != NULL)
         rc = program_line(x, v, &x->start_op, &x->start_line, cause);
-    else if ((v = strstr(raw, "nccl-library=")) != NULL)
-        x->run->nccl_version = version_from_code(strtol(v + 13, NULL, 10));
+    else if ((v = strstr(raw, "nccl-library=")) != NULL) {
+        char *end;
+        double code = strtod(v + 13, &end);
+        char *where = xasprintf("%s:%d", x->path, x->line);
+        if (end == v + 13 || (*end != '\0' && !isspace((unsigned char)*end))) {
+            size_t w = strcspn(v + 13, " \t");
+            *cause = xasprintf("%s: nccl-library=%.*s is not a version code "
+                               "(e.g. 22703 for 2.27.3)", where,
+                               (int)(w > 40 ? 40 : w), v + 13);
+            rc = -1;
+        } else {
+            rc = check_version_code(where, code, &x->run->nccl_version,
+                                    cause);
+        }
+        free(where);
+    }
     if (rc == 0) {
         int n = tokenize(s + 1, tok);
         if (n >= 1 && strcmp(tok[0], "Rank") == 0)
@@ -445,7 +533,17 @@ data_row(struct text *x, char **tok, int n, char **cause)
     r->algbw_GBps = alg;
     r->busbw_GBps = bus;
     r->line = x->line;
-    return 0;
+    double nwrong = -1;
+    if (t + 3 < n && strcmp(tok[t + 3], "N/A") != 0
+        && !parse_number(tok[t + 3], &nwrong)) {
+        *cause = xasprintf("%s:%d: #wrong '%s' is not a count", x->path,
+                           x->line, tok[t + 3]);
+        return -1;
+    }
+    char *where = xasprintf("%s:%d", x->path, x->line);
+    int rc = check_row(where, r, nwrong, cause);
+    free(where);
+    return rc;
 }
 
 static int
@@ -473,8 +571,14 @@ read_text(struct text *x, char *text, char **cause)
         char *raw = xstrdup(s);
         int n = tokenize(s, tok);
         int rc = 0;
-        if (n >= 3 && is_uint(tok[0]) && is_uint(tok[1]) &&
-            isalpha((unsigned char)tok[2][0]))
+        double d0, d1;
+        /* A row, or one that looks like a row of a known datatype with a
+         * size that is no byte count (1e23, 12.5): refused, not skipped. */
+        if (n >= 3 && ((is_uint(tok[0]) && is_uint(tok[1]) &&
+                        isalpha((unsigned char)tok[2][0])) ||
+                       (type_bytes(tok[2]) > 0 && strtod(tok[0], NULL) != 0
+                        && parse_number(tok[0], &d0)
+                        && parse_number(tok[1], &d1))))
             rc = data_row(x, tok, n, cause);
         else
             rc = program_line(x, raw, &x->cmd_op, &x->cmd_line, cause);
@@ -583,7 +687,17 @@ json_row(const char *path, size_t i, const json_t *res,
     r->algbw_GBps = alg;
     r->busbw_GBps = bus;
     r->line = (int)i + 1;
-    return 0;
+    double nwrong = -1;
+    const json_t *nw = json_object_get(oop, "nwrong");
+    if (nw != NULL && !json_is_null(nw) && json_number(nw, &nwrong) != 0) {
+        *cause = xasprintf("%s: results[%zu]: out_of_place.nwrong is not a "
+                           "count", path, i);
+        return -1;
+    }
+    char *where = xasprintf("%s: results[%zu]", path, i);
+    int rc = check_row(where, r, nwrong, cause);
+    free(where);
+    return rc;
 }
 
 /* Ranks and hosts from "config": nthreads x ngpus ranks per entry of
@@ -673,8 +787,20 @@ parse_json(const char *path, const char *text, struct nccl_tests_run *run,
         }
     }
     double code;
-    if (json_number(json_object_get(root, "nccl_version"), &code) == 0)
-        run->nccl_version = version_from_code((long)code);
+    const json_t *ver = json_object_get(root, "nccl_version");
+    if (ver != NULL) {
+        char *where = xasprintf("%s: nccl_version", path);
+        int bad = 1;
+        if (json_number(ver, &code) != 0)
+            *cause = xasprintf("%s: nccl_version is not a version code "
+                               "(e.g. 22703 for 2.27.3)", path);
+        else
+            bad = check_version_code(where, code, &run->nccl_version,
+                                     cause) != 0;
+        free(where);
+        if (bad)
+            goto out;
+    }
     if (json_ranks(path, json_object_get(root, "config"), run, cause) != 0)
         goto out;
     for (size_t i = 0; i < json_array_size(results); i++)
@@ -713,6 +839,10 @@ nccl_tests_load(const char *path, char **cause)
     case TEXTFILE_NUL:
         *cause = xasprintf("%s: contains a NUL byte (is it nccl-tests "
                            "output?)", path);
+        break;
+    case TEXTFILE_NOT_REGULAR:
+        *cause = xasprintf("%s: not a regular file (give nccl-tests output "
+                           "saved to a file)", path);
         break;
     default:
         *cause = xasprintf("cannot read '%s': %s", path, strerror(errno));

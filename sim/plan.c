@@ -93,6 +93,11 @@ plan_parse_usd(const char *opt, const char *s, double *usd, char **cause)
                            "e.g. %s 2.5M or %s 40000)", opt, s, opt, opt);
         return -1;
     }
+    if (*usd > PLAN_MAX_BUDGET_USD) {
+        *cause = xasprintf("%s: '%s' is above $%.0e, the largest budget "
+                           "fsdpsim plans for", opt, s, PLAN_MAX_BUDGET_USD);
+        return -1;
+    }
     return 0;
 }
 
@@ -111,6 +116,12 @@ plan_parse_duration(const char *opt, const char *s, double *sec,
         for (int i = 0; units[i].unit; i++)
             if (strcmp(end, units[i].unit) == 0) {
                 *sec = v * units[i].s;
+                if (*sec > PLAN_MAX_DEADLINE_S) {
+                    *cause = xasprintf("%s: '%s' is longer than 100 years "
+                                       "(36500d), the longest deadline "
+                                       "fsdpsim plans for", opt, s);
+                    return -1;
+                }
                 return 0;
             }
     *cause = xasprintf("%s: '%s' is not a duration (a number with s, min, "
@@ -124,8 +135,7 @@ plan_parse_price(const char *s, char **topo, enum plan_price_kind *kind,
 {
     const char *eq = strchr(s, '=');
     const char *end;
-    if (eq == NULL || eq == s || parse_amount(eq + 1, usd, &end) != 0
-        || !(*usd > 0))
+    if (eq == NULL || eq == s || parse_amount(eq + 1, usd, &end) != 0)
         goto bad;
     if (strcmp(end, "/gpu-hour") == 0 || strcmp(end, "/gpu-h") == 0
         || strcmp(end, "/GPU-hour") == 0)
@@ -134,6 +144,15 @@ plan_parse_price(const char *s, char **topo, enum plan_price_kind *kind,
         *kind = PLAN_PRICE_NODE;
     else
         goto bad;
+    double max = *kind == PLAN_PRICE_GPU_HOUR ? PLAN_MAX_GPU_HOUR_USD
+                                              : PLAN_MAX_NODE_USD;
+    if (!(*usd > 0) || *usd > max) {
+        *cause = xasprintf("--price %s: a price is above $0 and at most "
+                           "$%.0e%s (leave out --price for no price)", s,
+                           max, *kind == PLAN_PRICE_GPU_HOUR ? "/gpu-hour"
+                                                              : "/node");
+        return -1;
+    }
     *topo = xstrndup(s, (size_t)(eq - s));
     return 0;
 bad:

@@ -23,6 +23,15 @@
  * PLAN_ACCUM_LO (plan.c) and this many, and extended linearly. */
 #define PLAN_ACCUM_HI 8
 
+/* Bounds on what a user may ask of plan (README, limits table): past them
+ * a value means nothing (a 1e30-day deadline, a $1e30 node) and is
+ * refused. */
+#define PLAN_MAX_DEADLINE_S (36500.0 * 86400)   /* 100 years */
+#define PLAN_MAX_BUDGET_USD 1e15
+#define PLAN_MAX_GPU_HOUR_USD 1e4
+#define PLAN_MAX_NODE_USD 1e9
+#define PLAN_MAX_BATCH_TOKENS (INT64_C(1) << 40)
+
 enum plan_price_kind { PLAN_PRICE_NONE, PLAN_PRICE_GPU_HOUR,
                        PLAN_PRICE_NODE };
 

@@ -465,6 +465,11 @@ struct file_ctx {
     struct ini_lines rd;        /* rd.line: the line being parsed */
     char *cause;
     int cause_line;
+    /* Keys seen so far (top level and [run] are one namespace) and the
+     * line of each, for "given twice" errors; 'set' may repeat. */
+    char **seen;
+    int *seen_line;
+    int n_seen;
 };
 
 static int
@@ -504,6 +509,20 @@ file_handler(void *user, const char *section, const char *name,
         return file_fail(ctx, xasprintf("key '%s' uses dashes; run files "
                                         "use underscores (e.g. seq_len)",
                                         name));
+    if (strcmp(name, "set") != 0) {
+        for (int i = 0; i < ctx->n_seen; i++)
+            if (strcmp(ctx->seen[i], name) == 0)
+                return file_fail(ctx, xasprintf("key '%s' given twice (first "
+                                                "at line %d)", name,
+                                                ctx->seen_line[i]));
+        ctx->seen = xrealloc(ctx->seen, sizeof *ctx->seen
+                                            * (size_t)(ctx->n_seen + 1));
+        ctx->seen_line = xrealloc(ctx->seen_line, sizeof *ctx->seen_line
+                                                      * (size_t)(ctx->n_seen
+                                                                 + 1));
+        ctx->seen[ctx->n_seen] = xstrdup(name);
+        ctx->seen_line[ctx->n_seen++] = ctx->rd.line;
+    }
     char *value = ini_lines_value(&ctx->rd, raw_value);
     char *why = NULL;
     int rc = config_set(ctx->c, name, value, "", &why);
@@ -537,6 +556,10 @@ config_load_text(struct run_config *c, const char *text, const char *origin,
                             "'[section]')");
         ctx.cause_line = line;
     }
+    for (int i = 0; i < ctx.n_seen; i++)
+        free(ctx.seen[i]);
+    free(ctx.seen);
+    free(ctx.seen_line);
     if (ctx.cause != NULL) {
         *cause = xasprintf("%s:%d: %s", origin, ctx.cause_line, ctx.cause);
         free(ctx.cause);
@@ -562,6 +585,10 @@ config_load_file(struct run_config *c, const char *path, char **cause)
             *cause = xasprintf("%s: not a run file (it holds a NUL byte)",
                                path);
             break;
+        case TEXTFILE_NOT_REGULAR:
+            *cause = xasprintf("%s: not a run file (not a regular file)",
+                               path);
+            break;
         default:
             *cause = xasprintf("%s: cannot read run file: %s", path,
                                strerror(errno));
@@ -581,6 +608,15 @@ config_load_file(struct run_config *c, const char *path, char **cause)
 int
 config_validate(const struct run_config *c, char **cause)
 {
+    if (c->nccl_min_nchannels > 0 && c->nccl_max_nchannels > 0
+        && c->nccl_min_nchannels > c->nccl_max_nchannels) {
+        *cause = xasprintf("--nccl-min-nchannels %lld is above "
+                           "--nccl-max-nchannels %lld (NCCL_MIN_NCHANNELS "
+                           "must not exceed NCCL_MAX_NCHANNELS)",
+                           (long long)c->nccl_min_nchannels,
+                           (long long)c->nccl_max_nchannels);
+        return -1;
+    }
     if (c->wrap == WRAP_TRANSFORMER && c->min_num_params_given) {
         /* fsdp-semantics §1.5: transformer_auto_wrap_policy has exactly four
          * parameters and no **kwargs, so PyTorch raises TypeError. */

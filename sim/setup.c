@@ -282,6 +282,19 @@ setup_prepare(struct run *r, char **cause)
         *cause = why;
         return -1;
     }
+    /* A dtype the GPU has no peak for would silently run at the fp32
+     * rate: refuse it instead of printing a result for another GPU. */
+    enum dtype pd = config_param_dtype(c);
+    if (r->topo->peak_flops[pd] <= 0) {
+        *cause = xasprintf("--param-dtype %s: GPU '%s' of topology '%s' has "
+                           "no %s peak (gpu.%s = 0); use a dtype it has or "
+                           "give one with --set gpu.%s=...",
+                           dtype_name(pd), r->topo->gpu_name
+                               ? r->topo->gpu_name : "?",
+                           r->topo->name ? r->topo->name : "?",
+                           dtype_name(pd), dtype_name(pd), dtype_name(pd));
+        return -1;
+    }
 
     int world = r->topo->nodes * r->topo->gpus_per_node;
     if (sharding_is_hybrid(c->sharding) && r->topo->nodes < 2) {

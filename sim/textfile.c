@@ -2,59 +2,78 @@
  * textfile.c: whole-file reads for the model and topology loaders (see
  * textfile.h).
  *
- * The file is read in chunks into a growing buffer rather than sized from
- * fstat() first, because topologies may come from a pipe ("<(...)"), where
- * there is no size to ask for; a few reallocations of a few KiB cost
- * nothing next to parsing.
+ * Every input is a regular file.  The file is opened with O_NONBLOCK and
+ * checked with fstat() before the first read, so a FIFO (whose open would
+ * block until a writer comes) or a device is refused at once rather than
+ * waited on or read forever.  It is still read in chunks up to the bound
+ * rather than sized from fstat(), since a file may grow while it is read.
+ * A UTF-8 byte order mark at the start is dropped: editors on some systems
+ * write one, and no format read here gives it a meaning.
  */
-#define _POSIX_C_SOURCE 200809L /* fileno(), fstat() */
+#define _POSIX_C_SOURCE 200809L /* fdopen(), fstat() */
 
 #include "textfile.h"
 #include "xalloc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define TEXTFILE_CHUNK 65536 /* bytes asked of fread() at a time */
 
 /*
  * Read the file PATH into a NUL-terminated string (caller frees).  At most
  * MAX_BYTES + 1 bytes are read, so a huge file or an endless device costs
- * no more than that.  FLAGS is 0 or TEXTFILE_REGULAR.  Returns NULL with
- * *error set on failure, and for TEXTFILE_OPEN and TEXTFILE_READ errno
- * still holding the cause.
+ * no more than that.  Anything but a regular file is refused
+ * (TEXTFILE_NOT_REGULAR, or TEXTFILE_READ with errno EISDIR for a
+ * directory), whatever FLAGS says.  Returns NULL with *error set on failure,
+ * and for TEXTFILE_OPEN and TEXTFILE_READ errno still holding the cause.
  */
 char *
 textfile_read(const char *path, size_t max_bytes, unsigned flags,
               enum textfile_error *error)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
+    (void)flags; /* every input is a regular file now */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
         *error = TEXTFILE_OPEN;
         return NULL;
     }
-    char *buf = NULL;
+    struct stat st;
     int err = 0;
-    if (flags & TEXTFILE_REGULAR) {
-        struct stat st;
-        if (fstat(fileno(f), &st) != 0) {
-            err = errno;
-            *error = TEXTFILE_READ;
-            goto fail;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            err = EISDIR;
-            *error = TEXTFILE_READ;
-            goto fail;
-        }
-        if (!S_ISREG(st.st_mode)) {
-            *error = TEXTFILE_NOT_REGULAR;
-            goto fail;
-        }
+    if (fstat(fd, &st) != 0) {
+        err = errno;
+        *error = TEXTFILE_READ;
+    } else if (S_ISDIR(st.st_mode)) {
+        err = EISDIR;
+        *error = TEXTFILE_READ;
+    } else if (!S_ISREG(st.st_mode)) {
+        *error = TEXTFILE_NOT_REGULAR;
+    } else {
+        goto regular;
     }
+    close(fd);
+    errno = err;
+    return NULL;
+
+regular:;
+    /* A regular file never blocks; clear the flag for plain reads. */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (f == NULL) {
+        err = errno;
+        close(fd);
+        *error = TEXTFILE_OPEN;
+        errno = err;
+        return NULL;
+    }
+    char *buf = NULL;
     size_t cap = 0, len = 0;
     for (;;) {
         size_t want = max_bytes + 1 - len;
@@ -81,6 +100,8 @@ textfile_read(const char *path, size_t max_bytes, unsigned flags,
     }
     buf[len] = '\0';
     fclose(f);
+    if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+        memmove(buf, buf + 3, len - 2);
     return buf;
 
 fail:

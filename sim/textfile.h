@@ -3,7 +3,10 @@
  *
  * Model and topology files are a few KiB.  The bound keeps a mistaken path
  * (a checkpoint, a log) from being read into memory, and a NUL byte is
- * refused because the parsers would silently stop at it.  The caller words
+ * refused because the parsers would silently stop at it.  Only regular
+ * files are read: a FIFO, a device or a socket is refused without waiting
+ * on it (every input of fsdpsim goes through here), and a leading UTF-8
+ * byte order mark is dropped.  The caller words
  * the message from the textfile_error, since the hint depends on what the
  * file was meant to be.
  *
@@ -16,15 +19,16 @@
 
 /* Why textfile_read() failed. */
 enum textfile_error {
-    TEXTFILE_OPEN = 1,    /* fopen() failed; errno says why */
-    TEXTFILE_READ,        /* fstat() or fread() failed, or (with
-                           * TEXTFILE_REGULAR) a directory; errno says why */
-    TEXTFILE_NOT_REGULAR, /* a device, pipe or socket (TEXTFILE_REGULAR) */
+    TEXTFILE_OPEN = 1,    /* open() failed; errno says why */
+    TEXTFILE_READ,        /* fstat() or fread() failed, or a directory
+                           * (EISDIR); errno says why */
+    TEXTFILE_NOT_REGULAR, /* a device, FIFO or socket */
     TEXTFILE_TOO_BIG,     /* more than max_bytes */
     TEXTFILE_NUL          /* holds a NUL byte */
 };
 
-/* Refuse anything but a regular file, before reading it. */
+/* Refuse anything but a regular file, before reading it: always so now;
+ * kept so that callers can still say it. */
 #define TEXTFILE_REGULAR 0x1u
 
 char *textfile_read(const char *path, size_t max_bytes, unsigned flags,

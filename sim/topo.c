@@ -982,8 +982,8 @@ fail:
 /*
  * Read the file PATH into a NUL-terminated buffer (caller frees).  Returns
  * 0, 1 when there is no such file (so the caller can try a built-in), or
- * -1 with *cause set.  Pipes and devices are read too, so that a topology
- * can come from "<(...)".
+ * -1 with *cause set.  Only regular files are read (a FIFO would block,
+ * a device might never end).
  */
 static int
 read_file(const char *path, char **text, char **cause)
@@ -998,9 +998,10 @@ read_file(const char *path, char **text, char **cause)
             return 1;
         *cause = xasprintf("cannot open '%s': %s", path, strerror(errno));
         break;
-    case TEXTFILE_NOT_REGULAR: /* only refused with TEXTFILE_REGULAR */
-        assert(!"textfile_read() refused a file it was told to read");
-        /* fall through */
+    case TEXTFILE_NOT_REGULAR:
+        *cause = xasprintf("%s: not a regular file (a topology is read "
+                           "from an .ini file)", path);
+        break;
     case TEXTFILE_READ:
         *cause = xasprintf("cannot read '%s': %s", path, strerror(errno));
         break;

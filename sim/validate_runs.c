@@ -91,7 +91,7 @@ builtin_model(const struct published_e2e *row)
         const struct builtin_file *f = &builtin_files[i];
         if (strcmp(f->dir, "models") != 0 || strcmp(f->ext, "json") != 0)
             continue;
-        json_t *cfg = json_loads(f->text, 0, NULL);
+        json_t *cfg = json_loads(f->text, JSON_REJECT_DUPLICATES, NULL);
         if (cfg == NULL)
             continue;
         json_t *type = json_object_get(cfg, "model_type");

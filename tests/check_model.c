@@ -141,11 +141,13 @@ remove_tmp(char *path)
     free(path);
 }
 
-/* A small valid llama config.json; %s is spliced in before the closing
- * brace to add or override keys (jansson keeps the last duplicate). */
-#define LLAMA_MIN "{\"model_type\": \"llama\", \"hidden_size\": 64, " \
-    "\"intermediate_size\": 128, \"num_hidden_layers\": 2, " \
+/* A small valid llama config.json; keys are added before the closing
+ * brace (a key given twice is an error, so LLAMA_BASE leaves out
+ * hidden_size and num_hidden_layers for tests that set their own). */
+#define LLAMA_BASE "{\"model_type\": \"llama\", " \
+    "\"intermediate_size\": 128, " \
     "\"num_attention_heads\": 4, \"vocab_size\": 100"
+#define LLAMA_MIN LLAMA_BASE ", \"hidden_size\": 64, \"num_hidden_layers\": 2"
 
 /* --- core ------------------------------------------------------------- */
 
@@ -697,13 +699,15 @@ END_TEST
 
 START_TEST(test_model_error_json)
 {
-    assert_hf_err(LLAMA_MIN ", \"hidden_size\": -1}",
+    assert_hf_err(LLAMA_BASE ", \"num_hidden_layers\": 2, \"hidden_size\": -1}",
                   "c.json: key 'hidden_size': must be a positive integer "
                   "(got -1)");
-    assert_hf_err(LLAMA_MIN ", \"hidden_size\": \"64\"}",
+    assert_hf_err(LLAMA_BASE ", \"num_hidden_layers\": 2, "
+                  "\"hidden_size\": \"64\"}",
                   "c.json: key 'hidden_size': must be a positive integer "
                   "(got \"64\")");
-    assert_hf_err(LLAMA_MIN ", \"num_hidden_layers\": 200000}",
+    assert_hf_err(LLAMA_BASE ", \"hidden_size\": 64, "
+                  "\"num_hidden_layers\": 200000}",
                   "c.json: key 'num_hidden_layers': must be at most 100000 "
                   "(got 200000)");
     assert_hf_err(LLAMA_MIN ", \"tie_word_embeddings\": \"yes\"}",
@@ -723,6 +727,10 @@ START_TEST(test_model_error_json)
                   "(supported: gpt2, gpt_neox, llama, mistral, mpt, opt)");
     assert_hf_err("{\n  \"model_type\": \"llama\"\n  \"hidden_size\": 64\n}\n",
                   "c.json:3: malformed JSON: '}' expected near "
+                  "'\"hidden_size\"'");
+    /* A key twice is refused, not "last wins" (17.8B for a 6.7B model). */
+    assert_hf_err(LLAMA_MIN ", \"hidden_size\": 128}",
+                  "c.json:1: malformed JSON: duplicate object key near "
                   "'\"hidden_size\"'");
 }
 END_TEST

@@ -1,0 +1,1 @@
+calibrate --nccl-tests @SRCDIR@/tests/data/nccl-tests-bad-elements.txt -o partial.ini

@@ -1,0 +1,1 @@
+calibrate --nccl-tests @SRCDIR@/tests/data/nccl-tests-bad-wrong.txt -o partial.ini

@@ -1,0 +1,1 @@
+models --show @SRCDIR@/tests/data/dup-config.json

@@ -1,0 +1,1 @@
+report --memory /dev/zero --out partial

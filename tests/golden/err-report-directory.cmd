@@ -1,0 +1,1 @@
+report --timeline @SRCDIR@/tests/data --out partial

@@ -1,0 +1,1 @@
+report --timeline @SRCDIR@/tests/data/run.ini --out partial

@@ -1,0 +1,1 @@
+real run --dry-run --model tiny-llama --topology test-2x4 >/dev/full

@@ -1,0 +1,1 @@
+topology @SRCDIR@/tests/data
