@@ -370,6 +370,14 @@ cmd_coll(int argc, char **argv)
         nc.max_channels = (int)v;
     else if (maxch)
         goto fail_cause;
+    if (nc.min_channels > 0 && nc.max_channels > 0
+        && nc.min_channels > nc.max_channels) {
+        cause = xasprintf("--nccl-min-nchannels %d is above "
+                          "--nccl-max-nchannels %d (NCCL_MIN_NCHANNELS must "
+                          "not exceed NCCL_MAX_NCHANNELS)", nc.min_channels,
+                          nc.max_channels);
+        goto fail_cause;
+    }
 
     struct coll_group g = {t->nodes * ranks_per_node, t->nodes,
                            ranks_per_node};

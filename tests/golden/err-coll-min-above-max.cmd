@@ -1,0 +1,1 @@
+coll allgather --nccl-min-nchannels 8 --nccl-max-nchannels 2
