@@ -321,7 +321,8 @@ setup_prepare(struct run *r, char **cause)
         c->sharding = SHARDING_NO_SHARD;
         c->no_shard_one_rank = true;
     }
-    if (world == 1 && c->sharding != SHARDING_NO_SHARD) {
+    if (world == 1 && c->sharding != SHARDING_NO_SHARD
+        && c->sharding != SHARDING_DDP) {
         /* _init_core_state: FSDP clamps to NO_SHARD on one rank. */
         fprintf(stderr, "fsdpsim: world size 1: FSDP switches %s to "
                 "NO_SHARD, as PyTorch does\n", sharding_name(c->sharding));
