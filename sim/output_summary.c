@@ -180,11 +180,6 @@ output_summary_json(const struct run_view *v, FILE *out)
     fprintf(out, "  \"seq_len\": %lld,\n", (long long)c->seq_len);
     fprintf(out, "  \"grad_accum\": %lld,\n", (long long)c->grad_accum);
     fprintf(out, "  \"n_units\": %d,\n", s->n_units);
-    if (s->ddp)
-        fprintf(out, "  \"ddp_buckets\": %d,\n  \"bucket_cap_bytes\": %llu,\n"
-                "  \"first_bucket_bytes\": %llu,\n", s->n_buckets,
-                (unsigned long long)s->bucket_cap_bytes,
-                (unsigned long long)s->first_bucket_bytes);
     fprintf(out, "  \"step_time_s\": %.9f,\n", m->step_time_s);
     fprintf(out, "  \"tokens_per_s\": %.3f,\n", m->tokens_per_s);
     fprintf(out, "  \"tokens_per_s_per_gpu\": %.3f,\n",
