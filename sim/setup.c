@@ -21,7 +21,10 @@ is_optional_bool(const char *key)
            || strcmp(key, "cpu_offload") == 0
            || strcmp(key, "no_sync") == 0
            || strcmp(key, "compile") == 0
-           || strcmp(key, "exact") == 0;
+           || strcmp(key, "exact") == 0
+           || strcmp(key, "gradient_as_bucket_view") == 0
+           || strcmp(key, "static_graph") == 0
+           || strcmp(key, "grad_scaler") == 0;
 }
 
 static char *
