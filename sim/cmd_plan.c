@@ -67,6 +67,10 @@ cmd_plan_help(FILE *out)
             "                           default the --topology option's)\n"
             "  --price T=$X/gpu-hour    renting T costs X per GPU-hour\n"
             "  --price T=$Y/node        buying T costs Y per node\n"
+            "  --strategies S,...       plan each GPU type once per "
+            "strategy, side by side,\n"
+            "                           e.g. FULL_SHARD,DDP (default: "
+            "the --sharding-strategy)\n"
             "  --global-batch-tokens N  tokens per optimizer step "
             "(default 4194304 = 4M)\n"
             "  --headroom P             device memory kept free, e.g. "
@@ -95,7 +99,7 @@ cmd_plan_help(FILE *out)
 
 struct plan_cli {
     const char *tokens, *deadline, *budget, *batch, *headroom, *max_nodes;
-    const char *plot, *term, *report, *jobs;
+    const char *plot, *term, *report, *jobs, *strategies;
     struct search_list gpu, price;
 };
 
@@ -128,6 +132,7 @@ parse_cli(int argc, char **argv, struct plan_cli *o, char **base,
         {"--term", NULL, &o->term, NULL},
         {"--report", NULL, &o->report, NULL},
         {"--jobs", "-j", &o->jobs, NULL},
+        {"--strategies", NULL, &o->strategies, NULL},
         {"--gpu", NULL, NULL, &o->gpu},
         {"--price", NULL, NULL, &o->price}};
     int rc = search_split_args("plan", argc, argv, own,
@@ -206,29 +211,68 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
         o->jobs = (int)v;
     }
     int n = c->gpu.n ? c->gpu.n : 1;
+    /* --strategies A,B: each GPU type planned once per strategy, side by
+     * side (e.g. FULL_SHARD,DDP). */
+    char *strat[8];
+    int n_strat = 0;
+    if (c->strategies) {
+        char *list = xstrdup(c->strategies), *save = NULL;
+        for (char *tok = strtok_r(list, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            struct run_config probe;
+            config_init(&probe);
+            char *why = NULL;
+            int bad = config_set(&probe, "sharding_strategy", tok,
+                                 "--strategies", &why);
+            config_free(&probe);
+            if (bad || n_strat == 8) {
+                for (int k = 0; k < n_strat; k++)
+                    free(strat[k]);
+                free(list);
+                cause = bad ? why : xstrdup("--strategies: at most 8");
+                goto bad;
+            }
+            strat[n_strat++] = xstrdup(tok);
+        }
+        free(list);
+    }
+    int per_gpu = n_strat ? n_strat : 1;
+    n *= per_gpu;
     if (n > PLAN_MAX_GPUS) {
+        for (int k = 0; k < n_strat; k++)
+            free(strat[k]);
         cause = xasprintf("--gpu: %d GPU types, at most %d", n,
                           PLAN_MAX_GPUS);
         goto bad;
     }
     o->gpus = xcalloc(n, sizeof *o->gpus);
     for (int i = 0; i < n; i++) {
-        const char *name = c->gpu.n ? c->gpu.v[i] : base->cfg.topology;
+        const char *name = c->gpu.n ? c->gpu.v[i / per_gpu]
+                                    : base->cfg.topology;
         struct topo *t = topo_load(name, &cause);
         if (t == NULL) {
             char *m = xasprintf("--gpu %s: %s", name, cause);
             free(cause);
             cause = m;
+            for (int k = 0; k < n_strat; k++)
+                free(strat[k]);
             goto bad;
         }
         struct plan_gpu *g = &o->gpus[o->n_gpus++];
         g->topology = xstrdup(name);
-        g->name = xstrdup(t->name);
+        if (n_strat) {
+            g->strategy = xstrdup(strat[i % per_gpu]);
+            g->name = xasprintf("%s [%s]", t->name, g->strategy);
+        } else {
+            g->name = xstrdup(t->name);
+        }
         g->gpu_name = xstrdup(t->gpu_name ? t->gpu_name : "GPU");
         g->gpus_per_node = base->cfg.gpus_per_node ? base->cfg.gpus_per_node
                                                    : t->gpus_per_node;
         topo_free(t);
     }
+    for (int k = 0; k < n_strat; k++)
+        free(strat[k]);
     for (int i = 0; i < c->price.n; i++) {
         char *topo;
         enum plan_price_kind kind;
@@ -247,9 +291,13 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
             free(topo);
             goto bad;
         }
+        /* The same GPU type under each of --strategies. */
+        for (int k = j; k < o->n_gpus; k++)
+            if (k == j || strcmp(o->gpus[k].topology, topo) == 0) {
+                o->gpus[k].price_kind = kind;
+                o->gpus[k].price_usd = usd;
+            }
         free(topo);
-        o->gpus[j].price_kind = kind;
-        o->gpus[j].price_usd = usd;
     }
     if (o->budget_usd > 0) {
         for (int i = 0; i < o->n_gpus; i++)
@@ -281,6 +329,7 @@ opts_free(struct plan_opts *o)
         free(o->gpus[i].topology);
         free(o->gpus[i].name);
         free(o->gpus[i].gpu_name);
+        free(o->gpus[i].strategy);
     }
     free(o->gpus);
 }

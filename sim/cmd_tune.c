@@ -43,8 +43,9 @@ cmd_tune_help(FILE *out)
             "                     size_based_auto_wrap_policy at each "
             "min_num_params where\n"
             "                     PyTorch's policy draws different units\n"
-            "  sharding_strategy  FULL_SHARD, SHARD_GRAD_OP, NO_SHARD "
-            "(DDP-like);\n"
+            "  sharding_strategy  FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, and "
+            "DDP (the baseline,\n"
+            "                     compared with the best FSDP setting);\n"
             "                     HYBRID_SHARD, _HYBRID_SHARD_ZERO2 on "
             "several nodes\n"
             "  checkpointing      none, full;  micro-batch 1, 2, 4, 8\n"
@@ -103,7 +104,9 @@ static const char *
 wrap_text(const struct tune_setting *s, char *buf, size_t len)
 {
     char n[32];
-    if (s->min_num_params > 0)
+    if (s->sharding == SHARDING_DDP)
+        snprintf(buf, len, "-");
+    else if (s->min_num_params > 0)
         snprintf(buf, len, "size %s",
                  tune_fmt_threshold(n, sizeof n, s->min_num_params, 0));
     else
@@ -131,17 +134,72 @@ fill_top(struct table *t, const struct tune_result *r, int top)
         table_cell(t, row, 4, "%.0f%%", 100 * p->mem_free);
         table_cell(t, row, 5, "%.1f%%", 100 * p->exposed_share);
         table_cell(t, row, 6, "%s", wrap_text(&p->s, b, sizeof b));
-        table_cell(t, row, 7, "%d", p->s.n_units);
+        int ddp = p->s.sharding == SHARDING_DDP;
+        if (ddp)
+            table_cell(t, row, 7, "-");
+        else
+            table_cell(t, row, 7, "%d", p->s.n_units);
         table_cell(t, row, 8, "%s", sharding_name(p->s.sharding));
         table_cell(t, row, 9, "%s", ac_name(p->s.ac));
         table_cell(t, row, 10, "%lld", (long long)p->s.micro_batch);
         table_cell(t, row, 11, "%lld", (long long)p->s.grad_accum);
         table_cell(t, row, 12, "%s", p->s.no_sync ? "yes" : "no");
-        table_cell(t, row, 13, "%s", backward_prefetch_name(p->s.prefetch));
-        table_cell(t, row, 14, "%s", p->s.limit_all_gathers ? "true"
-                                                           : "false");
+        table_cell(t, row, 13, "%s", ddp ? "-"
+                                     : backward_prefetch_name(p->s.prefetch));
+        table_cell(t, row, 14, "%s", ddp ? "-"
+                                     : p->s.limit_all_gathers ? "true"
+                                                              : "false");
         if (k == 0)
             table_row_class(t, row, "pick");
+    }
+}
+
+/* FSDP against the DDP baseline: the best of each, or for DDP when
+ * nothing fits, the setting closest to fitting. */
+static void
+print_fsdp_vs_ddp(const struct tune_result *r, FILE *out)
+{
+    int best[2] = {-1, -1}, rank_of[2] = {0, 0};
+    for (int k = 0; k < r->n_ranked; k++) {
+        int ddp = r->points[r->ranked[k]].s.sharding == SHARDING_DDP;
+        if (best[ddp] < 0) {
+            best[ddp] = r->ranked[k];
+            rank_of[ddp] = k + 1;
+        }
+    }
+    fprintf(out, "\nFSDP against DDP (the best fitting setting of each):\n");
+    for (int ddp = 0; ddp < 2; ddp++) {
+        const char *name = ddp ? "DDP " : "FSDP";
+        if (best[ddp] >= 0) {
+            const struct tune_point *p = &r->points[best[ddp]];
+            char b[64];
+            fprintf(out, "  %s  %.1f tokens/s/GPU (#%d), MFU %.1f%%, step "
+                    "%s, %.0f%% memory free: %s, checkpointing %s, "
+                    "micro-batch %lld x %lld\n", name,
+                    p->tokens_per_s_per_gpu, rank_of[ddp], 100 * p->mfu,
+                    units_fmt_time_s(b, sizeof b, p->step_s),
+                    100 * p->mem_free, sharding_name(p->s.sharding),
+                    ac_name(p->s.ac), (long long)p->s.micro_batch,
+                    (long long)p->s.grad_accum);
+            continue;
+        }
+        int closest = -1;
+        for (int i = 0; i < r->n_points; i++) {
+            const struct tune_point *p = &r->points[i];
+            if (!p->ok || (p->s.sharding == SHARDING_DDP) != ddp)
+                continue;
+            if (closest < 0 || p->mem_free > r->points[closest].mem_free)
+                closest = i;
+        }
+        if (closest < 0)
+            fprintf(out, "  %s  no setting could be simulated\n", name);
+        else
+            fprintf(out, "  %s  does not fit: at best %.0f%% of device "
+                    "memory free (checkpointing %s, micro-batch %lld): "
+                    "full replicas of parameters, gradients and optimizer "
+                    "state\n", name, 100 * r->points[closest].mem_free,
+                    ac_name(r->points[closest].s.ac),
+                    (long long)r->points[closest].s.micro_batch);
     }
 }
 
@@ -427,6 +485,7 @@ cmd_tune(int argc, char **argv)
     fill_top(&t, &r, (int)top);
     table_print_text(&t, "  ", stdout);
     table_free(&t);
+    print_fsdp_vs_ddp(&r, stdout);
     if (winner_text(&o, &r.points[r.ranked[0]].s, &simulate, &code,
                     &cause) != 0) {
         cmd_error("tune", cause, 0);
@@ -436,7 +495,9 @@ cmd_tune(int argc, char **argv)
     printf("\nwinner, as fsdpsim runs it:\n  %s\n\nwinner in PyTorch:\n\n%s",
            simulate, code);
     printf("\nthroughput over min_num_params (size_based_auto_wrap_policy, "
-           "the winner's other settings):\n");
+           "the %s other settings):\n",
+           r.points[r.ranked[0]].s.sharding == SHARDING_DDP
+               ? "best FSDP setting's" : "winner's");
     fill_curve(&t, &r);
     table_print_text(&t, "  ", stdout);
     table_free(&t);

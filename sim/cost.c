@@ -66,6 +66,28 @@ cost_leaf_time_s(const struct topo *t, const struct module *m,
     return sec;
 }
 
+/* Selective op-level checkpointing: the recompute of leaf M runs only
+ * its kernels that are neither matrix products nor attention (their
+ * outputs were saved), i.e. the elementwise and reduction kernels. */
+static double
+cost_leaf_recompute_selective_s(const struct topo *t, const struct module *m,
+                                const struct kernel_ctx *ctx, enum dtype d,
+                                int *launches)
+{
+    struct kernel ks[KERNEL_MAX_PER_LEAF];
+    int n = kernel_list(m, ctx, PHASE_FWD, ks);
+    double sec = 0;
+    *launches = 0;
+    for (int i = 0; i < n; i++) {
+        if (ks[i].cls == KERNEL_GEMM || ks[i].cls == KERNEL_ATTN_FWD
+            || ks[i].cls == KERNEL_ATTN_BWD)
+            continue;
+        sec += kernel_time_s(t, &ks[i], d);
+        *launches += ks[i].launches;
+    }
+    return sec;
+}
+
 void
 cost_group(const struct sched *s, enum sched_pg pg, struct coll_group *g)
 {
@@ -116,6 +138,9 @@ cost_table_build(const struct sched *s, const struct topo *t,
     double *bwd_s = xcalloc(s->n_leaves + 1, sizeof(double));
     int *fwd_k = xcalloc(s->n_leaves + 1, sizeof(int));
     int *bwd_k = xcalloc(s->n_leaves + 1, sizeof(int));
+    int sac = s->ac == AC_SELECTIVE_OP;
+    double *rec_s = sac ? xcalloc(s->n_leaves + 1, sizeof(double)) : NULL;
+    int *rec_k = sac ? xcalloc(s->n_leaves + 1, sizeof(int)) : NULL;
     struct kernel_ctx kc;
     cost_kernel_ctx(s, &kc);
     /* The layers of a model repeat: a leaf like one timed before (same
@@ -132,12 +157,19 @@ cost_table_build(const struct sched *s, const struct topo *t,
             bwd_s[l] = bwd_s[hit];
             fwd_k[l] = fwd_k[hit];
             bwd_k[l] = bwd_k[hit];
+            if (sac) {
+                rec_s[l] = rec_s[hit];
+                rec_k[l] = rec_k[hit];
+            }
             continue;
         }
         fwd_s[l] = cost_leaf_time_s(t, s->leaves[l], &kc, s->param_dtype,
                                     PHASE_FWD, &fwd_k[l]);
         bwd_s[l] = cost_leaf_time_s(t, s->leaves[l], &kc, s->param_dtype,
                                     PHASE_BWD, &bwd_k[l]);
+        if (sac)
+            rec_s[l] = cost_leaf_recompute_selective_s(
+                t, s->leaves[l], &kc, s->param_dtype, &rec_k[l]);
         if (n_leaf_memo < COST_MEMO)
             memo_leaf[n_leaf_memo++] = l;
     }
@@ -160,6 +192,9 @@ cost_table_build(const struct sched *s, const struct topo *t,
                     kernels += bwd_k[l];
                     host_extra_s += bwd_k[l] * t->autograd_overhead_ns
                                     * 1e-9;
+                } else if (sac && op->kind == OP_RECOMPUTE) {
+                    sec += rec_s[l];
+                    kernels += rec_k[l];
                 } else {
                     sec += fwd_s[l];
                     kernels += fwd_k[l];
@@ -223,6 +258,12 @@ cost_table_build(const struct sched *s, const struct topo *t,
                 sec = kernel_time_s(t, &k, s->param_dtype);
             }
             kernels = 4;
+            if (s->scaler_grad_numel > 0) {
+                /* GradScaler.update: _amp_update_scale_, one tiny
+                 * kernel (the unscale is its own op, sched.c). */
+                sec += 2e-6;
+                kernels += 1;
+            }
             /* The training loop's Python around the step. */
             host_extra_s += t->step_overhead_ns * 1e-9;
             break;
@@ -248,6 +289,8 @@ cost_table_build(const struct sched *s, const struct topo *t,
     free(bwd_s);
     free(fwd_k);
     free(bwd_k);
+    free(rec_s);
+    free(rec_k);
 }
 
 void

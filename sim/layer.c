@@ -224,6 +224,58 @@ layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
     return (double)micro_batch * (double)m->heads * s * s * act_bytes;
 }
 
+/* Whether m's input is the output of a matrix product or attention: the
+ * nearest earlier compute sibling is a Linear, attention or MHA. */
+static int
+input_from_matmul(const struct module *m)
+{
+    const struct module *p = m->parent;
+    if (p == NULL)
+        return 0;
+    int i = 0;
+    while (i < p->n_children && p->children[i] != m)
+        i++;
+    while (--i >= 0) {
+        const struct module *s = p->children[i];
+        if (!layer_is_compute(s))
+            continue;
+        return s->kind == LAYER_LINEAR || s->kind == LAYER_ATTENTION
+               || s->kind == LAYER_MHA;
+    }
+    return 0;
+}
+
+double
+layer_sac_saved_bytes(const struct module *m, int64_t micro_batch,
+                      int64_t seq_len, int act_bytes)
+{
+    const double T = (double)micro_batch * (double)seq_len;
+    const double b = act_bytes;
+    struct layer_work w;
+    layer_work(m, micro_batch, seq_len, act_bytes, &w);
+    switch (m->kind) {
+    case LAYER_LINEAR:      /* its input: o_proj reads attention's output */
+    case LAYER_ACTIVATION:  /* act_fn(gate_proj(x)) */
+        return input_from_matmul(m) ? w.saved_bytes : 0;
+    case LAYER_MUL:         /* act_fn(gate) * up: up_proj's output */
+        return input_from_matmul(m) ? w.saved_bytes / 2 : 0;
+    case LAYER_ATTENTION: {
+        /* v and the kernel's output and log-sum-exp are kept; q and k too
+         * unless rotary embedding (elementwise) produced them. */
+        double h = (double)m->heads, kv = (double)m->kv_heads;
+        double d = (double)m->head_dim;
+        double kept = T * (h + kv) * d * b + T * h * 4;
+        if (!m->rope)
+            kept += T * (h + kv) * d * b;
+        return kept < w.saved_bytes ? kept : w.saved_bytes;
+    }
+    case LAYER_MHA:         /* in-projection outputs and attention output */
+        return 4 * T * (double)m->out * b;
+    default:                /* norms, embeddings, the loss: recomputed */
+        return 0;
+    }
+}
+
 int
 layer_param_tensors(const struct module *m, int64_t sizes[4])
 {

@@ -40,6 +40,13 @@ void layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
 double layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
                                int64_t seq_len, int act_bytes);
 
+/* Selective op-level checkpointing (torchtitan's policy: the outputs of
+ * matrix products and attention are saved, the rest recomputed): the part
+ * of layer_work's saved_bytes that such outputs make up, kept from
+ * forward to backward; the rest is rematerialised by the recompute. */
+double layer_sac_saved_bytes(const struct module *m, int64_t micro_batch,
+                             int64_t seq_len, int act_bytes);
+
 /* The parameter tensors a leaf registers (weight, bias, ...), in order; for
  * use_orig_params alignment padding.  Returns their count (<= 4). */
 int layer_param_tensors(const struct module *m, int64_t sizes[4]);

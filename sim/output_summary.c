@@ -13,7 +13,11 @@ static const char *
 policy_text(const struct run_view *v, char *buf, size_t len)
 {
     const struct run_config *c = v->cfg;
-    if (c->wrap == WRAP_SIZE)
+    if (c->wrap_modules != NULL)
+        snprintf(buf, len, "enable_wrap + wrap(%s)", c->wrap_modules);
+    else if (c->wrap == WRAP_MODULE)
+        snprintf(buf, len, "ModuleWrapPolicy({%s})", c->wrap_classes);
+    else if (c->wrap == WRAP_SIZE)
         snprintf(buf, len, "size_based_auto_wrap_policy(min_num_params=%lld)",
                  (long long)c->min_num_params);
     else if (c->wrap == WRAP_NONE)
@@ -40,6 +44,22 @@ output_summary_text(const struct run_view *v, FILE *out)
             v->topo->gpus_per_node, s->world);
     if (c->calibration != NULL)
         fprintf(out, "calibration: %s\n", c->calibration);
+    if (s->ddp) {
+        fprintf(out, "DDP: bucket_cap_mb=%g (first bucket %s) -> %d "
+                "bucket%s, gradient_as_bucket_view=%s, static_graph=%s\n",
+                c->bucket_cap_mb,
+                units_fmt_bytes(b1, sizeof b1, (double)s->first_bucket_bytes),
+                s->n_buckets, s->n_buckets == 1 ? "" : "s",
+                c->gradient_as_bucket_view ? "True" : "False",
+                c->static_graph ? "True" : "False");
+        fprintf(out, "      fp32 replicas, compute %s%s, all-reduce fp32, "
+                "activation checkpointing %s%s, optimizer %s%s\n",
+                dtype_name(s->param_dtype),
+                s->param_dtype != DTYPE_FP32 ? " (autocast)" : "",
+                ac_name(c->ac), c->no_sync ? ", no_sync" : "",
+                optimizer_name(c->optimizer),
+                s->scaler_grad_numel > 0 ? ", GradScaler" : "");
+    } else {
     fprintf(out, "FSDP: %s, %s -> %d units, backward_prefetch=%s%s%s%s\n",
             sharding_name(c->sharding), policy_text(v, pol, sizeof pol),
             s->n_units, backward_prefetch_name(c->backward_prefetch),
@@ -47,10 +67,18 @@ output_summary_text(const struct run_view *v, FILE *out)
             c->limit_all_gathers ? ", limit_all_gathers" : "",
             c->use_orig_params ? ", use_orig_params" : "");
     fprintf(out, "      param %s, reduce %s, activation checkpointing %s, "
-            "%s%s, optimizer %s\n", dtype_name(s->param_dtype),
+            "%s%s, optimizer %s%s\n", dtype_name(s->param_dtype),
             dtype_name(s->reduce_dtype), ac_name(c->ac),
             c->cpu_offload ? "CPU offload" : "no offload",
-            c->no_sync ? ", no_sync" : "", optimizer_name(c->optimizer));
+            c->no_sync ? ", no_sync" : "", optimizer_name(c->optimizer),
+            s->scaler_grad_numel > 0
+                ? ", GradScaler (fp32 master weights)" : "");
+    }
+    if (c->ac == AC_SELECTIVE_LAYER)
+        fprintf(out, "      selective-layer: every %lld%s layer "
+                "checkpointed\n", (long long)c->ac_frequency,
+                c->ac_frequency == 1 ? "" : c->ac_frequency == 2 ? "nd"
+                : c->ac_frequency == 3 ? "rd" : "th");
     fprintf(out, "batch: %lld x %lld tokens per micro-batch, %lld "
             "micro-batch%s -> %lld tokens per GPU per step\n\n",
             (long long)c->micro_batch, (long long)c->seq_len,

@@ -195,6 +195,8 @@ plan_point_args(const struct plan_opts *o, const struct plan_gpu *g,
 {
     search_args_init(a, o->base_argc, o->base);
     search_args_add(a, "--topology=%s", g->topology);
+    if (g->strategy)
+        search_args_add(a, "--sharding-strategy=%s", g->strategy);
     search_args_add(a, "--nodes=%d", nodes);
     search_args_add(a, "--micro-batch=%lld", (long long)mb);
     search_args_add(a, "--grad-accum=%lld", (long long)accum);

@@ -42,6 +42,8 @@ struct plan_gpu {
     int gpus_per_node;
     enum plan_price_kind price_kind;
     double price_usd;           /* per GPU-hour, or per node bought */
+    char *strategy;             /* --strategies: this row set's
+                                   --sharding-strategy, NULL = the base's */
 };
 
 struct plan_opts {

@@ -26,12 +26,28 @@ const struct config_option config_options[] = {
     {"calibration", "FILE",
      "measured values for the topology ('real bench --calibration-out')"},
     {"sharding_strategy", "S",
-     "FULL_SHARD | SHARD_GRAD_OP | NO_SHARD | HYBRID_SHARD | _HYBRID_SHARD_ZERO2"},
-    {"auto_wrap_policy", "transformer|size|none",
-     "transformer_auto_wrap_policy, size_based_auto_wrap_policy, or none "
-     "(FSDP(model): the root is the one unit)"},
+     "FULL_SHARD | SHARD_GRAD_OP | NO_SHARD | HYBRID_SHARD | _HYBRID_SHARD_ZERO2 | DDP (DistributedDataParallel, full replicas)"},
+    {"strategy", "fsdp|ddp",
+     "fsdp (the default) or ddp, the same as --sharding-strategy DDP"},
+    {"bucket_cap_mb", "MB",
+     "DDP gradient bucket size (default 25; the first bucket is 1 MiB "
+     "unless this is given)"},
+    {"gradient_as_bucket_view", "[BOOL]",
+     "DDP: gradients are views into the buckets (no copy back, no "
+     "separate gradient memory)"},
+    {"static_graph", "[BOOL]",
+     "DDP static_graph=True (needed with reentrant checkpointing)"},
+    {"auto_wrap_policy", "transformer|size|module|none",
+     "transformer_auto_wrap_policy, size_based_auto_wrap_policy, "
+     "ModuleWrapPolicy (--wrap-classes), or none (FSDP(model): the root "
+     "is the one unit)"},
     {"transformer_layer_cls", "CLASS",
      "layer class(es) for the transformer policy, comma-separated"},
+    {"wrap_classes", "CLASS,...",
+     "the classes ModuleWrapPolicy wraps (--auto-wrap-policy module)"},
+    {"wrap", "MODULE_PATH,...",
+     "wrap() these modules by hand inside enable_wrap, e.g. "
+     "model.encoder,model.decoder (then the root)"},
     {"min_num_params", "N", "size policy threshold in parameters (default 1e8)"},
     {"backward_prefetch", "P", "BACKWARD_PRE | BACKWARD_POST | None"},
     {"forward_prefetch", "[BOOL]", "issue the next all-gather before compute"},
@@ -41,8 +57,15 @@ const struct config_option config_options[] = {
     {"reduce_dtype", "DTYPE", "MixedPrecision reduce_dtype (default param_dtype)"},
     {"buffer_dtype", "DTYPE", "MixedPrecision buffer_dtype"},
     {"cpu_offload", "[BOOL]", "CPUOffload(offload_params=True)"},
-    {"activation_checkpointing", "none|full|reentrant",
-     "checkpoint each layer: non-reentrant inside the unit, or reentrant"},
+    {"activation_checkpointing", "none|full|reentrant|selective-layer|selective-op",
+     "checkpoint each layer: non-reentrant inside the unit, or reentrant; "
+     "selective-layer: every --ac-frequency-th layer; selective-op: save "
+     "matmul and attention outputs, recompute the rest"},
+    {"ac_frequency", "N",
+     "selective-layer: checkpoint every N-th layer (default 2)"},
+    {"grad_scaler", "[BOOL]",
+     "GradScaler's unscale_, inf check and scale update each step "
+     "(default: on with fp16 parameters)"},
     {"attention", "KERNEL",
      "attention kernel: auto (the model's config, else SDPA's pick) | flash2 | flash3 | cudnn | flash1 | triton | xformers | math"},
     {"compile", "[BOOL]",
@@ -86,6 +109,8 @@ config_init(struct run_config *c)
     c->limit_all_gathers = true;    /* default since PyTorch 2.1 */
     c->param_dtype = c->reduce_dtype = c->buffer_dtype = DTYPE_FP32;
     c->ac = AC_NONE;
+    c->ac_frequency = 2;            /* torchtitan's default */
+    c->bucket_cap_mb = 25;          /* DDP's default */
     c->micro_batch = 1;
     c->seq_len = 2048;
     c->grad_accum = 1;
@@ -104,6 +129,8 @@ config_free(struct run_config *c)
         free(c->sets[i]);
     free(c->sets);
     free(c->layer_cls);
+    free(c->wrap_classes);
+    free(c->wrap_modules);
     free(c->trace_path);
     free(c->timeline_path);
     free(c->memory_path);
@@ -127,10 +154,11 @@ static const struct name_value sharding_names[] = {
     {"NO_SHARD", SHARDING_NO_SHARD},
     {"HYBRID_SHARD", SHARDING_HYBRID_SHARD},
     {"_HYBRID_SHARD_ZERO2", SHARDING_HYBRID_SHARD_ZERO2},
+    {"DDP", SHARDING_DDP},
     {NULL, 0}};
 static const struct name_value wrap_names[] = {
     {"transformer", WRAP_TRANSFORMER}, {"size", WRAP_SIZE},
-    {"none", WRAP_NONE}, {NULL, 0}};
+    {"none", WRAP_NONE}, {"module", WRAP_MODULE}, {NULL, 0}};
 static const struct name_value prefetch_names[] = {
     {"BACKWARD_PRE", BWD_PREFETCH_PRE},
     {"BACKWARD_POST", BWD_PREFETCH_POST},
@@ -138,7 +166,10 @@ static const struct name_value prefetch_names[] = {
     {NULL, 0}};
 static const struct name_value ac_names[] = {
     {"none", AC_NONE}, {"full", AC_FULL}, {"reentrant", AC_REENTRANT},
-    {NULL, 0}};
+    {"selective-layer", AC_SELECTIVE_LAYER},
+    {"selective-op", AC_SELECTIVE_OP}, {NULL, 0}};
+static const struct name_value strategy_names[] = {
+    {"fsdp", 0}, {"ddp", 1}, {NULL, 0}};
 static const struct name_value optimizer_names[] = {
     {"AdamW", OPTIMIZER_ADAMW}, {"SGD", OPTIMIZER_SGD}, {NULL, 0}};
 static const struct name_value network_names[] = {
@@ -230,6 +261,13 @@ config_reduce_dtype(const struct run_config *c)
 {
     /* MixedPrecision: reduce_dtype unset follows param_dtype (§8). */
     return c->reduce_dtype_given ? c->reduce_dtype : c->param_dtype;
+}
+
+bool
+config_grad_scaler(const struct run_config *c)
+{
+    return c->grad_scaler_given ? c->grad_scaler
+                                : config_param_dtype(c) == DTYPE_FP16;
 }
 
 static int
@@ -345,6 +383,44 @@ config_set(struct run_config *c, const char *key_in, const char *value,
         if (value && (rc = parse_choice(wrap_names, value, &v, origin,
                                         cause)) == 0)
             c->wrap = v;
+    } else if (strcmp(key, "strategy") == 0) {
+        if (value && (rc = parse_choice(strategy_names, value, &v, origin,
+                                        cause)) == 0) {
+            if (v)
+                c->sharding = SHARDING_DDP;
+            else if (c->sharding == SHARDING_DDP)
+                c->sharding = SHARDING_FULL_SHARD;
+        }
+    } else if (strcmp(key, "bucket_cap_mb") == 0) {
+        double f;
+        char *why = NULL;
+        if (value == NULL
+            || units_parse_real(value, 1e-6, 1e6, &f, &why) != 0) {
+            *cause = xasprintf("%s: '%s' is not a bucket size in MB "
+                               "(above 0, at most 1e6; DDP's default is "
+                               "25)", origin, value ? value : "");
+            free(why);
+        } else {
+            c->bucket_cap_mb = f;
+            c->bucket_cap_mb_given = true;
+            rc = 0;
+        }
+    } else if (strcmp(key, "gradient_as_bucket_view") == 0) {
+        rc = set_bool(&c->gradient_as_bucket_view, value, origin, cause);
+    } else if (strcmp(key, "static_graph") == 0) {
+        rc = set_bool(&c->static_graph, value, origin, cause);
+    } else if (strcmp(key, "wrap_classes") == 0) {
+        rc = set_string(&c->wrap_classes, value, origin, cause);
+    } else if (strcmp(key, "wrap") == 0) {
+        rc = set_string(&c->wrap_modules, value, origin, cause);
+    } else if (strcmp(key, "ac_frequency") == 0) {
+        rc = set_count(&c->ac_frequency, value, 1, 100000, origin, cause);
+        if (rc == 0)
+            c->ac_frequency_given = true;
+    } else if (strcmp(key, "grad_scaler") == 0) {
+        rc = set_bool(&c->grad_scaler, value, origin, cause);
+        if (rc == 0)
+            c->grad_scaler_given = true;
     } else if (strcmp(key, "transformer_layer_cls") == 0) {
         rc = set_string(&c->layer_cls, value, origin, cause);
     } else if (strcmp(key, "min_num_params") == 0) {
@@ -605,6 +681,79 @@ config_load_file(struct run_config *c, const char *path, char **cause)
     return 0;
 }
 
+/* DDP, selective checkpointing, manual and class wrapping, GradScaler:
+ * the combinations PyTorch refuses or that mean nothing. */
+static int
+config_validate_knobs(const struct run_config *c, char **cause)
+{
+    bool ddp = c->sharding == SHARDING_DDP;
+    if (ddp && c->cpu_offload) {
+        *cause = xstrdup("--cpu-offload: DistributedDataParallel keeps full "
+                         "replicas on the GPU and has no CPU offload (use "
+                         "an FSDP strategy with --cpu-offload)");
+        return -1;
+    }
+    if (ddp && c->reduce_dtype_given && c->reduce_dtype != DTYPE_FP32) {
+        *cause = xasprintf("--reduce-dtype %s: DDP all-reduces the fp32 "
+                           "gradient buckets (autocast leaves parameters "
+                           "and gradients in fp32); a compression comm "
+                           "hook is not modelled (drop --reduce-dtype)",
+                           dtype_name(c->reduce_dtype));
+        return -1;
+    }
+    if (ddp && c->ac == AC_REENTRANT && !c->static_graph) {
+        /* reducer.cpp: the recomputation's backward fires the same
+         * parameter hooks again. */
+        *cause = xstrdup("--activation-checkpointing reentrant: DDP raises "
+                         "\"Expected to mark a variable ready only once\" "
+                         "when reentrant checkpointing re-runs a layer's "
+                         "forward in backward; add --static-graph (DDP's "
+                         "static_graph=True) or use --activation-"
+                         "checkpointing full");
+        return -1;
+    }
+    if (!ddp && (c->bucket_cap_mb_given || c->gradient_as_bucket_view
+                 || c->static_graph)) {
+        *cause = xasprintf("--%s: a DistributedDataParallel setting; add "
+                           "--sharding-strategy DDP (FSDP has no gradient "
+                           "buckets)",
+                           c->bucket_cap_mb_given ? "bucket-cap-mb"
+                           : c->gradient_as_bucket_view
+                               ? "gradient-as-bucket-view"
+                               : "static-graph");
+        return -1;
+    }
+    if (c->ac_frequency_given && c->ac != AC_SELECTIVE_LAYER) {
+        *cause = xstrdup("--ac-frequency: only used with "
+                         "--activation-checkpointing selective-layer");
+        return -1;
+    }
+    if (c->wrap == WRAP_MODULE && c->wrap_classes == NULL) {
+        *cause = xstrdup("--auto-wrap-policy module: ModuleWrapPolicy needs "
+                         "its classes; give --wrap-classes CLASS,...");
+        return -1;
+    }
+    if (c->wrap_classes != NULL && c->wrap != WRAP_MODULE) {
+        *cause = xstrdup("--wrap-classes: only used with --auto-wrap-policy "
+                         "module (ModuleWrapPolicy)");
+        return -1;
+    }
+    if (c->wrap_modules != NULL && c->wrap != WRAP_NONE
+        && c->wrap != WRAP_TRANSFORMER) {
+        *cause = xstrdup("--wrap: manual wrapping inside enable_wrap is "
+                         "given with no auto_wrap_policy; drop "
+                         "--auto-wrap-policy (or give none)");
+        return -1;
+    }
+    if (ddp && c->wrap_modules != NULL) {
+        *cause = xstrdup("--wrap: DDP replicates the whole model and has no "
+                         "units to wrap; drop --wrap or use an FSDP "
+                         "strategy");
+        return -1;
+    }
+    return 0;
+}
+
 int
 config_validate(const struct run_config *c, char **cause)
 {
@@ -636,6 +785,8 @@ config_validate(const struct run_config *c, char **cause)
             "--min-num-params");
         return -1;
     }
+    if (config_validate_knobs(c, cause) != 0)
+        return -1;
     if (c->cpu_offload && c->grad_accum > 1 && !c->no_sync) {
         *cause = xstrdup(
             "--cpu-offload: gradient accumulation outside no_sync() is not "

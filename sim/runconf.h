@@ -22,12 +22,19 @@ enum sharding_strategy {
     SHARDING_NO_SHARD,
     SHARDING_HYBRID_SHARD,
     SHARDING_HYBRID_SHARD_ZERO2,
+    SHARDING_DDP,                /* DistributedDataParallel, not FSDP */
 };
 
-enum wrap_policy { WRAP_TRANSFORMER, WRAP_SIZE, WRAP_NONE };
+/* WRAP_MODULE: ModuleWrapPolicy({classes}); --wrap (manual wrap() inside
+ * enable_wrap) is independent of the policy (run_config.wrap_modules). */
+enum wrap_policy { WRAP_TRANSFORMER, WRAP_SIZE, WRAP_NONE, WRAP_MODULE };
 enum backward_prefetch { BWD_PREFETCH_PRE, BWD_PREFETCH_POST,
                          BWD_PREFETCH_NONE };
-enum ac_mode { AC_NONE, AC_FULL, AC_REENTRANT };
+/* SELECTIVE_LAYER: every ac_frequency-th block fully checkpointed;
+ * SELECTIVE_OP: every block, saving matmul and attention outputs and
+ * recomputing the rest (torchtitan's two selective policies). */
+enum ac_mode { AC_NONE, AC_FULL, AC_REENTRANT, AC_SELECTIVE_LAYER,
+               AC_SELECTIVE_OP };
 enum optimizer_kind { OPTIMIZER_ADAMW, OPTIMIZER_SGD };
 enum out_format { FORMAT_TEXT, FORMAT_JSON };
 /* How collectives' network time is found (net.h): NCCL's model alone, or
@@ -49,6 +56,9 @@ struct run_config {
                                     its all-reduce moves nothing */
     enum wrap_policy wrap;
     char *layer_cls;             /* transformer_layer_cls; NULL = model's */
+    char *wrap_classes;          /* ModuleWrapPolicy's classes */
+    char *wrap_modules;          /* --wrap: module paths wrap()ped by
+                                    hand inside enable_wrap, or NULL */
     int64_t min_num_params;      /* size_based_auto_wrap_policy threshold */
     bool min_num_params_given;   /* to reject it with the class policy */
     enum backward_prefetch backward_prefetch;
@@ -61,6 +71,18 @@ struct run_config {
     enum dtype buffer_dtype;
     bool cpu_offload;            /* CPUOffload(offload_params=True) */
     enum ac_mode ac;
+    int64_t ac_frequency;        /* selective-layer: every N-th block */
+    bool ac_frequency_given;
+    bool grad_scaler_given;
+    bool grad_scaler;            /* ShardedGradScaler (default: on with
+                                    fp16 parameters) */
+
+    /* DistributedDataParallel (sharding == SHARDING_DDP). */
+    double bucket_cap_mb;        /* default 25 */
+    bool bucket_cap_mb_given;    /* then the first bucket is capped at it
+                                    too, not at 1 MiB */
+    bool gradient_as_bucket_view;
+    bool static_graph;
     int attention;               /* enum attn_kernel; ATTN_AUTO = the
                                     model's own config, else SDPA's pick */
     bool compile;                /* torch.compile of each block */
@@ -117,6 +139,9 @@ int config_validate(const struct run_config *c, char **cause);
 /* Resolved dtypes: MixedPrecision rules (reduce defaults to param). */
 enum dtype config_param_dtype(const struct run_config *c);
 enum dtype config_reduce_dtype(const struct run_config *c);
+/* Whether the optimizer step runs a GradScaler's unscale_, inf check and
+ * scale update: --grad-scaler, by default on with fp16 parameters. */
+bool config_grad_scaler(const struct run_config *c);
 
 const char *sharding_name(enum sharding_strategy s);
 const char *backward_prefetch_name(enum backward_prefetch b);

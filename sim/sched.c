@@ -31,7 +31,12 @@ struct walk_step {
     int leaf_begin, leaf_end;
     int ckpt;             /* RUN: checkpointed module index, or -1 */
     double fwd_flops, bwd_flops, model_flops, palm_flops, saved_bytes;
+    /* selective-op: bytes of saved_bytes kept through forward (matmul and
+     * attention outputs), and the FLOPs its recompute runs */
+    double sac_kept_bytes, sac_recompute_flops;
 };
+
+struct ddp_state;
 
 struct builder {
     struct sched *s;
@@ -95,6 +100,9 @@ struct builder {
     int sharded;              /* not NO_SHARD */
     int shard_buf;            /* the persistent fp32 shards, or -1 */
     uint64_t *shard_off;      /* per unit: byte offset in shard_buf */
+
+    int *run_sac;             /* per walk step: selective-op kept outputs */
+    struct ddp_state *ddp;    /* DistributedDataParallel, or NULL */
 };
 
 static int
@@ -249,6 +257,80 @@ limiter_dequeue_if_needed(struct builder *b, int unit)
         struct sched_op *op = emit(b, OP_CPU_WAIT, STREAM_HOST, unit);
         op->wait_op = b->limiter[b->lim_head++];
     }
+}
+
+/* ---- selective activation checkpointing ---- */
+
+/* selective-layer (torchtitan's _apply_ac_to_transformer_block): blocks are
+ * counted from 1 in module order and every ac_frequency-th is wrapped in a
+ * full checkpoint, the others keep their activations.  Other modes
+ * checkpoint every block. */
+static int
+ac_block_selected(const struct builder *b, const struct module *blk,
+                  const char *cls)
+{
+    if (b->c->ac != AC_SELECTIVE_LAYER)
+        return 1;
+    int64_t count = 0;
+    for (int i = 0; i <= blk->index; i++) {
+        const struct module *mod = b->m->modules[i];
+        if (!wrap_class_matches(mod->cls, cls))
+            continue;
+        int outer = 1;
+        for (const struct module *p = mod->parent; p && outer; p = p->parent)
+            outer = !wrap_class_matches(p->cls, cls);
+        count += outer;
+    }
+    return count % b->c->ac_frequency == 0;
+}
+
+/* selective-op: what a checkpointed leaf keeps, and its recompute's FLOPs
+ * (everything but matrix products and attention). */
+static void
+sac_account(struct builder *b, const struct module *mod,
+            struct walk_step *st, const struct layer_work *lw)
+{
+    if (b->c->ac != AC_SELECTIVE_OP)
+        return;
+    st->sac_kept_bytes += layer_sac_saved_bytes(mod, b->c->micro_batch,
+                                                b->c->seq_len, b->b_param);
+    if (mod->kind != LAYER_LINEAR && mod->kind != LAYER_ATTENTION
+        && mod->kind != LAYER_MHA)
+        st->sac_recompute_flops += lw->fwd_flops;
+}
+
+static double
+recompute_flops(const struct builder *b, int w)
+{
+    return b->c->ac == AC_SELECTIVE_OP ? b->walk[w].sac_recompute_flops
+                                       : b->walk[w].fwd_flops;
+}
+
+/* Bytes a checkpointed run's recompute materialises again. */
+static double
+recompute_bytes(const struct builder *b, int w)
+{
+    return b->walk[w].saved_bytes
+           - (b->c->ac == AC_SELECTIVE_OP ? b->walk[w].sac_kept_bytes : 0);
+}
+
+/* Forward of a checkpointed run under selective-op: the outputs the
+ * policy saves stay allocated until the run's backward. */
+static void
+sac_forward(struct builder *b, int w)
+{
+    const struct walk_step *st = &b->walk[w];
+    if (b->c->ac == AC_SELECTIVE_OP && st->sac_kept_bytes > 0)
+        b->run_sac[w] = alloc_buf(b, STREAM_C, MEM_ACTIVATIONS,
+                                  st->sac_kept_bytes, st->unit);
+}
+
+static void
+sac_free(struct builder *b, int w, int last_use)
+{
+    if (b->run_sac[w] >= 0)
+        free_buf(b, b->run_sac[w], last_use, b->walk[w].unit);
+    b->run_sac[w] = -1;
 }
 
 /* ---- unshard / reshard ---- */
@@ -422,6 +504,7 @@ forward_run(struct builder *b, int w)
                                                 in, st->unit);
         }
         b->run_act[w] = -1;
+        sac_forward(b, w);
     } else if (st->saved_bytes > 0) {
         b->run_act[w] = alloc_buf(b, STREAM_C, MEM_ACTIVATIONS,
                                   st->saved_bytes, st->unit);
@@ -625,12 +708,12 @@ recompute_region(struct builder *b, int region, enum sched_op_kind kind)
     op->dtype = b->s->param_dtype;
     for (int w = w0; w <= w1; w++)
         if (b->walk[w].kind == WALK_RUN && b->walk[w].ckpt == region)
-            op->flops += b->walk[w].fwd_flops;
+            op->flops += recompute_flops(b, w);
     for (int w = w0; w <= w1; w++)
         if (b->walk[w].kind == WALK_RUN && b->walk[w].ckpt == region
-            && b->walk[w].saved_bytes > 0)
+            && recompute_bytes(b, w) > 0)
             b->run_act[w] = alloc_buf(b, STREAM_C, MEM_ACTIVATIONS,
-                                      b->walk[w].saved_bytes, b->walk[w].unit);
+                                      recompute_bytes(b, w), b->walk[w].unit);
     b->recomputed[region] = 1;
 }
 
@@ -649,6 +732,7 @@ backward_run(struct builder *b, int w)
     int bwd = op->id;
     free_buf(b, b->run_act[w], bwd, st->unit);
     b->run_act[w] = -1;
+    sac_free(b, w, bwd);
     b->last_bwd_unit = st->unit;
 }
 
@@ -813,6 +897,42 @@ optimizer_states(enum optimizer_kind o)
     return o == OPTIMIZER_ADAMW ? 2 : 0;
 }
 
+/* GradScaler.step (torch/amp/grad_scaler.py): unscale_ runs
+ * _amp_foreach_non_finite_check_and_unscale_ over every fp32 gradient
+ * (one multi-tensor pass, read and write); FSDP's ShardedGradScaler then
+ * all-reduces found_inf over the ranks (each holds a shard of the
+ * gradients); step() reads found_inf with .item(), so the host waits for
+ * the GPU before it issues optimizer.step().  The scale update
+ * (_amp_update_scale_, one tiny kernel) is counted in the optimizer op's
+ * cost (cost.c).  The master weights are fp32 throughout: FSDP's sharded
+ * FlatParameter, DDP's replicas. */
+static void
+grad_scaler_step(struct builder *b, double grad_numel, int sharded_scaler)
+{
+    if (!config_grad_scaler(b->c))
+        return;
+    b->s->scaler_grad_numel = grad_numel;
+    b->hooks++;
+    struct sched_op *un = emit(b, OP_CAST, STREAM_C, -1);
+    un->bytes = (uint64_t)(grad_numel * 8);
+    int last = un->id;
+    if (sharded_scaler) {
+        int fi = alloc_buf(b, STREAM_C, MEM_OPTIMIZER_STATE, 4, -1);
+        wait_stream(b, STREAM_P, STREAM_C);
+        struct sched_op *ar = emit(b, OP_ALLREDUCE, STREAM_P, -1);
+        ar->pg = PG_SHARD;
+        ar->bytes = 4;
+        ar->dtype = DTYPE_FP32;
+        ar->buf_in = fi;
+        last = ar->id;
+        wait_stream(b, STREAM_C, STREAM_P);
+        free_buf(b, fi, last, -1);
+    }
+    struct sched_op *ev = emit(b, OP_EVENT, STREAM_C, -1);
+    struct sched_op *w = emit(b, OP_CPU_WAIT, STREAM_HOST, -1);
+    w->wait_op = ev->id;
+}
+
 static void
 optimizer_step(struct builder *b, int *opt_state)
 {
@@ -821,6 +941,7 @@ optimizer_step(struct builder *b, int *opt_state)
     double total_shard = 0;
     for (int u = 0; u < b->s->n_units; u++)
         total_shard += (double)b->s->units[u].shard_numel;
+    grad_scaler_step(b, total_shard, 1);
     if (b->c->cpu_offload) {
         /* §9: the optimizer runs on the host over pinned memory; its
          * state lives in host memory. */
@@ -868,7 +989,7 @@ ckpt_region_of(const struct builder *b, const struct module *mod)
     const char *cls = b->c->layer_cls ? b->c->layer_cls : b->m->layer_cls;
     for (const struct module *p = mod; p; p = p->parent)
         if (cls && wrap_class_matches(p->cls, cls))
-            return p->index;
+            return ac_block_selected(b, p, cls) ? p->index : -1;
     return -1;
 }
 
@@ -904,6 +1025,8 @@ walk_module(struct builder *b, const struct module *mod)
         last->model_flops += lw.model_flops;
         last->palm_flops += lw.palm_flops;
         last->saved_bytes += lw.saved_bytes;
+        if (ckpt >= 0)
+            sac_account(b, mod, last, &lw);
     }
     for (int i = 0; i < mod->n_children; i++)
         walk_module(b, mod->children[i]);
@@ -969,6 +1092,336 @@ build_walk(struct builder *b)
     }
 }
 
+/* ---- DistributedDataParallel ----
+ *
+ * torch/nn/parallel/distributed.py and torch/csrc/distributed/c10d/
+ * reducer.cpp.  Every rank holds the whole fp32 model, its gradients and
+ * its optimizer state; the Reducer keeps flat gradient buckets (allocated
+ * at construction) and registers a hook on each parameter's
+ * AccumulateGrad.  When a gradient is ready the hook copies it into its
+ * bucket, scaled by 1/world (mul_out; div_ in place when the gradient is
+ * already a view of the bucket), and once every gradient of a bucket is
+ * in, the bucket is all-reduced on the process group's NCCL stream (which
+ * waits for the compute stream), buckets strictly in order.  The first
+ * step's buckets follow the parameters' definition order with no size
+ * limit (distributed.py passes [sys.maxsize] when find_unused_parameters
+ * is off): one bucket, all-reduced when the last gradient is ready.  At
+ * the next forward, _rebuild_buckets lays them out again in the order the
+ * gradients arrived (backward: reverse execution order) with
+ * compute_bucket_assignment_by_size's limits, the first bucket capped at
+ * _DEFAULT_FIRST_BUCKET_BYTES (1 MiB) and the rest at bucket_cap_mb (a
+ * bucket closes with the tensor that reaches its limit); an explicit
+ * bucket_cap_mb caps the first one too.  finalize_backward waits for the
+ * all-reduces and, unless gradient_as_bucket_view, copies each bucket
+ * back into the .grad tensors.  Compute under --param-dtype bf16/fp16 is
+ * autocast: each forward casts the fp32 weights (kept by autograd until
+ * the layer's backward).  static_graph changes neither the buckets nor
+ * their order for a model whose every parameter gets a gradient. */
+
+#define DDP_FIRST_BUCKET_BYTES (1024 * 1024)
+
+enum ddp_grad { DDP_GRAD_NONE, DDP_GRAD_OWN, DDP_GRAD_VIEW };
+
+struct ddp_layout {
+    int n;                    /* buckets */
+    uint64_t *bytes;          /* per bucket */
+    uint64_t *off;            /* per bucket: offset in the bucket buffer */
+    int *close_leaf;          /* per bucket: the leaf whose gradient
+                                 completes it */
+};
+
+struct ddp_state {
+    struct ddp_layout first, rebuilt;
+    const struct ddp_layout *cur;
+    int next_bucket;
+    int bucket_buf;           /* every bucket, one allocation */
+    int replica_buf;          /* the fp32 parameters */
+    uint64_t *leaf_off;       /* per leaf: its parameters' offset */
+    int *grad_state;          /* per leaf: enum ddp_grad */
+    int *grad_buf;            /* per leaf with DDP_GRAD_OWN */
+    int *cast_buf;            /* per walk step: autocast weight copies */
+    double total_numel;
+};
+
+static double
+ddp_leaf_numel(const struct module *mod)
+{
+    int64_t sz[4];
+    int n = layer_param_tensors(mod, sz);
+    double t = 0;
+    for (int k = 0; k < n; k++)
+        t += (double)sz[k];
+    return t;
+}
+
+static void
+ddp_layout_push(struct ddp_layout *L, size_t *cap, uint64_t bytes,
+                uint64_t off, int leaf)
+{
+    size_t c = *cap;
+    L->bytes = xgrow(L->bytes, &c, (size_t)L->n + 1, sizeof *L->bytes);
+    L->off = xrealloc(L->off, c * sizeof *L->off);
+    L->close_leaf = xrealloc(L->close_leaf, c * sizeof *L->close_leaf);
+    *cap = c;
+    L->bytes[L->n] = bytes;
+    L->off[L->n] = off;
+    L->close_leaf[L->n++] = leaf;
+}
+
+/* compute_bucket_assignment_by_size over the fp32 gradients in the order
+ * they become ready: leaves last to first, each leaf's tensors last to
+ * first.  first_cap 0: no limit (the first step). */
+static void
+ddp_assign(const struct sched *s, uint64_t first_cap, uint64_t cap,
+           struct ddp_layout *L)
+{
+    size_t lcap = 0;
+    memset(L, 0, sizeof *L);
+    uint64_t size = 0, off = 0, limit = first_cap;
+    int last_leaf = -1;
+    for (int l = s->n_leaves - 1; l >= 0; l--) {
+        int64_t sz[4];
+        int n = layer_param_tensors(s->leaves[l], sz);
+        for (int k = n - 1; k >= 0; k--) {
+            size += (uint64_t)sz[k] * 4;
+            last_leaf = l;
+            if (limit > 0 && size >= limit) {
+                ddp_layout_push(L, &lcap, size, off, l);
+                off += size;
+                size = 0;
+                limit = cap;
+            }
+        }
+    }
+    if (size > 0)
+        ddp_layout_push(L, &lcap, size, off, last_leaf);
+}
+
+static void
+ddp_layout_free(struct ddp_layout *L)
+{
+    free(L->bytes);
+    free(L->off);
+    free(L->close_leaf);
+}
+
+static void
+ddp_init(struct builder *b)
+{
+    struct sched *s = b->s;
+    const struct run_config *c = b->c;
+    struct ddp_state *d = xcalloc(1, sizeof *d);
+    b->ddp = d;
+    s->ddp = true;
+    s->bucket_cap_bytes = (uint64_t)(c->bucket_cap_mb * 1024 * 1024);
+    s->first_bucket_bytes = c->bucket_cap_mb_given ? s->bucket_cap_bytes
+                                                   : DDP_FIRST_BUCKET_BYTES;
+    if (s->first_bucket_bytes == 0)
+        s->first_bucket_bytes = 1;
+    if (s->bucket_cap_bytes == 0)
+        s->bucket_cap_bytes = 1;
+    ddp_assign(s, 0, 0, &d->first);
+    ddp_assign(s, s->first_bucket_bytes, s->bucket_cap_bytes, &d->rebuilt);
+    s->n_buckets = s->iterations > 1 ? d->rebuilt.n : d->first.n;
+    int nl = s->n_leaves ? s->n_leaves : 1;
+    d->leaf_off = xcalloc(nl, sizeof *d->leaf_off);
+    d->grad_state = xcalloc(nl, sizeof *d->grad_state);
+    d->grad_buf = xmalloc(sizeof *d->grad_buf * nl);
+    d->cast_buf = xmalloc(sizeof *d->cast_buf * (b->n_walk ? b->n_walk : 1));
+    for (int l = 0; l < s->n_leaves; l++) {
+        d->leaf_off[l] = (uint64_t)(d->total_numel * 4);
+        d->total_numel += ddp_leaf_numel(s->leaves[l]);
+        d->grad_buf[l] = -1;
+    }
+    for (int w = 0; w < b->n_walk; w++)
+        d->cast_buf[w] = -1;
+    /* The replicas, and the buckets the Reducer allocates up front. */
+    d->replica_buf = alloc_buf(b, STREAM_C, MEM_UNSHARDED_PARAMS,
+                               d->total_numel * 4, 0);
+    d->bucket_buf = alloc_buf(b, STREAM_C, MEM_RS_BUFFER,
+                              d->total_numel * 4, 0);
+}
+
+static void
+ddp_free(struct builder *b)
+{
+    struct ddp_state *d = b->ddp;
+    if (d == NULL)
+        return;
+    ddp_layout_free(&d->first);
+    ddp_layout_free(&d->rebuilt);
+    free(d->leaf_off);
+    free(d->grad_state);
+    free(d->grad_buf);
+    free(d->cast_buf);
+    free(d);
+    b->ddp = NULL;
+}
+
+static double
+ddp_run_numel(const struct builder *b, int w)
+{
+    double n = 0;
+    for (int l = b->walk[w].leaf_begin; l < b->walk[w].leaf_end; l++)
+        n += ddp_leaf_numel(b->s->leaves[l]);
+    return n;
+}
+
+static void
+ddp_forward_pass(struct builder *b)
+{
+    struct ddp_state *d = b->ddp;
+    b->phase = PHASE_FORWARD;
+    b->hooks++;             /* DDP.forward: _pre_forward */
+    for (int w = 0; w < b->n_walk; w++) {
+        b->cur_w = w;
+        if (b->walk[w].kind != WALK_RUN)
+            continue;
+        double n = ddp_run_numel(b, w);
+        if (b->b_param != b->b_orig && n > 0) {
+            /* autocast: the run's weights cast once per forward. */
+            d->cast_buf[w] = alloc_buf(b, STREAM_C, MEM_UNSHARDED_PARAMS,
+                                       n * b->b_param, 0);
+            struct sched_op *op = emit_copy(b, OP_CAST, STREAM_C, 0,
+                                            n * (b->b_orig + b->b_param),
+                                            d->replica_buf, d->cast_buf[w]);
+            op->in_offset = d->leaf_off[b->walk[w].leaf_begin];
+        }
+        forward_run(b, w);
+    }
+    b->hooks++;             /* _post_forward */
+}
+
+/* The autograd hook of leaf l's parameters (mark_variable_ready). */
+static void
+ddp_grad_ready(struct builder *b, int l, int sync)
+{
+    struct ddp_state *d = b->ddp;
+    if (!sync)
+        return;             /* no_sync: the hooks do nothing */
+    double n = ddp_leaf_numel(b->s->leaves[l]);
+    b->hooks++;
+    struct sched_op *cp = emit_copy(b, OP_CAST, STREAM_C, 0, n * 8,
+                                    d->grad_buf[l], d->bucket_buf);
+    if (d->grad_state[l] == DDP_GRAD_VIEW) {
+        cp->buf_in = d->bucket_buf;
+        cp->in_offset = d->leaf_off[l];
+    }
+    if (b->c->gradient_as_bucket_view && d->grad_state[l] == DDP_GRAD_OWN) {
+        /* grad = bucket_view: the AccumulateGrad tensor goes. */
+        free_buf(b, d->grad_buf[l], cp->id, 0);
+        d->grad_buf[l] = -1;
+        d->grad_state[l] = DDP_GRAD_VIEW;
+    }
+    const struct ddp_layout *L = d->cur;
+    while (d->next_bucket < L->n && L->close_leaf[d->next_bucket] == l) {
+        int k = d->next_bucket++;
+        wait_stream(b, STREAM_P, STREAM_C);
+        struct sched_op *ar = emit(b, OP_ALLREDUCE, STREAM_P, 0);
+        ar->pg = PG_SHARD;
+        ar->bytes = L->bytes[k];
+        ar->dtype = DTYPE_FP32;
+        ar->buf_in = d->bucket_buf;     /* in place, at the bucket */
+        ar->in_offset = L->off[k];
+    }
+}
+
+static void
+ddp_backward_pass(struct builder *b, int sync)
+{
+    struct ddp_state *d = b->ddp;
+    b->phase = PHASE_BACKWARD;
+    d->cur = b->it == 0 ? &d->first : &d->rebuilt;
+    d->next_bucket = 0;
+    for (int w = b->n_walk - 1; w >= 0; w--) {
+        const struct walk_step *st = &b->walk[w];
+        if (st->kind != WALK_RUN)
+            continue;
+        if (st->ckpt >= 0 && !b->recomputed[st->ckpt])
+            recompute_region(b, st->ckpt, OP_RECOMPUTE);
+        int last = -1;
+        /* One op per leaf: the hooks fire between leaves' kernels. */
+        for (int l = st->leaf_end - 1; l >= st->leaf_begin; l--) {
+            const struct module *mod = b->s->leaves[l];
+            double n = ddp_leaf_numel(mod);
+            if (n > 0 && d->grad_state[l] == DDP_GRAD_NONE) {
+                d->grad_buf[l] = alloc_buf(b, STREAM_C, MEM_GRAD_UNSHARDED,
+                                           n * 4, 0);
+                d->grad_state[l] = DDP_GRAD_OWN;
+            }
+            struct layer_work lw;
+            layer_work(mod, b->c->micro_batch, b->c->seq_len, b->b_param,
+                       &lw);
+            struct sched_op *op = emit(b, OP_BACKWARD, STREAM_C, 0);
+            op->leaf_begin = l;
+            op->leaf_end = l + 1;
+            op->flops = lw.bwd_flops;
+            op->model_flops = 2 * lw.model_flops;
+            op->dtype = b->s->param_dtype;
+            last = op->id;
+            if (n > 0)
+                ddp_grad_ready(b, l, sync);
+        }
+        if (last >= 0) {
+            free_buf(b, b->run_act[w], last, 0);
+            b->run_act[w] = -1;
+            sac_free(b, w, last);
+            free_buf(b, d->cast_buf[w], last, 0);
+            d->cast_buf[w] = -1;
+        }
+    }
+    free_region_inputs(b);
+    b->hooks++;             /* the Reducer's finalize_backward */
+    if (!sync)
+        return;
+    wait_stream(b, STREAM_C, STREAM_P);
+    if (!b->c->gradient_as_bucket_view) {
+        /* copy_bucket_to_grad, every parameter. */
+        emit_copy(b, OP_CAST, STREAM_C, 0, d->total_numel * 8,
+                  d->bucket_buf, -1);
+    }
+}
+
+static void
+ddp_optimizer_step(struct builder *b, int *opt_state)
+{
+    struct ddp_state *d = b->ddp;
+    b->phase = PHASE_OPTIMIZER;
+    b->micro = b->s->micro_batches - 1;
+    grad_scaler_step(b, d->total_numel, 0);
+    if (*opt_state < 0 && optimizer_states(b->c->optimizer) > 0)
+        *opt_state = alloc_buf(b, STREAM_C, MEM_OPTIMIZER_STATE,
+                               d->total_numel * b->b_orig
+                                   * optimizer_states(b->c->optimizer), -1);
+    struct sched_op *op = emit(b, OP_OPTIMIZER, STREAM_C, -1);
+    op->bytes = (uint64_t)(d->total_numel
+                           * optimizer_bytes_per_elem(b->c->optimizer));
+    op->buf_in = d->replica_buf;
+    int opt = op->id;
+    /* zero_grad(set_to_none=True). */
+    for (int l = 0; l < b->s->n_leaves; l++) {
+        if (d->grad_state[l] == DDP_GRAD_OWN)
+            free_buf(b, d->grad_buf[l], opt, 0);
+        d->grad_buf[l] = -1;
+        d->grad_state[l] = DDP_GRAD_NONE;
+    }
+}
+
+static void
+ddp_steps(struct builder *b)
+{
+    int opt_state = -1;
+    struct sched *s = b->s;
+    for (b->it = 0; b->it < s->iterations; b->it++) {
+        for (b->micro = 0; b->micro < s->micro_batches; b->micro++) {
+            int sync = !b->c->no_sync || b->micro == s->micro_batches - 1;
+            ddp_forward_pass(b);
+            ddp_backward_pass(b, sync);
+        }
+        ddp_optimizer_step(b, &opt_state);
+    }
+}
+
 static void
 builder_free(struct builder *b)
 {
@@ -997,6 +1450,8 @@ builder_free(struct builder *b)
     free(b->limiter);
     free(b->bufs);
     free(b->shard_off);
+    free(b->run_sac);
+    ddp_free(b);
 }
 
 struct sched *
@@ -1014,6 +1469,8 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     nccl_config_init(&s->nccl);
     s->param_dtype = config_param_dtype(c);
     s->reduce_dtype = config_reduce_dtype(c);
+    if (c->sharding == SHARDING_DDP)
+        s->reduce_dtype = DTYPE_FP32;   /* the fp32 gradient buckets */
     if (kernel_attention_for(m, c->attention, t, s->param_dtype, &s->attn,
                              cause) != 0) {
         free(s);
@@ -1021,10 +1478,12 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     }
     s->compile = c->compile;
     s->block_cls = m->layer_cls;
+    s->ac = c->ac;
     if (sharding_is_hybrid(c->sharding)) {
         s->shard_size = t->gpus_per_node;
         s->replicate_size = t->nodes;
-    } else if (c->sharding == SHARDING_NO_SHARD) {
+    } else if (c->sharding == SHARDING_NO_SHARD
+               || c->sharding == SHARDING_DDP) {
         s->shard_size = 1;
         s->replicate_size = 1;
         s->no_shard_ranks = c->no_shard_one_rank ? 1 : world;
@@ -1041,7 +1500,8 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     b.b_orig = 4;
     b.b_param = dtype_bytes(s->param_dtype);
     b.b_reduce = dtype_bytes(s->reduce_dtype);
-    b.sharded = c->sharding != SHARDING_NO_SHARD;
+    b.sharded = c->sharding != SHARDING_NO_SHARD
+                && c->sharding != SHARDING_DDP;
     for (int i = 0; i < STREAM_COUNT; i++)
         b.last_op[i] = -1;
     build_walk(&b);
@@ -1049,7 +1509,10 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     /* Bound the work before doing it: a pass issues at most a few ops per
      * walk step and a few dozen per unit. */
     double estimate = (double)c->iterations * (double)c->grad_accum
-                      * (4.0 * b.n_walk + 40.0 * s->n_units + 16);
+                      * (4.0 * b.n_walk + 40.0 * s->n_units + 16
+                         + (c->sharding == SHARDING_DDP
+                                ? 4.0 * b.n_walk + 10.0 * s->n_leaves
+                                : 0));
     if (estimate > SCHED_MAX_OPS) {
         *cause = xasprintf("the schedule would hold about %.3g ops (limit "
                            "%d): lower --grad-accum or --iterations, or wrap "
@@ -1082,8 +1545,9 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     b.recomputed = xcalloc(m->n_modules, sizeof(int));
     for (int i = 0; i < n; i++)
         b.unsharded[i] = b.grad[i] = b.grad_shard[i] = -1;
+    b.run_sac = xmalloc(sizeof(int) * (b.n_walk ? b.n_walk : 1));
     for (int i = 0; i < b.n_walk; i++)
-        b.run_act[i] = -1;
+        b.run_act[i] = b.run_sac[i] = -1;
     for (int i = 0; i < m->n_modules; i++)
         b.ckpt_input[i] = -1;
 
@@ -1096,7 +1560,7 @@ sched_build(const struct model *m, const struct wrap_plan *p,
         b.shard_off[u] = (uint64_t)(shard * b.b_orig);
         shard += (double)s->units[u].shard_numel;
     }
-    if (!c->cpu_offload)
+    if (!c->cpu_offload && c->sharding != SHARDING_DDP)
         b.shard_buf = alloc_buf(&b, STREAM_C, MEM_SHARDED_PARAMS,
                                 shard * b.b_orig, -1);
     /* NO_SHARD without mixed precision computes on the shard itself. */
@@ -1105,6 +1569,10 @@ sched_build(const struct model *m, const struct wrap_plan *p,
             b.unsharded[u] = -1;
 
     int opt_state = -1;
+    if (c->sharding == SHARDING_DDP) {
+        ddp_init(&b);
+        ddp_steps(&b);
+    } else
     for (b.it = 0; b.it < s->iterations; b.it++) {
         for (b.micro = 0; b.micro < s->micro_batches; b.micro++) {
             int sync = !c->no_sync || b.micro == s->micro_batches - 1;

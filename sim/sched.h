@@ -127,6 +127,18 @@ struct sched {
     double model_flops_per_gpu; /* per optimizer step (3x forward) */
     double palm_flops_per_gpu;  /* the same by PaLM's convention */
     struct nccl_config nccl;    /* the NCCL the collectives run on */
+
+    /* Activation checkpointing: under AC_SELECTIVE_OP a recompute op runs
+     * only its leaves' non-GEMM, non-attention kernels (cost.c). */
+    enum ac_mode ac;
+    /* GradScaler (fp16): the fp32 gradient elements its unscale_ and inf
+     * check read and write each step, 0 without one. */
+    double scaler_grad_numel;
+    /* DistributedDataParallel: gradient buckets of the reported (last)
+     * step; the first step all-reduces one bucket of every gradient. */
+    bool ddp;
+    int n_buckets;
+    uint64_t bucket_cap_bytes, first_bucket_bytes;
 };
 
 /* The largest schedule built: about 120 bytes an op, so at most ~0.6 GB,

@@ -21,7 +21,10 @@ is_optional_bool(const char *key)
            || strcmp(key, "cpu_offload") == 0
            || strcmp(key, "no_sync") == 0
            || strcmp(key, "compile") == 0
-           || strcmp(key, "exact") == 0;
+           || strcmp(key, "exact") == 0
+           || strcmp(key, "gradient_as_bucket_view") == 0
+           || strcmp(key, "static_graph") == 0
+           || strcmp(key, "grad_scaler") == 0;
 }
 
 static char *
@@ -321,7 +324,8 @@ setup_prepare(struct run *r, char **cause)
         c->sharding = SHARDING_NO_SHARD;
         c->no_shard_one_rank = true;
     }
-    if (world == 1 && c->sharding != SHARDING_NO_SHARD) {
+    if (world == 1 && c->sharding != SHARDING_NO_SHARD
+        && c->sharding != SHARDING_DDP) {
         /* _init_core_state: FSDP clamps to NO_SHARD on one rank. */
         fprintf(stderr, "fsdpsim: world size 1: FSDP switches %s to "
                 "NO_SHARD, as PyTorch does\n", sharding_name(c->sharding));

@@ -348,9 +348,20 @@ tune_run(const struct tune_opts *o, struct tune_result *r, char **cause)
         SHARDING_HYBRID_SHARD, SHARDING_HYBRID_SHARD_ZERO2};
     int n_sh = r->nodes > 1 ? 5 : 3;  /* hybrid needs several nodes */
     int n_w = n_wraps + has_layer_cls;
-    struct tune_setting *s = xcalloc((size_t)n_w * n_sh * 2 * N_MB + 1,
+    struct tune_setting *s = xcalloc((size_t)(n_w * n_sh + 1) * 2 * N_MB + 1,
                                      sizeof *s);
     int n = 0;
+    /* DDP, the baseline: no wrapping to vary, so once per checkpointing
+     * and micro-batch (checkpointing needs the layer class). */
+    for (int ck = 0; ck < 1 + has_layer_cls; ck++)
+        for (int m = 0; m < N_MB; m++)
+            s[n++] = (struct tune_setting){
+                .sharding = SHARDING_DDP,
+                .ac = ck ? AC_FULL : AC_NONE,
+                .micro_batch = tune_micro_batches[m],
+                .grad_accum = 1,
+                .prefetch = BWD_PREFETCH_PRE,
+                .limit_all_gathers = 1};
     for (int w = 0; w < n_w; w++)
         for (int h = 0; h < n_sh; h++)
             for (int ck = 0; ck < 2; ck++)
@@ -371,12 +382,25 @@ tune_run(const struct tune_opts *o, struct tune_result *r, char **cause)
     /* Stage 2: accumulation, no_sync, prefetch and limiter around the
      * best stage-1 settings. */
     int seeds = r->n_ranked < TUNE_SEEDS ? r->n_ranked : TUNE_SEEDS;
+    int seed_at[TUNE_SEEDS + 1];
+    for (int k = 0; k < seeds; k++)
+        seed_at[k] = r->ranked[k];
+    /* The DDP baseline is refined too, so that FSDP is compared with
+     * DDP at its best. */
+    int have_ddp = 0;
+    for (int k = 0; k < seeds; k++)
+        have_ddp |= r->points[seed_at[k]].s.sharding == SHARDING_DDP;
+    for (int k = seeds; k < r->n_ranked && !have_ddp; k++)
+        if (r->points[r->ranked[k]].s.sharding == SHARDING_DDP) {
+            seed_at[seeds++] = r->ranked[k];
+            have_ddp = 1;
+        }
     s = xcalloc((size_t)seeds * 64 * 4 + 1, sizeof *s);
     n = 0;
     static const enum backward_prefetch prefetches[] = {BWD_PREFETCH_PRE,
                                                         BWD_PREFETCH_POST};
     for (int k = 0; k < seeds && !r->interrupted; k++) {
-        struct tune_setting seed = r->points[r->ranked[k]].s;
+        struct tune_setting seed = r->points[seed_at[k]].s;
         for (int64_t acc = 1; acc <= o->max_grad_accum && acc <= 64;
              acc *= 2)
             for (int ns = 0; ns < (acc > 1 ? 2 : 1); ns++)
@@ -390,6 +414,10 @@ tune_run(const struct tune_opts *o, struct tune_result *r, char **cause)
                         /* Stage 1 has this one already. */
                         if (acc == 1 && pf == 0 && lim == 1)
                             continue;
+                        /* DDP has no prefetch or limiter. */
+                        if (seed.sharding == SHARDING_DDP
+                            && (pf != 0 || lim != 1))
+                            continue;
                         s[n++] = t;
                     }
     }
@@ -398,9 +426,14 @@ tune_run(const struct tune_opts *o, struct tune_result *r, char **cause)
     free(s);
     rank(r);
 
-    /* Stage 3: the winner's settings over every wrapping. */
-    if (r->n_ranked > 0 && !r->interrupted) {
-        struct tune_setting win = r->points[r->ranked[0]].s;
+    /* Stage 3: the winner's settings over every wrapping (the best FSDP
+     * setting's when DDP wins: DDP has no wrapping). */
+    int best_fsdp = -1;
+    for (int k = 0; k < r->n_ranked && best_fsdp < 0; k++)
+        if (r->points[r->ranked[k]].s.sharding != SHARDING_DDP)
+            best_fsdp = r->ranked[k];
+    if (best_fsdp >= 0 && !r->interrupted) {
+        struct tune_setting win = r->points[best_fsdp].s;
         s = xcalloc(n_wraps + 1, sizeof *s);
         for (int w = 0; w < n_wraps; w++) {
             s[w] = win;
@@ -460,10 +493,69 @@ torch_dtype(enum dtype d)
     }
 }
 
+/* The DDP baseline: DistributedDataParallel over the whole model, under
+ * autocast for a low-precision compute dtype. */
+static void
+tune_pytorch_code_ddp(const struct run_config *c, const char *cls,
+                      FILE *out)
+{
+    int ac = c->ac != AC_NONE;
+    int amp = config_param_dtype(c) != DTYPE_FP32;
+    fprintf(out, "import contextlib\n\nimport torch\n"
+            "from torch.nn.parallel import DistributedDataParallel as DDP\n");
+    if (ac)
+        fprintf(out, "from torch.distributed.algorithms._checkpoint."
+                "checkpoint_wrapper import (\n"
+                "    apply_activation_checkpointing,\n)\n");
+    if (ac && cls)
+        fprintf(out, "# %s: import it from your model's module\n", cls);
+    fprintf(out, "\nmodel = DDP(\n    model.cuda(),\n"
+            "    device_ids=[torch.cuda.current_device()],\n");
+    if (c->bucket_cap_mb_given)
+        fprintf(out, "    bucket_cap_mb=%g,\n", c->bucket_cap_mb);
+    if (c->gradient_as_bucket_view)
+        fprintf(out, "    gradient_as_bucket_view=True,\n");
+    if (c->static_graph)
+        fprintf(out, "    static_graph=True,\n");
+    fprintf(out, ")\n");
+    if (ac)
+        fprintf(out, "apply_activation_checkpointing(\n    model,\n"
+                "    check_fn=lambda m: isinstance(m, %s),\n)\n",
+                cls ? cls : "TransformerLayer");
+    fprintf(out, "optimizer = torch.optim.%s(model.parameters(), lr=...)\n",
+            c->optimizer == OPTIMIZER_SGD ? "SGD" : "AdamW");
+    fprintf(out, "\naccum = %lld\nfor i, batch in enumerate(loader):\n",
+            (long long)c->grad_accum);
+    const char *ind = "    ";
+    if (c->no_sync && c->grad_accum > 1) {
+        fprintf(out, "    sync = (i + 1) %% accum == 0\n"
+                "    with contextlib.nullcontext() if sync else "
+                "model.no_sync():\n");
+        ind = "        ";
+    }
+    if (amp)
+        fprintf(out, "%swith torch.autocast(\"cuda\", dtype=%s):\n"
+                "%s    loss = model(**batch).loss / accum\n",
+                ind, config_param_dtype(c) == DTYPE_FP16 ? "torch.float16"
+                                                         : "torch.bfloat16",
+                ind);
+    else
+        fprintf(out, "%sloss = model(**batch).loss / accum\n", ind);
+    fprintf(out, "%sloss.backward()\n", ind);
+    fprintf(out, "    if (i + 1) %% accum == 0:\n"
+            "        optimizer.step()\n"
+            "        optimizer.zero_grad(set_to_none=True)\n");
+}
+
 void
 tune_pytorch_code(const struct run_config *c, const char *layer_cls,
                   FILE *out)
 {
+    if (c->sharding == SHARDING_DDP) {
+        tune_pytorch_code_ddp(c, c->layer_cls ? c->layer_cls : layer_cls,
+                              out);
+        return;
+    }
     const char *cls = c->layer_cls ? c->layer_cls : layer_cls;
     int size = c->wrap == WRAP_SIZE;
     int none = c->wrap == WRAP_NONE;

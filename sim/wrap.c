@@ -56,7 +56,7 @@ policy(const struct wrap_ctx *x, const struct module *m, int recurse,
 {
     if (x->c->wrap == WRAP_NONE)
         return 0;           /* auto_wrap_policy=None: no recursion */
-    if (x->c->wrap == WRAP_TRANSFORMER)
+    if (x->c->wrap == WRAP_TRANSFORMER || x->c->wrap == WRAP_MODULE)
         return recurse ? 1 : wrap_class_matches(m->cls, x->layer_cls);
     int is_large = nonwrapped_numel >= x->c->min_num_params;
     return recurse ? is_large && !is_force_leaf(m)
@@ -106,13 +106,99 @@ aligned_numel(const struct model *m, const struct wrap_plan *p, int unit,
     return off;
 }
 
+/* The module a dotted path names: "encoder.block.0", or with the leading
+ * name of the Python variable holding the root ("model.encoder"), as
+ * wrap(model.encoder) is written. */
+static const struct module *
+find_path(const struct model *m, const char *path, size_t len)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        const char *p = path;
+        size_t n = len;
+        if (pass == 1) {
+            const char *dot = memchr(path, '.', len);
+            if (dot == NULL)
+                return NULL;
+            n = len - (size_t)(dot + 1 - path);
+            p = dot + 1;
+        }
+        for (int i = 1; i < m->n_modules; i++) {
+            char *mp = model_module_path(m->modules[i]);
+            int hit = strlen(mp) == n && strncmp(mp, p, n) == 0;
+            free(mp);
+            if (hit)
+                return m->modules[i];
+        }
+    }
+    return NULL;
+}
+
+/* Manual wrapping (fsdp/wrap.py): inside enable_wrap(wrapper_cls=FSDP),
+ * each wrap(module) makes that module a unit, and the final
+ * FSDP(model) (or wrap(model)) makes the root one.  No policy recurses. */
+static int
+manual_units(const struct model *m, const char *list, int *is_unit,
+             char **cause)
+{
+    const char *p = list;
+    while (p && *p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        while (len > 0 && *p == ' ') {
+            p++;
+            len--;
+        }
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        if (len > 0) {
+            const struct module *mod = find_path(m, p, len);
+            if (mod == NULL) {
+                *cause = xasprintf("--wrap: model '%s' has no module "
+                                   "'%.*s' (paths as named_modules() "
+                                   "gives them, e.g. encoder or "
+                                   "model.encoder; 'fsdpsim models --show "
+                                   "%s' lists them)", m->name, (int)len, p,
+                                   m->name);
+                return -1;
+            }
+            is_unit[mod->index] = 1;
+        }
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
 int
 wrap_plan_build(const struct model *m, const struct run_config *c,
                 int shard_size, struct wrap_plan *plan, char **cause)
 {
     memset(plan, 0, sizeof *plan);
-    const char *cls = c->layer_cls ? c->layer_cls : m->layer_cls;
-    if (c->wrap == WRAP_TRANSFORMER) {
+    if (c->sharding == SHARDING_DDP) {
+        /* DDP: one replica of the whole model, no units; the root stands
+         * for it so that the schedule has one owner for every leaf. */
+        struct run_config one = *c;
+        one.sharding = SHARDING_NO_SHARD;
+        one.wrap = WRAP_NONE;
+        one.wrap_modules = NULL;
+        return wrap_plan_build(m, &one, 1, plan, cause);
+    }
+    const char *cls = c->wrap == WRAP_MODULE ? c->wrap_classes
+                      : c->layer_cls ? c->layer_cls : m->layer_cls;
+    if (c->wrap_modules != NULL) {
+        /* Manual wrapping: no auto_wrap_policy. */
+    } else if (c->wrap == WRAP_MODULE) {
+        int found = 0;
+        for (int i = 0; i < m->n_modules && !found; i++)
+            found = wrap_class_matches(m->modules[i]->cls, cls);
+        if (!found) {
+            *cause = xasprintf("--wrap-classes: no module of class '%s' in "
+                               "model '%s', so ModuleWrapPolicy would wrap "
+                               "nothing but the root (see 'fsdpsim models "
+                               "--show %s' for its classes)", cls, m->name,
+                               m->name);
+            return -1;
+        }
+    } else if (c->wrap == WRAP_TRANSFORMER) {
         if (cls == NULL) {
             *cause = xasprintf("model '%s' names no layer class; give "
                                "--transformer-layer-cls CLASS or use "
@@ -133,7 +219,14 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
     }
 
     struct wrap_ctx x = {c, cls, xcalloc(m->n_modules, sizeof(int))};
-    recursive_wrap(&x, m->root, 1);
+    if (c->wrap_modules != NULL) {
+        if (manual_units(m, c->wrap_modules, x.is_unit, cause) != 0) {
+            free(x.is_unit);
+            return -1;
+        }
+    } else {
+        recursive_wrap(&x, m->root, 1);
+    }
     x.is_unit[0] = 1;           /* the FSDP constructor wraps the root */
 
     plan->unit_at = xmalloc(sizeof(int) * m->n_modules);

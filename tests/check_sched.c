@@ -549,6 +549,218 @@ START_TEST(test_sched_errors)
 }
 END_TEST
 
+/* ---- DDP, selective checkpointing, GradScaler ---- */
+
+/* Bytes of the all-reduces of one iteration, and their count. */
+static int
+allreduces(const struct sched *s, int iter, double *bytes)
+{
+    int n = 0;
+    *bytes = 0;
+    for (int i = 0; i < s->n_ops; i++)
+        if (s->ops[i].iter == iter && s->ops[i].kind == OP_ALLREDUCE) {
+            n++;
+            *bytes += (double)s->ops[i].bytes;
+        }
+    return n;
+}
+
+#define TINY_BYTES (4.0 * (ROOT_NUMEL + 4 * LAYER_NUMEL))
+
+START_TEST(test_sched_ddp_buckets)
+{
+    /* Gradients in ready order (reverse execution): lm_head 1,024,000 B,
+     * final norm 1,024, layer 3's down_proj 704,512, ...  The first step
+     * all-reduces one bucket of all 14,705,664 B; the rebuilt buckets cap
+     * the first at 1 MiB, closed by down_proj (1,729,536 B >= 1,048,576),
+     * and the remaining 12,976,128 B fit one 25 MiB bucket: 2 buckets.
+     * An explicit --bucket-cap-mb 1 caps the first at 1 MiB too; 1 MiB is
+     * then reached after 3, 2, 5, 3, 4, 4, 2, 5, 3, 4 and 4 tensors: 11
+     * buckets.  No all-gather, no reduce-scatter: DDP is not FSDP. */
+    struct tu_run t, c1;
+    run_ok(&t, BASE "--sharding-strategy DDP", 0);
+    const struct sched *s = t.r.sched;
+    double b0, b1;
+    ck_assert(s->ddp);
+    ck_assert_int_eq(allreduces(s, 0, &b0), 1);
+    ck_assert_int_eq(allreduces(s, 1, &b1), 2);
+    ck_assert_double_eq(b0, TINY_BYTES);
+    ck_assert_double_eq(b1, TINY_BYTES);
+    ck_assert_int_eq(s->n_buckets, 2);
+    ck_assert_int_eq(tu_count(s, 1, OP_ALLGATHER), 0);
+    ck_assert_int_eq(tu_count(s, 1, OP_REDUCESCATTER), 0);
+    /* The first rebuilt bucket is all-reduced on P before backward
+     * ends, over the whole world. */
+    int first = -1, last_bwd = -1;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->iter != 1)
+            continue;
+        if (op->kind == OP_ALLREDUCE && first < 0) {
+            first = i;
+            ck_assert_int_eq(op->stream, STREAM_P);
+            ck_assert_int_eq(op->bytes, 1729536);
+        }
+        if (op->kind == OP_BACKWARD)
+            last_bwd = i;
+    }
+    ck_assert_int_lt(first, last_bwd);
+    ck_assert_int_eq(s->no_shard_ranks, 8);
+    run_ok(&c1, BASE "--strategy ddp --bucket-cap-mb 1", 0);
+    ck_assert_int_eq(allreduces(c1.r.sched, 1, &b1), 11);
+    ck_assert_double_eq(b1, TINY_BYTES);
+    tu_free(&t);
+    tu_free(&c1);
+}
+END_TEST
+
+START_TEST(test_sched_ddp_memory)
+{
+    /* Full replicas: fp32 parameters, the buckets (one more copy of every
+     * gradient), AdamW's two moments; the .grad tensors persist until
+     * zero_grad unless gradient_as_bucket_view makes them views of the
+     * buckets.  NO_SHARD (FSDP) on the same ranks is a different
+     * schedule: per-unit all-reduces, no buckets. */
+    struct tu_run d, v, ns;
+    run_ok(&d, BASE "--sharding-strategy DDP", 1);
+    run_ok(&v, BASE "--sharding-strategy DDP --gradient-as-bucket-view", 1);
+    run_ok(&ns, BASE "--sharding-strategy NO_SHARD", 1);
+    const int64_t *pk = d.met.mem.peak_by_cat;
+    ck_assert(pk[MEM_UNSHARDED_PARAMS] >= TINY_BYTES);
+    ck_assert(pk[MEM_OPTIMIZER_STATE] >= 2 * TINY_BYTES);
+    ck_assert(pk[MEM_RS_BUFFER] >= TINY_BYTES);
+    ck_assert(pk[MEM_GRAD_UNSHARDED] >= TINY_BYTES);
+    ck_assert(v.met.mem.peak_by_cat[MEM_GRAD_UNSHARDED] < TINY_BYTES / 2);
+    ck_assert(v.met.mem.peak_allocated < d.met.mem.peak_allocated);
+    /* The copy back into .grad is gone with the view. */
+    ck_assert_int_lt(tu_count(v.r.sched, 1, OP_CAST),
+                     tu_count(d.r.sched, 1, OP_CAST));
+    ck_assert_int_eq(tu_count(ns.r.sched, 1, OP_ALLREDUCE), 5);
+    ck_assert(!ns.r.sched->ddp);
+    tu_free(&d);
+    tu_free(&v);
+    tu_free(&ns);
+}
+END_TEST
+
+START_TEST(test_sched_ddp_autocast_and_errors)
+{
+    /* bf16 compute under DDP is autocast: the all-reduce stays fp32. */
+    struct tu_run t;
+    run_ok(&t, BASE "--sharding-strategy DDP --param-dtype bf16", 0);
+    ck_assert_int_eq(t.r.sched->reduce_dtype, DTYPE_FP32);
+    for (int i = 0; i < t.r.sched->n_ops; i++)
+        if (t.r.sched->ops[i].kind == OP_ALLREDUCE)
+            ck_assert_int_eq(t.r.sched->ops[i].dtype, DTYPE_FP32);
+    tu_free(&t);
+    const char *bad[] = {
+        BASE "--sharding-strategy DDP --cpu-offload",
+        BASE "--sharding-strategy DDP --activation-checkpointing reentrant",
+        BASE "--bucket-cap-mb 10",
+        BASE "--sharding-strategy DDP --reduce-dtype bf16",
+        BASE "--activation-checkpointing full --ac-frequency 2", NULL};
+    for (int i = 0; bad[i]; i++) {
+        char *cause = NULL;
+        struct tu_run e;
+        ck_assert_msg(tu_run(&e, bad[i], 0, &cause) != 0, "%s", bad[i]);
+        free(cause);
+        tu_free(&e);
+    }
+    struct tu_run ok;
+    run_ok(&ok, BASE "--sharding-strategy DDP --activation-checkpointing "
+           "reentrant --static-graph", 0);
+    ck_assert_int_eq(tu_count(ok.r.sched, 1, OP_RECOMPUTE), 4);
+    tu_free(&ok);
+}
+END_TEST
+
+START_TEST(test_sched_selective_layer_frequency)
+{
+    /* torchtitan counts blocks from 1 and checkpoints every N-th: with
+     * N = 2 layers 1 and 3 (0-based) of 4 recompute, half of them; N = 1
+     * is full checkpointing. */
+    struct tu_run h, one, full;
+    run_ok(&h, BASE "--param-dtype bf16 --activation-checkpointing "
+           "selective-layer", 1);
+    run_ok(&one, BASE "--param-dtype bf16 --activation-checkpointing "
+           "selective-layer --ac-frequency 1", 1);
+    run_ok(&full, BASE "--param-dtype bf16 --activation-checkpointing full",
+           1);
+    ck_assert_int_eq(tu_count(h.r.sched, 1, OP_RECOMPUTE), 2);
+    ck_assert_int_eq(tu_count(one.r.sched, 1, OP_RECOMPUTE), 4);
+    ck_assert_int_eq(one.met.mem.peak_by_cat[MEM_ACTIVATIONS],
+                     full.met.mem.peak_by_cat[MEM_ACTIVATIONS]);
+    ck_assert(h.met.mem.peak_by_cat[MEM_ACTIVATIONS]
+              > full.met.mem.peak_by_cat[MEM_ACTIVATIONS]);
+    ck_assert(h.met.compute_s < full.met.compute_s);
+    tu_free(&h);
+    tu_free(&one);
+    tu_free(&full);
+}
+END_TEST
+
+START_TEST(test_sched_selective_op_between)
+{
+    /* selective-op keeps matmul and attention outputs: activation memory
+     * strictly between none and full, and its recompute runs only the
+     * elementwise and norm kernels, so compute lies between too. */
+    struct tu_run none, op, full;
+#define MP BASE "--param-dtype bf16 --seq-len 4096 "
+    run_ok(&none, MP, 1);
+    run_ok(&op, MP "--activation-checkpointing selective-op", 1);
+    run_ok(&full, MP "--activation-checkpointing full", 1);
+#undef MP
+    int64_t an = none.met.mem.peak_by_cat[MEM_ACTIVATIONS];
+    int64_t ao = op.met.mem.peak_by_cat[MEM_ACTIVATIONS];
+    int64_t af = full.met.mem.peak_by_cat[MEM_ACTIVATIONS];
+    ck_assert_msg(af < ao && ao < an, "%lld %lld %lld", (long long)af,
+                  (long long)ao, (long long)an);
+    ck_assert(op.met.mem.peak_allocated < none.met.mem.peak_allocated);
+    ck_assert(op.met.mem.peak_allocated > full.met.mem.peak_allocated);
+    ck_assert(none.met.compute_s < op.met.compute_s);
+    ck_assert(op.met.compute_s < full.met.compute_s);
+    ck_assert_int_eq(tu_count(op.r.sched, 1, OP_RECOMPUTE), 4);
+    /* The recompute's FLOPs exclude every GEMM and the attention (a
+     * layer's forward is 5.4 GFLOP at 2048 tokens, its norms, SiLU and
+     * product about 0.02). */
+    for (int i = 0; i < op.r.sched->n_ops; i++)
+        if (op.r.sched->ops[i].kind == OP_RECOMPUTE)
+            ck_assert(op.r.sched->ops[i].flops < 1e8);
+    tu_free(&none);
+    tu_free(&op);
+    tu_free(&full);
+}
+END_TEST
+
+START_TEST(test_sched_grad_scaler)
+{
+    /* fp16: ShardedGradScaler unscales the sharded fp32 gradients, all-
+     * reduces found_inf (4 bytes) and the host waits on .item() before
+     * optimizer.step(); bf16 has no scaler unless asked. */
+    struct tu_run f, b;
+    run_ok(&f, BASE "--param-dtype fp16", 0);
+    run_ok(&b, BASE "--param-dtype bf16", 0);
+    const struct sched *s = f.r.sched;
+    int ar4 = 0, wait_before_opt = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        if (s->ops[i].iter != 1)
+            continue;
+        if (s->ops[i].kind == OP_ALLREDUCE && s->ops[i].bytes == 4)
+            ar4++;
+        if (s->ops[i].kind == OP_OPTIMIZER && i > 0
+            && s->ops[i - 1].kind == OP_CPU_WAIT)
+            wait_before_opt = 1;
+    }
+    ck_assert_int_eq(ar4, 1);
+    ck_assert(wait_before_opt);
+    ck_assert_double_eq(s->scaler_grad_numel,
+                        (ROOT_NUMEL + 4 * LAYER_NUMEL) / 8);
+    ck_assert_double_eq(b.r.sched->scaler_grad_numel, 0);
+    tu_free(&f);
+    tu_free(&b);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -556,6 +768,12 @@ main(void)
     TCase *core = tcase_create("core");
     tcase_set_timeout(core, 60);
     tcase_add_test(core, test_sched_full_shard_collectives);
+    tcase_add_test(core, test_sched_ddp_buckets);
+    tcase_add_test(core, test_sched_ddp_memory);
+    tcase_add_test(core, test_sched_ddp_autocast_and_errors);
+    tcase_add_test(core, test_sched_selective_layer_frequency);
+    tcase_add_test(core, test_sched_selective_op_between);
+    tcase_add_test(core, test_sched_grad_scaler);
     tcase_add_test(core, test_sched_shard_grad_op_keeps_params);
     tcase_add_test(core, test_sched_no_shard_all_reduces);
     tcase_add_test(core, test_sched_hybrid_shard_replicates_on_stream_a);

@@ -202,6 +202,78 @@ START_TEST(test_wrap_unknown_layer_class)
 }
 END_TEST
 
+START_TEST(test_wrap_manual_enable_wrap)
+{
+    /* with enable_wrap(wrapper_cls=FSDP): model.encoder =
+     * wrap(model.encoder); model.decoder = wrap(model.decoder); then
+     * FSDP(model): three units, in module order: the root (shared
+     * embedding, lm_head, the loss), encoder, decoder; each wrapped
+     * module's whole subtree is its unit's. */
+    struct run_config c;
+    config_init(&c);
+    c.wrap_modules = strdup("model.encoder, model.decoder");
+    struct model *m = load("t5-11b");
+    struct wrap_plan p;
+    char *cause = NULL;
+    ck_assert_int_eq(wrap_plan_build(m, &c, 8, &p, &cause), 0);
+    ck_assert_int_eq(p.n_units, 3);
+    ck_assert_str_eq(p.units[1].mod->name, "encoder");
+    ck_assert_str_eq(p.units[2].mod->name, "decoder");
+    ck_assert_int_eq(p.units[1].numel, p.units[1].mod->subtree_params);
+    ck_assert_int_eq(p.units[2].numel, p.units[2].mod->subtree_params);
+    ck_assert_int_eq(p.units[0].numel, m->n_params - p.units[1].numel
+                                           - p.units[2].numel);
+    ck_assert_int_eq(p.units[0].numel, 32899072);
+    wrap_plan_free(&p);
+    /* Paths without the variable's name, and nested ones: the block
+     * unit takes its subtree out of the encoder's. */
+    free(c.wrap_modules);
+    c.wrap_modules = strdup("encoder.block.0,encoder");
+    ck_assert_int_eq(wrap_plan_build(m, &c, 8, &p, &cause), 0);
+    ck_assert_int_eq(p.n_units, 3);
+    ck_assert_int_eq(p.units[2].numel, 201332736);
+    wrap_plan_free(&p);
+    free(c.wrap_modules);
+    c.wrap_modules = strdup("model.nothing");
+    ck_assert_int_eq(wrap_plan_build(m, &c, 8, &p, &cause), -1);
+    ck_assert(strstr(cause, "no module 'model.nothing'") != NULL);
+    free(cause);
+    config_free(&c);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(test_wrap_module_wrap_policy)
+{
+    /* ModuleWrapPolicy({LlamaDecoderLayer}) forms what
+     * transformer_auto_wrap_policy does; {LlamaMLP} wraps each MLP. */
+    struct run_config c;
+    config_init(&c);
+    c.wrap = WRAP_MODULE;
+    c.wrap_classes = strdup("LlamaDecoderLayer");
+    struct model *m = load("tiny-llama");
+    struct wrap_plan p, q;
+    char *cause = NULL;
+    ck_assert_int_eq(wrap_plan_build(m, &c, 8, &p, &cause), 0);
+    ck_assert_int_eq(p.n_units, 5);
+    ck_assert_int_eq(p.units[1].numel, 791040);
+    free(c.wrap_classes);
+    c.wrap_classes = strdup("LlamaMLP");
+    ck_assert_int_eq(wrap_plan_build(m, &c, 8, &q, &cause), 0);
+    ck_assert_int_eq(q.n_units, 5);
+    ck_assert_int_eq(q.units[1].numel, 528384);
+    wrap_plan_free(&p);
+    wrap_plan_free(&q);
+    free(c.wrap_classes);
+    c.wrap_classes = strdup("NoSuchBlock");
+    ck_assert_int_eq(wrap_plan_build(m, &c, 8, &p, &cause), -1);
+    free(cause);
+    config_free(&c);
+    model_free(m);
+}
+END_TEST
+
+
 static Suite *
 wrap_suite(void)
 {
@@ -214,6 +286,8 @@ wrap_suite(void)
     tcase_add_test(core, test_wrap_padded_shard_size);
     tcase_add_test(core, test_wrap_use_orig_params_alignment);
     tcase_add_test(core, test_wrap_no_policy_root_only);
+    tcase_add_test(core, test_wrap_manual_enable_wrap);
+    tcase_add_test(core, test_wrap_module_wrap_policy);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_wrap_unknown_layer_class);
