@@ -727,6 +727,14 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
     int k = gr->smallest >= 0       ? gr->smallest
             : gr->cost_optimal >= 0 ? gr->cost_optimal
                                     : gr->fastest;
+    for (int i = 0; k < 0 && i < gr->n_rows; i++)
+        if (gr->rows[i].eligible)
+            k = i;
+    for (int i = 0; i < gr->n_rows; i++)
+        if (gr->rows[i].eligible && gr->smallest < 0
+            && gr->cost_optimal < 0 && gr->fastest < 0
+            && gr->rows[i].exp_days < gr->rows[k].exp_days)
+            k = i;
     if (k >= 0)
         out[n++] = goodput_sentence(o, &gr->rows[k]);
     out[n++] = xasprintf("knee: %s", gr->knee_why);
@@ -808,9 +816,20 @@ print_text(const struct plan_opts *o, const struct plan_result *r,
                 "extended linearly\n");
 }
 
-/* The plot's data: one block per GPU type ("gpus days cost" rows of the
- * sizes that fit), the block's first line its title.  Cost is GPU-hours
- * when no type has a price.  Caller unlinks and frees the path. */
+/* The plot's data: one block per GPU type, the block's first line its
+ * title, then "gpus days cost exp_days exp_cost spot_days spot_cost"
+ * rows of the sizes that fit within the batch (NaN where there is no
+ * such number).  Cost is GPU-hours when no type has a price.  Caller
+ * unlinks and frees the path. */
+static void
+plot_value(FILE *f, double v)
+{
+    if (isnan(v) || isinf(v))
+        fputs(" NaN", f);
+    else
+        fprintf(f, " %.6g", v);
+}
+
 static char *
 write_plot_data(const struct plan_opts *o, const struct plan_result *r,
                 int priced, char **cause)
@@ -823,18 +842,29 @@ write_plot_data(const struct plan_opts *o, const struct plan_result *r,
         fprintf(f, "%sgpus days \"%s\"\n", i ? "\n\n" : "", o->gpus[i].name);
         for (int k = 0; k < r->per_gpu[i].n_rows; k++) {
             const struct plan_row *w = &r->per_gpu[i].rows[k];
-            if (!w->fits || w->batch_limited)
+            if (!w->eligible)
                 continue;
-            double c = priced ? w->cost_usd : w->gpu_hours;
-            fprintf(f, "%d %.6g ", w->gpus, w->days);
-            if (isnan(c))
-                fputs("NaN\n", f);
-            else
-                fprintf(f, "%.6g\n", c);
+            fprintf(f, "%d", w->gpus);
+            plot_value(f, w->days);
+            plot_value(f, priced ? w->cost_usd : w->gpu_hours);
+            plot_value(f, w->exp_days);
+            plot_value(f, priced ? w->exp_cost_usd : w->exp_gpu_hours);
+            plot_value(f, w->spot_days);
+            plot_value(f, w->spot_cost_usd);
+            fputc('\n', f);
         }
     }
     gnuplot_data_close(f, &dat, cause);
     return dat;
+}
+
+static int
+any_spot(const struct plan_opts *o)
+{
+    for (int i = 0; i < o->n_gpus; i++)
+        if (o->gpus[i].spot_usd > 0)
+            return 1;
+    return 0;
 }
 
 static int
@@ -859,12 +889,16 @@ plot(const struct plan_opts *o, const struct plan_result *r,
     snprintf(deadline, sizeof deadline, "%.6g", o->deadline_s / 86400);
     const char *args[] = {dat, GNUPLOT_OUT, term,
                           priced ? "cost (USD)" : "GPU-hours", deadline,
-                          NULL};
+                          o->mtbf_gpu_s > 0 ? "1" : "0",
+                          any_spot(o) ? "1" : "0", NULL};
     return html_plot_or_file(h, "plan", args,
                              "Time to train (top) and cost (bottom) "
-                             "against the number of GPUs, one line per GPU "
-                             "type; the dashed line is the deadline.  "
-                             "Sizes that do not fit or exceed the batch "
+                             "against the number of GPUs, one colour per "
+                             "GPU type: solid failure-free, dashed "
+                             "expected with failures and restarts, dotted "
+                             "on Spot; the red dashed line is the "
+                             "deadline.  Sizes that do not fit, exceed "
+                             "the batch or round it up by more than 25% "
                              "are left out.", out, dat, cause);
 }
 
@@ -971,7 +1005,22 @@ write_report(const struct plan_opts *o, const struct plan_result *r,
            "token, PaLM appendix B) over the GPU's dense peak.  "
            "Bottleneck: communication when exposed communication exceeds "
            "10%% of the step, batch limit when the cluster has more GPUs "
-           "than the batch has sequences.");
+           "than the batch has sequences, batch rounding when the "
+           "accumulation rounds the batch up by more than 25%% (such rows "
+           "are shown, never picked).");
+    if (o->mtbf_gpu_s > 0)
+        html_p(&h, "Expected days and cost include failures: one "
+               "interruption per %.0f GPU-hours (the Llama 3 paper's 419 "
+               "unexpected interruptions in 54 days on 16,384 GPUs, unless "
+               "--mtbf-per-gpu says otherwise), a checkpoint of the model "
+               "and optimizer state written at %.2f GB/s per node every "
+               "sqrt(2 x checkpoint time x cluster MTBF) (Young/Daly), and "
+               "%.0f s per restart plus the work since the last checkpoint. "
+               " Spot adds %.3g preemptions per node per month.  Expected "
+               "time = failure-free time x (1 + C / tau) / (1 - (R + (tau "
+               "+ C) / 2) / MTBF).", o->mtbf_gpu_s / 3600,
+               o->ckpt_bw_node / 1e9, o->restart_s,
+               o->preempt_node_s * 730 * 3600);
     if (html_commit(&h, &cause) != 0)
         goto fail;
     return 0;
