@@ -575,6 +575,9 @@ cost_pair(char *buf, size_t len, const struct plan_opts *o,
         buf[0] = '\0';
     else if (o->mtbf_gpu_s <= 0 || w->exp_cost_usd == w->cost_usd)
         snprintf(buf, len, ", %s", fmt_usd(b1, sizeof b1, w->cost_usd));
+    else if (strcmp(fmt_usd(b1, sizeof b1, w->exp_cost_usd),
+                    fmt_usd(b2, sizeof b2, w->cost_usd)) == 0)
+        snprintf(buf, len, ", %s expected and failure-free", b1);
     else
         snprintf(buf, len, ", %s expected (%s failure-free)",
                  fmt_usd(b1, sizeof b1, w->exp_cost_usd),
@@ -594,8 +597,34 @@ fmt_span(char *buf, size_t len, double s)
         snprintf(buf, len, "%.1f h", s / 3600);
     else if (s >= 60)
         snprintf(buf, len, "%.1f min", s / 60);
-    else
+    else if (s >= 1)
         snprintf(buf, len, "%.1f s", s);
+    else
+        snprintf(buf, len, "%.1f ms", s * 1e3);
+    return buf;
+}
+
+/* A per-GPU MTBF: "50677 h", or in a smaller unit below an hour. */
+static const char *
+mtbf_text(char *buf, size_t len, double s)
+{
+    if (s >= 3600)
+        snprintf(buf, len, "%.0f h", s / 3600);
+    else
+        fmt_span(buf, len, s);
+    return buf;
+}
+
+/* A bandwidth: "0.98 GB/s", "1.0 MB/s". */
+static const char *
+fmt_bw(char *buf, size_t len, double bps)
+{
+    if (bps >= 1e9)
+        snprintf(buf, len, "%.2f GB/s", bps / 1e9);
+    else if (bps >= 1e6)
+        snprintf(buf, len, "%.1f MB/s", bps / 1e6);
+    else
+        snprintf(buf, len, "%.0f B/s", bps);
     return buf;
 }
 
@@ -603,19 +632,20 @@ fmt_span(char *buf, size_t len, double s)
 static char *
 goodput_sentence(const struct plan_opts *o, const struct plan_row *w)
 {
-    char b1[32], b2[32], b3[32], b4[32], b5[32];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32];
     if (o->mtbf_gpu_s <= 0)
-        return xasprintf("failures: none assumed (--mtbf-per-gpu none): "
+        return xasprintf("failures: none assumed (an MTBF of none): "
                          "the days are failure-free");
     double lost = isinf(w->exp_days) ? 1 : 1 - w->days / w->exp_days;
     return xasprintf(
-        "failures at %d node%s: one interruption every %s (MTBF %.0f h per "
-        "GPU); a checkpoint of %s takes %s at %.2f GB/s per node, best "
+        "failures at %d node%s: one interruption every %s (MTBF %s per "
+        "GPU); a checkpoint of %s takes %s at %s per node, best "
         "every %s (Young/Daly, sqrt(2 x checkpoint x MTBF)); with %s per "
         "restart %.1f%% of the time is lost", w->nodes,
         w->nodes == 1 ? "" : "s", fmt_span(b1, sizeof b1, w->mtbf_s),
-        o->mtbf_gpu_s / 3600, units_fmt_bytes(b2, sizeof b2, w->ckpt_bytes),
-        fmt_span(b3, sizeof b3, w->ckpt_s), o->ckpt_bw_node / 1e9,
+        mtbf_text(b7, sizeof b7, o->mtbf_gpu_s), units_fmt_bytes(b2, sizeof b2, w->ckpt_bytes),
+        fmt_span(b3, sizeof b3, w->ckpt_s),
+        fmt_bw(b6, sizeof b6, o->ckpt_bw_node),
         fmt_span(b4, sizeof b4, w->interval_s),
         fmt_span(b5, sizeof b5, o->restart_s), 100 * lost);
 }
@@ -684,7 +714,14 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
             free(tail);
             free(more);
         }
-    } else if (gr->fastest >= 0) {
+    } else if (gr->fastest < 0) {
+        out[n++] = xasprintf("no cluster of up to %d nodes finishes: "
+                             "either none fits in memory within the "
+                             "batch, or interruptions come faster than a "
+                             "restart and a checkpoint interval (see "
+                             "--mtbf-per-gpu, --restart-time)",
+                             o->max_nodes);
+    } else {
         const struct plan_row *w = &gr->rows[gr->fastest];
         out[n++] = xasprintf(
             "fastest within the batch: %d node%s (%d GPUs), %s%s",

@@ -480,12 +480,13 @@ evaluate(const struct plan_opts *o, const struct plan_gpu *g,
             row->exp_days = row->spot_days = NAN;
             row->exp_cost_usd = row->spot_cost_usd = NAN;
         }
-        row->meets_deadline = row->eligible
+        row->meets_deadline = row->eligible && isfinite(row->exp_days)
                               && (o->deadline_s <= 0
                                   || row->exp_days * 86400 <= o->deadline_s);
         row->within_budget = o->budget_usd <= 0 || isnan(row->exp_cost_usd)
                              || row->exp_cost_usd <= o->budget_usd;
         row->spot_meets = row->eligible && g->spot_usd > 0
+                          && isfinite(row->spot_days)
                           && (o->deadline_s <= 0
                               || row->spot_days * 86400 <= o->deadline_s)
                           && (o->budget_usd <= 0
@@ -631,7 +632,7 @@ plan_one(const struct plan_opts *o, const struct plan_gpu *g,
     int want_fastest = o->deadline_s <= 0;
     for (int i = 0; i < gr->n_rows; i++) {
         const struct plan_row *w = &gr->rows[i];
-        if (want_fastest && w->eligible && (gr->fastest < 0
+        if (want_fastest && w->meets_deadline && (gr->fastest < 0
                             || w->exp_days < gr->rows[gr->fastest].exp_days))
             gr->fastest = i;
         if (w->spot_meets
