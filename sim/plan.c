@@ -626,6 +626,33 @@ plan_one(const struct plan_opts *o, const struct plan_gpu *g,
                 lo = mid;
         }
     }
+    /* Likewise for Spot, whose preemptions make it slower: the smallest
+     * size meeting the deadline there. */
+    int ks = -1;
+    for (int i = 0; i < gr->n_rows && ks < 0; i++)
+        if (gr->rows[i].spot_meets)
+            ks = i;
+    if (o->deadline_s > 0 && ks > 0 && g->spot_usd > 0) {
+        int lo = gr->rows[ks - 1].nodes, hi = gr->rows[ks].nodes;
+        while (hi - lo > 1 && !r->interrupted) {
+            int mid = lo + (hi - lo) / 2;
+            int have = -1;
+            for (int i = 0; i < gr->n_rows; i++)
+                if (gr->rows[i].nodes == mid)
+                    have = i;
+            struct plan_row row;
+            if (have >= 0) {
+                row = gr->rows[have];
+            } else {
+                evaluate(o, g, &mid, 1, &row, r, cols);
+                insert_row(gr, &row);
+            }
+            if (row.spot_meets)
+                hi = mid;
+            else
+                lo = mid;
+        }
+    }
     /* Without a deadline there is no smallest size meeting it. */
     gr->smallest = o->deadline_s > 0 ? first_meeting(gr) : -1;
     gr->cost_optimal = gr->spot_optimal = gr->fastest = -1;
