@@ -317,14 +317,15 @@ rank(struct tune_result *r)
 }
 
 /* Equal results as the top list tells them apart: the ranking's key and
- * the memory and communication shown to the percent. */
+ * the step, the free memory to the percent and the exposed communication
+ * to a tenth of one, as the list prints them. */
 static int
 same_result(const struct tune_point *a, const struct tune_point *b)
 {
     return tune_rank_key(a->tokens_per_s_per_gpu)
                == tune_rank_key(b->tokens_per_s_per_gpu)
            && tune_rank_key(a->step_s) == tune_rank_key(b->step_s)
-           && round(1000 * a->mem_free) == round(1000 * b->mem_free)
+           && round(100 * a->mem_free) == round(100 * b->mem_free)
            && round(1000 * a->exposed_share)
                   == round(1000 * b->exposed_share);
 }
