@@ -26,6 +26,7 @@
 
 #include <assert.h>
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -708,4 +709,169 @@ sweep_csv_row(const struct sweep *sw, int64_t point,
             fputc(',', out);
     }
     fputs("\r\n", out);
+}
+
+/* ---- shards ---- */
+
+int
+sweep_parse_shard(const char *s, int64_t *k, int64_t *n, char **cause)
+{
+    char *end;
+    errno = 0;
+    long long kk = strtoll(s, &end, 10);
+    if (end != s && isdigit((unsigned char)*s) && *end == '/'
+        && isdigit((unsigned char)end[1])) {
+        const char *t = end + 1;
+        long long nn = strtoll(t, &end, 10);
+        if (*end == '\0' && errno == 0 && nn >= 1
+            && nn <= SWEEP_MAX_POINTS && kk < nn) {
+            *k = kk;
+            *n = nn;
+            return 0;
+        }
+    }
+    *cause = xasprintf("--shard: '%s' is not K/N with 0 <= K < N <= %d "
+                       "(shard K of N: e.g. --shard 0/4 ... --shard 3/4, "
+                       "or --shard $SLURM_ARRAY_TASK_ID/100)", s,
+                       SWEEP_MAX_POINTS);
+    return -1;
+}
+
+/* The end of the CSV record starting at p (after its CRLF), quotes
+ * respected; NULL when the text ends inside it or without a CRLF. */
+static const char *
+record_end(const char *p, const char *end)
+{
+    int quoted = 0;
+    for (; p < end; p++) {
+        if (*p == '"')
+            quoted = !quoted;
+        else if (!quoted && *p == '\r' && p + 1 < end && p[1] == '\n')
+            return p + 2;
+    }
+    return NULL;
+}
+
+/* A decimal field ending in a comma at *p: its value, *p after the
+ * comma; -1 when there is none. */
+static int64_t
+index_field(const char **p, const char *end)
+{
+    int64_t v = 0;
+    const char *q = *p;
+    if (q >= end || !isdigit((unsigned char)*q))
+        return -1;
+    for (; q < end && isdigit((unsigned char)*q); q++) {
+        if (v > SWEEP_MAX_POINTS)
+            return -1;
+        v = v * 10 + (*q - '0');
+    }
+    if (q >= end || *q != ',')
+        return -1;
+    *p = q + 1;
+    return v;
+}
+
+struct merged_row {
+    const char *text;           /* the whole sweep's row, with its CRLF */
+    size_t len;
+    int file;
+};
+
+int
+sweep_merge(const char *const *texts, const size_t *lens,
+            const char *const *names, int n, FILE *out, char **cause)
+{
+    const size_t hl = strlen(SWEEP_SHARD_HEADER);
+    const char *header = NULL;
+    size_t header_len = 0;
+    int header_file = -1;
+    int64_t n_points = -1;
+    int n_points_file = -1;
+    struct merged_row *rows = NULL;
+    *cause = NULL;
+    if (n < 1) {
+        *cause = xasprintf("merge: no files to merge");
+        return -1;
+    }
+    for (int f = 0; f < n && *cause == NULL; f++) {
+        const char *p = texts[f], *end = texts[f] + lens[f];
+        const char *h_end = record_end(p, end);
+        if (h_end == NULL || (size_t)(h_end - p) < hl
+            || memcmp(p, SWEEP_SHARD_HEADER, hl) != 0) {
+            *cause = xasprintf("%s: not the CSV of a sweep shard (its "
+                               "header does not start with %.*s; write "
+                               "shards with fsdpsim sweep --shard K/N)",
+                               names[f], (int)hl - 1, SWEEP_SHARD_HEADER);
+            break;
+        }
+        const char *h = p + hl;
+        size_t h_len = (size_t)(h_end - h);
+        if (header == NULL) {
+            header = h;
+            header_len = h_len;
+            header_file = f;
+        } else if (h_len != header_len || memcmp(h, header, h_len) != 0) {
+            *cause = xasprintf("%s and %s are shards of different sweeps "
+                               "(their columns differ)", names[header_file],
+                               names[f]);
+            break;
+        }
+        int64_t row_no = 1;
+        for (p = h_end; p < end; row_no++) {
+            const char *r_end = record_end(p, end);
+            const char *q = p;
+            int64_t point = index_field(&q, end);
+            int64_t total = point >= 0 ? index_field(&q, end) : -1;
+            if (r_end == NULL || point < 0 || total < 1 || point >= total) {
+                *cause = xasprintf("%s: row %lld is not a shard row "
+                                   "(point,n_points, then the sweep's "
+                                   "cells, ending in CRLF); the file is "
+                                   "damaged or cut short", names[f],
+                                   (long long)row_no);
+                break;
+            }
+            if (n_points < 0) {
+                n_points = total;
+                n_points_file = f;
+                rows = xcalloc((size_t)total, sizeof *rows);
+            } else if (total != n_points) {
+                *cause = xasprintf("%s has %lld points and %s %lld: shards "
+                                   "of different sweeps",
+                                   names[n_points_file],
+                                   (long long)n_points, names[f],
+                                   (long long)total);
+                break;
+            }
+            if (rows[point].text) {
+                *cause = xasprintf("point %lld is in both %s and %s (a "
+                                   "shard given twice, or shards of "
+                                   "different --shard N)", (long long)point,
+                                   names[rows[point].file], names[f]);
+                break;
+            }
+            rows[point] = (struct merged_row){q, (size_t)(r_end - q), f};
+            p = r_end;
+        }
+    }
+    if (*cause == NULL && n_points < 0)
+        *cause = xasprintf("merge: the files hold no points");
+    int64_t missing = 0, first_missing = -1;
+    for (int64_t i = 0; *cause == NULL && i < n_points; i++)
+        if (rows[i].text == NULL && missing++ == 0)
+            first_missing = i;
+    if (*cause == NULL && missing > 0)
+        *cause = xasprintf("%lld of %lld points are in none of the files, "
+                           "the first point %lld (a shard missing or cut "
+                           "short: rerun it)", (long long)missing,
+                           (long long)n_points, (long long)first_missing);
+    if (*cause) {
+        free(rows);
+        return -1;
+    }
+    fwrite(header, 1, header_len, out);
+    for (int64_t i = 0; i < n_points; i++)
+        fwrite(rows[i].text, 1, rows[i].len, out);
+    free(rows);
+    return 0;
 }

@@ -113,4 +113,23 @@ void sweep_csv_header(const struct sweep *sw, char *const *metric_names,
 void sweep_csv_row(const struct sweep *sw, int64_t point,
                    const struct sweep_result *res, int n_metrics, FILE *out);
 
+/* Sweeps across machines.  `sweep --shard K/N` simulates the points P
+ * with P mod N = K; its CSV has two columns before the whole sweep's,
+ * "point" (P) and "n_points" (the whole sweep's count), and its other
+ * cells are exactly the whole sweep's row.  sweep_merge joins such files
+ * back into the CSV one run writes. */
+
+/* "K/N" with 0 <= K < N <= SWEEP_MAX_POINTS; -1 with *cause. */
+int sweep_parse_shard(const char *s, int64_t *k, int64_t *n, char **cause);
+/* The shard columns' header, written before sweep_csv_header's. */
+#define SWEEP_SHARD_HEADER "point,n_points,"
+
+/* Join the N shard CSVs TEXTS[i] (LENS[i] bytes, named NAMES[i] in
+ * messages) into the whole sweep's CSV on OUT: the header without the
+ * shard columns, then every point's row in point order.  -1 with *cause
+ * (nothing written) when a file is not a shard CSV, the files are of
+ * different sweeps, or a point is missing or in two files. */
+int sweep_merge(const char *const *texts, const size_t *lens,
+                const char *const *names, int n, FILE *out, char **cause);
+
 #endif
