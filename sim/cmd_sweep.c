@@ -89,13 +89,18 @@ cmd_sweep_help(FILE *out)
             "                           of every point's value\n"
             "  -j, --jobs N             points simulated in parallel "
             "(default: online CPUs)\n"
+            "  --format csv|jsonl       CSV (default) or JSON lines: one "
+            "object per point,\n"
+            "                           results typed as simulate --format "
+            "json prints them\n"
             "  --shard K/N              simulate only the points P with P "
             "mod N = K (one\n"
             "                           machine's share): the CSV gains "
             "point and n_points\n"
-            "                           columns first; 'fsdpsim merge' "
-            "joins the N files into\n"
-            "                           the CSV one run writes\n"
+            "                           columns (keys) first; 'fsdpsim "
+            "merge' joins the N\n"
+            "                           files into the file one run "
+            "writes\n"
             "  -h, --help               show this help\n\n"
             "simulate options (the base of every point):\n",
             SWEEP_MAX_POINTS);
@@ -115,6 +120,9 @@ struct pool {
     int n_metrics;
     int metric;                 /* column plotted, -1 for none */
     int64_t shard_k, shard_n;   /* points k, k + n, ... (1 shard: all) */
+    int jsonl;                  /* JSON lines instead of CSV */
+    char *const *metric_names;  /* for JSON lines */
+    const unsigned char *is_string;
     int64_t n_local;            /* points this run simulates */
     struct sweep_shared shared; /* parse lock, loaded models */
     pthread_mutex_t lock;       /* guards the fields below */
@@ -143,11 +151,24 @@ format_row(struct pool *p, int64_t point, double *y, int *ok,
     char *text = NULL;
     size_t len = 0;
     FILE *mem = xopen_memstream(&text, &len);
-    if (p->shard_n > 1)
-        fprintf(mem, "%lld,%lld,", (long long)point,
-                (long long)p->sw->n_points);
-    sweep_csv_row(p->sw, point, &res, p->n_metrics, mem);
-    fclose(mem);
+    if (p->jsonl) {
+        sweep_jsonl_row(p->sw, point, &res, p->metric_names, p->is_string,
+                        p->n_metrics, mem);
+        fclose(mem);
+        if (p->shard_n > 1) {
+            char *t = xasprintf("{\"point\":%lld,\"n_points\":%lld,%s",
+                                (long long)point,
+                                (long long)p->sw->n_points, text + 1);
+            free(text);
+            text = t;
+        }
+    } else {
+        if (p->shard_n > 1)
+            fprintf(mem, "%lld,%lld,", (long long)point,
+                    (long long)p->sw->n_points);
+        sweep_csv_row(p->sw, point, &res, p->n_metrics, mem);
+        fclose(mem);
+    }
     *y = NAN;
     *ok = res.ok;
     *message = NULL;
@@ -384,7 +405,7 @@ write_report(const struct sweep *sw, const double *y, int64_t n_rows,
 /* ---- the command ---- */
 
 struct sweep_opts {
-    const char *out, *plot, *metric, *term, *report, *shard;
+    const char *out, *plot, *metric, *term, *report, *shard, *format;
     int jobs;
 };
 
@@ -403,7 +424,8 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
         {"--plot", NULL, &o->plot, NULL}, {"--metric", NULL, &o->metric, NULL},
         {"--term", NULL, &o->term, NULL}, {"--jobs", "-j", &jobs, NULL},
         {"--report", NULL, &o->report, NULL},
-        {"--shard", NULL, &o->shard, NULL}};
+        {"--shard", NULL, &o->shard, NULL},
+        {"--format", NULL, &o->format, NULL}};
     int rc = search_split_args("sweep", argc, argv, own,
                                (int)(sizeof own / sizeof own[0]), base,
                                base_argc);
@@ -433,6 +455,14 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
     }
     if (o->term && strcmp(o->term, "png") != 0 && strcmp(o->term, "svg")) {
         char *msg = xasprintf("--term: '%s' is not png or svg", o->term);
+        cmd_error("sweep", msg, 0);
+        free(msg);
+        return -2;
+    }
+    if (o->format && strcmp(o->format, "csv") != 0
+        && strcmp(o->format, "jsonl") != 0) {
+        char *msg = xasprintf("--format: '%s' is not csv or jsonl (JSON "
+                              "lines: one object per point)", o->format);
         cmd_error("sweep", msg, 0);
         free(msg);
         return -2;
@@ -533,12 +563,20 @@ cmd_sweep(int argc, char **argv)
     sigaction(SIGINT, &sa, &old_sa);
     batch_keep_heap();
 
-    if (shard_n > 1)
-        fputs(SWEEP_SHARD_HEADER, out);
-    sweep_csv_header(&sw, metrics, n_metrics, out);
+    int jsonl = o.format && strcmp(o.format, "jsonl") == 0;
+    int n_strings = 0;
+    unsigned char *is_string = jsonl ? sweep_metric_strings(&n_strings)
+                                     : NULL;
+    if (!jsonl) {
+        if (shard_n > 1)
+            fputs(SWEEP_SHARD_HEADER, out);
+        sweep_csv_header(&sw, metrics, n_metrics, out);
+    }
     struct pool p = {.sw = &sw, .base_argc = base_argc, .base_argv = base,
                      .n_metrics = n_metrics, .metric = metric,
-                     .shard_k = shard_k, .shard_n = shard_n};
+                     .shard_k = shard_k, .shard_n = shard_n,
+                     .jsonl = jsonl, .metric_names = metrics,
+                     .is_string = is_string};
     p.n_local = sw.n_points > shard_k
                     ? (sw.n_points - shard_k + shard_n - 1) / shard_n
                     : 0;
@@ -576,7 +614,8 @@ cmd_sweep(int argc, char **argv)
                 "%s%s\n", (long long)p.written, (long long)p.n_local,
                 o.out ? " to " : "", o.out ? o.out : "");
         status = EXIT_INTERRUPTED;
-    } else if (p.n_ok == 0 && p.n_local > 0) {
+    } else if (p.n_ok == 0 && p.n_local > 0 && shard_n == 1) {
+        /* (A shard may hold only error rows: the whole sweep decides.) */
         char *msg = xasprintf("no point of the sweep could be simulated; "
                               "the first: %s", p.first_error);
         cmd_error("sweep", msg, 0);
@@ -591,6 +630,7 @@ cmd_sweep(int argc, char **argv)
     }
     free(p.y);
     free(p.first_error);
+    free(is_string);
 out:
     sweep_names_free(metrics, n_metrics);
     sweep_free(&sw);

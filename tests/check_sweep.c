@@ -564,6 +564,51 @@ START_TEST(test_sweep_shard_merge)
 }
 END_TEST
 
+START_TEST(test_sweep_jsonl)
+{
+    /* A row of JSON lines: the varied values in "vary" (numbers bare,
+     * names quoted), then results typed by is_string; an error row has
+     * status, message and no results. */
+    struct sweep sw;
+    sweep_init(&sw);
+    char *cause = NULL;
+    ck_assert_int_eq(sweep_add_axis(&sw, "nodes=1,2", &cause), 0);
+    ck_assert_int_eq(sweep_add_axis(&sw, "sharding_strategy=FULL_SHARD",
+                                    &cause), 0);
+    char *names[] = {"model", "step_time_s", "fits", "n"};
+    char *values[] = {"1", "0.5", "true", "1e3"};
+    const unsigned char is_string[] = {1, 0, 0, 0};
+    struct sweep_result ok = {.ok = 1, .values = values, .n_values = 4};
+    struct sweep_result bad = {.ok = 0, .message = "no \"such\" size"};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    sweep_jsonl_row(&sw, 1, &ok, names, is_string, 4, mem);
+    sweep_jsonl_row(&sw, 0, &bad, names, is_string, 4, mem);
+    fclose(mem);
+    ck_assert_str_eq(buf,
+        "{\"vary\":{\"nodes\":2,\"sharding_strategy\":\"FULL_SHARD\"},"
+        "\"status\":\"ok\",\"message\":\"\",\"model\":\"1\","
+        "\"step_time_s\":0.5,\"fits\":true,\"n\":1e3}\n"
+        "{\"vary\":{\"nodes\":1,\"sharding_strategy\":\"FULL_SHARD\"},"
+        "\"status\":\"error\",\"message\":\"no \\\"such\\\" size\"}\n");
+    free(buf);
+    sweep_free(&sw);
+    /* Shards of JSON lines merge like CSV ones; an empty file is an
+     * empty shard. */
+    const char *a = "{\"point\":1,\"n_points\":2,\"x\":2}\n";
+    const char *b = "{\"point\":0,\"n_points\":2,\"x\":1}\n";
+    const char *texts[] = {a, "", b};
+    size_t lens[] = {strlen(a), 0, strlen(b)};
+    const char *fnames[] = {"a", "empty", "b"};
+    mem = open_memstream(&buf, &len);
+    ck_assert_int_eq(sweep_merge(texts, lens, fnames, 3, mem, &cause), 0);
+    fclose(mem);
+    ck_assert_str_eq(buf, "{\"x\":1}\n{\"x\":2}\n");
+    free(buf);
+}
+END_TEST
+
 static Suite *
 sweep_suite(void)
 {
@@ -580,6 +625,7 @@ sweep_suite(void)
     tcase_add_test(tc, test_sweep_tiny_llama);
     tcase_add_test(tc, test_sweep_invalid_point_is_a_row);
     tcase_add_test(tc, test_sweep_shard_merge);
+    tcase_add_test(tc, test_sweep_jsonl);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("limits");
