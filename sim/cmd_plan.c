@@ -546,9 +546,12 @@ fill_table(struct table *t, const struct plan_gpu *g,
             if (spot) {
                 table_cell(t, r, 14, "%s",
                            fmt_days(b, sizeof b, w->spot_days));
-                table_cell(t, r, 15, "%s", fmt_cost(b, sizeof b, g,
-                                                    w->spot_cost_usd,
-                                                    w->spot_days));
+                /* Spot always has a price: dollars. */
+                if (isinf(w->spot_days))
+                    table_cell(t, r, 15, "never");
+                else
+                    table_cell(t, r, 15, "%s", fmt_usd(b, sizeof b,
+                                                       w->spot_cost_usd));
             }
         } else {
             for (int c = 6; c < c_why; c++)
@@ -921,7 +924,10 @@ write_plot_data(const struct plan_opts *o, const struct plan_result *r,
             plot_value(f, w->exp_days);
             plot_value(f, priced ? w->exp_cost_usd : w->exp_gpu_hours);
             plot_value(f, w->spot_days);
-            plot_value(f, w->spot_cost_usd);
+            /* On the cost plot's axis: GPU-hours when nothing else has a
+             * price. */
+            plot_value(f, priced ? w->spot_cost_usd
+                                 : w->spot_days * 24 * w->gpus);
             fputc('\n', f);
         }
     }
