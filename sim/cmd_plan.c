@@ -358,8 +358,16 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
         char *topo;
         enum plan_price_kind kind;
         double usd;
-        if (plan_parse_price(c->spot.v[i], &topo, &kind, &usd, &cause) != 0)
+        if (plan_parse_price(c->spot.v[i], &topo, &kind, &usd, &cause)
+            != 0) {
+            /* plan_parse_price speaks of --price. */
+            if (strncmp(cause, "--price ", 8) == 0) {
+                char *m = xasprintf("--spot-price %s", cause + 8);
+                free(cause);
+                cause = m;
+            }
             goto bad;
+        }
         int j;
         for (j = 0; j < o->n_gpus; j++)
             if (strcmp(o->gpus[j].topology, topo) == 0
