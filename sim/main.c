@@ -34,8 +34,10 @@ const struct cmd_entry cmd_table[] = {
      cmd_tune, cmd_tune_help},
     {"plan",
      "--model M --tokens N [--deadline D] [--budget $] --gpu TOPOLOGY... "
-     "[--price T=$X/gpu-hour] [--report FILE.html]",
-     "size a cluster for a token budget, a deadline and a price",
+     "[--price T=$X/gpu-hour] [--spot-price T=$X/gpu-hour] "
+     "[--mtbf-per-gpu D] [--report FILE.html]",
+     "size a cluster for a token budget, a deadline and a price, with "
+     "failures",
      cmd_plan, cmd_plan_help},
     {"report", "--timeline FILE --memory FILE [--out PREFIX] [--term png|svg]",
      "plot a timeline and memory series with gnuplot",
