@@ -1,15 +1,20 @@
 # plan.gp: time to train and cost against cluster size, one line per GPU
 # type (written by fsdpsim plan --plot / --report).
 # usage: gnuplot -c plan.gp DATA OUT.png [png|svg] [COSTLABEL] [DEADLINE]
+#        [EXPECTED] [SPOT]
 # DATA holds one block per GPU type, separated by two blank lines (gnuplot
-# index); a block's first line is "gpus days TITLE", then "gpus days cost"
-# rows (cost NaN when the type has no price).  DEADLINE, in days, draws a
-# dashed line on the time plot (0: none).
+# index); a block's first line is "gpus days TITLE", then "gpus days cost
+# exp_days exp_cost spot_days spot_cost" rows (NaN where a number is
+# missing).  DEADLINE, in days, draws a dashed line on the time plot (0:
+# none).  EXPECTED 1 adds the expected time and cost with failures
+# (dashed), SPOT 1 those on Spot capacity (dotted).
 data = ARG1
 outfile = ARG2
 term = (ARGC >= 3 && ARG3 ne "") ? ARG3 : "png"
 costlabel = (ARGC >= 4 && ARG4 ne "") ? ARG4 : "cost (USD)"
 deadline = (ARGC >= 5 && ARG5 ne "") ? real(ARG5) : 0
+expected = (ARGC >= 6 && ARG6 ne "") ? int(ARG6) : 0
+spot = (ARGC >= 7 && ARG7 ne "") ? int(ARG7) : 0
 if (term eq "svg") {
     set terminal svg size 1000,800 font "DejaVu Sans,12" background "white"
 } else {
@@ -35,7 +40,13 @@ if (deadline > 0) {
         first deadline offset 0,0.7 tc rgb "#c53030"
 }
 plot for [i=0:nblocks-1] data index i using 1:2 with linespoints \
-     pointtype 7 pointsize 0.8 lw 2 title columnheader(3)
+     pointtype 7 pointsize 0.8 lw 2 lc i+1 title columnheader(3), \
+     for [i=0:(expected ? nblocks-1 : -1)] data index i using 1:4 \
+     with linespoints pointtype 6 pointsize 0.8 lw 2 dashtype 2 lc i+1 \
+     title "expected", \
+     for [i=0:(spot ? nblocks-1 : -1)] data index i using 1:6 \
+     with linespoints pointtype 4 pointsize 0.8 lw 2 dashtype 3 lc i+1 \
+     title "Spot"
 unset arrow 1
 unset label 1
 set title "Cost to train"
@@ -44,5 +55,11 @@ unset logscale y
 set yrange [0:*]
 set format y "%.2s%c"
 plot for [i=0:nblocks-1] data index i using 1:3 with linespoints \
-     pointtype 7 pointsize 0.8 lw 2 title columnheader(3)
+     pointtype 7 pointsize 0.8 lw 2 lc i+1 title columnheader(3), \
+     for [i=0:(expected ? nblocks-1 : -1)] data index i using 1:5 \
+     with linespoints pointtype 6 pointsize 0.8 lw 2 dashtype 2 lc i+1 \
+     title "expected", \
+     for [i=0:(spot ? nblocks-1 : -1)] data index i using 1:7 \
+     with linespoints pointtype 4 pointsize 0.8 lw 2 dashtype 3 lc i+1 \
+     title "Spot"
 unset multiplot

@@ -38,6 +38,7 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 
@@ -54,6 +55,7 @@ void cmd_calibrate_help(FILE *out);
 void cmd_validate_help(FILE *out);
 void cmd_compare_help(FILE *out);
 void cmd_sweep_help(FILE *out);
+void cmd_merge_help(FILE *out);
 void cmd_tune_help(FILE *out);
 void cmd_plan_help(FILE *out);
 

@@ -36,6 +36,11 @@ cmd_plan_help(FILE *out)
             "[--budget $]\n"
             "                    --gpu TOPOLOGY [--gpu ...]\n"
             "                    [--price TOPOLOGY=$X/gpu-hour|$Y/node]\n"
+            "                    [--spot-price TOPOLOGY=$X/gpu-hour] "
+            "[--preemption-rate R]\n"
+            "                    [--mtbf-per-gpu D | --mtbf-per-node D] "
+            "[--checkpoint-bandwidth B]\n"
+            "                    [--restart-time D]\n"
             "                    [--global-batch-tokens N] [--headroom 10%%] "
             "[--max-nodes N]\n"
             "                    [--plot PREFIX] [--report FILE.html] "
@@ -53,7 +58,14 @@ cmd_plan_help(FILE *out)
             "step time).  Steps of more than\n8 micro-batches are simulated "
             "at 4 and 8 and extended linearly (each further\nmicro-batch "
             "repeats the same ops).  A cluster with more GPUs than the "
-            "batch has\nsequences is at its batch limit.  MFU is model "
+            "batch has\nsequences is at its batch limit; a setting that "
+            "rounds the batch up by more\nthan 25%% is shown but never "
+            "picked.  Expected days and cost add failures:\nan interruption "
+            "every MTBF / GPUs, a checkpoint of the model and optimizer\n"
+            "state every sqrt(2 x checkpoint time x that MTBF) "
+            "(Young/Daly), and per\ninterruption a restart plus the work "
+            "since the last checkpoint; the deadline\nand the cost-optimal "
+            "size use them.  MFU is model "
             "FLOPs (PaLM's 6N + 12LHQT per\ntoken, Chowdhery et al. 2022 "
             "appendix B) over the GPU's dense peak.\n\n"
             "options:\n"
@@ -71,6 +83,28 @@ cmd_plan_help(FILE *out)
             "strategy, side by side,\n"
             "                           e.g. FULL_SHARD,DDP (default: "
             "the --sharding-strategy)\n"
+            "  --spot-price T=$X/gpu-hour  Spot capacity of T costs X per "
+            "GPU-hour: adds the\n"
+            "                           expected Spot days and cost and "
+            "the cheapest size\n"
+            "  --preemption-rate R      Spot preemptions per node: "
+            "20%%/month, 0.01/h, 1/day\n"
+            "                           (default 20%%/month, AWS Spot "
+            "Advisor's worst band)\n"
+            "  --mtbf-per-gpu D         mean time between failures of one "
+            "GPU, or none\n"
+            "                           (default 50677h: Llama 3, 419 "
+            "interruptions in\n"
+            "                           54 days on 16,384 GPUs)\n"
+            "  --mtbf-per-node D        the same per node (= per GPU / "
+            "GPUs per node)\n"
+            "  --checkpoint-bandwidth B checkpoint write bandwidth per "
+            "node, e.g. 2GBps\n"
+            "                           (default 0.98 GB/s: Llama 3's 2 "
+            "TB/s over 2,048 nodes)\n"
+            "  --restart-time D         lost per interruption besides the "
+            "work since the\n"
+            "                           last checkpoint (default 10min)\n"
             "  --global-batch-tokens N  tokens per optimizer step "
             "(default 4194304 = 4M)\n"
             "  --headroom P             device memory kept free, e.g. "
@@ -100,7 +134,8 @@ cmd_plan_help(FILE *out)
 struct plan_cli {
     const char *tokens, *deadline, *budget, *batch, *headroom, *max_nodes;
     const char *plot, *term, *report, *jobs, *strategies;
-    struct search_list gpu, price;
+    const char *mtbf_gpu, *mtbf_node, *ckpt_bw, *restart, *preempt;
+    struct search_list gpu, price, spot;
 };
 
 static int
@@ -133,8 +168,14 @@ parse_cli(int argc, char **argv, struct plan_cli *o, char **base,
         {"--report", NULL, &o->report, NULL},
         {"--jobs", "-j", &o->jobs, NULL},
         {"--strategies", NULL, &o->strategies, NULL},
+        {"--mtbf-per-gpu", NULL, &o->mtbf_gpu, NULL},
+        {"--mtbf-per-node", NULL, &o->mtbf_node, NULL},
+        {"--checkpoint-bandwidth", NULL, &o->ckpt_bw, NULL},
+        {"--restart-time", NULL, &o->restart, NULL},
+        {"--preemption-rate", NULL, &o->preempt, NULL},
         {"--gpu", NULL, NULL, &o->gpu},
-        {"--price", NULL, NULL, &o->price}};
+        {"--price", NULL, NULL, &o->price},
+        {"--spot-price", NULL, NULL, &o->spot}};
     int rc = search_split_args("plan", argc, argv, own,
                                (int)(sizeof own / sizeof own[0]), base,
                                base_argc);
@@ -151,6 +192,68 @@ parse_cli(int argc, char **argv, struct plan_cli *o, char **base,
         free(msg);
         return -2;
     }
+    return 0;
+}
+
+/* A duration option that may also be "none" (*s = 0). */
+static int
+duration_or_none(const char *opt, const char *v, double *s, char **cause)
+{
+    if (strcmp(v, "none") == 0 || strcmp(v, "inf") == 0) {
+        *s = 0;
+        return 0;
+    }
+    return plan_parse_duration(opt, v, s, cause);
+}
+
+/* The failure model's options, defaults in plan.h; 0 or -1 with *cause. */
+static int
+build_goodput(const struct plan_cli *c, struct plan_opts *o, char **cause)
+{
+    o->mtbf_gpu_s = PLAN_DEFAULT_MTBF_GPU_H * 3600;
+    o->ckpt_bw_node = PLAN_DEFAULT_CKPT_BW_NODE;
+    o->restart_s = PLAN_DEFAULT_RESTART_S;
+    o->preempt_node_s = PLAN_DEFAULT_PREEMPT_NODE_H / 3600;
+    if (c->mtbf_gpu && c->mtbf_node) {
+        *cause = xasprintf("--mtbf-per-gpu and --mtbf-per-node say the "
+                           "same thing; give one");
+        return -1;
+    }
+    if (c->mtbf_gpu && duration_or_none("--mtbf-per-gpu", c->mtbf_gpu,
+                                        &o->mtbf_gpu_s, cause) != 0)
+        return -1;
+    if (c->mtbf_node) {
+        double node_s;
+        if (duration_or_none("--mtbf-per-node", c->mtbf_node, &node_s,
+                             cause) != 0)
+            return -1;
+        /* A node fails when any of its GPUs does: per GPU, the MTBF is
+         * the node's times its GPUs (the first type's, when several). */
+        o->mtbf_gpu_s = node_s * o->gpus[0].gpus_per_node;
+    }
+    if (c->ckpt_bw && units_parse_bandwidth(c->ckpt_bw, &o->ckpt_bw_node,
+                                            cause) != 0) {
+        char *m = xasprintf("--checkpoint-bandwidth: %s (per node, e.g. "
+                            "--checkpoint-bandwidth 2GBps)", *cause);
+        free(*cause);
+        *cause = m;
+        return -1;
+    }
+    if (c->ckpt_bw && !(o->ckpt_bw_node > 0)) {
+        *cause = xasprintf("--checkpoint-bandwidth: '%s' is not above 0",
+                           c->ckpt_bw);
+        return -1;
+    }
+    if (c->restart) {
+        if (strcmp(c->restart, "0") == 0)
+            o->restart_s = 0;
+        else if (plan_parse_duration("--restart-time", c->restart,
+                                     &o->restart_s, cause) != 0)
+            return -1;
+    }
+    if (c->preempt && plan_parse_rate("--preemption-rate", c->preempt,
+                                      &o->preempt_node_s, cause) != 0)
+        return -1;
     return 0;
 }
 
@@ -299,6 +402,45 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
             }
         free(topo);
     }
+    for (int i = 0; i < c->spot.n; i++) {
+        char *topo;
+        enum plan_price_kind kind;
+        double usd;
+        if (plan_parse_price(c->spot.v[i], &topo, &kind, &usd, &cause)
+            != 0) {
+            /* plan_parse_price speaks of --price. */
+            if (strncmp(cause, "--price ", 8) == 0) {
+                char *m = xasprintf("--spot-price %s", cause + 8);
+                free(cause);
+                cause = m;
+            }
+            goto bad;
+        }
+        int j;
+        for (j = 0; j < o->n_gpus; j++)
+            if (strcmp(o->gpus[j].topology, topo) == 0
+                || strcmp(o->gpus[j].name, topo) == 0)
+                break;
+        if (kind != PLAN_PRICE_GPU_HOUR || j == o->n_gpus) {
+            cause = kind != PLAN_PRICE_GPU_HOUR
+                        ? xasprintf("--spot-price %s: Spot capacity is "
+                                    "rented: write TOPOLOGY=$X/gpu-hour",
+                                    c->spot.v[i])
+                        : xasprintf("--spot-price %s: '%s' is not one of "
+                                    "the --gpu types (add --gpu %s)",
+                                    c->spot.v[i], topo, topo);
+            free(topo);
+            goto bad;
+        }
+        /* The same GPU type under each of --strategies. */
+        for (int k = j; k < o->n_gpus; k++)
+            if (k == j || strcmp(o->gpus[k].topology, o->gpus[j].topology)
+                              == 0)
+                o->gpus[k].spot_usd = usd;
+        free(topo);
+    }
+    if (build_goodput(c, o, &cause) != 0)
+        goto bad;
     if (o->budget_usd > 0) {
         for (int i = 0; i < o->n_gpus; i++)
             if (o->gpus[i].price_kind == PLAN_PRICE_NONE) {
@@ -351,19 +493,7 @@ fmt_count(char *buf, size_t len, double n)
     return buf;
 }
 
-/* ", $1.2M" after a time when there is a cost, else nothing. */
 static const char *fmt_usd(char *buf, size_t len, double usd);
-static const char *
-cost_tail(char *buf, size_t len, double usd)
-{
-    char b[32];
-    if (isnan(usd))
-        buf[0] = '\0';
-    else
-        snprintf(buf, len, ", %s", fmt_usd(b, sizeof b, usd));
-    return buf;
-}
-
 static const char *
 fmt_usd(char *buf, size_t len, double usd)
 {
@@ -392,13 +522,58 @@ fmt_price(char *buf, size_t len, const struct plan_gpu *g)
     return buf;
 }
 
+/* Days, or "never" when interruptions come faster than work is saved. */
+static const char *
+fmt_days(char *buf, size_t len, double d)
+{
+    if (isinf(d))
+        snprintf(buf, len, "never");
+    else
+        snprintf(buf, len, "%.1f", d);
+    return buf;
+}
+
+/* Cost in dollars, or GPU-hours when G has no price. */
+static const char *
+fmt_cost(char *buf, size_t len, const struct plan_gpu *g, double usd,
+         double gpu_hours)
+{
+    if (isinf(gpu_hours))
+        snprintf(buf, len, "never");
+    else if (g->price_kind == PLAN_PRICE_NONE)
+        snprintf(buf, len, "%.0f", gpu_hours);
+    else
+        fmt_usd(buf, len, usd);
+    return buf;
+}
+
+/* Columns: the setting, the failure-free time and cost, the expected
+ * ones with failures, on Spot when priced, then why and which. */
 static void
 fill_table(struct table *t, const struct plan_gpu *g,
            const struct plan_gpu_result *gr)
 {
-    const char *head[] = {"nodes", "GPUs", "mb", "accum", "<ckpt", "step",
-                          "tokens/s", "days", "GPU-hours", "cost", "MFU",
-                          "mem free", "<bottleneck", "<note", NULL};
+    int priced = g->price_kind != PLAN_PRICE_NONE;
+    int spot = g->spot_usd > 0;
+    const char *cost = priced ? "cost" : "GPU-hours";
+    const char *exp_cost = priced ? "exp. cost" : "exp. GPU-h";
+    const char *head[20];
+    int n = 0;
+    const char *fixed[] = {"nodes", "GPUs", "mb", "accum", "batch", "<ckpt",
+                           "step", "tokens/s", "MFU", "mem free", "days"};
+    for (int k = 0; k < 11; k++)
+        head[n++] = fixed[k];
+    head[n++] = cost;
+    head[n++] = "exp. days";
+    head[n++] = exp_cost;
+    if (spot) {
+        head[n++] = "spot days";
+        head[n++] = "spot cost";
+    }
+    int c_why = n;
+    head[n++] = "<bottleneck";
+    head[n++] = "<note";
+    head[n] = NULL;
     table_init(t, head);
     for (int i = 0; i < gr->n_rows; i++) {
         const struct plan_row *w = &gr->rows[i];
@@ -409,72 +584,204 @@ fill_table(struct table *t, const struct plan_gpu *g,
         table_cell(t, r, 2, "%lld", (long long)w->micro_batch);
         table_cell(t, r, 3, "%lld%s", (long long)w->grad_accum,
                    w->extrapolated ? "*" : "");
-        table_cell(t, r, 4, "%s", w->checkpointing ? "full" : "none");
-        table_cell(t, r, 11, "%.0f%%", 100 * w->headroom);
-        table_cell(t, r, 12, "%s", w->bottleneck);
+        if (w->batch_over >= 0.005)
+            table_cell(t, r, 4, "%lld +%.0f%%", (long long)w->batch_seqs,
+                       100 * w->batch_over);
+        else
+            table_cell(t, r, 4, "%lld", (long long)w->batch_seqs);
+        table_cell(t, r, 5, "%s", w->checkpointing ? "full" : "none");
+        table_cell(t, r, 9, "%.0f%%", 100 * w->headroom);
+        table_cell(t, r, c_why, "%s", w->bottleneck);
         if (w->fits) {
-            table_cell(t, r, 5, "%s",
+            table_cell(t, r, 6, "%s",
                        units_fmt_time_s(b, sizeof b, w->step_s));
-            table_cell(t, r, 6, "%.0f", w->tokens_per_s);
-            table_cell(t, r, 7, "%.1f", w->days);
-            table_cell(t, r, 8, "%.0f", w->gpu_hours);
-            table_cell(t, r, 9, "%s", fmt_usd(b, sizeof b, w->cost_usd));
-            table_cell(t, r, 10, "%.1f%%", 100 * w->mfu);
+            table_cell(t, r, 7, "%.0f", w->tokens_per_s);
+            table_cell(t, r, 8, "%.1f%%", 100 * w->mfu);
+            table_cell(t, r, 10, "%.1f", w->days);
+            table_cell(t, r, 11, "%s", fmt_cost(b, sizeof b, g, w->cost_usd,
+                                                w->gpu_hours));
+            table_cell(t, r, 12, "%s", fmt_days(b, sizeof b, w->exp_days));
+            table_cell(t, r, 13, "%s", fmt_cost(b, sizeof b, g,
+                                                w->exp_cost_usd,
+                                                w->exp_gpu_hours));
+            if (spot) {
+                table_cell(t, r, 14, "%s",
+                           fmt_days(b, sizeof b, w->spot_days));
+                /* Spot always has a price: dollars. */
+                if (isinf(w->spot_days))
+                    table_cell(t, r, 15, "never");
+                else
+                    table_cell(t, r, 15, "%s", fmt_usd(b, sizeof b,
+                                                       w->spot_cost_usd));
+            }
         } else {
-            for (int c = 5; c <= 10; c++)
-                table_cell(t, r, c, "-");
-            table_cell(t, r, 12, "%s", w->batch_limited ? "batch limit"
-                                                       : "does not fit");
+            for (int c = 6; c < c_why; c++)
+                if (c != 9)
+                    table_cell(t, r, c, "-");
+            table_cell(t, r, c_why, "%s", w->batch_limited ? "batch limit"
+                                                           : "does not fit");
         }
-        char note[96] = "";
+        char note[160] = "";
+#define NOTE(s) strcat(note, *note ? ", " s : s)
         if (i == gr->smallest)
-            strcat(note, "smallest meeting deadline");
+            NOTE("smallest meeting deadline");
+        if (i == gr->fastest)
+            NOTE("fastest");
         if (i == gr->cost_optimal)
-            strcat(note, *note ? ", cost-optimal" : "cost-optimal");
+            NOTE("cost-optimal");
+        if (i == gr->spot_optimal)
+            NOTE("cheapest on Spot");
         if (i == gr->knee)
-            strcat(note, *note ? ", knee" : "knee");
+            NOTE("knee");
+        if (w->fits && w->over_batch && !w->batch_limited)
+            NOTE("batch over 25%, left out");
         if (w->fits && !w->within_budget)
-            strcat(note, *note ? ", over budget" : "over budget");
-        table_cell(t, r, 13, "%s", note);
-        if (i == gr->smallest || i == gr->cost_optimal)
+            NOTE("over budget");
+#undef NOTE
+        table_cell(t, r, c_why + 1, "%s", note);
+        if (i == gr->smallest || i == gr->cost_optimal
+            || i == gr->spot_optimal)
             table_row_class(t, r, "pick");
-        else if (!w->fits)
+        else if (!w->fits || (w->over_batch && !w->batch_limited))
             table_row_class(t, r, "bad");
     }
-    (void)g;
 }
 
-/* The verdict sentences for one GPU type; caller frees each. */
+/* "24.5 days expected (23.9 failure-free)", or the failure-free days
+ * alone when the failure model is off. */
+static const char *
+fmt_time_pair(char *buf, size_t len, const struct plan_opts *o,
+              double exp_days, double days)
+{
+    char b[32];
+    if (o->mtbf_gpu_s <= 0)
+        snprintf(buf, len, "%.1f days", days);
+    else
+        snprintf(buf, len, "%s%s expected (%.1f failure-free)",
+                 fmt_days(b, sizeof b, exp_days),
+                 isinf(exp_days) ? "" : " days", days);
+    return buf;
+}
+
+/* ", $1.2M expected ($1.1M failure-free)" or nothing without a price. */
+static const char *
+cost_pair(char *buf, size_t len, const struct plan_opts *o,
+          const struct plan_row *w)
+{
+    char b1[32], b2[32];
+    if (isnan(w->cost_usd) || isinf(w->exp_days))
+        buf[0] = '\0';
+    else if (o->mtbf_gpu_s <= 0 || w->exp_cost_usd == w->cost_usd)
+        snprintf(buf, len, ", %s", fmt_usd(b1, sizeof b1, w->cost_usd));
+    else if (strcmp(fmt_usd(b1, sizeof b1, w->exp_cost_usd),
+                    fmt_usd(b2, sizeof b2, w->cost_usd)) == 0)
+        snprintf(buf, len, ", %s expected and failure-free", b1);
+    else
+        snprintf(buf, len, ", %s expected (%s failure-free)",
+                 fmt_usd(b1, sizeof b1, w->exp_cost_usd),
+                 fmt_usd(b2, sizeof b2, w->cost_usd));
+    return buf;
+}
+
+/* A duration in the largest unit that keeps it above 1: "6.9 min". */
+static const char *
+fmt_span(char *buf, size_t len, double s)
+{
+    if (isinf(s))
+        snprintf(buf, len, "never");
+    else if (s >= 86400 * 2)
+        snprintf(buf, len, "%.1f days", s / 86400);
+    else if (s >= 3600)
+        snprintf(buf, len, "%.1f h", s / 3600);
+    else if (s >= 60)
+        snprintf(buf, len, "%.1f min", s / 60);
+    else if (s >= 1)
+        snprintf(buf, len, "%.1f s", s);
+    else
+        snprintf(buf, len, "%.1f ms", s * 1e3);
+    return buf;
+}
+
+/* A per-GPU MTBF: "50677 h", or in a smaller unit below an hour. */
+static const char *
+mtbf_text(char *buf, size_t len, double s)
+{
+    if (s >= 3600)
+        snprintf(buf, len, "%.0f h", s / 3600);
+    else
+        fmt_span(buf, len, s);
+    return buf;
+}
+
+/* A bandwidth: "0.98 GB/s", "1.0 MB/s". */
+static const char *
+fmt_bw(char *buf, size_t len, double bps)
+{
+    if (bps >= 1e9)
+        snprintf(buf, len, "%.2f GB/s", bps / 1e9);
+    else if (bps >= 1e6)
+        snprintf(buf, len, "%.1f MB/s", bps / 1e6);
+    else
+        snprintf(buf, len, "%.0f B/s", bps);
+    return buf;
+}
+
+/* The failure model at row W, one sentence; caller frees. */
+static char *
+goodput_sentence(const struct plan_opts *o, const struct plan_row *w)
+{
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32];
+    if (o->mtbf_gpu_s <= 0)
+        return xasprintf("failures: none assumed (an MTBF of none): "
+                         "the days are failure-free");
+    double lost = isinf(w->exp_days) ? 1 : 1 - w->days / w->exp_days;
+    return xasprintf(
+        "failures at %d node%s: one interruption every %s (MTBF %s per "
+        "GPU); a checkpoint of %s takes %s at %s per node, best "
+        "every %s (Young/Daly, sqrt(2 x checkpoint x MTBF)); with %s per "
+        "restart %.1f%% of the time is lost", w->nodes,
+        w->nodes == 1 ? "" : "s", fmt_span(b1, sizeof b1, w->mtbf_s),
+        mtbf_text(b7, sizeof b7, o->mtbf_gpu_s), units_fmt_bytes(b2, sizeof b2, w->ckpt_bytes),
+        fmt_span(b3, sizeof b3, w->ckpt_s),
+        fmt_bw(b6, sizeof b6, o->ckpt_bw_node),
+        fmt_span(b4, sizeof b4, w->interval_s),
+        fmt_span(b5, sizeof b5, o->restart_s), 100 * lost);
+}
+
+/* The verdict sentences for one GPU type (at most PLAN_VERDICTS); caller
+ * frees each. */
+#define PLAN_VERDICTS 6
 static int
 verdicts(const struct plan_opts *o, const struct plan_gpu *g,
          const struct plan_gpu_result *gr, char **out)
 {
     int n = 0;
-    char b1[32], b2[32];
+    char b1[96], b2[96], b3[32];
     if (o->deadline_s > 0) {
         if (gr->smallest >= 0) {
             const struct plan_row *w = &gr->rows[gr->smallest];
             const struct plan_row *p = gr->smallest > 0
                                            ? &gr->rows[gr->smallest - 1]
                                            : NULL;
-            char *tail = p && p->fits
-                             ? xasprintf("; %d node%s would take %.1f days",
+            char *tail = p && p->eligible
+                             ? xasprintf("; %d node%s would take %s days",
                                          p->nodes, p->nodes == 1 ? "" : "s",
-                                         p->days)
+                                         fmt_days(b3, sizeof b3,
+                                                  p->exp_days))
                              : xstrdup("");
             out[n++] = xasprintf(
                 "smallest cluster meeting the %.0f-day deadline: %d node%s "
-                "(%d GPUs), %.1f days%s%s", o->deadline_s / 86400,
-                w->nodes, w->nodes == 1 ? "" : "s", w->gpus, w->days,
-                cost_tail(b1, sizeof b1, w->cost_usd), tail);
+                "(%d GPUs), %s%s%s", o->deadline_s / 86400,
+                w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
+                fmt_time_pair(b1, sizeof b1, o, w->exp_days, w->days),
+                cost_pair(b2, sizeof b2, o, w), tail);
             free(tail);
         } else {
             /* The fastest size within the batch, to say how far off. */
             const struct plan_row *f = NULL;
             for (int i = 0; i < gr->n_rows; i++) {
                 const struct plan_row *w = &gr->rows[i];
-                if (w->fits && !w->batch_limited
-                    && (f == NULL || w->days < f->days))
+                if (w->eligible && (f == NULL || w->exp_days < f->exp_days))
                     f = w;
             }
             /* Past the batch limit a size may be fast enough: say that
@@ -482,42 +789,90 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
             const struct plan_row *b = NULL;
             for (int i = 0; i < gr->n_rows && b == NULL; i++) {
                 const struct plan_row *w = &gr->rows[i];
-                if (w->fits && w->batch_limited
-                    && w->days * 86400 <= o->deadline_s)
+                if (w->fits && (w->batch_limited || w->over_batch)
+                    && w->exp_days * 86400 <= o->deadline_s)
                     b = w;
             }
             char *more = b ? xasprintf(" (%d nodes would meet it with a "
                                        "global batch of %lld sequences or "
                                        "more: raise --global-batch-tokens "
                                        "if convergence allows)", b->nodes,
-                                       (long long)b->gpus)
+                                       (long long)b->batch_seqs)
                            : xstrdup("");
             char *tail = f ? xasprintf("; the fastest within the batch, "
-                                       "%d nodes, takes %.1f days%s",
-                                       f->nodes, f->days, more)
-                           : xstrdup(more);
-            free(more);
+                                       "%d nodes, takes %s",
+                                       f->nodes,
+                                       fmt_time_pair(b1, sizeof b1, o,
+                                                     f->exp_days, f->days))
+                           : xstrdup("");
             out[n++] = xasprintf(
                 "no cluster of up to %d nodes meets the %.0f-day deadline "
-                "with a %.0f%% memory headroom%s", o->max_nodes,
-                o->deadline_s / 86400, 100 * o->headroom, tail);
+                "with a %.0f%% memory headroom%s%s", o->max_nodes,
+                o->deadline_s / 86400, 100 * o->headroom, tail, more);
             free(tail);
+            free(more);
         }
+    } else if (gr->fastest < 0) {
+        out[n++] = xasprintf("no cluster of up to %d nodes finishes: "
+                             "either none fits in memory within the "
+                             "batch, or interruptions come faster than a "
+                             "restart and a checkpoint interval (see "
+                             "--mtbf-per-gpu, --restart-time)",
+                             o->max_nodes);
+    } else {
+        const struct plan_row *w = &gr->rows[gr->fastest];
+        out[n++] = xasprintf(
+            "fastest within the batch: %d node%s (%d GPUs), %s%s",
+            w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
+            fmt_time_pair(b1, sizeof b1, o, w->exp_days, w->days),
+            cost_pair(b2, sizeof b2, o, w));
     }
     if (gr->cost_optimal >= 0) {
         const struct plan_row *w = &gr->rows[gr->cost_optimal];
         out[n++] = xasprintf(
-            "cost-optimal%s: %d node%s (%d GPUs), %.1f days%s, %.0f "
-            "GPU-hours", o->budget_usd > 0 ? " within the budget" : "",
-            w->nodes, w->nodes == 1 ? "" : "s", w->gpus, w->days,
-            cost_tail(b2, sizeof b2, w->cost_usd), w->gpu_hours);
+            "cost-optimal%s%s: %d node%s (%d GPUs), %s%s, %.0f GPU-hours",
+            o->mtbf_gpu_s > 0 ? " by expected cost" : "",
+            o->budget_usd > 0 ? " within the budget" : "",
+            w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
+            fmt_time_pair(b1, sizeof b1, o, w->exp_days, w->days),
+            cost_pair(b2, sizeof b2, o, w), w->exp_gpu_hours);
     } else if (o->budget_usd > 0) {
         out[n++] = xasprintf("no cluster meets the deadline within the "
                              "budget of %s",
                              fmt_usd(b2, sizeof b2, o->budget_usd));
     }
+    if (g->spot_usd > 0) {
+        if (gr->spot_optimal >= 0) {
+            const struct plan_row *w = &gr->rows[gr->spot_optimal];
+            out[n++] = xasprintf(
+                "cheapest on Spot at $%.2f per GPU-hour, %.3g preemptions "
+                "per node per month: %d node%s (%d GPUs), %s days expected, "
+                "%s expected", g->spot_usd, o->preempt_node_s * 730 * 3600,
+                w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
+                fmt_days(b3, sizeof b3, w->spot_days),
+                fmt_usd(b1, sizeof b1, w->spot_cost_usd));
+        } else {
+            out[n++] = xasprintf(
+                "no cluster on Spot at %.3g preemptions per node per "
+                "month meets the %s", o->preempt_node_s * 730 * 3600,
+                o->budget_usd > 0 ? "deadline within the budget"
+                                  : "deadline");
+        }
+    }
+    int k = gr->smallest >= 0       ? gr->smallest
+            : gr->cost_optimal >= 0 ? gr->cost_optimal
+                                    : gr->fastest;
+    for (int i = 0; k < 0 && i < gr->n_rows; i++)
+        if (gr->rows[i].eligible)
+            k = i;
+    for (int i = 0; i < gr->n_rows; i++)
+        if (gr->rows[i].eligible && gr->smallest < 0
+            && gr->cost_optimal < 0 && gr->fastest < 0
+            && gr->rows[i].exp_days < gr->rows[k].exp_days)
+            k = i;
+    if (k >= 0)
+        out[n++] = goodput_sentence(o, &gr->rows[k]);
     out[n++] = xasprintf("knee: %s", gr->knee_why);
-    (void)g;
     return n;
 }
 
@@ -532,10 +887,10 @@ overall(const struct plan_opts *o, const struct plan_result *r)
         if (o->gpus[i].price_kind == PLAN_PRICE_NONE)
             return NULL;
         int k = r->per_gpu[i].cost_optimal;
-        if (k >= 0 && (best < 0 || r->per_gpu[i].rows[k].cost_usd
+        if (k >= 0 && (best < 0 || r->per_gpu[i].rows[k].exp_cost_usd
                                        < r->per_gpu[best].rows[
                                            r->per_gpu[best].cost_optimal]
-                                             .cost_usd))
+                                             .exp_cost_usd))
             best = i;
     }
     if (best < 0 || r->n_gpus < 2)
@@ -543,10 +898,13 @@ overall(const struct plan_opts *o, const struct plan_result *r)
     const struct plan_row *w = &r->per_gpu[best].rows[
         r->per_gpu[best].cost_optimal];
     char b[32];
-    return xasprintf("cheapest overall: %s, %d node%s (%d GPUs), %.1f "
-                     "days, %s", o->gpus[best].name, w->nodes,
-                     w->nodes == 1 ? "" : "s", w->gpus, w->days,
-                     fmt_usd(b, sizeof b, w->cost_usd));
+    char d[32];
+    return xasprintf("cheapest overall%s: %s, %d node%s (%d GPUs), %s "
+                     "days, %s", o->mtbf_gpu_s > 0 ? " (expected)" : "",
+                     o->gpus[best].name, w->nodes,
+                     w->nodes == 1 ? "" : "s", w->gpus,
+                     fmt_days(d, sizeof d, w->exp_days),
+                     fmt_usd(b, sizeof b, w->exp_cost_usd));
 }
 
 static void
@@ -573,7 +931,7 @@ print_text(const struct plan_opts *o, const struct plan_result *r,
         fill_table(&t, g, gr);
         table_print_text(&t, "  ", out);
         table_free(&t);
-        char *v[4];
+        char *v[PLAN_VERDICTS];
         int n = verdicts(o, g, gr, v);
         for (int k = 0; k < n; k++) {
             fprintf(out, "  %s\n", v[k]);
@@ -593,9 +951,20 @@ print_text(const struct plan_opts *o, const struct plan_result *r,
                 "extended linearly\n");
 }
 
-/* The plot's data: one block per GPU type ("gpus days cost" rows of the
- * sizes that fit), the block's first line its title.  Cost is GPU-hours
- * when no type has a price.  Caller unlinks and frees the path. */
+/* The plot's data: one block per GPU type, the block's first line its
+ * title, then "gpus days cost exp_days exp_cost spot_days spot_cost"
+ * rows of the sizes that fit within the batch (NaN where there is no
+ * such number).  Cost is GPU-hours when no type has a price.  Caller
+ * unlinks and frees the path. */
+static void
+plot_value(FILE *f, double v)
+{
+    if (isnan(v) || isinf(v))
+        fputs(" NaN", f);
+    else
+        fprintf(f, " %.6g", v);
+}
+
 static char *
 write_plot_data(const struct plan_opts *o, const struct plan_result *r,
                 int priced, char **cause)
@@ -608,18 +977,32 @@ write_plot_data(const struct plan_opts *o, const struct plan_result *r,
         fprintf(f, "%sgpus days \"%s\"\n", i ? "\n\n" : "", o->gpus[i].name);
         for (int k = 0; k < r->per_gpu[i].n_rows; k++) {
             const struct plan_row *w = &r->per_gpu[i].rows[k];
-            if (!w->fits || w->batch_limited)
+            if (!w->eligible)
                 continue;
-            double c = priced ? w->cost_usd : w->gpu_hours;
-            fprintf(f, "%d %.6g ", w->gpus, w->days);
-            if (isnan(c))
-                fputs("NaN\n", f);
-            else
-                fprintf(f, "%.6g\n", c);
+            fprintf(f, "%d", w->gpus);
+            plot_value(f, w->days);
+            plot_value(f, priced ? w->cost_usd : w->gpu_hours);
+            plot_value(f, w->exp_days);
+            plot_value(f, priced ? w->exp_cost_usd : w->exp_gpu_hours);
+            plot_value(f, w->spot_days);
+            /* On the cost plot's axis: GPU-hours when nothing else has a
+             * price. */
+            plot_value(f, priced ? w->spot_cost_usd
+                                 : w->spot_days * 24 * w->gpus);
+            fputc('\n', f);
         }
     }
     gnuplot_data_close(f, &dat, cause);
     return dat;
+}
+
+static int
+any_spot(const struct plan_opts *o)
+{
+    for (int i = 0; i < o->n_gpus; i++)
+        if (o->gpus[i].spot_usd > 0)
+            return 1;
+    return 0;
 }
 
 static int
@@ -644,12 +1027,16 @@ plot(const struct plan_opts *o, const struct plan_result *r,
     snprintf(deadline, sizeof deadline, "%.6g", o->deadline_s / 86400);
     const char *args[] = {dat, GNUPLOT_OUT, term,
                           priced ? "cost (USD)" : "GPU-hours", deadline,
-                          NULL};
+                          o->mtbf_gpu_s > 0 ? "1" : "0",
+                          any_spot(o) ? "1" : "0", NULL};
     return html_plot_or_file(h, "plan", args,
                              "Time to train (top) and cost (bottom) "
-                             "against the number of GPUs, one line per GPU "
-                             "type; the dashed line is the deadline.  "
-                             "Sizes that do not fit or exceed the batch "
+                             "against the number of GPUs, one colour per "
+                             "GPU type: solid failure-free, dashed "
+                             "expected with failures and restarts, dotted "
+                             "on Spot; the red dashed line is the "
+                             "deadline.  Sizes that do not fit, exceed "
+                             "the batch or round it up by more than 25% "
                              "are left out.", out, dat, cause);
 }
 
@@ -715,7 +1102,7 @@ write_report(const struct plan_opts *o, const struct plan_result *r,
     free(all);
     /* Each GPU type's answer first: its verdict's opening sentence. */
     for (int i = 0; i < r->n_gpus; i++) {
-        char *v[4];
+        char *v[PLAN_VERDICTS];
         int n = verdicts(o, &o->gpus[i], &r->per_gpu[i], v);
         char *s = xasprintf("%s: %s", o->gpus[i].name, v[0]);
         html_verdict(&h, s);
@@ -732,7 +1119,7 @@ write_report(const struct plan_opts *o, const struct plan_result *r,
                  g->name, g->gpu_name, g->gpus_per_node,
                  fmt_price(b, sizeof b, g));
         html_h2(&h, head);
-        char *v[4];
+        char *v[PLAN_VERDICTS];
         int n = verdicts(o, g, &r->per_gpu[i], v);
         for (int k = 0; k < n; k++) {
             html_p(&h, "%s.", v[k]);
@@ -756,7 +1143,22 @@ write_report(const struct plan_opts *o, const struct plan_result *r,
            "token, PaLM appendix B) over the GPU's dense peak.  "
            "Bottleneck: communication when exposed communication exceeds "
            "10%% of the step, batch limit when the cluster has more GPUs "
-           "than the batch has sequences.");
+           "than the batch has sequences, batch rounding when the "
+           "accumulation rounds the batch up by more than 25%% (such rows "
+           "are shown, never picked).");
+    if (o->mtbf_gpu_s > 0)
+        html_p(&h, "Expected days and cost include failures: one "
+               "interruption per %.0f GPU-hours (the Llama 3 paper's 419 "
+               "unexpected interruptions in 54 days on 16,384 GPUs, unless "
+               "--mtbf-per-gpu says otherwise), a checkpoint of the model "
+               "and optimizer state written at %.2f GB/s per node every "
+               "sqrt(2 x checkpoint time x cluster MTBF) (Young/Daly), and "
+               "%.0f s per restart plus the work since the last checkpoint. "
+               " Spot adds %.3g preemptions per node per month.  Expected "
+               "time = failure-free time x (1 + C / tau) / (1 - (R + (tau "
+               "+ C) / 2) / MTBF).", o->mtbf_gpu_s / 3600,
+               o->ckpt_bw_node / 1e9, o->restart_s,
+               o->preempt_node_s * 730 * 3600);
     if (html_commit(&h, &cause) != 0)
         goto fail;
     return 0;
@@ -858,6 +1260,7 @@ out:
     opts_free(&o);
     search_list_free(&c.gpu);
     search_list_free(&c.price);
+    search_list_free(&c.spot);
     free(base);
     return status;
 }

@@ -55,7 +55,7 @@ cmd_sweep_help(FILE *out)
             "[--vary ...] [--out FILE.csv]\n"
             "                     [--plot PREFIX --metric KEY "
             "[--term png|svg]] [--report FILE.html]\n"
-            "                     [--jobs N]\n\n"
+            "                     [--jobs N] [--shard K/N]\n\n"
             "Simulate every combination of the varied settings and write "
             "one CSV row per\npoint: the varied values, status (ok or "
             "error), message, then every field of\n'simulate --format "
@@ -89,6 +89,18 @@ cmd_sweep_help(FILE *out)
             "                           of every point's value\n"
             "  -j, --jobs N             points simulated in parallel "
             "(default: online CPUs)\n"
+            "  --format csv|jsonl       CSV (default) or JSON lines: one "
+            "object per point,\n"
+            "                           results typed as simulate --format "
+            "json prints them\n"
+            "  --shard K/N              simulate only the points P with P "
+            "mod N = K (one\n"
+            "                           machine's share): the CSV gains "
+            "point and n_points\n"
+            "                           columns (keys) first; 'fsdpsim "
+            "merge' joins the N\n"
+            "                           files into the file one run "
+            "writes\n"
             "  -h, --help               show this help\n\n"
             "simulate options (the base of every point):\n",
             SWEEP_MAX_POINTS);
@@ -107,6 +119,11 @@ struct pool {
     char *const *base_argv;
     int n_metrics;
     int metric;                 /* column plotted, -1 for none */
+    int64_t shard_k, shard_n;   /* points k, k + n, ... (1 shard: all) */
+    int jsonl;                  /* JSON lines instead of CSV */
+    char *const *metric_names;  /* for JSON lines */
+    const unsigned char *is_string;
+    int64_t n_local;            /* points this run simulates */
     struct sweep_shared shared; /* parse lock, loaded models */
     pthread_mutex_t lock;       /* guards the fields below */
     pthread_cond_t done;        /* a point finished */
@@ -114,8 +131,10 @@ struct pool {
     int64_t next;               /* next point to take */
     int64_t written;            /* rows written so far */
     int stop;                   /* take no more points */
-    char **rows;                /* per point: its CSV row, until written */
-    double *y;                  /* per point: the metric (NAN: none) */
+    char **rows;                /* per local point: its CSV row, until
+                                   written */
+    double *y;                  /* per local point: the metric (NAN:
+                                   none) */
     int64_t n_ok;               /* points simulated */
     char *first_error;          /* the first error message, by point */
     int64_t first_error_point;
@@ -132,8 +151,24 @@ format_row(struct pool *p, int64_t point, double *y, int *ok,
     char *text = NULL;
     size_t len = 0;
     FILE *mem = xopen_memstream(&text, &len);
-    sweep_csv_row(p->sw, point, &res, p->n_metrics, mem);
-    fclose(mem);
+    if (p->jsonl) {
+        sweep_jsonl_row(p->sw, point, &res, p->metric_names, p->is_string,
+                        p->n_metrics, mem);
+        fclose(mem);
+        if (p->shard_n > 1) {
+            char *t = xasprintf("{\"point\":%lld,\"n_points\":%lld,%s",
+                                (long long)point,
+                                (long long)p->sw->n_points, text + 1);
+            free(text);
+            text = t;
+        }
+    } else {
+        if (p->shard_n > 1)
+            fprintf(mem, "%lld,%lld,", (long long)point,
+                    (long long)p->sw->n_points);
+        sweep_csv_row(p->sw, point, &res, p->n_metrics, mem);
+        fclose(mem);
+    }
     *y = NAN;
     *ok = res.ok;
     *message = NULL;
@@ -160,17 +195,18 @@ worker(void *arg)
     struct pool *p = arg;
     pthread_mutex_lock(&p->lock);
     for (;;) {
-        while (!p->stop && p->next < p->sw->n_points
+        while (!p->stop && p->next < p->n_local
                && p->next >= p->written + SWEEP_WINDOW)
             pthread_cond_wait(&p->space, &p->lock);
-        if (p->stop || p->next >= p->sw->n_points)
+        if (p->stop || p->next >= p->n_local)
             break;
         int64_t i = p->next++;
         pthread_mutex_unlock(&p->lock);
         double y;
         int ok;
         char *message;
-        char *row = format_row(p, i, &y, &ok, &message);
+        char *row = format_row(p, p->shard_k + i * p->shard_n, &y, &ok,
+                               &message);
         pthread_mutex_lock(&p->lock);
         p->rows[i] = row;
         if (p->y)
@@ -195,7 +231,7 @@ static int64_t
 write_ready(struct pool *p, FILE *out)
 {
     int64_t n = 0;
-    while (p->written < p->sw->n_points && p->rows[p->written]) {
+    while (p->written < p->n_local && p->rows[p->written]) {
         fputs(p->rows[p->written], out);
         free(p->rows[p->written]);
         p->rows[p->written] = NULL;
@@ -216,7 +252,7 @@ run_points(struct pool *p, int jobs, FILE *out)
     int interrupted = 0;
     int64_t shown = -1;
     pthread_mutex_lock(&p->lock);
-    while (p->written < p->sw->n_points) {
+    while (p->written < p->n_local) {
         if (p->rows[p->written] == NULL)
             batch_wait_tick(&p->done, &p->lock);
         if (sweep_interrupted) {
@@ -226,8 +262,7 @@ run_points(struct pool *p, int jobs, FILE *out)
         if (write_ready(p, out) > 0)
             pthread_cond_broadcast(&p->space);
         if (tty && p->written != shown)
-            batch_progress("sweep", shown = p->written, p->sw->n_points,
-                           0);
+            batch_progress("sweep", shown = p->written, p->n_local, 0);
     }
     /* Points in flight finish; no new ones start. */
     p->stop = 1;
@@ -236,7 +271,7 @@ run_points(struct pool *p, int jobs, FILE *out)
     batch_join_workers(threads, jobs);
     write_ready(p, out);
     if (tty)
-        batch_progress("sweep", p->written, p->sw->n_points, 1);
+        batch_progress("sweep", p->written, p->n_local, 1);
     return interrupted;
 }
 
@@ -370,7 +405,7 @@ write_report(const struct sweep *sw, const double *y, int64_t n_rows,
 /* ---- the command ---- */
 
 struct sweep_opts {
-    const char *out, *plot, *metric, *term, *report;
+    const char *out, *plot, *metric, *term, *report, *shard, *format;
     int jobs;
 };
 
@@ -388,7 +423,9 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
         {"--vary", NULL, NULL, &vary},  {"--out", "-o", &o->out, NULL},
         {"--plot", NULL, &o->plot, NULL}, {"--metric", NULL, &o->metric, NULL},
         {"--term", NULL, &o->term, NULL}, {"--jobs", "-j", &jobs, NULL},
-        {"--report", NULL, &o->report, NULL}};
+        {"--report", NULL, &o->report, NULL},
+        {"--shard", NULL, &o->shard, NULL},
+        {"--format", NULL, &o->format, NULL}};
     int rc = search_split_args("sweep", argc, argv, own,
                                (int)(sizeof own / sizeof own[0]), base,
                                base_argc);
@@ -420,6 +457,19 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
         char *msg = xasprintf("--term: '%s' is not png or svg", o->term);
         cmd_error("sweep", msg, 0);
         free(msg);
+        return -2;
+    }
+    if (o->format && strcmp(o->format, "csv") != 0
+        && strcmp(o->format, "jsonl") != 0) {
+        char *msg = xasprintf("--format: '%s' is not csv or jsonl (JSON "
+                              "lines: one object per point)", o->format);
+        cmd_error("sweep", msg, 0);
+        free(msg);
+        return -2;
+    }
+    if (o->shard && (o->plot || o->report)) {
+        cmd_error("sweep", "--shard writes part of the points: plot or "
+                  "report the merged CSV instead (fsdpsim merge)", 0);
         return -2;
     }
     if (jobs) {
@@ -459,6 +509,16 @@ cmd_sweep(int argc, char **argv)
     if ((status = search_check_base("sweep", "writes one CSV row per "
                                     "point", base_argc, base)) != 0)
         goto out;
+    int64_t shard_k = 0, shard_n = 1;
+    if (o.shard) {
+        char *cause = NULL;
+        if (sweep_parse_shard(o.shard, &shard_k, &shard_n, &cause) != 0) {
+            cmd_error("sweep", cause, 0);
+            free(cause);
+            status = EXIT_USAGE;
+            goto out;
+        }
+    }
     metrics = sweep_metric_names(&n_metrics);
     int metric = -1;
     if (o.metric) {
@@ -503,22 +563,37 @@ cmd_sweep(int argc, char **argv)
     sigaction(SIGINT, &sa, &old_sa);
     batch_keep_heap();
 
-    sweep_csv_header(&sw, metrics, n_metrics, out);
+    int jsonl = o.format && strcmp(o.format, "jsonl") == 0;
+    int n_strings = 0;
+    unsigned char *is_string = jsonl ? sweep_metric_strings(&n_strings)
+                                     : NULL;
+    if (!jsonl) {
+        if (shard_n > 1)
+            fputs(SWEEP_SHARD_HEADER, out);
+        sweep_csv_header(&sw, metrics, n_metrics, out);
+    }
     struct pool p = {.sw = &sw, .base_argc = base_argc, .base_argv = base,
-                     .n_metrics = n_metrics, .metric = metric};
+                     .n_metrics = n_metrics, .metric = metric,
+                     .shard_k = shard_k, .shard_n = shard_n,
+                     .jsonl = jsonl, .metric_names = metrics,
+                     .is_string = is_string};
+    p.n_local = sw.n_points > shard_k
+                    ? (sw.n_points - shard_k + shard_n - 1) / shard_n
+                    : 0;
+
     sweep_shared_init(&p.shared);
     pthread_mutex_init(&p.lock, NULL);
     pthread_cond_init(&p.done, NULL);
     pthread_cond_init(&p.space, NULL);
-    p.rows = xcalloc(sw.n_points, sizeof *p.rows);
+    p.rows = xcalloc(p.n_local + 1, sizeof *p.rows);
     if (metric >= 0)
-        p.y = xcalloc(sw.n_points, sizeof *p.y);
+        p.y = xcalloc(p.n_local + 1, sizeof *p.y);
     int jobs = o.jobs ? o.jobs : batch_default_jobs();
-    if (jobs > sw.n_points)
-        jobs = (int)sw.n_points;
-    int interrupted = run_points(&p, jobs, out);
+    if (jobs > p.n_local)
+        jobs = (int)p.n_local;
+    int interrupted = p.n_local > 0 ? run_points(&p, jobs, out) : 0;
     sigaction(SIGINT, &old_sa, NULL);
-    for (int64_t i = 0; i < sw.n_points; i++)
+    for (int64_t i = 0; i < p.n_local; i++)
         free(p.rows[i]);
     free(p.rows);
     sweep_shared_destroy(&p.shared);
@@ -536,10 +611,11 @@ cmd_sweep(int argc, char **argv)
         status = EXIT_SYSTEM;
     } else if (interrupted) {
         fprintf(stderr, "fsdpsim: interrupted: %lld of %lld points written"
-                "%s%s\n", (long long)p.written, (long long)sw.n_points,
+                "%s%s\n", (long long)p.written, (long long)p.n_local,
                 o.out ? " to " : "", o.out ? o.out : "");
         status = EXIT_INTERRUPTED;
-    } else if (p.n_ok == 0) {
+    } else if (p.n_ok == 0 && p.n_local > 0 && shard_n == 1) {
+        /* (A shard may hold only error rows: the whole sweep decides.) */
         char *msg = xasprintf("no point of the sweep could be simulated; "
                               "the first: %s", p.first_error);
         cmd_error("sweep", msg, 0);
@@ -554,6 +630,7 @@ cmd_sweep(int argc, char **argv)
     }
     free(p.y);
     free(p.first_error);
+    free(is_string);
 out:
     sweep_names_free(metrics, n_metrics);
     sweep_free(&sw);

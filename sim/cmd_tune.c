@@ -114,6 +114,16 @@ wrap_text(const struct tune_setting *s, char *buf, size_t len)
     return buf;
 }
 
+/* Throughput to the four significant digits the ranking tells apart,
+ * so that the list reads in order and ties read as ties. */
+static void
+cell_key(struct table *t, int row, int col, double v)
+{
+    double k = tune_rank_key(v);
+    int digits = k > 0 ? 3 - (int)floor(log10(k)) : 1;
+    table_cell(t, row, col, "%.*f", digits > 0 ? digits : 0, k);
+}
+
 static void
 fill_top(struct table *t, const struct tune_result *r, int top)
 {
@@ -122,12 +132,14 @@ fill_top(struct table *t, const struct tune_result *r, int top)
                           "<ckpt", "mb", "accum", "<no_sync", "<prefetch",
                           "<limit_ag", NULL};
     table_init(t, head);
-    for (int k = 0; k < r->n_ranked && k < top; k++) {
-        const struct tune_point *p = &r->points[r->ranked[k]];
+    struct tune_row *rows = xcalloc(top + 1, sizeof *rows);
+    int n = tune_top(r, top, rows);
+    for (int k = 0; k < n; k++) {
+        const struct tune_point *p = &r->points[rows[k].point];
         int row = table_add_row(t);
         char b[64];
         table_cell(t, row, 0, "%d", k + 1);
-        table_cell(t, row, 1, "%.1f", p->tokens_per_s_per_gpu);
+        cell_key(t, row, 1, p->tokens_per_s_per_gpu);
         table_cell(t, row, 2, "%.1f%%", 100 * p->mfu);
         table_cell(t, row, 3, "%s", units_fmt_time_s(b, sizeof b,
                                                      p->step_s));
@@ -144,14 +156,24 @@ fill_top(struct table *t, const struct tune_result *r, int top)
         table_cell(t, row, 10, "%lld", (long long)p->s.micro_batch);
         table_cell(t, row, 11, "%lld", (long long)p->s.grad_accum);
         table_cell(t, row, 12, "%s", p->s.no_sync ? "yes" : "no");
-        table_cell(t, row, 13, "%s", ddp ? "-"
-                                     : backward_prefetch_name(p->s.prefetch));
-        table_cell(t, row, 14, "%s", ddp ? "-"
-                                     : p->s.limit_all_gathers ? "true"
-                                                              : "false");
+        if (ddp)
+            table_cell(t, row, 13, "-");
+        else if (rows[k].either_prefetch)
+            table_cell(t, row, 13, "BACKWARD_PRE or POST");
+        else
+            table_cell(t, row, 13, "%s",
+                       backward_prefetch_name(p->s.prefetch));
+        if (ddp)
+            table_cell(t, row, 14, "-");
+        else if (rows[k].either_limit)
+            table_cell(t, row, 14, "true or false");
+        else
+            table_cell(t, row, 14, "%s", p->s.limit_all_gathers ? "true"
+                                                               : "false");
         if (k == 0)
             table_row_class(t, row, "pick");
     }
+    free(rows);
 }
 
 /* FSDP against the DDP baseline: the best of each, or for DDP when

@@ -22,17 +22,22 @@ const struct cmd_entry cmd_table[] = {
     {"sweep",
      "[simulate options] --vary KEY=SPEC [--vary ...] [--out FILE.csv] "
      "[--plot PREFIX --metric KEY [--term png|svg]] [--report FILE.html] "
-     "[--jobs N]",
+     "[--jobs N] [--shard K/N]",
      "simulate a grid of settings, one CSV row per point",
      cmd_sweep, cmd_sweep_help},
+    {"merge", "SHARD.csv... [--out FILE.csv]",
+     "join the CSVs of sweep --shard K/N into one sweep's CSV",
+     cmd_merge, cmd_merge_help},
     {"tune",
      "[simulate options] [--headroom 10%] [--top N] [--report FILE.html]",
      "search FSDP settings for the best throughput that fits",
      cmd_tune, cmd_tune_help},
     {"plan",
      "--model M --tokens N [--deadline D] [--budget $] --gpu TOPOLOGY... "
-     "[--price T=$X/gpu-hour] [--report FILE.html]",
-     "size a cluster for a token budget, a deadline and a price",
+     "[--price T=$X/gpu-hour] [--spot-price T=$X/gpu-hour] "
+     "[--mtbf-per-gpu D] [--report FILE.html]",
+     "size a cluster for a token budget, a deadline and a price, with "
+     "failures",
      cmd_plan, cmd_plan_help},
     {"report", "--timeline FILE --memory FILE [--out PREFIX] [--term png|svg]",
      "plot a timeline and memory series with gnuplot",

@@ -36,9 +36,6 @@
  * cluster's means adding nodes no longer pays in proportion. */
 #define PLAN_KNEE_EFFICIENCY 0.80
 
-/* How far above the asked global batch a setting may round. */
-#define PLAN_BATCH_SLACK 0.25
-
 static const int64_t plan_micro_batches[] = {1, 2, 4};
 static const char *const plan_ckpt[] = {"none", "full"};
 #define N_MB ((int)(sizeof plan_micro_batches / sizeof *plan_micro_batches))
@@ -160,6 +157,127 @@ bad:
                        "or TOPOLOGY=$Y/node (buying), e.g. --price "
                        "dgx-h100=2.5/gpu-hour", s);
     return -1;
+}
+
+int
+plan_parse_rate(const char *opt, const char *s, double *per_s, char **cause)
+{
+    static const struct {
+        const char *unit;
+        double s;
+    } units[] = {{"/h", 3600}, {"/hour", 3600}, {"/d", 86400},
+                 {"/day", 86400}, {"/w", 7 * 86400}, {"/week", 7 * 86400},
+                 {"/month", 730 * 3600.0}, {NULL, 0}};
+    char *end;
+    double v = strtod(s, &end);
+    if (end != s && isfinite(v) && v >= 0) {
+        if (*end == '%') {
+            v /= 100;
+            end++;
+        }
+        for (int i = 0; units[i].unit; i++)
+            if (strcmp(end, units[i].unit) == 0) {
+                *per_s = v / units[i].s;
+                if (*per_s > 1.0 / 60) {
+                    *cause = xasprintf("%s: '%s' is more than one a "
+                                       "minute per node; no job makes "
+                                       "progress at that rate", opt, s);
+                    return -1;
+                }
+                return 0;
+            }
+    }
+    *cause = xasprintf("%s: '%s' is not a rate per node (a number, or a "
+                       "percentage, per h, day, week or month (730 h): "
+                       "e.g. %s 20%%/month)", opt, s, opt);
+    return -1;
+}
+
+/* ---- goodput ---- */
+
+double
+plan_young_daly(double ckpt_s, double mtbf_s)
+{
+    return sqrt(2 * ckpt_s * mtbf_s);
+}
+
+double
+plan_expected_s(double work_s, double ckpt_s, double interval_s,
+                double restart_s, double mtbf_s)
+{
+    if (isinf(mtbf_s))
+        return work_s;
+    double lost = (restart_s + (interval_s + ckpt_s) / 2) / mtbf_s;
+    if (!(lost < 1))
+        return INFINITY;
+    return work_s * (1 + ckpt_s / interval_s) / (1 - lost);
+}
+
+/* Wall time and interval on a cluster of mean time between interruptions
+ * MTBF_S; W when there are none. */
+static double
+expected_days(const struct plan_opts *o, const struct plan_row *row,
+              double mtbf_s, double *interval_s)
+{
+    double work = row->days * 86400;
+    if (isinf(mtbf_s) || !(row->ckpt_s > 0)) {
+        *interval_s = INFINITY;
+        return isinf(mtbf_s) ? row->days
+                             : plan_expected_s(work, 0, work,
+                                               o->restart_s, mtbf_s)
+                                   / 86400;
+    }
+    *interval_s = plan_young_daly(row->ckpt_s, mtbf_s);
+    return plan_expected_s(work, row->ckpt_s, *interval_s, o->restart_s,
+                           mtbf_s) / 86400;
+}
+
+void
+plan_goodput(const struct plan_opts *o, const struct plan_gpu *g,
+             struct plan_row *row)
+{
+    row->spot_days = row->spot_cost_usd = NAN;
+    row->exp_cost_usd = NAN;
+    row->ckpt_s = o->ckpt_bw_node > 0
+                      ? row->ckpt_bytes / (o->ckpt_bw_node * row->nodes)
+                      : 0;
+    double fail_rate = o->mtbf_gpu_s > 0 ? row->gpus / o->mtbf_gpu_s : 0;
+    row->mtbf_s = fail_rate > 0 ? 1 / fail_rate : INFINITY;
+    row->exp_days = expected_days(o, row, row->mtbf_s, &row->interval_s);
+    row->exp_gpu_hours = row->exp_days * 24 * row->gpus;
+    if (g->price_kind == PLAN_PRICE_GPU_HOUR)
+        row->exp_cost_usd = row->exp_gpu_hours * g->price_usd;
+    else if (g->price_kind == PLAN_PRICE_NODE)
+        row->exp_cost_usd = row->nodes * g->price_usd;
+    if (g->spot_usd > 0) {
+        double rate = fail_rate + row->nodes * o->preempt_node_s;
+        double iv;
+        row->spot_days = expected_days(o, row, rate > 0 ? 1 / rate
+                                                        : INFINITY, &iv);
+        row->spot_cost_usd = row->spot_days * 24 * row->gpus * g->spot_usd;
+    }
+}
+
+/* The model and optimizer state a checkpoint writes: each rank's shard
+ * of the parameters and optimizer state, times the ranks holding
+ * distinct shards (all of them when fully sharded, one node's under
+ * HYBRID_SHARD, one rank's when unsharded). */
+static double
+state_bytes(const struct batch_columns *cols, const struct sweep_result *res)
+{
+    double shard = batch_value(cols, res, "mem_breakdown.sharded_params")
+                   + batch_value(cols, res, "mem_breakdown.optimizer_state");
+    double world = batch_value(cols, res, "world_size");
+    double per_node = batch_value(cols, res, "gpus_per_node");
+    const char *strategy = "";
+    for (int k = 0; k < cols->n; k++)
+        if (strcmp(cols->names[k], "sharding_strategy") == 0)
+            strategy = res->values[k];
+    if (strstr(strategy, "HYBRID"))
+        return shard * per_node;
+    if (strstr(strategy, "SHARD"))
+        return shard * world;
+    return shard;
 }
 
 /* ---- simulating the sizes ---- */
@@ -337,7 +455,14 @@ evaluate(const struct plan_opts *o, const struct plan_gpu *g,
             row->mfu = mfu;
             row->headroom = hr;
             row->exposed_share = e / t;
+            row->ckpt_bytes = state_bytes(cols, hi);
         }
+        row->batch_seqs = row->micro_batch * row->grad_accum * row->gpus;
+        row->batch_over = (double)row->batch_seqs / o->global_batch_seqs
+                          - 1;
+        row->over_batch = row->batch_over > PLAN_BATCH_SLACK + 1e-12;
+        row->eligible = row->fits && !row->batch_limited
+                        && !row->over_batch;
         if (row->fits) {
             row->days = o->tokens / row->tokens_per_s / 86400;
             row->gpu_hours = row->days * 24 * row->gpus;
@@ -346,17 +471,28 @@ evaluate(const struct plan_opts *o, const struct plan_gpu *g,
             else if (g->price_kind == PLAN_PRICE_NODE)
                 row->cost_usd = row->nodes * g->price_usd;
             row->bottleneck = row->batch_limited ? "batch limit"
+                              : row->over_batch ? "batch rounding"
                               : row->exposed_share > PLAN_COMM_BOUND
                                   ? "communication"
                                   : "compute";
-        } else if (row->batch_limited) {
-            row->bottleneck = "batch limit";
+            plan_goodput(o, g, row);
+        } else {
+            if (row->batch_limited)
+                row->bottleneck = "batch limit";
+            row->exp_days = row->spot_days = NAN;
+            row->exp_cost_usd = row->spot_cost_usd = NAN;
         }
-        row->meets_deadline = row->fits && !row->batch_limited
+        row->meets_deadline = row->eligible && isfinite(row->exp_days)
                               && (o->deadline_s <= 0
-                                  || row->days * 86400 <= o->deadline_s);
-        row->within_budget = o->budget_usd <= 0 || isnan(row->cost_usd)
-                             || row->cost_usd <= o->budget_usd;
+                                  || row->exp_days * 86400 <= o->deadline_s);
+        row->within_budget = o->budget_usd <= 0 || isnan(row->exp_cost_usd)
+                             || row->exp_cost_usd <= o->budget_usd;
+        row->spot_meets = row->eligible && g->spot_usd > 0
+                          && isfinite(row->spot_days)
+                          && (o->deadline_s <= 0
+                              || row->spot_days * 86400 <= o->deadline_s)
+                          && (o->budget_usd <= 0
+                              || row->spot_cost_usd <= o->budget_usd);
     }
     for (int64_t i = 0; i < n; i++) {
         sweep_result_free(&res[i]);
@@ -390,6 +526,15 @@ first_meeting(const struct plan_gpu_result *gr)
     return -1;
 }
 
+/* The cost a row is compared by: expected dollars, else GPU-hours. */
+static double
+row_cost(const struct plan_row *w, int spot)
+{
+    if (spot)
+        return w->spot_cost_usd;
+    return isnan(w->exp_cost_usd) ? w->exp_gpu_hours : w->exp_cost_usd;
+}
+
 /* The knee: walking up the sizes, the last one before per-GPU throughput
  * falls below PLAN_KNEE_EFFICIENCY of the best smaller cluster's, or
  * before the batch runs out of sequences. */
@@ -400,7 +545,7 @@ find_knee(const struct plan_opts *o, struct plan_gpu_result *gr)
     gr->knee = -1;
     for (int i = 0; i < gr->n_rows; i++) {
         const struct plan_row *w = &gr->rows[i];
-        if (!w->fits)
+        if (!w->fits || (w->over_batch && !w->batch_limited))
             continue;
         double per_gpu = w->tokens_per_s / w->gpus;
         if (prev >= 0 && w->batch_limited) {
@@ -483,19 +628,51 @@ plan_one(const struct plan_opts *o, const struct plan_gpu *g,
                 lo = mid;
         }
     }
-    gr->smallest = first_meeting(gr);
-    gr->cost_optimal = -1;
+    /* Likewise for Spot, whose preemptions make it slower: the smallest
+     * size meeting the deadline there. */
+    int ks = -1;
+    for (int i = 0; i < gr->n_rows && ks < 0; i++)
+        if (gr->rows[i].spot_meets)
+            ks = i;
+    if (o->deadline_s > 0 && ks > 0 && g->spot_usd > 0) {
+        int lo = gr->rows[ks - 1].nodes, hi = gr->rows[ks].nodes;
+        while (hi - lo > 1 && !r->interrupted) {
+            int mid = lo + (hi - lo) / 2;
+            int have = -1;
+            for (int i = 0; i < gr->n_rows; i++)
+                if (gr->rows[i].nodes == mid)
+                    have = i;
+            struct plan_row row;
+            if (have >= 0) {
+                row = gr->rows[have];
+            } else {
+                evaluate(o, g, &mid, 1, &row, r, cols);
+                insert_row(gr, &row);
+            }
+            if (row.spot_meets)
+                hi = mid;
+            else
+                lo = mid;
+        }
+    }
+    /* Without a deadline there is no smallest size meeting it. */
+    gr->smallest = o->deadline_s > 0 ? first_meeting(gr) : -1;
+    gr->cost_optimal = gr->spot_optimal = gr->fastest = -1;
+    int want_fastest = o->deadline_s <= 0;
     for (int i = 0; i < gr->n_rows; i++) {
         const struct plan_row *w = &gr->rows[i];
+        if (want_fastest && w->meets_deadline && (gr->fastest < 0
+                            || w->exp_days < gr->rows[gr->fastest].exp_days))
+            gr->fastest = i;
+        if (w->spot_meets
+            && (gr->spot_optimal < 0
+                || row_cost(w, 1) < row_cost(&gr->rows[gr->spot_optimal],
+                                             1)))
+            gr->spot_optimal = i;
         if (!w->meets_deadline || !w->within_budget)
             continue;
-        double c = isnan(w->cost_usd) ? w->gpu_hours : w->cost_usd;
-        if (gr->cost_optimal < 0) {
-            gr->cost_optimal = i;
-            continue;
-        }
-        const struct plan_row *b = &gr->rows[gr->cost_optimal];
-        if (c < (isnan(b->cost_usd) ? b->gpu_hours : b->cost_usd))
+        if (gr->cost_optimal < 0
+            || row_cost(w, 0) < row_cost(&gr->rows[gr->cost_optimal], 0))
             gr->cost_optimal = i;
     }
     find_knee(o, gr);

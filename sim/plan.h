@@ -32,6 +32,30 @@
 #define PLAN_MAX_NODE_USD 1e9
 #define PLAN_MAX_BATCH_TOKENS (INT64_C(1) << 40)
 
+/* How far above the asked global batch a setting may round (a larger
+ * batch is fewer, longer steps: a different training run, not a faster
+ * one); rows that only reach the batch by overshooting more are shown
+ * but never picked. */
+#define PLAN_BATCH_SLACK 0.25
+
+/* The failure model's defaults (README, "Goodput").  The Llama 3 paper
+ * (Dubey et al. 2024, section 3.3.4, table 5) reports 419 unexpected
+ * interruptions in a 54-day snapshot of pre-training on 16,384 H100 GPUs:
+ * one every 54 x 24 / 419 = 3.09 hours on the cluster, so a mean time
+ * between failures of 54 x 24 x 16384 / 419 = 50,677 hours per GPU. */
+#define PLAN_DEFAULT_MTBF_GPU_H (54.0 * 24 * 16384 / 419)
+/* Checkpoint write bandwidth per node: the same paper's Tectonic file
+ * system sustains 2 TB/s (section 3.3.1) for 2,048 nodes of 8 GPUs,
+ * 2e12 / 2048 = 0.98 GB/s per node. */
+#define PLAN_DEFAULT_CKPT_BW_NODE (2e12 / 2048)
+/* Restart after an interruption (re-queue, process start, NCCL set-up,
+ * checkpoint reload): an assumption, not a published figure. */
+#define PLAN_DEFAULT_RESTART_S 600.0
+/* Spot preemptions per node per hour: 20% a month (730 hours), the
+ * lower bound of the worst "frequency of interruption" band (>20%) the
+ * AWS Spot Instance Advisor reports. */
+#define PLAN_DEFAULT_PREEMPT_NODE_H (0.20 / 730)
+
 enum plan_price_kind { PLAN_PRICE_NONE, PLAN_PRICE_GPU_HOUR,
                        PLAN_PRICE_NODE };
 
@@ -44,6 +68,7 @@ struct plan_gpu {
     double price_usd;           /* per GPU-hour, or per node bought */
     char *strategy;             /* --strategies: this row set's
                                    --sharding-strategy, NULL = the base's */
+    double spot_usd;            /* Spot per GPU-hour, 0: none */
 };
 
 struct plan_opts {
@@ -59,6 +84,11 @@ struct plan_opts {
     int jobs;                   /* worker threads, 0 = online CPUs */
     struct plan_gpu *gpus;
     int n_gpus;
+    /* Goodput (plan_goodput): failures, checkpoints and restarts. */
+    double mtbf_gpu_s;          /* per GPU; 0: no failures */
+    double ckpt_bw_node;        /* checkpoint write bytes/s per node */
+    double restart_s;           /* lost per interruption besides work */
+    double preempt_node_s;      /* Spot preemptions per node per second */
 };
 
 struct plan_row {
@@ -77,7 +107,22 @@ struct plan_row {
     double mfu;                 /* 0..1 */
     double headroom;            /* free device memory at the peak, 0..1 */
     double exposed_share;       /* exposed communication / step time */
-    int meets_deadline, within_budget;
+    int64_t batch_seqs;         /* sequences per step as run */
+    double batch_over;          /* batch_seqs / the asked batch - 1 */
+    int over_batch;             /* batch_over > PLAN_BATCH_SLACK */
+    int eligible;               /* fits, within the batch: may be picked */
+    /* Goodput (plan_goodput; equal to the failure-free numbers when the
+     * failure model is off). */
+    double ckpt_bytes;          /* model and optimizer state */
+    double ckpt_s;              /* one checkpoint written */
+    double mtbf_s;              /* the cluster's, INFINITY: no failures */
+    double interval_s;          /* Young/Daly checkpoint interval */
+    double exp_days;            /* expected time to train */
+    double exp_cost_usd;        /* NAN without a price */
+    double exp_gpu_hours;
+    double spot_days, spot_cost_usd;    /* NAN without --spot-price */
+    int meets_deadline, within_budget;  /* by the expected time, cost */
+    int spot_meets;             /* on Spot, by time and budget */
     const char *bottleneck;     /* "compute", "communication", "memory",
                                    "batch limit" */
 };
@@ -87,6 +132,9 @@ struct plan_gpu_result {
     int n_rows;
     int smallest;               /* smallest row meeting the deadline, -1 */
     int cost_optimal;           /* cheapest eligible row, -1 */
+    int fastest;                /* fastest eligible row, -1 */
+    int spot_optimal;           /* cheapest on Spot meeting the deadline
+                                   and budget, -1 */
     int knee;                   /* last row before scaling stops paying,
                                    -1 when none up to the largest size */
     char *knee_why;             /* one sentence */
@@ -111,6 +159,24 @@ void plan_point_args(const struct plan_opts *o, const struct plan_gpu *g,
 int plan_run(const struct plan_opts *o, struct plan_result *r);
 void plan_free(struct plan_result *r);
 
+/* Young/Daly: the checkpoint interval sqrt(2 x CKPT_S x MTBF_S) that
+ * minimises lost time (Young 1974; Daly 2006, first order). */
+double plan_young_daly(double ckpt_s, double mtbf_s);
+/* Expected wall time of WORK_S of failure-free training with a
+ * checkpoint of CKPT_S every INTERVAL_S of work, on a cluster whose
+ * interruptions come MTBF_S apart on average, each costing RESTART_S plus
+ * the work since the last checkpoint (half an interval and checkpoint on
+ * average):
+ *   T = W (1 + C / tau) / (1 - (R + (tau + C) / 2) / M).
+ * INFINITY when interruptions come faster than that loses; W when MTBF_S
+ * is infinite. */
+double plan_expected_s(double work_s, double ckpt_s, double interval_s,
+                       double restart_s, double mtbf_s);
+/* Fill ROW's goodput fields from its failure-free days, GPU count,
+ * ckpt_bytes and G's prices. */
+void plan_goodput(const struct plan_opts *o, const struct plan_gpu *g,
+                  struct plan_row *row);
+
 /* The node counts tried: 1, 2, 3, 4, 6, 8, 12, ... up to max_nodes (powers
  * of two and the midpoints 1.5 x 2^k).  Caller frees. */
 int *plan_sizes(int max_nodes, int *n);
@@ -125,5 +191,9 @@ int plan_parse_usd(const char *opt, const char *s, double *usd,
  * amount; -1 with *cause. */
 int plan_parse_price(const char *s, char **topo, enum plan_price_kind *kind,
                      double *usd, char **cause);
+/* "0.2/month", "1%/day", "0.001/h" (per node) in events per second;
+ * -1 with *cause. */
+int plan_parse_rate(const char *opt, const char *s, double *per_s,
+                    char **cause);
 
 #endif

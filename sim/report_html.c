@@ -20,25 +20,30 @@
 
 static const char html_style[] =
     "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;"
-    "max-width:1200px;margin:2em auto;padding:0 1em;color:#1a202c;"
+    "max-width:1240px;margin:2em auto;padding:0 .8em;color:#1a202c;"
     "line-height:1.45}\n"
     "h1{font-size:1.6em;border-bottom:2px solid #2b6cb0;padding-bottom:.2em}"
     "\nh2{font-size:1.25em;margin-top:1.8em;color:#2b6cb0}\n"
-    "table{border-collapse:collapse;margin:.8em 0;font-size:.92em;"
+    /* Wide tables (plan's, tune's) fit a 1280-pixel window: a smaller
+     * font, tight padding and headers that may wrap. */
+    "table{border-collapse:collapse;margin:.8em 0;font-size:.8em;"
     "display:block;overflow-x:auto;max-width:100%}\n"
-    "th,td{padding:.25em .7em;text-align:right;"
+    "th,td{padding:.25em .4em;text-align:right;"
     "font-variant-numeric:tabular-nums;border-bottom:1px solid #e2e8f0;"
     "white-space:nowrap}\n"
-    "th{background:#edf2f7;border-bottom:2px solid #a0aec0}\n"
+    "th{background:#edf2f7;border-bottom:2px solid #a0aec0;"
+    "white-space:normal;vertical-align:bottom}\n"
     "th.l,td.l{text-align:left}\n"
     /* Notes may wrap: numbers stay on one line, the table in the page. */
-    "td.l:last-child{white-space:normal;min-width:10em}\n"
+    "td.l:last-child{white-space:normal;min-width:7em}\n"
     "p.verdict{font-size:1.1em;background:#ebf8ff;border-left:4px solid "
     "#2b6cb0;padding:.5em .8em}\n"
     "tr.pick td{background:#fefcbf;font-weight:bold}\n"
     "tr.bad td{color:#a0aec0}\n"
+    /* Long command lines wrap rather than run off the page. */
     "pre{background:#f7fafc;border:1px solid #e2e8f0;padding:.8em;"
-    "overflow-x:auto;font-size:.9em}\n"
+    "overflow-x:auto;font-size:.9em;white-space:pre-wrap;"
+    "overflow-wrap:anywhere}\n"
     "figure{margin:1em 0}\n"
     "figure svg{max-width:100%;height:auto;display:block}\n"
     "figcaption{color:#4a5568;font-size:.9em;margin-top:.3em}\n";

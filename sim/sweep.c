@@ -22,10 +22,12 @@
 #include "net.h"
 #include "output.h"
 #include "setup.h"
+#include "json_out.h"
 #include "xalloc.h"
 
 #include <assert.h>
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,20 +406,23 @@ sweep_argv_free(const struct sweep *sw, int base_argc, char **argv)
 
 struct cells {
     char **names, **values;
+    unsigned char *quoted;      /* per cell: a JSON string */
     int n;
     size_t cap;
 };
 
 static void
 cells_add(struct cells *c, const char *prefix, const char *name, size_t len,
-          char *value)
+          char *value, int quoted)
 {
     if ((size_t)c->n == c->cap) {
         size_t cap = c->cap;
         c->names = xgrow(c->names, &cap, c->n + 1, sizeof *c->names);
         c->values = xrealloc(c->values, cap * sizeof *c->values);
+        c->quoted = xrealloc(c->quoted, cap);
         c->cap = cap;
     }
+    c->quoted[c->n] = (unsigned char)quoted;
     c->names[c->n] = prefix ? xasprintf("%s.%.*s", prefix, (int)len, name)
                             : xstrndup(name, len);
     c->values[c->n++] = value;
@@ -508,13 +513,14 @@ flatten_object(const char *p, const char *prefix, struct cells *c)
             p = flatten_object(p, inner, c);
             free(inner);
         } else if (*p == '"') {
-            cells_add(c, prefix, key, strlen(key), scan_string(p + 1, &p));
+            cells_add(c, prefix, key, strlen(key), scan_string(p + 1, &p),
+                      1);
         } else {
             const char *v = p;
             while (*p && *p != ',' && *p != '}' && !isspace((unsigned char)*p))
                 p++;
             assert(*v != '[' && p > v);
-            cells_add(c, prefix, key, strlen(key), xstrndup(v, p - v));
+            cells_add(c, prefix, key, strlen(key), xstrndup(v, p - v), 0);
         }
         free(key);
         p = skip_ws(p);
@@ -558,8 +564,112 @@ sweep_metric_names(int *n)
     for (int i = 0; i < c.n; i++)
         free(c.values[i]);
     free(c.values);
+    free(c.quoted);
     *n = c.n;
     return c.names;
+}
+
+unsigned char *
+sweep_metric_strings(int *n)
+{
+    struct run_config cfg;
+    config_init(&cfg);
+    char empty[1] = "";
+    struct model model = {.name = empty, .layer_cls = empty};
+    struct topo topo = {.name = empty};
+    struct sched sched = {0};
+    struct engine_result res = {0};
+    struct metrics met = {0};
+    struct run_view v = {&cfg, &model, &topo, &sched, &res, &met, empty};
+    struct cells c;
+    summary_cells(&v, &c);
+    config_free(&cfg);
+    for (int i = 0; i < c.n; i++) {
+        free(c.values[i]);
+        free(c.names[i]);
+    }
+    free(c.values);
+    free(c.names);
+    *n = c.n;
+    return c.quoted;
+}
+
+/* Whether S is a JSON number, true, false or null, written as is. */
+static int
+json_literal(const char *s)
+{
+    if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0
+        || strcmp(s, "null") == 0)
+        return 1;
+    const char *p = s;
+    if (*p == '-')
+        p++;
+    if (*p == '0')
+        p++;
+    else if (isdigit((unsigned char)*p))
+        while (isdigit((unsigned char)*p))
+            p++;
+    else
+        return 0;
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p))
+            return 0;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!isdigit((unsigned char)*p))
+            return 0;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    return *p == '\0';
+}
+
+static void
+json_value(FILE *out, const char *v, int is_string)
+{
+    if (!is_string && json_literal(v))
+        fputs(v, out);
+    else
+        json_out_string(out, v);
+}
+
+void
+sweep_jsonl_row(const struct sweep *sw, int64_t point,
+                const struct sweep_result *res, char *const *metric_names,
+                const unsigned char *is_string, int n_metrics, FILE *out)
+{
+    int *idx = xcalloc(sw->n_axes + 1, sizeof *idx);
+    sweep_point_index(sw, point, idx);
+    /* The varied values in an object of their own: a varied key is
+     * also a result key ("nodes"), and an object's keys are unique. */
+    fputs("{\"vary\":{", out);
+    for (int i = 0; i < sw->n_axes; i++) {
+        if (i)
+            fputc(',', out);
+        json_out_string(out, sw->axes[i].key);
+        fputc(':', out);
+        json_value(out, sw->axes[i].values[idx[i]], 0);
+    }
+    free(idx);
+    fputs("},", out);
+    fputs(res->ok ? "\"status\":\"ok\",\"message\":\"\""
+                  : "\"status\":\"error\",\"message\":", out);
+    if (!res->ok)
+        json_out_string(out, res->message ? res->message : "");
+    /* An error row has no results: the keys are left out. */
+    for (int i = 0; res->ok && i < n_metrics; i++) {
+        fputc(',', out);
+        json_out_string(out, metric_names[i]);
+        fputc(':', out);
+        json_value(out, res->values[i], is_string[i]);
+    }
+    fputs("}\n", out);
 }
 
 void
@@ -631,6 +741,7 @@ sweep_point_run(const struct sweep *sw, int base_argc,
     struct cells c;
     summary_cells(&v, &c);
     sweep_names_free(c.names, c.n);
+    free(c.quoted);
     res->ok = 1;
     res->values = c.values;
     res->n_values = c.n;
@@ -708,4 +819,236 @@ sweep_csv_row(const struct sweep *sw, int64_t point,
             fputc(',', out);
     }
     fputs("\r\n", out);
+}
+
+/* ---- shards ---- */
+
+int
+sweep_parse_shard(const char *s, int64_t *k, int64_t *n, char **cause)
+{
+    char *end;
+    errno = 0;
+    long long kk = strtoll(s, &end, 10);
+    if (end != s && isdigit((unsigned char)*s) && *end == '/'
+        && isdigit((unsigned char)end[1])) {
+        const char *t = end + 1;
+        long long nn = strtoll(t, &end, 10);
+        if (*end == '\0' && errno == 0 && nn >= 1
+            && nn <= SWEEP_MAX_POINTS && kk < nn) {
+            *k = kk;
+            *n = nn;
+            return 0;
+        }
+    }
+    *cause = xasprintf("--shard: '%s' is not K/N with 0 <= K < N <= %d "
+                       "(shard K of N: e.g. --shard 0/4 ... --shard 3/4, "
+                       "or --shard $SLURM_ARRAY_TASK_ID/100)", s,
+                       SWEEP_MAX_POINTS);
+    return -1;
+}
+
+/* The end of the CSV record starting at p (after its CRLF), quotes
+ * respected; NULL when the text ends inside it or without a CRLF. */
+static const char *
+record_end(const char *p, const char *end)
+{
+    int quoted = 0;
+    for (; p < end; p++) {
+        if (*p == '"')
+            quoted = !quoted;
+        else if (!quoted && *p == '\r' && p + 1 < end && p[1] == '\n')
+            return p + 2;
+    }
+    return NULL;
+}
+
+/* A decimal field ending in a comma at *p: its value, *p after the
+ * comma; -1 when there is none. */
+static int64_t
+index_field(const char **p, const char *end)
+{
+    int64_t v = 0;
+    const char *q = *p;
+    if (q >= end || !isdigit((unsigned char)*q))
+        return -1;
+    for (; q < end && isdigit((unsigned char)*q); q++) {
+        if (v > SWEEP_MAX_POINTS)
+            return -1;
+        v = v * 10 + (*q - '0');
+    }
+    if (q >= end || *q != ',')
+        return -1;
+    *p = q + 1;
+    return v;
+}
+
+struct merged_row {
+    const char *text;           /* the whole sweep's row, with its CRLF */
+    size_t len;
+    int file;
+};
+
+int
+sweep_merge(const char *const *texts, const size_t *lens,
+            const char *const *names, int n, FILE *out, char **cause)
+{
+    const size_t hl = strlen(SWEEP_SHARD_HEADER);
+    const char *header = NULL;
+    size_t header_len = 0;
+    int header_file = -1;
+    int64_t n_points = -1;
+    int n_points_file = -1;
+    struct merged_row *rows = NULL;
+    *cause = NULL;
+    if (n < 1) {
+        *cause = xasprintf("merge: no files to merge");
+        return -1;
+    }
+    int jsonl = -1, jsonl_file = -1;
+    for (int f = 0; f < n && *cause == NULL; f++) {
+        const char *p = texts[f], *end = texts[f] + lens[f];
+        /* An empty file: a JSON-lines shard with no point. */
+        if (lens[f] == 0)
+            continue;
+        int is_jsonl = *p == '{';
+        if (jsonl >= 0 && is_jsonl != jsonl) {
+            *cause = xasprintf("%s is JSON lines and %s CSV: shards of "
+                               "one sweep have one --format",
+                               names[is_jsonl ? f : jsonl_file],
+                               names[is_jsonl ? jsonl_file : f]);
+            break;
+        }
+        jsonl = is_jsonl;
+        jsonl_file = f;
+        if (is_jsonl) {
+            static const char pre[] = "{\"point\":";
+            static const char mid[] = "\"n_points\":";
+            int64_t row_no = 1;
+            for (; p < end; row_no++) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p));
+                const char *q = p + sizeof pre - 1;
+                int64_t point = -1, total = -1;
+                if (nl && (size_t)(nl - p) > sizeof pre
+                    && memcmp(p, pre, sizeof pre - 1) == 0
+                    && (point = index_field(&q, nl)) >= 0
+                    && (size_t)(nl - q) > sizeof mid
+                    && memcmp(q, mid, sizeof mid - 1) == 0) {
+                    q += sizeof mid - 1;
+                    total = index_field(&q, nl);
+                }
+                if (total < 1 || point >= total) {
+                    *cause = xasprintf("%s: line %lld is not a shard's "
+                                       "(starting {\"point\":P,\"n_points"
+                                       "\":N,); the file is damaged or cut "
+                                       "short", names[f], (long long)row_no);
+                    break;
+                }
+                if (n_points < 0) {
+                    n_points = total;
+                    n_points_file = f;
+                    rows = xcalloc((size_t)total, sizeof *rows);
+                } else if (total != n_points) {
+                    *cause = xasprintf("%s has %lld points and %s %lld: "
+                                       "shards of different sweeps",
+                                       names[n_points_file],
+                                       (long long)n_points, names[f],
+                                       (long long)total);
+                    break;
+                }
+                if (rows[point].text) {
+                    *cause = xasprintf("point %lld is in both %s and %s (a "
+                                       "shard given twice, or shards of "
+                                       "different --shard N)",
+                                       (long long)point,
+                                       names[rows[point].file], names[f]);
+                    break;
+                }
+                rows[point] = (struct merged_row){q, (size_t)(nl + 1 - q),
+                                                  f};
+                p = nl + 1;
+            }
+            continue;
+        }
+        const char *h_end = record_end(p, end);
+        if (h_end == NULL || (size_t)(h_end - p) < hl
+            || memcmp(p, SWEEP_SHARD_HEADER, hl) != 0) {
+            *cause = xasprintf("%s: not the CSV of a sweep shard (its "
+                               "header does not start with %.*s; write "
+                               "shards with fsdpsim sweep --shard K/N)",
+                               names[f], (int)hl - 1, SWEEP_SHARD_HEADER);
+            break;
+        }
+        const char *h = p + hl;
+        size_t h_len = (size_t)(h_end - h);
+        if (header == NULL) {
+            header = h;
+            header_len = h_len;
+            header_file = f;
+        } else if (h_len != header_len || memcmp(h, header, h_len) != 0) {
+            *cause = xasprintf("%s and %s are shards of different sweeps "
+                               "(their columns differ)", names[header_file],
+                               names[f]);
+            break;
+        }
+        int64_t row_no = 1;
+        for (p = h_end; p < end; row_no++) {
+            const char *r_end = record_end(p, end);
+            const char *q = p;
+            int64_t point = index_field(&q, end);
+            int64_t total = point >= 0 ? index_field(&q, end) : -1;
+            if (r_end == NULL || point < 0 || total < 1 || point >= total) {
+                *cause = xasprintf("%s: row %lld is not a shard row "
+                                   "(point,n_points, then the sweep's "
+                                   "cells, ending in CRLF); the file is "
+                                   "damaged or cut short", names[f],
+                                   (long long)row_no);
+                break;
+            }
+            if (n_points < 0) {
+                n_points = total;
+                n_points_file = f;
+                rows = xcalloc((size_t)total, sizeof *rows);
+            } else if (total != n_points) {
+                *cause = xasprintf("%s has %lld points and %s %lld: shards "
+                                   "of different sweeps",
+                                   names[n_points_file],
+                                   (long long)n_points, names[f],
+                                   (long long)total);
+                break;
+            }
+            if (rows[point].text) {
+                *cause = xasprintf("point %lld is in both %s and %s (a "
+                                   "shard given twice, or shards of "
+                                   "different --shard N)", (long long)point,
+                                   names[rows[point].file], names[f]);
+                break;
+            }
+            rows[point] = (struct merged_row){q, (size_t)(r_end - q), f};
+            p = r_end;
+        }
+    }
+    if (*cause == NULL && n_points < 0)
+        *cause = xasprintf("merge: the files hold no points");
+    int64_t missing = 0, first_missing = -1;
+    for (int64_t i = 0; *cause == NULL && i < n_points; i++)
+        if (rows[i].text == NULL && missing++ == 0)
+            first_missing = i;
+    if (*cause == NULL && missing > 0)
+        *cause = xasprintf("%lld of %lld points are in none of the files, "
+                           "the first point %lld (a shard missing or cut "
+                           "short: rerun it)", (long long)missing,
+                           (long long)n_points, (long long)first_missing);
+    if (*cause) {
+        free(rows);
+        return -1;
+    }
+    if (!jsonl)
+        fwrite(header, 1, header_len, out);
+    for (int64_t i = 0; i < n_points; i++) {
+        if (jsonl)
+            fputc('{', out);
+        fwrite(rows[i].text, 1, rows[i].len, out);
+    }
+    free(rows);
+    return 0;
 }

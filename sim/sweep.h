@@ -113,4 +113,40 @@ void sweep_csv_header(const struct sweep *sw, char *const *metric_names,
 void sweep_csv_row(const struct sweep *sw, int64_t point,
                    const struct sweep_result *res, int n_metrics, FILE *out);
 
+/* JSON lines (--format jsonl): one object per point, "vary" (an object
+ * of the varied keys and values), "status", "message", then (for an ok
+ * point) every result as `simulate
+ * --format json` types it: IS_STRING (sweep_metric_strings) says which
+ * columns are strings; the rest, and varied values, are written bare
+ * when they are JSON numbers or literals. */
+unsigned char *sweep_metric_strings(int *n);    /* caller frees */
+void sweep_jsonl_row(const struct sweep *sw, int64_t point,
+                     const struct sweep_result *res,
+                     char *const *metric_names,
+                     const unsigned char *is_string, int n_metrics,
+                     FILE *out);
+
+/* Sweeps across machines.  `sweep --shard K/N` simulates the points P
+ * with P mod N = K; its CSV has two columns before the whole sweep's,
+ * "point" (P) and "n_points" (the whole sweep's count), and its other
+ * cells are exactly the whole sweep's row.  sweep_merge joins such files
+ * back into the CSV one run writes. */
+
+/* "K/N" with 0 <= K < N <= SWEEP_MAX_POINTS; -1 with *cause. */
+int sweep_parse_shard(const char *s, int64_t *k, int64_t *n, char **cause);
+/* The shard columns' header, written before sweep_csv_header's. */
+#define SWEEP_SHARD_HEADER "point,n_points,"
+
+/* JSON-lines shards: each line starts {"point":P,"n_points":N, then
+ * the whole sweep's object without its "{".  sweep_merge takes either
+ * kind (not both at once).
+ *
+ * Join the N shard CSVs TEXTS[i] (LENS[i] bytes, named NAMES[i] in
+ * messages) into the whole sweep's CSV on OUT: the header without the
+ * shard columns, then every point's row in point order.  -1 with *cause
+ * (nothing written) when a file is not a shard CSV, the files are of
+ * different sweeps, or a point is missing or in two files. */
+int sweep_merge(const char *const *texts, const size_t *lens,
+                const char *const *names, int n, FILE *out, char **cause);
+
 #endif

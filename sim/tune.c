@@ -285,8 +285,8 @@ cmp_rank(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
-static double
-rank_key(double v)
+double
+tune_rank_key(double v)
 {
     if (!(v > 0))
         return v;
@@ -303,7 +303,7 @@ rank(struct tune_result *r)
         const struct tune_point *p = &r->points[i];
         if (p->ok && p->fits)
             k[n++] = (struct ranked){
-                i, rank_key(p->tokens_per_s_per_gpu),
+                i, tune_rank_key(p->tokens_per_s_per_gpu),
                 (p->s.prefetch != BWD_PREFETCH_PRE)
                     + !p->s.limit_all_gathers + p->s.no_sync};
     }
@@ -314,6 +314,60 @@ rank(struct tune_result *r)
         r->ranked[i] = k[i].i;
     r->n_ranked = n;
     free(k);
+}
+
+/* Equal results as the top list tells them apart: the ranking's key and
+ * the step, the free memory to the percent and the exposed communication
+ * to a tenth of one, as the list prints them. */
+static int
+same_result(const struct tune_point *a, const struct tune_point *b)
+{
+    return tune_rank_key(a->tokens_per_s_per_gpu)
+               == tune_rank_key(b->tokens_per_s_per_gpu)
+           && tune_rank_key(a->step_s) == tune_rank_key(b->step_s)
+           && round(100 * a->mem_free) == round(100 * b->mem_free)
+           && round(1000 * a->exposed_share)
+                  == round(1000 * b->exposed_share);
+}
+
+/* Which of prefetch (1) and the limiter (2) A and B differ in, or -1
+ * when they differ in anything else. */
+static int
+differs_in(const struct tune_setting *a, const struct tune_setting *b)
+{
+    if (a->min_num_params != b->min_num_params || a->n_units != b->n_units
+        || a->sharding != b->sharding || a->ac != b->ac
+        || a->micro_batch != b->micro_batch
+        || a->grad_accum != b->grad_accum || a->no_sync != b->no_sync)
+        return -1;
+    return (a->prefetch != b->prefetch) | (a->limit_all_gathers
+                                           != b->limit_all_gathers) << 1;
+}
+
+int
+tune_top(const struct tune_result *r, int top, struct tune_row *rows)
+{
+    char *used = xcalloc(r->n_ranked + 1, 1);
+    int n = 0;
+    for (int k = 0; k < r->n_ranked && n < top; k++) {
+        if (used[k])
+            continue;
+        const struct tune_point *p = &r->points[r->ranked[k]];
+        struct tune_row *row = &rows[n++];
+        *row = (struct tune_row){r->ranked[k], 0, 0};
+        for (int j = k + 1; j < r->n_ranked; j++) {
+            const struct tune_point *q = &r->points[r->ranked[j]];
+            int d;
+            if (used[j] || !same_result(p, q)
+                || (d = differs_in(&p->s, &q->s)) <= 0)
+                continue;
+            used[j] = 1;
+            row->either_prefetch |= d & 1;
+            row->either_limit |= d >> 1 & 1;
+        }
+    }
+    free(used);
+    return n;
 }
 
 int

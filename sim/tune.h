@@ -74,6 +74,21 @@ int tune_run(const struct tune_opts *o, struct tune_result *r,
              char **cause);
 void tune_free(struct tune_result *r);
 
+/* The ranking's key: V rounded to four significant digits, below which
+ * the model cannot tell throughputs apart (the top list prints it). */
+double tune_rank_key(double v);
+
+/* One line of the top list: a ranked point, and whether points with the
+ * same result differing only in backward_prefetch or limit_all_gathers
+ * were merged into it ("BACKWARD_PRE or POST", "true or false"). */
+struct tune_row {
+    int point;                  /* index into r->points */
+    int either_prefetch, either_limit;
+};
+/* The first TOP lines of the ranking, equal results merged, into ROWS
+ * (room for TOP); returns how many. */
+int tune_top(const struct tune_result *r, int top, struct tune_row *rows);
+
 /* Append a setting's options to a point's command line. */
 void tune_setting_args(const struct tune_setting *s, struct search_args *a);
 

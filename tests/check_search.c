@@ -262,6 +262,15 @@ START_TEST(test_plan_batch)
         ck_assert_int_eq(w->batch_limited, w->gpus > 64);
         if (w->fits)
             ck_assert(w->mfu > 0 && w->mfu < 1);
+        /* The batch rule: a row that rounds the 64 sequences up by more
+         * than 25% (80 or more) is never eligible. */
+        ck_assert_int_eq(w->batch_seqs,
+                         w->micro_batch * w->grad_accum * w->gpus);
+        ck_assert_int_eq(w->over_batch, w->batch_seqs > 80);
+        if (w->eligible)
+            ck_assert(w->fits && !w->batch_limited && w->batch_seqs <= 80);
+        if (w->meets_deadline)
+            ck_assert(w->eligible);
     }
     plan_free(&r);
 }
@@ -306,6 +315,118 @@ START_TEST(test_plan_deadline)
 }
 END_TEST
 
+START_TEST(test_plan_goodput_formulas)
+{
+    /* Young/Daly: sqrt(2 x 50 s x 10,000 s) = sqrt(1e6) = 1000 s. */
+    ck_assert_double_eq_tol(plan_young_daly(50, 10000), 1000, 1e-9);
+    /* 9025 s of work, a 50 s checkpoint every 1000 s, 450 s restarts, an
+     * interruption every 10,000 s: each interval costs 1000 + 50 s
+     * (x 1.05), each interruption loses 450 + (1000 + 50) / 2 = 975 s,
+     * 9.75% of the MTBF: 9025 x 1.05 / 0.9025 = 10,500 s. */
+    ck_assert_double_eq_tol(plan_expected_s(9025, 50, 1000, 450, 10000),
+                            10500, 1e-6);
+    /* No failures: the work itself. */
+    ck_assert_double_eq(plan_expected_s(9025, 50, 1000, 450, INFINITY),
+                        9025);
+    /* A restart as long as the MTBF: no progress. */
+    ck_assert(isinf(plan_expected_s(9025, 50, 1000, 10000, 10000)));
+    /* The default: 54 days x 24 h x 16,384 GPUs / 419 interruptions. */
+    ck_assert_double_eq_tol(PLAN_DEFAULT_MTBF_GPU_H, 50677.0, 0.01);
+}
+END_TEST
+
+START_TEST(test_plan_goodput_row)
+{
+    /* 4 nodes x 4 GPUs, 0.9025 failure-free days.  The state, 2e10
+     * bytes, written at 1e8 B/s per node by 4 nodes: 50 s.  One GPU
+     * fails every 160,000 s, so the 16 of them every 10,000 s: the
+     * interval is 1000 s and, as above, time grows by 1.05 / 0.9025 to
+     * 1.05 days; at $2 per GPU-hour 1.05 x 24 x 16 x 2 = $806.40.  On
+     * Spot 7.5e-5 preemptions per node per second add 3e-4 per second:
+     * an interruption every 1 / 4e-4 = 2500 s, interval sqrt(2 x 50 x
+     * 2500) = 500 s, time x 1.1 / (1 - (450 + 275) / 2500) = 1.1 / 0.71,
+     * 0.9025 x 1.1 / 0.71 = 1.39824 days, at $1 x 16 GPUs. */
+    struct plan_opts o = {.mtbf_gpu_s = 160000, .ckpt_bw_node = 1e8,
+                          .restart_s = 450, .preempt_node_s = 7.5e-5};
+    struct plan_gpu g = {.price_kind = PLAN_PRICE_GPU_HOUR,
+                         .price_usd = 2, .spot_usd = 1};
+    struct plan_row w = {.nodes = 4, .gpus = 16, .days = 0.9025,
+                         .ckpt_bytes = 2e10};
+    plan_goodput(&o, &g, &w);
+    ck_assert_double_eq_tol(w.ckpt_s, 50, 1e-9);
+    ck_assert_double_eq_tol(w.mtbf_s, 10000, 1e-9);
+    ck_assert_double_eq_tol(w.interval_s, 1000, 1e-9);
+    ck_assert_double_eq_tol(w.exp_days, 1.05, 1e-12);
+    ck_assert_double_eq_tol(w.exp_cost_usd, 806.4, 1e-9);
+    ck_assert_double_eq_tol(w.spot_days, 0.9025 * 1.1 / 0.71, 1e-12);
+    ck_assert_double_eq_tol(w.spot_days, 1.398239, 1e-6);
+    ck_assert_double_eq_tol(w.spot_cost_usd, w.spot_days * 24 * 16, 1e-9);
+    /* The failure model off: expected = failure-free. */
+    o.mtbf_gpu_s = 0;
+    g.spot_usd = 0;
+    plan_goodput(&o, &g, &w);
+    ck_assert_double_eq(w.exp_days, 0.9025);
+    ck_assert(isinf(w.mtbf_s) && isnan(w.spot_days));
+}
+END_TEST
+
+START_TEST(test_plan_parse_rate)
+{
+    double v;
+    char *cause = NULL;
+    /* 20% a month of 730 hours; 0.001 an hour; 2 a day. */
+    ck_assert_int_eq(plan_parse_rate("--preemption-rate", "20%/month", &v,
+                                     &cause), 0);
+    ck_assert_double_eq_tol(v, 0.2 / (730 * 3600), 1e-18);
+    ck_assert_int_eq(plan_parse_rate("--preemption-rate", "0.001/h", &v,
+                                     &cause), 0);
+    ck_assert_double_eq_tol(v, 0.001 / 3600, 1e-18);
+    ck_assert_int_eq(plan_parse_rate("--preemption-rate", "2/day", &v,
+                                     &cause), 0);
+    ck_assert_double_eq_tol(v, 2.0 / 86400, 1e-18);
+    ck_assert_int_eq(plan_parse_rate("--preemption-rate", "5/s", &v,
+                                     &cause), -1);
+    ck_assert_ptr_nonnull(strstr(cause, "is not a rate per node"));
+    free(cause);
+    ck_assert_int_eq(plan_parse_rate("--preemption-rate", "2/min", &v,
+                                     &cause), -1);
+    free(cause);
+}
+END_TEST
+
+START_TEST(test_tune_top_merged)
+{
+    /* Four settings: 0 and 1 differ only in backward_prefetch with the
+     * same result (merged into "PRE or POST"); 2 differs only in the
+     * limiter but frees less memory (kept); 3 is slower.  The keys
+     * are four significant digits: 2449.9 and 2450.4 tie at 2450. */
+    ck_assert_double_eq(tune_rank_key(2449.9), 2450);
+    ck_assert_double_eq(tune_rank_key(2450.4), 2450);
+    struct tune_setting s = {.sharding = SHARDING_FULL_SHARD, .micro_batch = 1,
+                             .grad_accum = 1, .prefetch = BWD_PREFETCH_PRE,
+                             .limit_all_gathers = 1};
+    struct tune_point pts[4];
+    for (int i = 0; i < 4; i++)
+        pts[i] = (struct tune_point){s, 1, 1, 2450.4, 1.0, 0.4, 0.30, 0.05};
+    pts[1].s.prefetch = BWD_PREFETCH_POST;
+    pts[1].tokens_per_s_per_gpu = 2449.9;
+    pts[2].s.limit_all_gathers = 0;
+    pts[2].mem_free = 0.20;
+    pts[3].tokens_per_s_per_gpu = 2000;
+    int ranked[] = {0, 1, 2, 3};
+    struct tune_result r = {.points = pts, .n_points = 4, .ranked = ranked,
+                            .n_ranked = 4};
+    struct tune_row rows[4];
+    ck_assert_int_eq(tune_top(&r, 4, rows), 3);
+    ck_assert_int_eq(rows[0].point, 0);
+    ck_assert(rows[0].either_prefetch && !rows[0].either_limit);
+    ck_assert_int_eq(rows[1].point, 2);
+    ck_assert(!rows[1].either_prefetch && !rows[1].either_limit);
+    ck_assert_int_eq(rows[2].point, 3);
+    ck_assert_int_eq(tune_top(&r, 1, rows), 1);
+}
+END_TEST
+
 static Suite *
 search_suite(void)
 {
@@ -320,6 +441,10 @@ search_suite(void)
     tcase_add_test(tc, test_plan_parse);
     tcase_add_test(tc, test_plan_batch);
     tcase_add_test(tc, test_plan_deadline);
+    tcase_add_test(tc, test_plan_goodput_formulas);
+    tcase_add_test(tc, test_plan_goodput_row);
+    tcase_add_test(tc, test_plan_parse_rate);
+    tcase_add_test(tc, test_tune_top_merged);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("errors");

@@ -498,6 +498,117 @@ START_TEST(test_sweep_errors)
 }
 END_TEST
 
+START_TEST(test_sweep_shard_merge)
+{
+    /* Two shards of a 3-point sweep (0/2 holds points 0 and 2, 1/2 point
+     * 1), given in either order; a message cell with a quoted CRLF and
+     * comma stays one row.  The whole sweep's CSV is the header and rows
+     * without the point,n_points columns, in point order. */
+    int64_t k, n;
+    char *cause = NULL;
+    ck_assert_int_eq(sweep_parse_shard("3/4", &k, &n, &cause), 0);
+    ck_assert(k == 3 && n == 4);
+    ck_assert_int_eq(sweep_parse_shard("4/4", &k, &n, &cause), -1);
+    free(cause);
+    ck_assert_int_eq(sweep_parse_shard("1/0", &k, &n, &cause), -1);
+    free(cause);
+    ck_assert_int_eq(sweep_parse_shard("-1/4", &k, &n, &cause), -1);
+    free(cause);
+    const char *a = "point,n_points,x,status,message\r\n"
+                    "0,3,1,ok,\r\n"
+                    "2,3,4,error,\"bad,\r\nvalue\"\r\n";
+    const char *b = "point,n_points,x,status,message\r\n"
+                    "1,3,2,ok,\r\n";
+    const char *want = "x,status,message\r\n"
+                       "1,ok,\r\n"
+                       "2,ok,\r\n"
+                       "4,error,\"bad,\r\nvalue\"\r\n";
+    const char *texts[] = {b, a};
+    size_t lens[] = {strlen(b), strlen(a)};
+    const char *names[] = {"b.csv", "a.csv"};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    ck_assert_int_eq(sweep_merge(texts, lens, names, 2, mem, &cause), 0);
+    fclose(mem);
+    ck_assert_str_eq(buf, want);
+    free(buf);
+    /* Point 1 missing; point 0 twice. */
+    mem = open_memstream(&buf, &len);
+    ck_assert_int_eq(sweep_merge(&texts[1], &lens[1], &names[1], 1, mem,
+                                 &cause), -1);
+    ck_assert_str_eq(cause, "1 of 3 points are in none of the files, the "
+                     "first point 1 (a shard missing or cut short: rerun "
+                     "it)");
+    free(cause);
+    const char *twice[] = {a, a};
+    size_t twice_lens[] = {strlen(a), strlen(a)};
+    const char *twice_names[] = {"a.csv", "a2.csv"};
+    ck_assert_int_eq(sweep_merge(twice, twice_lens, twice_names, 2, mem,
+                                 &cause), -1);
+    ck_assert_str_eq(cause, "point 0 is in both a.csv and a2.csv (a shard "
+                     "given twice, or shards of different --shard N)");
+    free(cause);
+    /* Different columns: different sweeps. */
+    const char *c = "point,n_points,y,status,message\r\n1,3,2,ok,\r\n";
+    const char *mixed[] = {a, c};
+    size_t mixed_lens[] = {strlen(a), strlen(c)};
+    const char *mixed_names[] = {"a.csv", "c.csv"};
+    ck_assert_int_eq(sweep_merge(mixed, mixed_lens, mixed_names, 2, mem,
+                                 &cause), -1);
+    ck_assert_ptr_nonnull(strstr(cause, "different sweeps"));
+    free(cause);
+    fclose(mem);
+    ck_assert_uint_eq(len, 0);  /* nothing written on an error */
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_sweep_jsonl)
+{
+    /* A row of JSON lines: the varied values in "vary" (numbers bare,
+     * names quoted), then results typed by is_string; an error row has
+     * status, message and no results. */
+    struct sweep sw;
+    sweep_init(&sw);
+    char *cause = NULL;
+    ck_assert_int_eq(sweep_add_axis(&sw, "nodes=1,2", &cause), 0);
+    ck_assert_int_eq(sweep_add_axis(&sw, "sharding_strategy=FULL_SHARD",
+                                    &cause), 0);
+    char *names[] = {"model", "step_time_s", "fits", "n"};
+    char *values[] = {"1", "0.5", "true", "1e3"};
+    const unsigned char is_string[] = {1, 0, 0, 0};
+    struct sweep_result ok = {.ok = 1, .values = values, .n_values = 4};
+    struct sweep_result bad = {.ok = 0, .message = "no \"such\" size"};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    sweep_jsonl_row(&sw, 1, &ok, names, is_string, 4, mem);
+    sweep_jsonl_row(&sw, 0, &bad, names, is_string, 4, mem);
+    fclose(mem);
+    ck_assert_str_eq(buf,
+        "{\"vary\":{\"nodes\":2,\"sharding_strategy\":\"FULL_SHARD\"},"
+        "\"status\":\"ok\",\"message\":\"\",\"model\":\"1\","
+        "\"step_time_s\":0.5,\"fits\":true,\"n\":1e3}\n"
+        "{\"vary\":{\"nodes\":1,\"sharding_strategy\":\"FULL_SHARD\"},"
+        "\"status\":\"error\",\"message\":\"no \\\"such\\\" size\"}\n");
+    free(buf);
+    sweep_free(&sw);
+    /* Shards of JSON lines merge like CSV ones; an empty file is an
+     * empty shard. */
+    const char *a = "{\"point\":1,\"n_points\":2,\"x\":2}\n";
+    const char *b = "{\"point\":0,\"n_points\":2,\"x\":1}\n";
+    const char *texts[] = {a, "", b};
+    size_t lens[] = {strlen(a), 0, strlen(b)};
+    const char *fnames[] = {"a", "empty", "b"};
+    mem = open_memstream(&buf, &len);
+    ck_assert_int_eq(sweep_merge(texts, lens, fnames, 3, mem, &cause), 0);
+    fclose(mem);
+    ck_assert_str_eq(buf, "{\"x\":1}\n{\"x\":2}\n");
+    free(buf);
+}
+END_TEST
+
 static Suite *
 sweep_suite(void)
 {
@@ -513,6 +624,8 @@ sweep_suite(void)
     tcase_add_test(tc, test_sweep_metric_names);
     tcase_add_test(tc, test_sweep_tiny_llama);
     tcase_add_test(tc, test_sweep_invalid_point_is_a_row);
+    tcase_add_test(tc, test_sweep_shard_merge);
+    tcase_add_test(tc, test_sweep_jsonl);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("limits");

@@ -1,0 +1,1 @@
+merge @SRCDIR@/tests/golden/sweep-tiny.out

@@ -1,0 +1,1 @@
+plan --model tiny-llama --tokens 1T --gpu test-2x4 --price test-2x4=2/gpu-hour --spot-price test-2x4=0.8/gpu-hour --global-batch-tokens 256k --max-nodes 8 --mtbf-per-gpu 100h --checkpoint-bandwidth 1MBps --restart-time 30min --preemption-rate 1%/h --jobs 2
