@@ -10,8 +10,8 @@
  *   2. collectives: per (iteration, micro-batch) the sequence of
  *      "phase:kind unit group bytes dtype" in issue order;
  *   3. the same sequence with compute markers: F<u> the end of unit u's
- *      forward (torch: _post_forward(u); fsdpsim: u's last `forward` op of
- *      the phase), B<u> unit u's gradient ready (torch: the first
+ *      forward (torch: _post_forward(u); fsdpsim: the last `forward` op of
+ *      the phase of u or of a unit nested in u), B<u> unit u's gradient ready (torch: the first
  *      _post_backward_hook(u); fsdpsim: u's last `backward` op), both only
  *      for units that hold parameters.
  * The markers are taken per phase, so that a unit's forward inside a
@@ -38,7 +38,12 @@
  * u's unsharded gradient when u's first backward leaf runs, while torch's
  * FlatParameter.grad appears only when its AccumulateGrad node runs, just
  * before _post_backward_hook; in between, autograd holds the parameters'
- * gradients as separate tensors that the recorder cannot see.
+ * gradients as separate tensors that the recorder cannot see.  An S+u
+ * right before G-u is read as G-u, S+u: for NO_SHARD fsdpsim casts the
+ * all-reduced gradient into its sharded-gradient buffer before it frees the
+ * unsharded one, where _reduce_grad_no_shard reduces flat_param.grad in
+ * place and keeps it (one tensor; the difference in the peak is noted in
+ * tests/data/oracle/README.md).
  */
 #include <check.h>
 #include <jansson.h>
@@ -256,34 +261,33 @@ torch_tokens(json_t *t, int markers, struct seqs *out)
     seqs_free(&seen);
 }
 
+/* Unit a contains unit b (or is b): torch's fqns, "<root>" the root. */
+static int
+unit_contains(json_t *t, long long a, long long b)
+{
+    json_t *tu = json_object_get(t, "units");
+    json_t *ua = json_array_get(tu, (size_t)a), *ub = json_array_get(tu,
+                                                                   (size_t)b);
+    if (ua == NULL || ub == NULL)
+        return a == b;
+    const char *fa = jstr(ua, "fqn"), *fb = jstr(ub, "fqn");
+    if (a == b || strcmp(fa, "<root>") == 0)
+        return 1;
+    size_t n = strlen(fa);
+    return strncmp(fa, fb, n) == 0 && (fb[n] == 0 || fb[n] == '.');
+}
+
+/* F<u>: torch's _post_forward(u) runs when u's module returns, after the
+ * forward of every unit nested in it; fsdpsim's is after the last
+ * `forward` op, of the same iteration, micro-batch and phase, of u or of
+ * a unit u contains, where u has a forward op of its own in that phase.
+ * B<u>: u's last `backward` op. */
 static void
-sim_tokens(json_t *s, int markers, struct seqs *out)
+sim_tokens(json_t *t, json_t *s, int markers, struct seqs *out)
 {
     json_t *ops = json_object_get(s, "ops");
     size_t n = json_array_size(ops);
-    /* An op is unit u's marker when no later op of the same iteration,
-     * micro-batch, phase, kind and unit follows it. */
-    char *last = calloc(n ? n : 1, 1);
-    ck_assert_ptr_nonnull(last);
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = json_array_get(ops, i);
-        const char *k = jstr(o, "kind");
-        if (strcmp(k, "forward") && strcmp(k, "backward"))
-            continue;
-        last[i] = 1;
-        for (size_t j = i + 1; j < n; j++) {
-            json_t *p = json_array_get(ops, j);
-            if (jint(p, "iter") != jint(o, "iter")
-                || jint(p, "micro") != jint(o, "micro"))
-                break;
-            if (strcmp(jstr(p, "phase"), jstr(o, "phase")) == 0
-                && strcmp(jstr(p, "kind"), k) == 0
-                && jint(p, "unit") == jint(o, "unit")) {
-                last[i] = 0;
-                break;
-            }
-        }
-    }
+    long long n_units = (long long)json_array_size(json_object_get(s, "units"));
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_array_get(ops, i);
         const char *k = jstr(o, "kind");
@@ -297,19 +301,66 @@ sim_tokens(json_t *s, int markers, struct seqs *out)
                      jint(o, "unit"), jstr(o, "pg"), jint(o, "bytes"),
                      jstr(o, "dtype"));
             seq_add(q, tok);
-        } else if (markers && last[i] && sim_has_param(s, jint(o, "unit"))) {
-            snprintf(tok, sizeof tok, "%c:%c%lld", phase[0],
-                     !strcmp(k, "forward") ? 'F' : 'B', jint(o, "unit"));
+            continue;
+        }
+        if (!markers || (strcmp(k, "forward") && strcmp(k, "backward")))
+            continue;
+        int fwd = !strcmp(k, "forward");
+        long long v = jint(o, "unit");
+        /* innermost first: pre-order ids, containers have smaller ones */
+        for (long long u = fwd ? n_units - 1 : v; u >= 0; u--) {
+            if (!fwd && u != v)
+                break;
+            if (!sim_has_param(s, u) || (fwd && !unit_contains(t, u, v)))
+                continue;
+            int own = 0, later = 0;
+            for (size_t j = 0; j < n && !later; j++) {
+                json_t *p = json_array_get(ops, j);
+                if (jint(p, "iter") != jint(o, "iter")
+                    || jint(p, "micro") != jint(o, "micro")
+                    || strcmp(jstr(p, "phase"), phase) != 0
+                    || strcmp(jstr(p, "kind"), k) != 0)
+                    continue;
+                long long w = jint(p, "unit");
+                if (w == u)
+                    own = 1;
+                if (j > i && (fwd ? unit_contains(t, u, w) : w == u))
+                    later = 1;
+            }
+            if (!own || later)
+                continue;
+            snprintf(tok, sizeof tok, "%c:%c%lld", phase[0], fwd ? 'F' : 'B',
+                     u);
             seq_add(q, tok);
         }
     }
-    free(last);
 }
 
 static int
 cmp_tok(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "p:S+u ..." followed by "p:G-u ..." (same phase, same unit): swapped. */
+static void
+canon_reduce_pairs(struct seqs *ss)
+{
+    for (int i = 0; i < ss->n; i++) {
+        struct seq *q = &ss->s[i];
+        for (int k = 0; k + 1 < q->n; k++) {
+            const char *a = q->tok[k], *b = q->tok[k + 1];
+            size_t la = strcspn(a, " "), lb = strcspn(b, " ");
+            if (strlen(a) > 4 && strlen(b) > 4 && a[0] == b[0]
+                && a[2] == 'S' && a[3] == '+' && b[2] == 'G' && b[3] == '-'
+                && la == lb && strncmp(a + 4, b + 4, la - 4) == 0) {
+                char *t = q->tok[k];
+                q->tok[k] = q->tok[k + 1];
+                q->tok[k + 1] = t;
+                k++;
+            }
+        }
+    }
 }
 
 /* The optimizer phase's memory changes: sorted. */
@@ -410,6 +461,7 @@ sim_mem_tokens(json_t *s, struct seqs *out)
         seq_add(q, tok);
     }
     free(live);
+    canon_reduce_pairs(out);
     sort_optimizer(out);
 }
 
@@ -503,7 +555,7 @@ START_TEST(test_oracle_record)
     for (int markers = 0; markers < 2; markers++) {
         struct seqs a = {0}, b = {0};
         torch_tokens(t, markers, &a);
-        sim_tokens(s, markers, &b);
+        sim_tokens(t, s, markers, &b);
         bad |= compare_seqs(r->name, markers ? "order+markers"
                                              : "collectives", &a, &b);
         seqs_free(&a);
