@@ -74,6 +74,9 @@ struct builder {
     int *unsharded;           /* per unit: buffer of the unsharded params */
     int *grad;                /* per unit: unsharded gradient buffer */
     int *grad_shard;          /* per unit: sharded fp32 gradient buffer */
+    int grad_shard_stale;     /* use_orig_params: zero_grad ran, the
+                               * sharded gradients go at the next
+                               * _root_pre_forward */
     int *prefetched;          /* per unit, this pass */
     int *unshard_done;        /* per unit, this pass */
     int *run_act;             /* per walk step: activations buffer */
@@ -526,6 +529,18 @@ forward_pass(struct builder *b)
     b->hooks++;
     wait_stream(b, STREAM_U, STREAM_C);
     wait_stream(b, STREAM_PU, STREAM_C);
+    /* use_orig_params: zero_grad(set_to_none=True) dropped only the
+     * original parameters' .grad views; _root_pre_forward's
+     * _reset_flat_param_grad_info_if_needed frees each flat_param.grad
+     * now (_runtime_utils.py, _flat_param.py). */
+    if (b->grad_shard_stale) {
+        for (int u = 0; u < b->s->n_units; u++) {
+            if (b->grad_shard[u] >= 0)
+                free_buf(b, b->grad_shard[u], b->last_op[STREAM_C], u);
+            b->grad_shard[u] = -1;
+        }
+        b->grad_shard_stale = 0;
+    }
     memset(b->prefetched, 0, sizeof(int) * b->s->n_units);
     for (int u = 0; u < b->s->n_units; u++)
         b->view_seq[u] = -1;
@@ -573,8 +588,13 @@ alloc_grad(struct builder *b, int u)
 {
     if (b->grad[u] >= 0 || !unit_has_handle(b, u))
         return;
-    b->grad[u] = alloc_buf(b, STREAM_C, MEM_GRAD_UNSHARDED,
-                           (double)b->s->units[u].numel * b->b_param, u);
+    /* With use_orig_params the FlatParameter, and so its gradient, holds
+     * the alignment and world-size padding (_flat_param.py
+     * _init_flat_param_and_metadata, align_addresses). */
+    const struct fsdp_unit *fu = &b->s->units[u];
+    double n = (double)(b->c->use_orig_params ? fu->padded_numel : fu->numel);
+    b->grad[u] = alloc_buf(b, STREAM_C, MEM_GRAD_UNSHARDED, n * b->b_param,
+                           u);
 }
 
 static void
@@ -597,7 +617,8 @@ static void
 reduce_gradient(struct builder *b, int u)
 {
     const struct fsdp_unit *fu = &b->s->units[u];
-    double N = (double)fu->numel, S = (double)fu->shard_numel;
+    double N = (double)(b->c->use_orig_params ? fu->padded_numel : fu->numel);
+    double S = (double)fu->shard_numel;
     double WS = (double)fu->padded_numel;
     enum sched_stream st = STREAM_P;
 
@@ -958,7 +979,13 @@ optimizer_step(struct builder *b, int *opt_state)
     op->bytes = (uint64_t)(total_shard
                            * optimizer_bytes_per_elem(b->c->optimizer));
     int opt = op->id;
-    /* zero_grad(set_to_none=True) drops the sharded gradients. */
+    /* zero_grad(set_to_none=True) drops the sharded gradients; with
+     * use_orig_params they live on in flat_param.grad until the next
+     * _root_pre_forward. */
+    if (b->c->use_orig_params) {
+        b->grad_shard_stale = 1;
+        return;
+    }
     for (int u = 0; u < b->s->n_units; u++) {
         if (b->grad_shard[u] >= 0)
             free_buf(b, b->grad_shard[u], opt, u);

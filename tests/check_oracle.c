@@ -10,13 +10,40 @@
  *   2. collectives: per (iteration, micro-batch) the sequence of
  *      "phase:kind unit group bytes dtype" in issue order;
  *   3. the same sequence with compute markers: F<u> the end of unit u's
- *      forward (torch: _post_forward(u); fsdpsim: u's last `forward` op of
- *      the phase), B<u> unit u's gradient ready (torch: the first
+ *      forward (torch: _post_forward(u); fsdpsim: the last `forward` op of
+ *      the phase of u or of a unit nested in u), B<u> unit u's gradient ready (torch: the first
  *      _post_backward_hook(u); fsdpsim: u's last `backward` op), both only
  *      for units that hold parameters.
  * The markers are taken per phase, so that a unit's forward inside a
  * reentrant checkpoint's recompute (a `forward` op in the backward phase,
  * _post_forward in PyTorch) counts beside its forward in the forward phase.
+ *
+ * A record that has memory events (type "mem") is compared at a fourth
+ * level, memory: per (iteration, micro-batch) the sequence of changes
+ * "phase:X+u bytes" (becomes live) / "phase:X-u bytes" (freed) of
+ *   P  unit u's unsharded parameters (torch: _full_param_padded's storage,
+ *      non-zero after _unshard, 0 after a freeing _reshard; NO_SHARD with
+ *      a low-precision param dtype: _mp_shard; fsdpsim: its
+ *      unsharded_params buffer),
+ *   G  u's unsharded gradient (torch: flat_param.grad of the unsharded
+ *      size, or NO_SHARD's gradient before its all-reduce; fsdpsim:
+ *      grad_unsharded),
+ *   S  u's sharded gradient (torch: _saved_grad_shard or flat_param.grad of
+ *      the shard's size, NO_SHARD's all-reduced gradient; fsdpsim:
+ *      grad_sharded),
+ * in issue order; the optimizer step's changes (torch sees them at once,
+ * after zero_grad) are compared as a set, under micro-batch -1.  The
+ * unsharded gradients' allocations (G+) are compared as a set per
+ * (iteration, micro-batch), under micro-batch 1000 + m: fsdpsim allocates
+ * u's unsharded gradient when u's first backward leaf runs, while torch's
+ * FlatParameter.grad appears only when its AccumulateGrad node runs, just
+ * before _post_backward_hook; in between, autograd holds the parameters'
+ * gradients as separate tensors that the recorder cannot see.  An S+u
+ * right before G-u is read as G-u, S+u: for NO_SHARD fsdpsim casts the
+ * all-reduced gradient into its sharded-gradient buffer before it frees the
+ * unsharded one, where _reduce_grad_no_shard reduces flat_param.grad in
+ * place and keeps it (one tensor; the difference in the peak is noted in
+ * tests/data/oracle/README.md).
  */
 #include <check.h>
 #include <jansson.h>
@@ -34,11 +61,20 @@ struct record {
 static struct record records[MAX_RECORDS];
 static int n_records;
 
+/* The records' directory: tests/data/oracle, or $CHECK_ORACLE_DATA (to try
+ * new records before they are committed). */
+static char data_dir[4096];
+
 static void
 load_records(void)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/data/oracle/records.list", SRCDIR);
+    char path[4096 + 32];
+    const char *d = getenv("CHECK_ORACLE_DATA");
+    if (d != NULL && d[0] != 0)
+        snprintf(data_dir, sizeof data_dir, "%s", d);
+    else
+        snprintf(data_dir, sizeof data_dir, "%s/tests/data/oracle", SRCDIR);
+    snprintf(path, sizeof path, "%s/records.list", data_dir);
     FILE *f = fopen(path, "r");
     if (f == NULL) {
         fprintf(stderr, "check_oracle: cannot open %s\n", path);
@@ -225,34 +261,33 @@ torch_tokens(json_t *t, int markers, struct seqs *out)
     seqs_free(&seen);
 }
 
+/* Unit a contains unit b (or is b): torch's fqns, "<root>" the root. */
+static int
+unit_contains(json_t *t, long long a, long long b)
+{
+    json_t *tu = json_object_get(t, "units");
+    json_t *ua = json_array_get(tu, (size_t)a), *ub = json_array_get(tu,
+                                                                   (size_t)b);
+    if (ua == NULL || ub == NULL)
+        return a == b;
+    const char *fa = jstr(ua, "fqn"), *fb = jstr(ub, "fqn");
+    if (a == b || strcmp(fa, "<root>") == 0)
+        return 1;
+    size_t n = strlen(fa);
+    return strncmp(fa, fb, n) == 0 && (fb[n] == 0 || fb[n] == '.');
+}
+
+/* F<u>: torch's _post_forward(u) runs when u's module returns, after the
+ * forward of every unit nested in it; fsdpsim's is after the last
+ * `forward` op, of the same iteration, micro-batch and phase, of u or of
+ * a unit u contains, where u has a forward op of its own in that phase.
+ * B<u>: u's last `backward` op. */
 static void
-sim_tokens(json_t *s, int markers, struct seqs *out)
+sim_tokens(json_t *t, json_t *s, int markers, struct seqs *out)
 {
     json_t *ops = json_object_get(s, "ops");
     size_t n = json_array_size(ops);
-    /* An op is unit u's marker when no later op of the same iteration,
-     * micro-batch, phase, kind and unit follows it. */
-    char *last = calloc(n ? n : 1, 1);
-    ck_assert_ptr_nonnull(last);
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = json_array_get(ops, i);
-        const char *k = jstr(o, "kind");
-        if (strcmp(k, "forward") && strcmp(k, "backward"))
-            continue;
-        last[i] = 1;
-        for (size_t j = i + 1; j < n; j++) {
-            json_t *p = json_array_get(ops, j);
-            if (jint(p, "iter") != jint(o, "iter")
-                || jint(p, "micro") != jint(o, "micro"))
-                break;
-            if (strcmp(jstr(p, "phase"), jstr(o, "phase")) == 0
-                && strcmp(jstr(p, "kind"), k) == 0
-                && jint(p, "unit") == jint(o, "unit")) {
-                last[i] = 0;
-                break;
-            }
-        }
-    }
+    long long n_units = (long long)json_array_size(json_object_get(s, "units"));
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_array_get(ops, i);
         const char *k = jstr(o, "kind");
@@ -266,13 +301,168 @@ sim_tokens(json_t *s, int markers, struct seqs *out)
                      jint(o, "unit"), jstr(o, "pg"), jint(o, "bytes"),
                      jstr(o, "dtype"));
             seq_add(q, tok);
-        } else if (markers && last[i] && sim_has_param(s, jint(o, "unit"))) {
-            snprintf(tok, sizeof tok, "%c:%c%lld", phase[0],
-                     !strcmp(k, "forward") ? 'F' : 'B', jint(o, "unit"));
+            continue;
+        }
+        if (!markers || (strcmp(k, "forward") && strcmp(k, "backward")))
+            continue;
+        int fwd = !strcmp(k, "forward");
+        long long v = jint(o, "unit");
+        /* innermost first: pre-order ids, containers have smaller ones */
+        for (long long u = fwd ? n_units - 1 : v; u >= 0; u--) {
+            if (!fwd && u != v)
+                break;
+            if (!sim_has_param(s, u) || (fwd && !unit_contains(t, u, v)))
+                continue;
+            int own = 0, later = 0;
+            for (size_t j = 0; j < n && !later; j++) {
+                json_t *p = json_array_get(ops, j);
+                if (jint(p, "iter") != jint(o, "iter")
+                    || jint(p, "micro") != jint(o, "micro")
+                    || strcmp(jstr(p, "phase"), phase) != 0
+                    || strcmp(jstr(p, "kind"), k) != 0)
+                    continue;
+                long long w = jint(p, "unit");
+                if (w == u)
+                    own = 1;
+                if (j > i && (fwd ? unit_contains(t, u, w) : w == u))
+                    later = 1;
+            }
+            if (!own || later)
+                continue;
+            snprintf(tok, sizeof tok, "%c:%c%lld", phase[0], fwd ? 'F' : 'B',
+                     u);
             seq_add(q, tok);
         }
     }
-    free(last);
+}
+
+static int
+cmp_tok(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "p:S+u ..." followed by "p:G-u ..." (same phase, same unit): swapped. */
+static void
+canon_reduce_pairs(struct seqs *ss)
+{
+    for (int i = 0; i < ss->n; i++) {
+        struct seq *q = &ss->s[i];
+        for (int k = 0; k + 1 < q->n; k++) {
+            const char *a = q->tok[k], *b = q->tok[k + 1];
+            size_t la = strcspn(a, " "), lb = strcspn(b, " ");
+            if (strlen(a) > 4 && strlen(b) > 4 && a[0] == b[0]
+                && a[2] == 'S' && a[3] == '+' && b[2] == 'G' && b[3] == '-'
+                && la == lb && strncmp(a + 4, b + 4, la - 4) == 0) {
+                char *t = q->tok[k];
+                q->tok[k] = q->tok[k + 1];
+                q->tok[k + 1] = t;
+                k++;
+            }
+        }
+    }
+}
+
+/* The optimizer phase's memory changes: sorted. */
+#define MEM_GPLUS_MICRO 1000
+
+static void
+sort_optimizer(struct seqs *ss)
+{
+    for (int i = 0; i < ss->n; i++)
+        if (ss->s[i].micro == -1 || ss->s[i].micro >= MEM_GPLUS_MICRO)
+            qsort(ss->s[i].tok, (size_t)ss->s[i].n, sizeof *ss->s[i].tok,
+                  cmp_tok);
+}
+
+static int
+torch_has_mem(json_t *t)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(t, "events"), i, e)
+        if (strcmp(jstr(e, "type"), "mem") == 0)
+            return 1;
+    return 0;
+}
+
+static void
+torch_mem_tokens(json_t *t, struct seqs *out)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(t, "events"), i, e) {
+        if (strcmp(jstr(e, "type"), "mem") != 0)
+            continue;
+        const char *phase = jstr(e, "phase");
+        int opt = phase[0] == 'o';
+        int live = json_is_true(json_object_get(e, "live"));
+        int micro = (int)jint(e, "micro");
+        if (opt)
+            micro = -1;
+        else if (live && strcmp(jstr(e, "what"), "G") == 0)
+            micro += MEM_GPLUS_MICRO;
+        struct seq *q = seq_for(out, (int)jint(e, "iter"), micro);
+        char tok[256];
+        snprintf(tok, sizeof tok, "%c:%s%c%lld %lldB", phase[0],
+                 jstr(e, "what"), live ? '+' : '-', jint(e, "unit"),
+                 jint(e, "bytes"));
+        seq_add(q, tok);
+    }
+    sort_optimizer(out);
+}
+
+static void
+sim_mem_tokens(json_t *s, struct seqs *out)
+{
+    static const struct {
+        const char *category, *what;
+    } cats[] = {
+        {"unsharded_params", "P"},
+        {"grad_unsharded", "G"},
+        {"grad_sharded", "S"},
+    };
+    enum { N_CATS = sizeof cats / sizeof cats[0] };
+    json_t *ops = json_object_get(s, "ops");
+    int n_units = (int)json_array_size(json_object_get(s, "units"));
+    int *live = calloc((size_t)(n_units > 0 ? n_units : 1) * N_CATS,
+                       sizeof *live);
+    ck_assert_ptr_nonnull(live);
+    size_t i;
+    json_t *o;
+    json_array_foreach(ops, i, o) {
+        const char *k = jstr(o, "kind");
+        int is_alloc = strcmp(k, "alloc") == 0;
+        if (!is_alloc && strcmp(k, "free") != 0)
+            continue;
+        long long u = jint(o, "unit");
+        if (u < 0 || u >= n_units)
+            continue;
+        int c = 0;
+        while (c < N_CATS && strcmp(cats[c].category, jstr(o, "category")))
+            c++;
+        if (c == N_CATS)
+            continue;
+        int *l = &live[u * N_CATS + c];
+        int was = *l > 0;
+        *l += is_alloc ? 1 : -1;
+        if ((*l > 0) == was)
+            continue;
+        const char *phase = jstr(o, "phase");
+        int micro = (int)jint(o, "micro");
+        if (phase[0] == 'o')
+            micro = -1;
+        else if (is_alloc && cats[c].what[0] == 'G')
+            micro += MEM_GPLUS_MICRO;
+        struct seq *q = seq_for(out, (int)jint(o, "iter"), micro);
+        char tok[256];
+        snprintf(tok, sizeof tok, "%c:%s%c%lld %lldB", phase[0], cats[c].what,
+                 is_alloc ? '+' : '-', u, jint(o, "bytes"));
+        seq_add(q, tok);
+    }
+    free(live);
+    canon_reduce_pairs(out);
+    sort_optimizer(out);
 }
 
 /* 0 when every (iter, micro) sequence matches; prints the first
@@ -347,7 +537,7 @@ START_TEST(test_oracle_record)
 {
     const struct record *r = &records[_i];
     const char *sim = getenv("FSDPSIM");
-    char cmd[8192], path[4096];
+    char cmd[8192], path[4096 + 256];
     snprintf(cmd, sizeof cmd, "'%s' schedule %s --format json 2>/dev/null",
              sim ? sim : "./fsdpsim", r->args);
     FILE *p = popen(cmd, "r");
@@ -357,8 +547,7 @@ START_TEST(test_oracle_record)
     int rc = pclose(p);
     ck_assert_msg(s != NULL && rc == 0, "%s: fsdpsim schedule failed (%s)",
                   r->name, s ? "exit status" : err.text);
-    snprintf(path, sizeof path, "%s/tests/data/oracle/%s.torch.json", SRCDIR,
-             r->name);
+    snprintf(path, sizeof path, "%s/%s.torch.json", data_dir, r->name);
     json_t *t = json_load_file(path, 0, &err);
     ck_assert_msg(t != NULL, "%s: %s", path, err.text);
 
@@ -366,9 +555,17 @@ START_TEST(test_oracle_record)
     for (int markers = 0; markers < 2; markers++) {
         struct seqs a = {0}, b = {0};
         torch_tokens(t, markers, &a);
-        sim_tokens(s, markers, &b);
+        sim_tokens(t, s, markers, &b);
         bad |= compare_seqs(r->name, markers ? "order+markers"
                                              : "collectives", &a, &b);
+        seqs_free(&a);
+        seqs_free(&b);
+    }
+    if (torch_has_mem(t)) {
+        struct seqs a = {0}, b = {0};
+        torch_mem_tokens(t, &a);
+        sim_mem_tokens(s, &b);
+        bad |= compare_seqs(r->name, "memory", &a, &b);
         seqs_free(&a);
         seqs_free(&b);
     }
