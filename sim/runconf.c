@@ -1,8 +1,12 @@
 /*
  * runconf.c: run settings from flags and run files (see config.h).
  *
- * One table maps every key to its parser, so the command line, run files
- * and --help can never disagree about names or accepted values.
+ * config_options[] names every key with its value's shape and help line,
+ * and the command line (setup.c), run files and --help all walk it, so
+ * they agree on names.  Each key's parser is not in that table but in
+ * config_set()'s chain of comparisons below, and setup.c's
+ * is_optional_bool() lists the flags that may go without a value: a new
+ * setting is added in those three places.
  */
 #include "runconf.h"
 #include "attn_table.h"

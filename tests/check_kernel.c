@@ -10,6 +10,7 @@
 #include "model.h"
 #include "testutil.h"
 #include "topo.h"
+#include "xalloc.h"
 
 #include <check.h>
 #include <math.h>
@@ -97,7 +98,7 @@ START_TEST(test_norm_in_block_adds_residual)
 {
     /* A norm inside the block class opens a residual branch: its list
      * ends with the add, 3 E b bytes (two inputs, one output). */
-    struct module block = {.kind = LAYER_CONTAINER, .cls = "Block"};
+    struct module block = {.kind = LAYER_CONTAINER, .cls = unconst("Block")};
     struct module rms = {.kind = LAYER_RMSNORM, .out = 1024,
                          .parent = &block};
     struct kernel_ctx c = ctx_of(1, 512);
