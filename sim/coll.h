@@ -5,8 +5,8 @@
  * NCCL estimates, for every (algorithm, protocol) it may use, time =
  * latency + nBytes / algorithm bandwidth, and launches the cheapest
  * (src/graph/tuning.cc ncclTopoTuneModel and ncclTopoGetAlgoTime,
- * src/enqueue.cc; fsdp-semantics §14.3).  This module does the same for
- * Ring, Tree (all-reduce), NVLS (NVSwitch multicast, Hopper and newer),
+ * src/enqueue.cc; doc/fsdp-semantics.md §14.3).  This module does the same
+ * for Ring, Tree (all-reduce), NVLS (NVSwitch multicast, Hopper and newer),
  * NVLS Tree and PAT (one GPU per node), with NCCL's latency constants and
  * protocol factors, over the physical bottleneck of the group: NVLink or
  * PCIe inside a node, the node's NICs across nodes.  CollNet (Direct and

@@ -219,7 +219,8 @@ sharding_is_hybrid(enum sharding_strategy s)
 bool
 sharding_reshards_after_forward(enum sharding_strategy s)
 {
-    /* FLAT RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES (fsdp-semantics §5). */
+    /* FLAT RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES
+     * (doc/fsdp-semantics.md §5). */
     return s == SHARDING_FULL_SHARD || s == SHARDING_HYBRID_SHARD;
 }
 
@@ -622,8 +623,9 @@ config_validate(const struct run_config *c, char **cause)
         return -1;
     }
     if (c->wrap == WRAP_TRANSFORMER && c->min_num_params_given) {
-        /* fsdp-semantics §1.5: transformer_auto_wrap_policy has exactly four
-         * parameters and no **kwargs, so PyTorch raises TypeError. */
+        /* doc/fsdp-semantics.md §1.5: transformer_auto_wrap_policy has
+         * exactly four parameters and no **kwargs, so PyTorch raises
+         * TypeError. */
         *cause = xstrdup(
             "--min-num-params: transformer_auto_wrap_policy() got an "
             "unexpected keyword argument 'min_num_params' (PyTorch raises "

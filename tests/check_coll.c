@@ -352,7 +352,7 @@ END_TEST
 START_TEST(test_coll_nccl_algo_tree_by_version)
 {
     /* NCCL_ALGO=Tree leaves all-gather nothing: 2.18 fails, 2.19-2.23
-     * fall back to Ring, 2.24+ refuse it (fsdp-semantics §14.2); the
+     * fall back to Ring, 2.24+ refuse it (doc/fsdp-semantics.md §14.2); the
      * per-collective form applies to all-reduce only. */
     struct coll_group g = {8, 1, 8};
     struct coll_result r;

@@ -2,7 +2,7 @@
  * check_sched.c: one test per FSDP knob, on tiny-llama (4 decoder layers,
  * 5 units: the root with embedding, final norm and head, 512256
  * parameters, and 4 layers of 791040) and the test-2x4 cluster.  Each test
- * states the rule of fsdp-semantics.md it checks.
+ * states the rule of doc/fsdp-semantics.md it checks.
  */
 #include "testutil.h"
 

@@ -1,6 +1,6 @@
 /*
  * check_wrap.c: FSDP unit formation and FlatParameter sizing against
- * PyTorch's rules (fsdp-semantics §1.2-1.7).
+ * PyTorch's rules (doc/fsdp-semantics.md §1.2-1.7).
  */
 #include "runconf.h"
 #include "model.h"
