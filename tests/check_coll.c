@@ -11,6 +11,7 @@
  */
 #include "coll.h"
 #include "topo.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <math.h>
@@ -652,9 +653,5 @@ main(void)
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_coll_nccl_env_errors);
     suite_add_tcase(s, errors);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(s);
 }

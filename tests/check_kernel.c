@@ -11,6 +11,7 @@
 #include "testutil.h"
 #include "topo.h"
 #include "xalloc.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <math.h>
@@ -280,9 +281,5 @@ main(void)
     tcase_add_test(tc, test_trends);
     tcase_add_test(tc, test_mfu_below_ceiling);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(s);
 }

@@ -5,6 +5,7 @@
  * states the rule of doc/fsdp-semantics.md it checks.
  */
 #include "testutil.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -581,9 +582,5 @@ main(void)
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_sched_errors);
     suite_add_tcase(s, errors);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(s);
 }

@@ -13,6 +13,7 @@
 #include "setup.h"
 #include "tune.h"
 #include "xalloc.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <math.h>
@@ -336,9 +337,5 @@ search_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(search_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(search_suite());
 }

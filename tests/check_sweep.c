@@ -10,6 +10,7 @@
 
 #include "sweep.h"
 #include "xalloc.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -533,9 +534,5 @@ sweep_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(sweep_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(sweep_suite());
 }

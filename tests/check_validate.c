@@ -18,6 +18,7 @@
 #include "xalloc.h"
 
 #include "testutil.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <math.h>
@@ -276,9 +277,5 @@ main(void)
     tcase_add_test(tc, test_predict_and_table);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(s);
 }
