@@ -16,7 +16,7 @@
  *     group, on the buffers the schedule allocated;
  *   - dependencies become cudaStreamWaitEvent on the end event of the op
  *     depended on; collectives also wait for the previous collective of
- *     their communicator, which NCCL enforces anyway (fsdp-semantics
+ *     their communicator, which NCCL enforces anyway (doc/fsdp-semantics.md
  *     §2.3), so that their start events mark when they really start;
  *   - ALLOC and FREE use a stream-ordered memory pool, one per GPU: a block
  *     whose last use ran on its pool's stream is freed on that stream (and

@@ -3,9 +3,9 @@
  *
  * nccl-tests reports time per size; NCCL's own model (and coll.c's) is
  * time = latency + size x busbw factor / busbw for the protocol it picks
- * (nccl-tests doc/PERFORMANCE.md for the factor, fsdp-semantics §14.3 for
- * the form), plus a pipeline-fill term (coll.c) for the gradual approach
- * to peak bandwidth that measurements show.  Each measured size is
+ * (nccl-tests doc/PERFORMANCE.md for the factor, doc/fsdp-semantics.md
+ * §14.3 for the form), plus a pipeline-fill term (coll.c) for the gradual
+ * approach to peak bandwidth that measurements show.  Each measured size is
  * assigned the (collective, scope, algorithm, protocol) the uncalibrated
  * model would use for it; each group with three or more points gets a
  * weighted least-squares curve, a group of two a line.

@@ -56,7 +56,7 @@ cmd_bench(int argc, char **argv)
     int nd = (int)(sizeof defaults / sizeof defaults[0]);
     char **av = xcalloc(nd + argc + 1, sizeof(char *));
     for (int i = 0; i < nd; i++)
-        av[i] = (char *)defaults[i];
+        av[i] = unconst(defaults[i]);
     for (int i = 1; i < argc; i++)
         av[nd + i - 1] = argv[i];
     int ac = nd + argc - 1;

@@ -155,7 +155,7 @@ parse_cli(int argc, char **argv, struct plan_cli *o, char **base,
     base[(*base_argc)++] = argv[0];
     /* Mixed precision is what anyone training at this scale uses; a
      * later --param-dtype overrides it. */
-    base[(*base_argc)++] = "--param-dtype=bf16";
+    base[(*base_argc)++] = unconst("--param-dtype=bf16");
     const struct search_opt own[] = {
         {"--tokens", NULL, &o->tokens, NULL},
         {"--deadline", NULL, &o->deadline, NULL},

@@ -100,8 +100,8 @@ run_real_binary(int argc, char **argv)
 #endif
     /* argv[0] is the real subcommand (run or bench). */
     char **av = xcalloc(argc + 3, sizeof(char *));
-    av[0] = "fsdpsim-real";
-    av[1] = "real";
+    av[0] = unconst("fsdpsim-real");
+    av[1] = unconst("real");
     for (int i = 0; i < argc; i++)
         av[i + 2] = argv[i];
     for (int i = 0; i < 2; i++) {

@@ -414,7 +414,7 @@ cmd_tune(int argc, char **argv)
     base[o.base_argc++] = argv[0];
     /* Mixed precision is what anyone tuning for throughput trains with;
      * a later --param-dtype overrides it. */
-    base[o.base_argc++] = "--param-dtype=bf16";
+    base[o.base_argc++] = unconst("--param-dtype=bf16");
     o.base = base;
     const struct search_opt own[] = {
         {"--headroom", NULL, &c.headroom, NULL},

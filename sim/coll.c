@@ -4,7 +4,7 @@
  *
  * Constants are NCCL's defaults at master (src/graph/tuning.cc,
  * ncclTunerConstantsDefaults; src/graph/topo.h), quoted in
- * fsdp-semantics.md §14.3; protocol order everywhere LL, LL128, Simple.
+ * doc/fsdp-semantics.md §14.3; protocol order everywhere LL, LL128, Simple.
  * Where NCCL's estimate differs from the hardware (NCCL credits a 2-node
  * ring with intra-node speed), the physical bottleneck is used, so the
  * time is what the collective takes, and the choice is NCCL's.
@@ -276,7 +276,7 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
         /* In-network reduction (SHARP) through the CollNet plugin:
          * Simple only, across nodes, NVSwitch nodes of at most 8 GPUs;
          * all-gather and reduce-scatter only through CollNet Direct with
-         * one NIC per GPU (fsdp-semantics §14.1; the version rules are
+         * one NIC per GPU (doc/fsdp-semantics.md §14.1; the version rules are
          * nccl_algo_exists()'s).  The switch reduces (all-reduce,
          * reduce-scatter) or multicasts (all-gather), so each node's NICs
          * carry the buffer once instead of a ring's 2(N-1)/N, at NCCL's

@@ -5,13 +5,14 @@
  * NCCL estimates, for every (algorithm, protocol) it may use, time =
  * latency + nBytes / algorithm bandwidth, and launches the cheapest
  * (src/graph/tuning.cc ncclTopoTuneModel and ncclTopoGetAlgoTime,
- * src/enqueue.cc; fsdp-semantics §14.3).  This module does the same for
- * Ring, Tree (all-reduce), NVLS (NVSwitch multicast, Hopper and newer),
+ * src/enqueue.cc; doc/fsdp-semantics.md §14.3).  This module does the same
+ * for Ring, Tree (all-reduce), NVLS (NVSwitch multicast, Hopper and newer),
  * NVLS Tree and PAT (one GPU per node), with NCCL's latency constants and
  * protocol factors, over the physical bottleneck of the group: NVLink or
- * PCIe inside a node, the node's NICs across nodes.  CollNet needs a
- * SHARP-capable network and plugin, which no topology here declares, so
- * it is never chosen.
+ * PCIe inside a node, the node's NICs across nodes.  CollNet (Direct and
+ * Chain) is costed only where the topology declares in-network reduction
+ * (topo.h's sharp) on NVSwitch nodes, as NCCL needs a CollNet plugin for
+ * it; no built-in topology declares it, so there it is never chosen.
  */
 #ifndef FSDPSIM_COLL_H
 #define FSDPSIM_COLL_H

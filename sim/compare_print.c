@@ -10,6 +10,7 @@
 #include "json_out.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 /* (pred - meas) / meas in %, NaN when nothing was measured. */
@@ -137,14 +138,21 @@ compare_print_text(FILE *out, const struct compare_timeline *pred,
     }
 }
 
-/* A number, or null for NaN (JSON has no NaN). */
-static void
-json_num_out(FILE *out, const char *fmt, double v)
+/* A number (one double, in FMT), or null for NaN (JSON has no NaN). */
+static void __attribute__((format(printf, 2, 3)))
+json_num_out(FILE *out, const char *fmt, ...)
 {
-    if (isnan(v))
+    va_list ap;
+    va_start(ap, fmt);
+    double v = va_arg(ap, double);
+    va_end(ap);
+    if (isnan(v)) {
         fputs("null", out);
-    else
-        fprintf(out, fmt, v);
+        return;
+    }
+    va_start(ap, fmt);
+    vfprintf(out, fmt, ap);
+    va_end(ap);
 }
 
 static void

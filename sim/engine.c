@@ -2,10 +2,12 @@
  * engine.c: host thread, streams and communicators on the event heap (see
  * engine.h).
  *
- * Two event types drive everything: HOST (the host thread may issue its
- * next op) and END (an op finished on its stream).  After every END each
- * stream head is re-examined; there are six streams, so a scan is cheaper
- * than maintaining wait lists.
+ * Three event types drive everything: HOST (the host thread may issue its
+ * next op), END (an op finished on its stream) and WAKE (a stream's head
+ * op, which could not start before the host had launched its first
+ * kernel, may start now).  After every END each stream head is
+ * re-examined; there are six streams, so a scan is cheaper than
+ * maintaining wait lists.
  */
 #include "engine.h"
 #include "engine_impl.h"

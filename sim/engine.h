@@ -5,7 +5,7 @@
  * time and blocking at CPU_WAIT ops; each stream runs its ops in FIFO
  * order once their dependencies have finished; collectives additionally
  * start in issue order per communicator (one NCCL communicator serializes
- * its kernels, fsdp-semantics §2.3).  Allocations and frees go to the
+ * its kernels, doc/fsdp-semantics.md §2.3).  Allocations and frees go to the
  * memory model at the host time they are issued; an allocation the
  * caching allocator has to retry takes host time, and one whose retry
  * synchronizes the device blocks the host until every GPU op issued so

@@ -112,13 +112,14 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
     if (efd >= 0)
         unlink(errpath);
     free(errpath);
-    const char *argv[GNUPLOT_MAX_ARGS + 4];
+    char *argv[GNUPLOT_MAX_ARGS + 4];
     int n = 0;
-    argv[n++] = "gnuplot";
-    argv[n++] = "-c";
-    argv[n++] = script;
+    argv[n++] = unconst("gnuplot");
+    argv[n++] = unconst("-c");
+    argv[n++] = unconst(script);
     for (int i = 0; args[i] && i < GNUPLOT_MAX_ARGS; i++)
-        argv[n++] = strcmp(args[i], GNUPLOT_OUT) == 0 ? tmp_out : args[i];
+        argv[n++] = unconst(strcmp(args[i], GNUPLOT_OUT) == 0 ? tmp_out
+                                                              : args[i]);
     argv[n] = NULL;
     fflush(stdout);
     pid_t pid = fork();
@@ -130,7 +131,7 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
         }
         if (efd >= 0 || null >= 0)
             dup2(efd >= 0 ? efd : null, STDERR_FILENO);
-        execvp(GNUPLOT_PATH, (char *const *)argv);
+        execvp(GNUPLOT_PATH, argv);
         _exit(127);
     }
     int status = -1;

@@ -8,8 +8,8 @@
  * obtained with cudaMalloc, carved into blocks, pooled per stream and by
  * size class, split and merged like the real allocator.  A block freed
  * with record_stream stays unavailable until the GPU work that used it has
- * finished (fsdp-semantics §2.4), which is why a host running ahead of the
- * GPU makes reserved memory grow.
+ * finished (doc/fsdp-semantics.md §2.4), which is why a host running ahead
+ * of the GPU makes reserved memory grow.
  *
  * Reserved never exceeds the device.  When a new segment does not fit
  * (cudaMalloc would fail), the allocator retries, as

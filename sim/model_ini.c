@@ -511,7 +511,7 @@ cmp_class_name(const void *a, const void *b)
 static struct ini_class *
 find_class(struct ini_ctx *c, const char *name)
 {
-    struct ini_class key = {.name = (char *)name, .line = 0};
+    struct ini_class key = {.name = unconst(name), .line = 0};
     size_t lo = 0, hi = c->n_classes;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;

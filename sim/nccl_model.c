@@ -2,7 +2,7 @@
  * nccl_model.c: NCCL versions and environment (see nccl_model.h).
  *
  * Facts per version, read from NVIDIA/nccl at the release tags
- * (fsdp-semantics.md §14.1-14.2):
+ * (doc/fsdp-semantics.md §14.1-14.2):
  * - all-gather / reduce-scatter algorithms: 2.18 Ring; 2.19 Ring, NVLS;
  *   2.20-2.22 + CollNet Direct; 2.23+ + PAT (src/graph/tuning.cc
  *   ncclTopoTuneModel).  All-reduce: Tree, Ring, CollNet Direct and Chain,

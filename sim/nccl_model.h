@@ -4,7 +4,7 @@
  * NCCL's choice of algorithm and protocol depends on its version (which
  * algorithms exist for all-gather and reduce-scatter, how NCCL_ALGO is
  * read) and on the variables users set: NCCL_ALGO, NCCL_PROTO,
- * NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS (fsdp-semantics §14.1-14.2).
+ * NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS (doc/fsdp-semantics.md §14.1-14.2).
  * This module parses them as NCCL does (comma lists, a leading '^' to
  * exclude, and from 2.24 per-collective "allreduce:tree;allgather:ring")
  * and says which (algorithm, protocol) pairs a collective may use.

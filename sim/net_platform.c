@@ -35,6 +35,7 @@
 #include "net_platform.h"
 #include "xalloc.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,11 +85,15 @@ net_platform_supported(const struct topo *t, char **cause)
     return -1;
 }
 
-static void
-put_link_ctn(FILE *out, const char *fmt, int i, const char *dir)
+/* <link_ctn id="ID" direction="DIR"/>, the id printed from FMT. */
+static void __attribute__((format(printf, 3, 4)))
+put_link_ctn(FILE *out, const char *dir, const char *fmt, ...)
 {
+    va_list ap;
     fprintf(out, "<link_ctn id=\"");
-    fprintf(out, fmt, i);
+    va_start(ap, fmt);
+    vfprintf(out, fmt, ap);
+    va_end(ap);
     fprintf(out, "\" direction=\"%s\"/>", dir);
 }
 
@@ -168,12 +173,12 @@ net_platform_write(const struct topo *t, FILE *out)
             fprintf(out, "    <zoneRoute src=\"node%d\" dst=\"node%d\" "
                     "gw_src=\"node%d-router\" gw_dst=\"node%d-router\" "
                     "symmetrical=\"NO\">", i, j, i, j);
-            put_link_ctn(out, "node%d-nic", i, "UP");
+            put_link_ctn(out, "UP", "node%d-nic", i);
             if (li != lj) {
-                put_link_ctn(out, NET_FABRIC_PREFIX "leaf%d", li, "UP");
-                put_link_ctn(out, NET_FABRIC_PREFIX "leaf%d", lj, "DOWN");
+                put_link_ctn(out, "UP", NET_FABRIC_PREFIX "leaf%d", li);
+                put_link_ctn(out, "DOWN", NET_FABRIC_PREFIX "leaf%d", lj);
             }
-            put_link_ctn(out, "node%d-nic", j, "DOWN");
+            put_link_ctn(out, "DOWN", "node%d-nic", j);
             fprintf(out, "</zoneRoute>\n");
         }
     fprintf(out, "  </zone>\n</platform>\n");

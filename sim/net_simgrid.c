@@ -9,8 +9,8 @@
  * all-reduce is NCCL's double binary tree over the nodes, each tree
  * carrying half the buffer up and down at once (pipelined: Sanders et
  * al. 2009, as NCCL 2.4 implements it); PAT, the Bruck-like all-gather of
- * one GPU per node (fsdp-semantics §14.1), is log2(n) steps in which rank
- * r sends 2^k chunks to rank r + 2^k.  NVLS stays inside a node.
+ * one GPU per node (doc/fsdp-semantics.md §14.1), is log2(n) steps in
+ * which rank r sends 2^k chunks to rank r + 2^k.  NVLS stays inside a node.
  *
  * SimGrid shares links max-min (CM02, cross-traffic off: a flow alone
  * takes latency + size / bandwidth exactly; toolchain.md §2.3, §2.5).

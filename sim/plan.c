@@ -9,7 +9,7 @@
  * where a fixed global batch means hundreds of them.  Those steps are
  * simulated at 4 and 8 micro-batches and extended linearly: past the
  * first micro-batch, each further one issues the same all-gathers,
- * compute and reduce-scatters (fsdp-semantics: without no_sync every
+ * compute and reduce-scatters (doc/fsdp-semantics.md: without no_sync every
  * micro-batch reduce-scatters), so step time is affine in their number
  * and the peak memory is already reached.  Simulating all 512 micro-
  * batches of a one-node 70B plan would take ~100x longer for the same

@@ -1,5 +1,5 @@
 /*
- * published.c: the published-points CSV (../shared/data/calibration):
+ * published.c: the published-points CSV (data/published/):
  * its nccl-tests sweeps, for `fsdpsim validate` and `fsdpsim calibrate`
  * (see published.h).
  *

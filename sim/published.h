@@ -1,7 +1,7 @@
 /*
  * published.h: the published-points CSV, one measured value a row with the
- * settings of the run that produced it (../shared/data/calibration/
- * README.md; a copy in data/published/), read for its nccl-tests sweeps
+ * settings of the run that produced it (data/published/, sources in its
+ * README.md), read for its nccl-tests sweeps
  * (rows of category "collective_bench" and metric "time", grouped into
  * runs by run_id) and for its end-to-end FSDP runs (rows of category
  * "fsdp_e2e", published_parse_e2e).

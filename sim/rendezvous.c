@@ -431,7 +431,7 @@ rendezvous_allgather(struct rendezvous *rv, const void *mine, size_t len,
     if (rv->rank != 0) {
         uint32_t back;
         if (put_u32s(rv->server, &n, 1, deadline) != 0 ||
-            io_all(rv->server, (void *)mine, len, 1, deadline) != 0 ||
+            io_all(rv->server, unconst(mine), len, 1, deadline) != 0 ||
             get_u32s(rv->server, &back, 1, deadline) != 0)
             goto lost;
         if (back != (uint32_t)rv->world * n) {

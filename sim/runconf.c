@@ -1,8 +1,12 @@
 /*
  * runconf.c: run settings from flags and run files (see config.h).
  *
- * One table maps every key to its parser, so the command line, run files
- * and --help can never disagree about names or accepted values.
+ * config_options[] names every key with its value's shape and help line,
+ * and the command line (setup.c), run files and --help all walk it, so
+ * they agree on names.  Each key's parser is not in that table but in
+ * config_set()'s chain of comparisons below, and setup.c's
+ * is_optional_bool() lists the flags that may go without a value: a new
+ * setting is added in those three places.
  */
 #include "runconf.h"
 #include "attn_table.h"
@@ -246,7 +250,8 @@ sharding_is_hybrid(enum sharding_strategy s)
 bool
 sharding_reshards_after_forward(enum sharding_strategy s)
 {
-    /* FLAT RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES (fsdp-semantics §5). */
+    /* FLAT RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES
+     * (doc/fsdp-semantics.md §5). */
     return s == SHARDING_FULL_SHARD || s == SHARDING_HYBRID_SHARD;
 }
 
@@ -767,8 +772,9 @@ config_validate(const struct run_config *c, char **cause)
         return -1;
     }
     if (c->wrap == WRAP_TRANSFORMER && c->min_num_params_given) {
-        /* fsdp-semantics §1.5: transformer_auto_wrap_policy has exactly four
-         * parameters and no **kwargs, so PyTorch raises TypeError. */
+        /* doc/fsdp-semantics.md §1.5: transformer_auto_wrap_policy has
+         * exactly four parameters and no **kwargs, so PyTorch raises
+         * TypeError. */
         *cause = xstrdup(
             "--min-num-params: transformer_auto_wrap_policy() got an "
             "unexpected keyword argument 'min_num_params' (PyTorch raises "

@@ -6,7 +6,7 @@
  * walk of the module tree with pre-/post-forward hooks at unit boundaries,
  * the backward walk in reverse with pre-/post-backward hooks, the final
  * callback and the optimizer step.  Every rule cites the section of
- * fsdp-semantics.md it follows.  One representative rank is built: by SPMD
+ * doc/fsdp-semantics.md it follows.  One representative rank is built: by SPMD
  * symmetry every rank issues the same list.
  */
 #include "sched.h"
@@ -235,7 +235,7 @@ from_shard(struct builder *b, struct sched_op *op, int u)
     op->in_offset = b->shard_buf >= 0 ? b->shard_off[u] : 0;
 }
 
-/* ---- the rate limiter (fsdp-semantics §3.4) ---- */
+/* ---- the rate limiter (doc/fsdp-semantics.md §3.4) ---- */
 
 static void
 limiter_push(struct builder *b, int event_op)
@@ -765,7 +765,7 @@ backward_run(struct builder *b, int w)
  * engine's ready queue runs the ready node with the highest sequence
  * number first (engine.h, CompareNodeTaskTime), so a unit's post-backward
  * runs once backward has passed every op recorded after its views, and
- * before the next op recorded before them (fsdp-semantics §4.2).
+ * before the next op recorded before them (doc/fsdp-semantics.md §4.2).
  * Everything with a position above `above` runs now. */
 static void
 run_post_backward(struct builder *b, int above, int sync)
@@ -904,8 +904,8 @@ backward_pass(struct builder *b, int sync)
 
 /* Bytes touched per fp32 element by a fused/foreach update: AdamW reads
  * param, grad, exp_avg, exp_avg_sq and writes param, exp_avg, exp_avg_sq
- * (7 x 4 = 28, fsdp-semantics §11.1); plain SGD reads param and grad and
- * writes param (12). */
+ * (7 x 4 = 28, doc/fsdp-semantics.md §11.1); plain SGD reads param and
+ * grad and writes param (12). */
 static double
 optimizer_bytes_per_elem(enum optimizer_kind o)
 {

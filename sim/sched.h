@@ -6,7 +6,7 @@
  * order the host thread issues them (the Python thread running FSDP's hooks
  * and autograd), each bound to a CUDA stream, and, for collectives, to a
  * process group whose NCCL communicator runs its kernels in issue order
- * (fsdp-semantics §2.3).  Cross-stream waits (stream.wait_stream) are
+ * (doc/fsdp-semantics.md §2.3).  Cross-stream waits (stream.wait_stream) are
  * explicit dependencies on earlier ops; host blocking points (the rate
  * limiter, synchronize()) are CPU_WAIT ops; allocations and frees are ops
  * too, so memory follows the same order as on a GPU.
@@ -29,7 +29,7 @@
 #include "topo.h"
 #include "wrap.h"
 
-/* FSDP1 streams (fsdp-semantics §2.2); HOST is work done by the CPU
+/* FSDP1 streams (doc/fsdp-semantics.md §2.2); HOST is work done by the CPU
  * itself (the optimizer under CPU offload). */
 enum sched_stream { STREAM_C, STREAM_PU, STREAM_U, STREAM_P, STREAM_A,
                     STREAM_HOST, STREAM_COUNT };

@@ -95,7 +95,7 @@ setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
 
     struct pending_opt *pend = xcalloc(argc + 1, sizeof *pend);
     int n_pend = 0, rc = 0;
-    char *config_file = NULL;
+    const char *config_file = NULL;
     opterr = 0;
     optind = 1;
     int c, idx;
@@ -134,7 +134,7 @@ setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
             free(why);
         }
         if (strcmp(key, "config") == 0) {
-            config_file = (char *)val;
+            config_file = val;
             continue;
         }
         char *d = dashed(key);

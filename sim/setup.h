@@ -32,7 +32,9 @@ struct run {
 };
 
 /* Parse options.  Returns 0 on success, 1 when --help was printed, -1 on a
- * usage or input error with *cause set (caller frees). */
+ * usage error (an unknown option, a missing value, a stray argument: the
+ * caller adds the usage lines), -2 on a bad value in a flag, the run file
+ * or NCCL's environment; on -1 and -2 *cause is set (caller frees). */
 int setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
                      char **cause);
 /* Load the model and topology, apply overrides, validate, wrap and build

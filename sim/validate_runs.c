@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -398,7 +399,7 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
 static bool
 flag_known(const struct vrun_arg *x)
 {
-    char *argv[4] = {"simulate", x->flag, x->value, NULL};
+    char *argv[4] = {unconst("simulate"), x->flag, x->value, NULL};
     int argc = x->value ? 3 : 2;
     struct run r;
     char *cause = NULL;
@@ -427,7 +428,7 @@ vrun_predict(struct vrun *v, struct model_cache *mc)
     }
     char *argv[2 * VRUN_MAX_ARGS + 2];
     int argc = 0;
-    argv[argc++] = "simulate";
+    argv[argc++] = unconst("simulate");
     for (int i = 0; i < v->a.n; i++) {
         const struct vrun_arg *x = &v->a.arg[i];
         if (x->if_unknown && !flag_known(x)) {
@@ -778,14 +779,21 @@ vrun_print_text(const struct vrun *v, int n, const char *path, FILE *out,
 
 /* "key": X in FMT, or null when X is not positive (a value the row or
  * the simulator does not give). */
-static void
-json_num(FILE *out, const char *key, double x, const char *fmt)
+static void __attribute__((format(printf, 3, 4)))
+json_num(FILE *out, const char *key, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    double x = va_arg(ap, double);
+    va_end(ap);
     fprintf(out, "\"%s\": ", key);
-    if (x > 0)
-        fprintf(out, fmt, x);
-    else
+    if (x > 0) {
+        va_start(ap, fmt);
+        vfprintf(out, fmt, ap);
+        va_end(ap);
+    } else {
         fprintf(out, "null");
+    }
 }
 
 static void
@@ -831,26 +839,26 @@ vrun_print_json(const struct vrun *v, int n, const char *path, FILE *out,
         else
             fprintf(out, "null");
         fprintf(out, ",\n     ");
-        json_num(out, "tokens_measured", r->tokens_per_s_per_gpu, "%.1f");
+        json_num(out, "tokens_measured", "%.1f", r->tokens_per_s_per_gpu);
         fprintf(out, ", ");
-        json_num(out, "tokens_predicted", v[i].tokens, "%.1f");
+        json_num(out, "tokens_predicted", "%.1f", v[i].tokens);
         fprintf(out, ", ");
         fprintf(out, "\"tokens_error\": %.2f",
                 vrun_error(v[i].tokens, r->tokens_per_s_per_gpu));
         fprintf(out, ",\n     ");
-        json_num(out, "mfu_measured", r->mfu, "%.4f");
+        json_num(out, "mfu_measured", "%.4f", r->mfu);
         fprintf(out, ", ");
-        json_num(out, "mfu_predicted", v[i].mfu, "%.4f");
+        json_num(out, "mfu_predicted", "%.4f", v[i].mfu);
         fprintf(out, ", ");
-        json_num(out, "hfu_measured", r->hfu, "%.4f");
+        json_num(out, "hfu_measured", "%.4f", r->hfu);
         fprintf(out, ", ");
-        json_num(out, "hfu_predicted", v[i].hfu, "%.4f");
+        json_num(out, "hfu_predicted", "%.4f", v[i].hfu);
         fprintf(out, ",\n     ");
-        json_num(out, "peak_reserved_measured", r->peak_reserved_bytes,
-                 "%.0f");
+        json_num(out, "peak_reserved_measured", "%.0f",
+                 r->peak_reserved_bytes);
         fprintf(out, ", ");
-        json_num(out, "peak_reserved_predicted", v[i].peak_reserved,
-                 "%.0f");
+        json_num(out, "peak_reserved_predicted", "%.0f",
+                 v[i].peak_reserved);
         fprintf(out, ", \"fits\": %s}", v[i].fits ? "true" : "false");
     }
     fprintf(out, "\n  ],\n  \"summary\": {");

@@ -4,9 +4,9 @@
  *
  * transformer_auto_wrap_policy wraps every module of the given class(es);
  * size_based_auto_wrap_policy follows PyTorch's _recursive_wrap exactly
- * (fsdp-semantics §1.2-1.3): whole-subtree counts decide recursion, the
- * leftover after wrapped children decides wrapping, MultiheadAttention is a
- * forced leaf, ModuleList/ModuleDict are never wrapped, and the root is
+ * (doc/fsdp-semantics.md §1.2-1.3): whole-subtree counts decide recursion,
+ * the leftover after wrapped children decides wrapping, MultiheadAttention is
+ * a forced leaf, ModuleList/ModuleDict are never wrapped, and the root is
  * always a unit.  With no policy (WRAP_NONE, FSDP(model)) the root is the
  * only unit.  Then each unit's FlatParameter is sized with PyTorch's
  * padding rules (§1.7).

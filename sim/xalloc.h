@@ -29,4 +29,18 @@ char *xvasprintf(const char *fmt, va_list ap)
  * caller once the stream is closed. */
 FILE *xopen_memstream(char **buf, size_t *len);
 
+/* S as a plain char *, for an argv slot or a lookup key that points at a
+ * string nothing writes through (a literal, a caller's const string):
+ * getopt_long and the option parsers reorder argv's pointers but never
+ * change its strings.  No cast, so -Wcast-qual stays on everywhere else. */
+static inline char *
+unconst(const char *s)
+{
+    union {
+        const char *c;
+        char *m;
+    } u = {.c = s};
+    return u.m;
+}
+
 #endif

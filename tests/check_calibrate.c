@@ -30,6 +30,7 @@
 #include "topo.h"
 
 #include "testutil.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <math.h>
@@ -1365,9 +1366,5 @@ calibrate_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(calibrate_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_main(calibrate_suite());
 }

@@ -11,6 +11,7 @@
  */
 #include "coll.h"
 #include "topo.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <math.h>
@@ -352,7 +353,7 @@ END_TEST
 START_TEST(test_coll_nccl_algo_tree_by_version)
 {
     /* NCCL_ALGO=Tree leaves all-gather nothing: 2.18 fails, 2.19-2.23
-     * fall back to Ring, 2.24+ refuse it (fsdp-semantics §14.2); the
+     * fall back to Ring, 2.24+ refuse it (doc/fsdp-semantics.md §14.2); the
      * per-collective form applies to all-reduce only. */
     struct coll_group g = {8, 1, 8};
     struct coll_result r;
@@ -652,9 +653,5 @@ main(void)
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_coll_nccl_env_errors);
     suite_add_tcase(s, errors);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(s);
 }

@@ -27,6 +27,7 @@
 #include "kineto.h"
 
 #include "testutil.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <math.h>
@@ -513,9 +514,5 @@ compare_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(compare_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_main(compare_suite());
 }

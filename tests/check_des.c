@@ -11,6 +11,7 @@
  * comparison, which proves the comparison can fail (sqlite's bitvec test).
  */
 #include "des.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <signal.h>
@@ -412,11 +413,6 @@ des_suite(int can_fork)
 int
 main(void)
 {
-    const char *fork_env = getenv("CK_FORK");
-    int can_fork = !(fork_env && strcmp(fork_env, "no") == 0);
-    SRunner *sr = srunner_create(des_suite(can_fork));
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    int can_fork = tu_can_fork();
+    return tu_main(des_suite(can_fork));
 }

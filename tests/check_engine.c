@@ -11,6 +11,7 @@
 #include "metrics.h"
 #include "testutil.h"
 #include "xalloc.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -580,9 +581,5 @@ main(void)
     tcase_add_test(core, test_engine_oom_is_a_result);
     tcase_add_test(core, test_engine_fold_is_exact);
     suite_add_tcase(s, core);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(s);
 }

@@ -10,6 +10,8 @@
 #include "model.h"
 #include "testutil.h"
 #include "topo.h"
+#include "xalloc.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <math.h>
@@ -97,7 +99,7 @@ START_TEST(test_norm_in_block_adds_residual)
 {
     /* A norm inside the block class opens a residual branch: its list
      * ends with the add, 3 E b bytes (two inputs, one output). */
-    struct module block = {.kind = LAYER_CONTAINER, .cls = "Block"};
+    struct module block = {.kind = LAYER_CONTAINER, .cls = unconst("Block")};
     struct module rms = {.kind = LAYER_RMSNORM, .out = 1024,
                          .parent = &block};
     struct kernel_ctx c = ctx_of(1, 512);
@@ -279,9 +281,5 @@ main(void)
     tcase_add_test(tc, test_trends);
     tcase_add_test(tc, test_mfu_below_ceiling);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(s);
 }

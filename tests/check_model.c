@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L /* open_memstream(), mkdtemp() */
 
 #include "model.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <stdint.h>
@@ -812,9 +813,5 @@ model_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(model_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_main(model_suite());
 }

@@ -51,6 +51,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+
 #define MAX_RECORDS 256
 
 struct record {
@@ -595,9 +597,5 @@ main(void)
         fprintf(stderr, "check_oracle: no records\n");
         return 1;
     }
-    SRunner *sr = srunner_create(oracle_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_main(oracle_suite());
 }

@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rendezvous.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <netinet/in.h>
@@ -263,9 +264,5 @@ rendezvous_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(rendezvous_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_main(rendezvous_suite());
 }

@@ -2,9 +2,10 @@
  * check_sched.c: one test per FSDP knob, on tiny-llama (4 decoder layers,
  * 5 units: the root with embedding, final norm and head, 512256
  * parameters, and 4 layers of 791040) and the test-2x4 cluster.  Each test
- * states the rule of fsdp-semantics.md it checks.
+ * states the rule of doc/fsdp-semantics.md it checks.
  */
 #include "testutil.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -799,9 +800,5 @@ main(void)
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_sched_errors);
     suite_add_tcase(s, errors);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(s);
 }

@@ -12,6 +12,8 @@
 #include "search.h"
 #include "setup.h"
 #include "tune.h"
+#include "xalloc.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <math.h>
@@ -37,8 +39,9 @@ START_TEST(test_tune_thresholds_toy)
      * last interval runs to 10x its start). */
     struct run r;
     char *cause = NULL;
-    char *av[] = {"test", "--model=toy", "--topology=test-2x4",
-                  "--auto-wrap-policy=size", NULL};
+    char *av[] = {unconst("test"), unconst("--model=toy"),
+                  unconst("--topology=test-2x4"),
+                  unconst("--auto-wrap-policy=size"), NULL};
     ck_assert_int_eq(setup_parse_args(&r, "test", 4, av, &cause), 0);
     ck_assert_msg(setup_prepare(&r, &cause) == 0, "%s", cause);
     int *units, n;
@@ -62,9 +65,10 @@ START_TEST(test_tune_winner_fits)
      * bf16 under NO_SHARD at micro-batch 8 reserves 680 MiB (simulate
      * prints it), so the search holds settings that miss the headroom
      * and the filter is exercised. */
-    char *base[] = {"tune", "--param-dtype=bf16", "--model=toy",
-                    "--topology=test-2x4", "--auto-wrap-policy=size",
-                    "--set=gpu.memory=1GiB"};
+    char *base[] = {unconst("tune"), unconst("--param-dtype=bf16"),
+                    unconst("--model=toy"), unconst("--topology=test-2x4"),
+                    unconst("--auto-wrap-policy=size"),
+                    unconst("--set=gpu.memory=1GiB")};
     struct tune_opts o = {.base_argc = 6, .base = base, .headroom = 0.5,
                           .max_grad_accum = 4, .jobs = 2};
     struct tune_result r;
@@ -224,15 +228,17 @@ START_TEST(test_plan_parse_errors)
 }
 END_TEST
 
-static char *plan_base[] = {"plan", "--param-dtype=bf16",
-                            "--model=tiny-llama"};
+static char plan_arg0[] = "plan", plan_arg1[] = "--param-dtype=bf16",
+            plan_arg2[] = "--model=tiny-llama";
+static char *plan_base[] = {plan_arg0, plan_arg1, plan_arg2};
 
 static void
 plan_opts_init(struct plan_opts *o, struct plan_gpu *g, double deadline_s)
 {
     /* 131,072 tokens per step / 2,048 per sequence = 64 sequences. */
-    *g = (struct plan_gpu){.topology = "test-2x4", .name = "test-2x4",
-                           .gpu_name = "test", .gpus_per_node = 4};
+    *g = (struct plan_gpu){.topology = unconst("test-2x4"),
+                           .name = unconst("test-2x4"),
+                           .gpu_name = unconst("test"), .gpus_per_node = 4};
     *o = (struct plan_opts){.base_argc = 3, .base = plan_base,
                             .tokens = 1e12, .deadline_s = deadline_s,
                             .global_batch_seqs = 64, .seq_len = 2048,
@@ -456,9 +462,5 @@ search_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(search_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(search_suite());
 }

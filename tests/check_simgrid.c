@@ -15,6 +15,7 @@
 #include "net_simgrid.h"
 #include "testutil.h"
 #include "xalloc.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <math.h>
@@ -380,9 +381,5 @@ simgrid_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(simgrid_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(simgrid_suite());
 }

@@ -9,6 +9,8 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "sweep.h"
+#include "xalloc.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -176,7 +178,8 @@ START_TEST(test_sweep_product_order)
     }
     /* Point 4 = (1, 1): grad_accum 2, nodes 2, appended after the base so
      * that they override it. */
-    char *base[] = {"sweep", "--nodes", "8", "--model", "tiny-llama"};
+    char *base[] = {unconst("sweep"), unconst("--nodes"), unconst("8"),
+                    unconst("--model"), unconst("tiny-llama")};
     int argc;
     char **argv = sweep_point_argv(&sw, 5, base, 4, &argc);
     ck_assert_int_eq(argc, 7);
@@ -264,8 +267,9 @@ START_TEST(test_sweep_tiny_llama)
     ck_assert_int_eq(sweep_add_axis(&sw, "nodes=1,2", &cause), 0);
     /* 2 x 2 points. */
     ck_assert_int_eq(sw.n_points, 4);
-    char *base[] = {"sweep", "--model", "tiny-llama", "--topology",
-                    "test-2x4"};
+    char *base[] = {unconst("sweep"), unconst("--model"),
+                    unconst("tiny-llama"), unconst("--topology"),
+                    unconst("test-2x4")};
     int n;
     char **names = sweep_metric_names(&n);
     int c_ga = column(names, n, "grad_accum");
@@ -344,8 +348,10 @@ START_TEST(test_sweep_invalid_point_is_a_row)
     char *cause = NULL;
     sweep_init(&sw);
     ck_assert_int_eq(sweep_add_axis(&sw, "nodes=1,2", &cause), 0);
-    char *base[] = {"sweep", "--model", "tiny-llama", "--topology",
-                    "test-2x4", "--sharding-strategy", "HYBRID_SHARD"};
+    char *base[] = {unconst("sweep"), unconst("--model"),
+                    unconst("tiny-llama"), unconst("--topology"),
+                    unconst("test-2x4"), unconst("--sharding-strategy"),
+                    unconst("HYBRID_SHARD")};
     int n;
     char **names = sweep_metric_names(&n);
     struct sweep_result bad, good;
@@ -405,7 +411,7 @@ START_TEST(test_sweep_point_limit)
     ck_assert_int_eq(sw.n_points, SWEEP_MAX_POINTS);
     /* The last point is (999, 999): both at 1000. */
     int argc;
-    char *base[] = {"sweep"};
+    char *base[] = {unconst("sweep")};
     char **argv = sweep_point_argv(&sw, 1, base, SWEEP_MAX_POINTS - 1,
                                    &argc);
     ck_assert_str_eq(argv[1], "--micro-batch=1000");
@@ -641,9 +647,5 @@ sweep_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(sweep_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(sweep_suite());
 }

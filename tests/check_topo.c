@@ -15,6 +15,7 @@
 
 #include "testutil.h"
 #include "xalloc.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <math.h>
@@ -1028,9 +1029,5 @@ topo_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(topo_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_main(topo_suite());
 }

@@ -10,6 +10,7 @@
  * decimal fraction ("1.5GB", "0.1s") with a relative tolerance.
  */
 #include "units.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <math.h>
@@ -553,9 +554,5 @@ units_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(units_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(units_suite());
 }

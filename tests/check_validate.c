@@ -18,6 +18,7 @@
 #include "xalloc.h"
 
 #include "testutil.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <math.h>
@@ -109,8 +110,8 @@ START_TEST(test_map)
     /* The same run with torch.compile and selective checkpointing passes
      * both on for simulate to judge. */
     struct published_e2e c = v[0];
-    c.compile = "yes";
-    c.ac = "selective (checkpoint every n-th block)";
+    c.compile = unconst("yes");
+    c.ac = unconst("selective (checkpoint every n-th block)");
     ck_assert_int_eq(vrun_map(&c, &a, &why), 0);
     ck_assert(has_arg(&a, "--compile", "true"));
     ck_assert(has_arg(&a, "--activation-checkpointing", "selective"));
@@ -135,7 +136,7 @@ START_TEST(test_generated_model)
     int n;
     struct published_e2e *v = load("published-runs.csv", &n);
     struct published_e2e r = v[0];
-    r.model = "Llama-2-34B";
+    r.model = unconst("Llama-2-34B");
     r.n_layers = 48;
     r.hidden = 8192;
     r.n_heads = 64;
@@ -276,9 +277,5 @@ main(void)
     tcase_add_test(tc, test_predict_and_table);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(s);
 }

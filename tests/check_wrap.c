@@ -1,10 +1,11 @@
 /*
  * check_wrap.c: FSDP unit formation and FlatParameter sizing against
- * PyTorch's rules (fsdp-semantics §1.2-1.7).
+ * PyTorch's rules (doc/fsdp-semantics.md §1.2-1.7).
  */
 #include "runconf.h"
 #include "model.h"
 #include "wrap.h"
+#include "check_main.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -298,9 +299,5 @@ wrap_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(wrap_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_main(wrap_suite());
 }

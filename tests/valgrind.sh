@@ -12,11 +12,11 @@ pass=0
 run() {
     expect=$1
     shift
-    $vg "$@" >/dev/null 2>"$builddir/valgrind.err"
+    $vg "$@" >/dev/null 2>"$tmp/valgrind.err"
     rc=$?
     if [ $rc = 99 ] || [ $rc != "$expect" ]; then
         echo "FAIL (exit $rc, expected $expect): $*"
-        cat "$builddir/valgrind.err"
+        cat "$tmp/valgrind.err"
         fail=$((fail + 1))
     else
         pass=$((pass + 1))
