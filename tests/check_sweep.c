@@ -581,11 +581,14 @@ START_TEST(test_sweep_jsonl)
     ck_assert_int_eq(sweep_add_axis(&sw, "nodes=1,2", &cause), 0);
     ck_assert_int_eq(sweep_add_axis(&sw, "sharding_strategy=FULL_SHARD",
                                     &cause), 0);
-    char *names[] = {"model", "step_time_s", "fits", "n"};
-    char *values[] = {"1", "0.5", "true", "1e3"};
+    char *names[] = {unconst("model"), unconst("step_time_s"),
+                     unconst("fits"), unconst("n")};
+    char *values[] = {unconst("1"), unconst("0.5"), unconst("true"),
+                      unconst("1e3")};
     const unsigned char is_string[] = {1, 0, 0, 0};
     struct sweep_result ok = {.ok = 1, .values = values, .n_values = 4};
-    struct sweep_result bad = {.ok = 0, .message = "no \"such\" size"};
+    struct sweep_result bad = {.ok = 0,
+                               .message = unconst("no \"such\" size")};
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
