@@ -888,6 +888,43 @@ struct merged_row {
     int file;
 };
 
+/* The rows merged so far: every point of an N-point sweep, by index. */
+struct merge_rows {
+    int64_t n_points;           /* -1 until the first row is read */
+    int n_points_file;          /* the file that set it */
+    struct merged_row *rows;
+    const char *const *names;
+};
+
+/* Put row R, point POINT of a TOTAL-point sweep read from file F, in its
+ * place: the first row fixes the sweep's size, a row of another size or
+ * a point already placed is an error.  0, or -1 with *cause. */
+static int
+merge_place(struct merge_rows *mg, int64_t point, int64_t total, int f,
+            struct merged_row r, char **cause)
+{
+    if (mg->n_points < 0) {
+        mg->n_points = total;
+        mg->n_points_file = f;
+        mg->rows = xcalloc((size_t)total, sizeof *mg->rows);
+    } else if (total != mg->n_points) {
+        *cause = xasprintf("%s has %lld points and %s %lld: shards of "
+                           "different sweeps", mg->names[mg->n_points_file],
+                           (long long)mg->n_points, mg->names[f],
+                           (long long)total);
+        return -1;
+    }
+    if (mg->rows[point].text) {
+        *cause = xasprintf("point %lld is in both %s and %s (a shard given "
+                           "twice, or shards of different --shard N)",
+                           (long long)point, mg->names[mg->rows[point].file],
+                           mg->names[f]);
+        return -1;
+    }
+    mg->rows[point] = r;
+    return 0;
+}
+
 int
 sweep_merge(const char *const *texts, const size_t *lens,
             const char *const *names, int n, FILE *out, char **cause)
@@ -896,9 +933,7 @@ sweep_merge(const char *const *texts, const size_t *lens,
     const char *header = NULL;
     size_t header_len = 0;
     int header_file = -1;
-    int64_t n_points = -1;
-    int n_points_file = -1;
-    struct merged_row *rows = NULL;
+    struct merge_rows mg = {-1, -1, NULL, names};
     *cause = NULL;
     if (n < 1) {
         *cause = xasprintf("merge: no files to merge");
@@ -943,28 +978,10 @@ sweep_merge(const char *const *texts, const size_t *lens,
                                        "short", names[f], (long long)row_no);
                     break;
                 }
-                if (n_points < 0) {
-                    n_points = total;
-                    n_points_file = f;
-                    rows = xcalloc((size_t)total, sizeof *rows);
-                } else if (total != n_points) {
-                    *cause = xasprintf("%s has %lld points and %s %lld: "
-                                       "shards of different sweeps",
-                                       names[n_points_file],
-                                       (long long)n_points, names[f],
-                                       (long long)total);
+                if (merge_place(&mg, point, total, f,
+                                (struct merged_row){q, (size_t)(nl + 1 - q),
+                                                    f}, cause) != 0)
                     break;
-                }
-                if (rows[point].text) {
-                    *cause = xasprintf("point %lld is in both %s and %s (a "
-                                       "shard given twice, or shards of "
-                                       "different --shard N)",
-                                       (long long)point,
-                                       names[rows[point].file], names[f]);
-                    break;
-                }
-                rows[point] = (struct merged_row){q, (size_t)(nl + 1 - q),
-                                                  f};
                 p = nl + 1;
             }
             continue;
@@ -1004,29 +1021,15 @@ sweep_merge(const char *const *texts, const size_t *lens,
                                    (long long)row_no);
                 break;
             }
-            if (n_points < 0) {
-                n_points = total;
-                n_points_file = f;
-                rows = xcalloc((size_t)total, sizeof *rows);
-            } else if (total != n_points) {
-                *cause = xasprintf("%s has %lld points and %s %lld: shards "
-                                   "of different sweeps",
-                                   names[n_points_file],
-                                   (long long)n_points, names[f],
-                                   (long long)total);
+            if (merge_place(&mg, point, total, f,
+                            (struct merged_row){q, (size_t)(r_end - q), f},
+                            cause) != 0)
                 break;
-            }
-            if (rows[point].text) {
-                *cause = xasprintf("point %lld is in both %s and %s (a "
-                                   "shard given twice, or shards of "
-                                   "different --shard N)", (long long)point,
-                                   names[rows[point].file], names[f]);
-                break;
-            }
-            rows[point] = (struct merged_row){q, (size_t)(r_end - q), f};
             p = r_end;
         }
     }
+    int64_t n_points = mg.n_points;
+    struct merged_row *rows = mg.rows;
     if (*cause == NULL && n_points < 0)
         *cause = xasprintf("merge: the files hold no points");
     int64_t missing = 0, first_missing = -1;
