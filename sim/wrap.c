@@ -8,24 +8,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The next item of the comma-separated list at *P, spaces around it
+ * trimmed: its start, and its length in *LEN (0 for an empty item), with
+ * *P moved past it; NULL when the list is done. */
+static const char *
+list_next(const char **p, size_t *len)
+{
+    const char *s = *p;
+    if (s == NULL || *s == '\0')
+        return NULL;
+    const char *e = strchr(s, ',');
+    size_t n = e ? (size_t)(e - s) : strlen(s);
+    *p = e ? e + 1 : NULL;
+    while (n > 0 && *s == ' ') {
+        s++;
+        n--;
+    }
+    while (n > 0 && s[n - 1] == ' ')
+        n--;
+    *len = n;
+    return s;
+}
+
 int
 wrap_class_matches(const char *cls, const char *class_list)
 {
-    size_t n = strlen(cls);
+    size_t n = strlen(cls), len;
     const char *p = class_list;
-    while (p && *p) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        while (len > 0 && *p == ' ') {
-            p++;
-            len--;
-        }
-        while (len > 0 && p[len - 1] == ' ')
-            len--;
-        if (len == n && strncmp(p, cls, n) == 0)
+    for (const char *item; (item = list_next(&p, &len)) != NULL; )
+        if (len == n && strncmp(item, cls, n) == 0)
             return 1;
-        p = e ? e + 1 : NULL;
-    }
     return 0;
 }
 
@@ -140,16 +152,9 @@ static int
 manual_units(const struct model *m, const char *list, int *is_unit,
              char **cause)
 {
-    const char *p = list;
-    while (p && *p) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        while (len > 0 && *p == ' ') {
-            p++;
-            len--;
-        }
-        while (len > 0 && p[len - 1] == ' ')
-            len--;
+    const char *rest = list;
+    size_t len;
+    for (const char *p; (p = list_next(&rest, &len)) != NULL; ) {
         if (len > 0) {
             const struct module *mod = find_path(m, p, len);
             if (mod == NULL) {
@@ -163,7 +168,6 @@ manual_units(const struct model *m, const char *list, int *is_unit,
             }
             is_unit[mod->index] = 1;
         }
-        p = e ? e + 1 : NULL;
     }
     return 0;
 }
