@@ -13,6 +13,7 @@
  * attention stay as they are (Inductor calls cuBLAS and SDPA for them).
  */
 #include "kernel.h"
+#include "wrap.h"
 
 #include <string.h>
 
@@ -65,22 +66,16 @@ gemm(struct klist *l, const char *name, int64_t m, int64_t n, int64_t k,
     g->bytes = ((double)m * k + (double)k * n + (double)m * n) * batch * b;
 }
 
-/* Is M inside a module of the transformer block class? */
+/* Is M inside a module of the transformer block class (layer_cls may
+ * list several, comma-separated, as the wrapping policy reads them)? */
 static bool
 in_block(const struct module *m, const char *layer_cls)
 {
     if (layer_cls == NULL)
         return false;
     for (const struct module *p = m->parent; p != NULL; p = p->parent)
-        if (p->cls != NULL && strstr(layer_cls, p->cls) != NULL) {
-            /* layer_cls may list several classes, comma-separated:
-             * match a whole name. */
-            size_t n = strlen(p->cls);
-            for (const char *s = layer_cls; (s = strstr(s, p->cls)); s++)
-                if ((s == layer_cls || s[-1] == ',')
-                    && (s[n] == '\0' || s[n] == ','))
-                    return true;
-        }
+        if (p->cls != NULL && wrap_class_matches(p->cls, layer_cls))
+            return true;
     return false;
 }
 
