@@ -258,6 +258,24 @@ build_goodput(const struct plan_cli *c, struct plan_opts *o, char **cause)
 }
 
 /* Turn the text options into plan_opts; 0 or -2 after the message. */
+/* The first --gpu entry TOPO names (its topology or GPU name), or -1. */
+static int
+plan_gpu_index(const struct plan_opts *o, const char *topo)
+{
+    for (int j = 0; j < o->n_gpus; j++)
+        if (strcmp(o->gpus[j].topology, topo) == 0
+            || strcmp(o->gpus[j].name, topo) == 0)
+            return j;
+    return -1;
+}
+
+/* Are entries J and K the same GPU type (under each of --strategies)? */
+static int
+same_gpu(const struct plan_opts *o, int j, int k)
+{
+    return k == j || strcmp(o->gpus[k].topology, o->gpus[j].topology) == 0;
+}
+
 static int
 build_opts(const struct plan_cli *c, struct plan_opts *o,
            const struct run *base)
@@ -382,21 +400,16 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
         double usd;
         if (plan_parse_price(c->price.v[i], &topo, &kind, &usd, &cause) != 0)
             goto bad;
-        int j;
-        for (j = 0; j < o->n_gpus; j++)
-            if (strcmp(o->gpus[j].topology, topo) == 0
-                || strcmp(o->gpus[j].name, topo) == 0)
-                break;
-        if (j == o->n_gpus) {
+        int j = plan_gpu_index(o, topo);
+        if (j < 0) {
             cause = xasprintf("--price %s: '%s' is not one of the --gpu "
                               "types (add --gpu %s)", c->price.v[i], topo,
                               topo);
             free(topo);
             goto bad;
         }
-        /* The same GPU type under each of --strategies. */
         for (int k = j; k < o->n_gpus; k++)
-            if (k == j || strcmp(o->gpus[k].topology, topo) == 0) {
+            if (same_gpu(o, j, k)) {
                 o->gpus[k].price_kind = kind;
                 o->gpus[k].price_usd = usd;
             }
@@ -416,12 +429,8 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
             }
             goto bad;
         }
-        int j;
-        for (j = 0; j < o->n_gpus; j++)
-            if (strcmp(o->gpus[j].topology, topo) == 0
-                || strcmp(o->gpus[j].name, topo) == 0)
-                break;
-        if (kind != PLAN_PRICE_GPU_HOUR || j == o->n_gpus) {
+        int j = plan_gpu_index(o, topo);
+        if (kind != PLAN_PRICE_GPU_HOUR || j < 0) {
             cause = kind != PLAN_PRICE_GPU_HOUR
                         ? xasprintf("--spot-price %s: Spot capacity is "
                                     "rented: write TOPOLOGY=$X/gpu-hour",
@@ -432,10 +441,8 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
             free(topo);
             goto bad;
         }
-        /* The same GPU type under each of --strategies. */
         for (int k = j; k < o->n_gpus; k++)
-            if (k == j || strcmp(o->gpus[k].topology, o->gpus[j].topology)
-                              == 0)
+            if (same_gpu(o, j, k))
                 o->gpus[k].spot_usd = usd;
         free(topo);
     }
