@@ -38,21 +38,41 @@ layer_is_compute(const struct module *m)
  * activation functions (SwiGLU runs gate, act_fn, up) but not past
  * anything else (o_proj follows the attention core and reads its output). */
 static int
-shares_input(const struct module *m)
+is_activation(const struct module *m)
+{
+    return m->kind == LAYER_ACTIVATION;
+}
+
+static int
+is_not_compute(const struct module *m)
+{
+    return !layer_is_compute(m);
+}
+
+/* The nearest sibling registered before M that PASS does not look past,
+ * or NULL. */
+static const struct module *
+earlier_sibling(const struct module *m, int (*pass)(const struct module *))
 {
     const struct module *p = m->parent;
-    if (m->kind != LAYER_LINEAR || p == NULL)
-        return 0;
+    if (p == NULL)
+        return NULL;
     int i = 0;
     while (i < p->n_children && p->children[i] != m)
         i++;
-    while (--i >= 0) {
-        const struct module *s = p->children[i];
-        if (s->kind == LAYER_ACTIVATION)
-            continue;
-        return s->kind == LAYER_LINEAR && s->in == m->in;
-    }
-    return 0;
+    while (--i >= 0)
+        if (!pass(p->children[i]))
+            return p->children[i];
+    return NULL;
+}
+
+static int
+shares_input(const struct module *m)
+{
+    if (m->kind != LAYER_LINEAR)
+        return 0;
+    const struct module *s = earlier_sibling(m, is_activation);
+    return s != NULL && s->kind == LAYER_LINEAR && s->in == m->in;
 }
 
 void
@@ -229,20 +249,10 @@ layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
 static int
 input_from_matmul(const struct module *m)
 {
-    const struct module *p = m->parent;
-    if (p == NULL)
-        return 0;
-    int i = 0;
-    while (i < p->n_children && p->children[i] != m)
-        i++;
-    while (--i >= 0) {
-        const struct module *s = p->children[i];
-        if (!layer_is_compute(s))
-            continue;
-        return s->kind == LAYER_LINEAR || s->kind == LAYER_ATTENTION
-               || s->kind == LAYER_MHA;
-    }
-    return 0;
+    const struct module *s = earlier_sibling(m, is_not_compute);
+    return s != NULL && (s->kind == LAYER_LINEAR
+                         || s->kind == LAYER_ATTENTION
+                         || s->kind == LAYER_MHA);
 }
 
 double
