@@ -544,11 +544,11 @@ summary_cells(const struct run_view *v, struct cells *c)
     free(text);
 }
 
-char **
-sweep_metric_names(int *n)
+/* The summary's cells for an empty run: its keys, and which are
+ * strings, do not depend on the run. */
+static void
+empty_summary_cells(struct cells *c)
 {
-    /* The keys do not depend on the run: print the summary of an empty
-     * one and keep the names. */
     struct run_config cfg;
     config_init(&cfg);
     char empty[1] = "";
@@ -558,9 +558,15 @@ sweep_metric_names(int *n)
     struct engine_result res = {0};
     struct metrics met = {0};
     struct run_view v = {&cfg, &model, &topo, &sched, &res, &met, empty};
-    struct cells c;
-    summary_cells(&v, &c);
+    summary_cells(&v, c);
     config_free(&cfg);
+}
+
+char **
+sweep_metric_names(int *n)
+{
+    struct cells c;
+    empty_summary_cells(&c);
     for (int i = 0; i < c.n; i++)
         free(c.values[i]);
     free(c.values);
@@ -572,18 +578,8 @@ sweep_metric_names(int *n)
 unsigned char *
 sweep_metric_strings(int *n)
 {
-    struct run_config cfg;
-    config_init(&cfg);
-    char empty[1] = "";
-    struct model model = {.name = empty, .layer_cls = empty};
-    struct topo topo = {.name = empty};
-    struct sched sched = {0};
-    struct engine_result res = {0};
-    struct metrics met = {0};
-    struct run_view v = {&cfg, &model, &topo, &sched, &res, &met, empty};
     struct cells c;
-    summary_cells(&v, &c);
-    config_free(&cfg);
+    empty_summary_cells(&c);
     for (int i = 0; i < c.n; i++) {
         free(c.values[i]);
         free(c.names[i]);
