@@ -35,14 +35,12 @@ has_ci(const char *hay, const char *needle)
 }
 
 static void
-add_arg(struct vrun_args *a, const char *flag, const char *value,
-        const char *if_unknown)
+add_arg(struct vrun_args *a, const char *flag, const char *value)
 {
     if (a->n == VRUN_MAX_ARGS)
         return;
     a->arg[a->n].flag = xstrdup(flag);
     a->arg[a->n].value = value ? xstrdup(value) : NULL;
-    a->arg[a->n].if_unknown = if_unknown;
     a->n++;
 }
 
@@ -51,7 +49,7 @@ add_count(struct vrun_args *a, const char *flag, long long v)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", v);
-    add_arg(a, flag, buf, NULL);
+    add_arg(a, flag, buf);
 }
 
 void
@@ -226,7 +224,7 @@ add_fsdp_kwargs(struct vrun_args *a, const char *opts)
         for (char *q = flag + 2; *q; q++)
             if (*q == '_')
                 *q = '-';
-        add_arg(a, flag, eq + 1, NULL);
+        add_arg(a, flag, eq + 1);
         free(flag);
     }
     free(s);
@@ -303,7 +301,7 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
             return 1;
         }
     }
-    add_arg(a, "--model", a->model, NULL);
+    add_arg(a, "--model", a->model);
 
     /* Cluster: the row's node count and GPUs per node on the built-in
      * node.  inter_node_link gives the bandwidth of a whole node ("400
@@ -311,7 +309,7 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
      * it says "per GPU"; the node keeps one NIC a GPU, as NCCL uses them
      * rail by rail, each with its share: nics_per_node = gpus_per_node,
      * nic_bandwidth = node total / gpus_per_node. */
-    add_arg(a, "--topology", g->topology, NULL);
+    add_arg(a, "--topology", g->topology);
     add_count(a, "--nodes", row->nodes);
     add_count(a, "--gpus-per-node", row->gpus_per_node);
     double gbps = link_gbps(row->inter);
@@ -319,10 +317,10 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
         double per_nic = has_ci(row->inter, "per GPU")
                              ? gbps : gbps / (double)row->gpus_per_node;
         char *s = xasprintf("inter.nics_per_node=%lld", row->gpus_per_node);
-        add_arg(a, "--set", s, NULL);
+        add_arg(a, "--set", s);
         free(s);
         s = xasprintf("inter.nic_bandwidth=%.6gGbps", per_nic);
-        add_arg(a, "--set", s, NULL);
+        add_arg(a, "--set", s);
         free(s);
     }
 
@@ -335,9 +333,9 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
         : has_ci(row->sharding, "SHARD_GRAD_OP") ? "SHARD_GRAD_OP"
         : has_ci(row->sharding, "NO_SHARD") ? "NO_SHARD"
                                             : row->sharding;
-    add_arg(a, "--sharding-strategy", shard, NULL);
+    add_arg(a, "--sharding-strategy", shard);
     if (has_ci(row->fsdp_options, "transformer block wrapping"))
-        add_arg(a, "--auto-wrap-policy", "transformer", NULL);
+        add_arg(a, "--auto-wrap-policy", "transformer");
     add_fsdp_kwargs(a, row->fsdp_options);
 
     /* MixedPrecision: param from the precision column, reduce and buffer
@@ -349,19 +347,19 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
     if (param == NULL)
         param = dtype_in(row->precision);
     if (param != NULL)
-        add_arg(a, "--param-dtype", param, NULL);
+        add_arg(a, "--param-dtype", param);
     const char *reduce = dtype_after(row->mp_policy, "reduce=", buf,
                                      sizeof buf);
     if (reduce == NULL && has_ci(row->precision, "fp32 reduce"))
         reduce = "fp32";
     if (reduce != NULL)
-        add_arg(a, "--reduce-dtype", reduce, NULL);
+        add_arg(a, "--reduce-dtype", reduce);
     const char *buffer = dtype_after(row->mp_policy, "buffer=", buf,
                                      sizeof buf);
     if (buffer != NULL)
-        add_arg(a, "--buffer-dtype", buffer, NULL);
+        add_arg(a, "--buffer-dtype", buffer);
     if (has_ci(row->fsdp_options, "AdamW"))
-        add_arg(a, "--optimizer", "AdamW", NULL);
+        add_arg(a, "--optimizer", "AdamW");
 
     /* Activation checkpointing: none and full are simulate's.  fms-fsdp's
      * "selective" wraps every k-th block (its selective_checkpointing
@@ -372,20 +370,16 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
     snprintf(ac, sizeof ac, "%.*s", (int)(n < 31 ? n : 31), row->ac);
     for (char *p = ac; *p; p++)
         *p = (char)tolower((unsigned char)*p);
-    add_arg(a, "--activation-checkpointing", *ac ? ac : "none", NULL);
+    add_arg(a, "--activation-checkpointing", *ac ? ac : "none");
 
     /* torch.compile and the attention kernel: simulate's --compile and
-     * --attention.  The cost model's attention is FlashAttention-2's
-     * (cost.c), so without an --attention flag that setting still
-     * holds. */
+     * --attention. */
     if (strcasecmp(row->compile, "yes") == 0)
-        add_arg(a, "--compile", "true", NULL);
+        add_arg(a, "--compile", "true");
     else if (strcasecmp(row->compile, "no") != 0 && *row->compile)
-        add_arg(a, "--compile", row->compile, NULL);
+        add_arg(a, "--compile", row->compile);
     if (has_ci(row->fsdp_options, "FlashAttention-2"))
-        add_arg(a, "--attention", "flash2",
-                "no --attention option: the cost model's attention, "
-                "FlashAttention-2, used");
+        add_arg(a, "--attention", "flash2");
 
     add_count(a, "--seq-len", row->seq_len);
     add_count(a, "--micro-batch", row->micro_batch);
@@ -394,28 +388,6 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
 }
 
 /* ---- Simulating ------------------------------------------------------ */
-
-/* Whether simulate knows FLAG at all (it may still refuse a value). */
-static bool
-flag_known(const struct vrun_arg *x)
-{
-    char *argv[4] = {unconst("simulate"), x->flag, x->value, NULL};
-    int argc = x->value ? 3 : 2;
-    struct run r;
-    char *cause = NULL;
-    int rc = setup_parse_args(&r, "simulate", argc, argv, &cause);
-    free(cause);
-    setup_free(&r);
-    return rc != -1;
-}
-
-static void
-note(struct vrun *v, const char *s)
-{
-    char *n = v->notes ? xasprintf("%s; %s", v->notes, s) : xstrdup(s);
-    free(v->notes);
-    v->notes = n;
-}
 
 void
 vrun_predict(struct vrun *v, struct model_cache *mc)
@@ -431,10 +403,6 @@ vrun_predict(struct vrun *v, struct model_cache *mc)
     argv[argc++] = unconst("simulate");
     for (int i = 0; i < v->a.n; i++) {
         const struct vrun_arg *x = &v->a.arg[i];
-        if (x->if_unknown && !flag_known(x)) {
-            note(v, x->if_unknown);
-            continue;
-        }
         argv[argc++] = x->flag;
         if (x->value)
             argv[argc++] = x->value;
@@ -481,7 +449,6 @@ vrun_free(struct vrun *v)
 {
     vrun_args_free(&v->a);
     free(v->not_modelled);
-    free(v->notes);
     free(v->command);
     memset(v, 0, sizeof *v);
 }
@@ -731,11 +698,9 @@ vrun_print_text(const struct vrun *v, int n, const char *path, FILE *out,
     fprintf(out, "\n");
     for (int i = 0; i < n; i++) {
         if (modelled(&v[i]))
-            fprintf(out, "# %s: fsdpsim %s%s%s%s%s\n", v[i].row->id,
+            fprintf(out, "# %s: fsdpsim %s%s\n", v[i].row->id,
                     v[i].command, v[i].a.model_builtin ? ""
-                    : " (model generated from the row's architecture)",
-                    v[i].notes ? " [" : "", v[i].notes ? v[i].notes : "",
-                    v[i].notes ? "]" : "");
+                    : " (model generated from the row's architecture)");
     }
     for (int i = 0; i < n; i++) {
         if (modelled(&v[i]))
@@ -832,13 +797,8 @@ vrun_print_json(const struct vrun *v, int n, const char *path, FILE *out,
         }
         fprintf(out, ", \"simulate\": ");
         json_out_string(out, v[i].command);
-        fprintf(out, ", \"model_builtin\": %s, \"notes\": ",
+        fprintf(out, ", \"model_builtin\": %s,\n     ",
                 v[i].a.model_builtin ? "true" : "false");
-        if (v[i].notes)
-            json_out_string(out, v[i].notes);
-        else
-            fprintf(out, "null");
-        fprintf(out, ",\n     ");
         json_num(out, "tokens_measured", "%.1f", r->tokens_per_s_per_gpu);
         fprintf(out, ", ");
         json_num(out, "tokens_predicted", "%.1f", v[i].tokens);

@@ -29,10 +29,6 @@ struct model_cache;
 struct vrun_arg {
     char *flag;                 /* "--seq-len" */
     char *value;                /* "4096", NULL for a bare flag */
-    /* Non-NULL: the setting is what the cost model assumes anyway, so a
-     * simulate without this flag still models it; the flag is then left
-     * out and this note printed. */
-    const char *if_unknown;
 };
 
 struct vrun_args {
@@ -49,7 +45,6 @@ struct vrun {
     const struct published_e2e *row;
     struct vrun_args a;
     char *not_modelled;         /* why, or NULL */
-    char *notes;                /* settings left out, "; "-separated */
     char *command;              /* the simulate arguments, joined */
     double tokens, mfu, hfu, peak_reserved;   /* predicted, -1: none */
     int fits;
