@@ -69,6 +69,25 @@ cost_leaf_time_s(const struct topo *t, const struct module *m,
 /* Selective op-level checkpointing: the recompute of leaf M runs only
  * its kernels that are neither matrix products nor attention (their
  * outputs were saved), i.e. the elementwise and reduction kernels. */
+/* Launches of one multi-tensor pass (aten/src/ATen/native/cuda/
+ * MultiTensorApply.cuh): the tensors are cut into chunks of 65,536
+ * elements and one launch takes at most 320 blocks, a chunk each
+ * (depth_to_max_blocks), and at most 110 down to 30 tensors by the number
+ * of lists (depth_to_max_tensors).  FSDP's flat tensors are few and
+ * large, so the chunk bound rules; the tensor bound is taken at 110. */
+#define MULTI_TENSOR_CHUNK 65536.0
+#define MULTI_TENSOR_BLOCKS 320.0
+#define MULTI_TENSOR_TENSORS 110.0
+static int
+multi_tensor_launches(const struct sched *s)
+{
+    double by_chunks = ceil(s->optimizer_numel / MULTI_TENSOR_CHUNK
+                            / MULTI_TENSOR_BLOCKS);
+    double by_tensors = ceil(s->optimizer_tensors / MULTI_TENSOR_TENSORS);
+    double n = fmax(fmax(by_chunks, by_tensors), 1);
+    return n > 1e6 ? 1000000 : (int)n;
+}
+
 static double
 cost_leaf_recompute_selective_s(const struct topo *t, const struct module *m,
                                 const struct kernel_ctx *ctx, enum dtype d,
@@ -246,18 +265,20 @@ cost_table_build(const struct sched *s, const struct topo *t,
             break;
         case OP_OPTIMIZER:
             /* Memory-bound update, on the GPU or, offloaded, the host. */
+            kernels = 0;
             if (op->stream == STREAM_HOST)
                 sec = (double)op->bytes / t->host_mem_Bps;
             else {
-                /* torch.optim.AdamW's foreach path: a handful of
-                 * multi-tensor kernels streaming params, grads and the
-                 * two moments. */
-                struct kernel k = {.name = "adamw (foreach)",
-                                   .cls = KERNEL_ELEMENTWISE, .launches = 4,
+                /* The foreach passes of sched.h, each a multi-tensor
+                 * launch per MULTI_TENSOR_* group. */
+                kernels = s->optimizer_passes
+                          * multi_tensor_launches(s);
+                struct kernel k = {.name = "optimizer (foreach)",
+                                   .cls = KERNEL_ELEMENTWISE,
+                                   .launches = kernels,
                                    .bytes = (double)op->bytes};
                 sec = kernel_time_s(t, &k, s->param_dtype);
             }
-            kernels = 4;
             if (s->scaler_grad_numel > 0) {
                 /* GradScaler.update: _amp_update_scale_, one tiny
                  * kernel (the unscale is its own op, sched.c). */

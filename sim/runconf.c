@@ -79,6 +79,11 @@ const struct config_option config_options[] = {
     {"grad_accum", "N", "micro-batches per optimizer step (default 1)"},
     {"no_sync", "[BOOL]", "accumulate gradients inside model.no_sync()"},
     {"optimizer", "AdamW|SGD", "optimizer (default AdamW)"},
+    {"clip_grad_norm", "MAX",
+     "FSDP.clip_grad_norm_(MAX) before each optimizer step (default: none)"},
+    {"loss_item", "[BOOL]",
+     "the loop reads loss.item() every step (and clip_grad_norm_'s result "
+     "with .item()): the host waits for the GPU"},
     {"iterations", "N", "simulated steps; the last is reported (default 2)"},
     {"nccl_version", "X.Y", "NCCL version modelled, 2.18 to 2.28 (default 2.28)"},
     {"nccl_algo", "LIST", "as NCCL_ALGO, e.g. Ring or ^NVLS or allreduce:tree"},
@@ -482,6 +487,20 @@ config_set(struct run_config *c, const char *key_in, const char *value,
         if (value && (rc = parse_choice(optimizer_names, value, &v, origin,
                                         cause)) == 0)
             c->optimizer = v;
+    } else if (strcmp(key, "clip_grad_norm") == 0) {
+        double f;
+        char *why = NULL;
+        if (value == NULL
+            || units_parse_real(value, 1e-12, 1e12, &f, &why) != 0) {
+            *cause = xasprintf("%s: '%s' is not a positive max_norm (e.g. "
+                               "1.0)", origin, value ? value : "");
+            free(why);
+        } else {
+            c->clip_grad_norm = f;
+            rc = 0;
+        }
+    } else if (strcmp(key, "loss_item") == 0) {
+        rc = set_bool(&c->loss_item, value, origin, cause);
     } else if (strcmp(key, "iterations") == 0) {
         rc = set_count(&c->iterations, value, 1, 100, origin, cause);
     } else if (strcmp(key, "nccl_version") == 0) {

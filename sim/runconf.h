@@ -91,6 +91,10 @@ struct run_config {
     int64_t grad_accum;          /* micro-batches per optimizer step */
     bool no_sync;                /* accumulate inside model.no_sync() */
     enum optimizer_kind optimizer;
+    double clip_grad_norm;       /* FSDP.clip_grad_norm_(max_norm) before
+                                    each step; 0 = no clipping */
+    bool loss_item;              /* the loop reads loss.item() (and the
+                                    norm's) every step */
     int64_t iterations;          /* simulated steps (first one warms up) */
 
     /* NCCL: version and the environment variables users set (raw text,

@@ -73,6 +73,8 @@ struct builder {
 
     int *unsharded;           /* per unit: buffer of the unsharded params */
     int *grad;                /* per unit: unsharded gradient buffer */
+    int *grad_held;           /* per unit: 1 when that buffer holds an
+                                 earlier micro-batch's gradient (no_sync) */
     int *grad_shard;          /* per unit: sharded fp32 gradient buffer */
     int grad_shard_stale;     /* use_orig_params: zero_grad ran, the
                                * sharded gradients go at the next
@@ -609,7 +611,55 @@ pre_backward(struct builder *b, int u)
     wait_stream(b, STREAM_C, STREAM_U);
     if (b->c->backward_prefetch == BWD_PREFETCH_PRE)
         prefetch_backward(b, u);
+    b->grad_held[u] = b->grad[u] >= 0;
     alloc_grad(b, u);
+}
+
+/* The unit's parameters are views of its FlatParameter made with split
+ * and view (_flat_param.py _get_unflat_views_unaligned), so autograd
+ * reaches the FlatParameter through SplitWithSizesBackward, whose formula
+ * (tools/autograd/derivatives.yaml: split_with_sizes_backward) cats the
+ * views' gradients into one flat tensor: a read and a write of each
+ * element on the compute stream, just before AccumulateGrad fires the
+ * post-backward hook (§4.2).  AccumulateGrad then takes that tensor as
+ * .grad, or, inside no_sync with a gradient already held, adds it in
+ * place (torch/csrc/autograd/functions/accumulate_grad.h): one more read
+ * of each and a write. */
+static void
+flat_gradient(struct builder *b, int u)
+{
+    int g = b->grad[u];
+    if (g < 0)
+        return;
+    const struct fsdp_unit *fu = &b->s->units[u];
+    double n = (double)(b->c->use_orig_params ? fu->padded_numel : fu->numel);
+    double passes = b->grad_held[u] ? 5 : 2;
+    emit_copy(b, OP_CAST, STREAM_C, u, passes * n * b->b_param, g, g);
+}
+
+/* FSDP1's gradient pre-division factor for a data-parallel degree of DP
+ * (torch/distributed/algorithms/_comm_hooks/default_hooks.py,
+ * DefaultState._get_gradient_predivide_factor): starting from 1, double
+ * while it divides DP and is smaller than DP over it.  _init_utils.py
+ * _init_process_group_state takes DP as the shard group's size times,
+ * under HYBRID_SHARD, the replicate group's (§4.2 step 5). */
+static int
+gradient_predivide_factor(int dp)
+{
+    int factor = 1;
+    while (dp % factor == 0 && dp / factor > factor)
+        factor *= 2;
+    return factor;
+}
+
+/* _div_if_needed: an in-place div_ over NUMEL elements of ELEM bytes when
+ * the factor is above 1, one read and one write of each element. */
+static void
+divide_gradient(struct builder *b, enum sched_stream st, int u, int buffer,
+                double numel, double elem, double factor)
+{
+    if (factor > 1)
+        emit_copy(b, OP_CAST, st, u, 2 * numel * elem, buffer, buffer);
 }
 
 /* Reduce-scatter path of _post_backward_hook (§4.2 step 5). */
@@ -635,6 +685,10 @@ reduce_gradient(struct builder *b, int u)
         cur = cast_buf;
     }
 
+    int dp = b->sharded ? b->s->shard_size * b->s->replicate_size
+                        : b->s->no_shard_ranks;
+    int pre = gradient_predivide_factor(dp);
+    double post = (double)dp / pre;
     struct sched_op *red;
     int out = -1;
     if (b->sharded) {
@@ -646,6 +700,7 @@ reduce_gradient(struct builder *b, int u)
             free_buf(b, cur, cp->id, u);
             cur = pad;
         }
+        divide_gradient(b, STREAM_P, u, cur, WS, b->b_reduce, pre);
         out = alloc_buf(b, STREAM_P, MEM_RS_BUFFER, S * b->b_reduce, u);
         red = emit(b, OP_REDUCESCATTER, STREAM_P, u);
         red->pg = PG_SHARD;
@@ -666,6 +721,7 @@ reduce_gradient(struct builder *b, int u)
         }
     } else {
         /* NO_SHARD: all-reduce of the whole gradient on P. */
+        divide_gradient(b, STREAM_P, u, cur, N, b->b_reduce, pre);
         red = emit(b, OP_ALLREDUCE, STREAM_P, u);
         red->pg = PG_SHARD;
         red->bytes = (uint64_t)N * (uint64_t)b->b_reduce;
@@ -674,7 +730,9 @@ reduce_gradient(struct builder *b, int u)
         out = cur;
     }
 
-    /* Cast to fp32 and accumulate into the sharded gradient (§4.2 f). */
+    /* Divide by the post-factor, cast to fp32 and accumulate into the
+     * sharded gradient (§4.2 f). */
+    divide_gradient(b, st, u, out, b->sharded ? S : N, b->b_reduce, post);
     struct sched_op *acc;
     if (b->grad_shard[u] < 0) {
         b->grad_shard[u] = alloc_buf(b, st, MEM_GRAD_SHARDED, S * b->b_orig,
@@ -701,6 +759,7 @@ post_backward(struct builder *b, int u, int sync)
     b->hooks++;
     if (!unit_has_handle(b, u))
         return;
+    flat_gradient(b, u);
     /* §4.2 step 2: free iff sharded and (syncing or FULL/HYBRID). */
     if (b->sharded
         && (sync || sharding_reshards_after_forward(b->c->sharding)))
@@ -902,20 +961,28 @@ backward_pass(struct builder *b, int sync)
 
 /* ---- optimizer ---- */
 
-/* Bytes touched per fp32 element by a fused/foreach update: AdamW reads
- * param, grad, exp_avg, exp_avg_sq and writes param, exp_avg, exp_avg_sq
- * (7 x 4 = 28, doc/fsdp-semantics.md §11.1); plain SGD reads param and
- * grad and writes param (12). */
+/* Bytes an optimizer step moves per fp32 element (the passes are listed
+ * in sched.h at ADAMW_FOREACH_BYTES). */
 static double
 optimizer_bytes_per_elem(enum optimizer_kind o)
 {
-    return o == OPTIMIZER_ADAMW ? 28.0 : 12.0;
+    return o == OPTIMIZER_ADAMW ? ADAMW_FOREACH_BYTES : SGD_FOREACH_BYTES;
 }
 
 static int
 optimizer_states(enum optimizer_kind o)
 {
     return o == OPTIMIZER_ADAMW ? 2 : 0;
+}
+
+/* Records the step's passes and tensor count for its cost (sched.h). */
+static void
+optimizer_shape(struct builder *b, int tensors, double numel)
+{
+    b->s->optimizer_numel = numel;
+    b->s->optimizer_passes = b->c->optimizer == OPTIMIZER_ADAMW
+                                 ? ADAMW_FOREACH_PASSES : 1;
+    b->s->optimizer_tensors = tensors > 0 ? tensors : 1;
 }
 
 /* GradScaler.step (torch/amp/grad_scaler.py): unscale_ runs
@@ -927,6 +994,16 @@ optimizer_states(enum optimizer_kind o)
  * (_amp_update_scale_, one tiny kernel) is counted in the optimizer op's
  * cost (cost.c).  The master weights are fp32 throughout: FSDP's sharded
  * FlatParameter, DDP's replicas. */
+/* The host blocks until the GPU has run everything issued so far (a
+ * .item() or a synchronize): an event on C and a wait for it. */
+static void
+host_reads_gpu(struct builder *b)
+{
+    struct sched_op *ev = emit(b, OP_EVENT, STREAM_C, -1);
+    struct sched_op *w = emit(b, OP_CPU_WAIT, STREAM_HOST, -1);
+    w->wait_op = ev->id;
+}
+
 static void
 grad_scaler_step(struct builder *b, double grad_numel, int sharded_scaler)
 {
@@ -949,9 +1026,57 @@ grad_scaler_step(struct builder *b, double grad_numel, int sharded_scaler)
         wait_stream(b, STREAM_C, STREAM_P);
         free_buf(b, fi, last, -1);
     }
-    struct sched_op *ev = emit(b, OP_EVENT, STREAM_C, -1);
-    struct sched_op *w = emit(b, OP_CPU_WAIT, STREAM_HOST, -1);
-    w->wait_op = ev->id;
+    host_reads_gpu(b);
+}
+
+/* loss.item() after optimizer.step(): the host waits for the whole step
+ * before it issues the next one's forward. */
+static void
+loss_item(struct builder *b)
+{
+    if (b->c->loss_item)
+        host_reads_gpu(b);
+}
+
+/* The norm's clip (§11.2): FullyShardedDataParallel.clip_grad_norm_
+ * (fully_sharded_data_parallel.py) takes a torch.linalg.vector_norm of
+ * each sharded fp32 gradient (a read of each element) through
+ * _get_grad_norm, all-reduces the squared local norm over the shard group
+ * (for HYBRID_SHARD the intra-node group: after the replicate all-reduce
+ * every node holds the whole gradient), then multiplies every gradient by
+ * the clamped coefficient (grad.mul_, a read and a write).  With every
+ * unit NO_SHARD, and under DDP, torch.nn.utils.clip_grad_norm_ runs the
+ * same passes over the local gradients, with no collective.  Returns the
+ * bytes the passes move. */
+static double
+clip_gradients(struct builder *b, double numel, int distributed)
+{
+    if (b->c->clip_grad_norm <= 0)
+        return 0;
+    b->hooks++;
+    double bytes = numel * b->b_orig * 3;
+    if (b->c->cpu_offload) {
+        /* The sharded gradients are on the host: the passes run there,
+         * counted in the host optimizer op. */
+        return bytes;
+    }
+    emit_copy(b, OP_CAST, STREAM_C, -1, numel * b->b_orig, -1, -1);
+    if (distributed) {
+        int nb = alloc_buf(b, STREAM_C, MEM_OPTIMIZER_STATE, 4, -1);
+        wait_stream(b, STREAM_P, STREAM_C);
+        struct sched_op *ar = emit(b, OP_ALLREDUCE, STREAM_P, -1);
+        ar->pg = PG_SHARD;
+        ar->bytes = 4;
+        ar->dtype = DTYPE_FP32;
+        ar->buf_in = ar->buf_out = nb;
+        wait_stream(b, STREAM_C, STREAM_P);
+        free_buf(b, nb, ar->id, -1);
+    }
+    emit_copy(b, OP_CAST, STREAM_C, -1, 2 * numel * b->b_orig, -1, -1);
+    /* fms-fsdp-style loops read the norm with .item(). */
+    if (b->c->loss_item)
+        host_reads_gpu(b);
+    return 0;
 }
 
 static void
@@ -963,12 +1088,19 @@ optimizer_step(struct builder *b, int *opt_state)
     for (int u = 0; u < b->s->n_units; u++)
         total_shard += (double)b->s->units[u].shard_numel;
     grad_scaler_step(b, total_shard, 1);
+    int flat_params = 0;
+    for (int u = 0; u < b->s->n_units; u++)
+        flat_params += unit_has_handle(b, u);
+    optimizer_shape(b, flat_params, total_shard);
+    double clip_host_bytes = clip_gradients(b, total_shard, b->sharded);
     if (b->c->cpu_offload) {
         /* §9: the optimizer runs on the host over pinned memory; its
          * state lives in host memory. */
         struct sched_op *op = emit(b, OP_OPTIMIZER, STREAM_HOST, -1);
         op->bytes = (uint64_t)(total_shard
-                               * optimizer_bytes_per_elem(b->c->optimizer));
+                               * optimizer_bytes_per_elem(b->c->optimizer)
+                               + clip_host_bytes);
+        loss_item(b);
         return;
     }
     if (*opt_state < 0 && optimizer_states(b->c->optimizer) > 0)
@@ -979,6 +1111,7 @@ optimizer_step(struct builder *b, int *opt_state)
     op->bytes = (uint64_t)(total_shard
                            * optimizer_bytes_per_elem(b->c->optimizer));
     int opt = op->id;
+    loss_item(b);
     /* zero_grad(set_to_none=True) drops the sharded gradients; with
      * use_orig_params they live on in flat_param.grad until the next
      * _root_pre_forward. */
@@ -1416,6 +1549,13 @@ ddp_optimizer_step(struct builder *b, int *opt_state)
     b->phase = PHASE_OPTIMIZER;
     b->micro = b->s->micro_batches - 1;
     grad_scaler_step(b, d->total_numel, 0);
+    int tensors = 0;
+    for (int l = 0; l < b->s->n_leaves; l++) {
+        int64_t sz[4];
+        tensors += layer_param_tensors(b->s->leaves[l], sz);
+    }
+    optimizer_shape(b, tensors, d->total_numel);
+    clip_gradients(b, d->total_numel, 0);
     if (*opt_state < 0 && optimizer_states(b->c->optimizer) > 0)
         *opt_state = alloc_buf(b, STREAM_C, MEM_OPTIMIZER_STATE,
                                d->total_numel * b->b_orig
@@ -1425,6 +1565,7 @@ ddp_optimizer_step(struct builder *b, int *opt_state)
                            * optimizer_bytes_per_elem(b->c->optimizer));
     op->buf_in = d->replica_buf;
     int opt = op->id;
+    loss_item(b);
     /* zero_grad(set_to_none=True). */
     for (int l = 0; l < b->s->n_leaves; l++) {
         if (d->grad_state[l] == DDP_GRAD_OWN)
@@ -1466,6 +1607,7 @@ builder_free(struct builder *b)
         free(b->pending[i]);
     free(b->unsharded);
     free(b->grad);
+    free(b->grad_held);
     free(b->grad_shard);
     free(b->prefetched);
     free(b->unshard_done);
@@ -1559,6 +1701,7 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     int n = s->n_units;
     b.unsharded = xmalloc(sizeof(int) * n);
     b.grad = xmalloc(sizeof(int) * n);
+    b.grad_held = xcalloc(n ? n : 1, sizeof(int));
     b.grad_shard = xmalloc(sizeof(int) * n);
     b.prefetched = xcalloc(n, sizeof(int));
     b.unshard_done = xcalloc(n, sizeof(int));

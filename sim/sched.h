@@ -99,6 +99,25 @@ struct sched_op {
     int hooks;                  /* FSDP hooks run on the host before it */
 };
 
+/* torch.optim.AdamW on CUDA tensors defaults to its foreach path
+ * (torch/optim/optimizer.py _default_to_fused_or_foreach), which
+ * _multi_tensor_adamw runs as eight passes over the fp32 state, each a
+ * multi-tensor kernel (bytes per element, reads + writes): weight decay
+ * _foreach_mul_(params) 4+4; _foreach_lerp_(exp_avgs, grads) 8+4;
+ * _foreach_mul_(exp_avg_sqs) 4+4; _foreach_addcmul_(exp_avg_sqs, grads,
+ * grads) 8+4 (the second read of the gradient hits in cache);
+ * _foreach_sqrt(exp_avg_sqs) into a new list 4+4; _foreach_div_ 4+4;
+ * _foreach_add_(eps) 4+4; _foreach_addcdiv_(params, exp_avgs, denom)
+ * 12+4.  48 read + 32 written = 80, against the 28 a fused kernel needs.
+ * The host path (CPU offload) runs the same passes one tensor at a time
+ * (_single_tensor_adamw).  Plain SGD without momentum is one
+ * _foreach_add_(params, grads): 8 + 4. */
+#define ADAMW_FOREACH_PASSES 8
+#define ADAMW_FOREACH_BYTES 80.0
+#define ADAMW_FOREACH_READ_BYTES 48.0
+#define SGD_FOREACH_BYTES 12.0
+#define SGD_FOREACH_READ_BYTES 8.0
+
 struct sched {
     struct sched_op *ops;
     int n_ops;
@@ -134,6 +153,12 @@ struct sched {
     /* GradScaler (fp16): the fp32 gradient elements its unscale_ and inf
      * check read and write each step, 0 without one. */
     double scaler_grad_numel;
+    /* The optimizer step: its kernel passes over the sharded state and
+     * the parameter tensors they run over (cost.c turns them into
+     * multi-tensor launches). */
+    int optimizer_passes;
+    int optimizer_tensors;
+    double optimizer_numel;
     /* DistributedDataParallel: gradient buckets of the reported (last)
      * step; the first step all-reduces one bucket of every gradient. */
     bool ddp;

@@ -12,19 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Flags whose value may be omitted (bare = true). */
+/* Flags whose value may be omitted (bare = true): the options whose
+ * value the table writes "[BOOL]" (runconf.c). */
 static int
 is_optional_bool(const char *key)
 {
-    return strcmp(key, "forward_prefetch") == 0
-           || strcmp(key, "use_orig_params") == 0
-           || strcmp(key, "cpu_offload") == 0
-           || strcmp(key, "no_sync") == 0
-           || strcmp(key, "compile") == 0
-           || strcmp(key, "exact") == 0
-           || strcmp(key, "gradient_as_bucket_view") == 0
-           || strcmp(key, "static_graph") == 0
-           || strcmp(key, "grad_scaler") == 0;
+    for (const struct config_option *o = config_options; o->key; o++)
+        if (strcmp(o->key, key) == 0)
+            return o->arg != NULL && strcmp(o->arg, "[BOOL]") == 0;
+    return 0;
 }
 
 static char *

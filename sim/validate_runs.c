@@ -230,6 +230,23 @@ add_fsdp_kwargs(struct vrun_args *a, const char *opts)
     free(s);
 }
 
+/* What a source's training loop does that its rows' columns do not say,
+ * read from the loop's code at the commit the rows cite.  S05, fms-fsdp
+ * (foundation-model-stack/fms-fsdp 4ffb9bd): train_utils.py train() calls
+ * model.clip_grad_norm_(cfg.grad_clip_thresh).item() and loss.item()
+ * every step, with grad_clip_thresh = 1.0 in config/training.py; and
+ * main_training.py wraps with use_orig_params=cfg.use_torch_compile. */
+static void
+add_loop_facts(struct vrun_args *a, const struct published_e2e *row)
+{
+    if (strcmp(row->source, "S05") != 0)
+        return;
+    add_arg(a, "--clip-grad-norm", "1.0");
+    add_arg(a, "--loss-item", "true");
+    if (strcasecmp(row->compile, "yes") == 0)
+        add_arg(a, "--use-orig-params", "true");
+}
+
 int
 vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
 {
@@ -384,6 +401,7 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
     add_count(a, "--seq-len", row->seq_len);
     add_count(a, "--micro-batch", row->micro_batch);
     add_count(a, "--grad-accum", row->grad_accum);
+    add_loop_facts(a, row);
     return 0;
 }
 

@@ -762,6 +762,91 @@ START_TEST(test_sched_grad_scaler)
 }
 END_TEST
 
+/* Ops of step ITER, kind K on stream ST in phase PH whose bytes are B. */
+static int
+count_bytes(const struct sched *s, int iter, enum sched_op_kind k,
+            enum sched_stream st, enum sched_phase ph, double b)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        n += op->iter == iter && op->kind == k && op->stream == st
+             && op->phase == ph && (double)op->bytes == b;
+    }
+    return n;
+}
+
+START_TEST(test_sched_gradient_kernels)
+{
+    /* §4.2: fp32, FULL_SHARD over W = 8 (test-2x4), DP = 8, so the
+     * pre-factor is 4 (1 -> 2 -> 4; 8 / 4 = 2 is not above 4) and the
+     * post-factor 8 / 4 = 2.  A layer's 791040 elements divide by 8, so
+     * no padding copy; each layer unit has, per step:
+     *   the SplitWithSizesBackward cat on C: 2 x 791040 x 4 = 6328320 B;
+     *   the pre-division on P over the same buffer: 6328320 B;
+     *   the post-division on P over its shard, 2 x 98880 x 4 = 791040 B,
+     *   and the accumulation cast, 98880 x (4 + 4) = 791040 B too.
+     * Four layers: 4 of each.  (The root's 512256 elements give other
+     * sizes.)  On 2 GPUs, DP = 2: pre-factor 2, post-factor 1, so the
+     * shard's only cast is the accumulation's. */
+    struct tu_run t;
+    run_ok(&t, BASE, 0);
+    const struct sched *s = t.r.sched;
+    ck_assert_int_eq(count_bytes(s, 1, OP_CAST, STREAM_C, PHASE_BACKWARD,
+                                 6328320), 4);
+    ck_assert_int_eq(count_bytes(s, 1, OP_CAST, STREAM_P, PHASE_BACKWARD,
+                                 6328320), 4);
+    ck_assert_int_eq(count_bytes(s, 1, OP_CAST, STREAM_P, PHASE_BACKWARD,
+                                 791040), 8);
+    tu_free(&t);
+    struct tu_run two;
+    run_ok(&two, BASE "--nodes 1 --gpus-per-node 2", 0);
+    /* Shard of a layer on 2: 395520 elements; post-division would be
+     * 2 x 395520 x 4 = 3164160 B, the accumulation 395520 x 8 = the same:
+     * one op per layer, the accumulation alone. */
+    ck_assert_int_eq(count_bytes(two.r.sched, 1, OP_CAST, STREAM_P,
+                                 PHASE_BACKWARD, 3164160), 4);
+    tu_free(&two);
+}
+END_TEST
+
+START_TEST(test_sched_optimizer_foreach_and_clip)
+{
+    /* §11.1: AdamW's foreach path moves 80 B per fp32 element of the
+     * shard in 8 passes: the shard is (512256 + 4 x 791040) / 8 = 459552
+     * elements, 36764160 B.  §11.4: --clip-grad-norm adds a norm pass
+     * (459552 x 4 = 1838208 B) and a scaling pass (3676416 B) on C and a
+     * 4-byte all-reduce over the shard group; --loss-item makes the host
+     * wait twice (the norm's .item() and the loss's). */
+    struct tu_run t;
+    run_ok(&t, BASE "--clip-grad-norm 1.0 --loss-item", 0);
+    const struct sched *s = t.r.sched;
+    ck_assert_int_eq(count_bytes(s, 1, OP_OPTIMIZER, STREAM_C,
+                                 PHASE_OPTIMIZER, 36764160), 1);
+    ck_assert_int_eq(s->optimizer_passes, 8);
+    ck_assert_double_eq(s->optimizer_numel, 459552);
+    ck_assert_int_eq(count_bytes(s, 1, OP_CAST, STREAM_C, PHASE_OPTIMIZER,
+                                 1838208), 1);
+    ck_assert_int_eq(count_bytes(s, 1, OP_CAST, STREAM_C, PHASE_OPTIMIZER,
+                                 3676416), 1);
+    ck_assert_int_eq(count_pg(s, 1, OP_ALLREDUCE, PG_SHARD, STREAM_P), 1);
+    int waits = 0;
+    for (int i = 0; i < s->n_ops; i++)
+        waits += s->ops[i].iter == 1 && s->ops[i].kind == OP_CPU_WAIT
+                 && s->ops[i].phase == PHASE_OPTIMIZER;
+    ck_assert_int_eq(waits, 2);
+    tu_free(&t);
+    struct tu_run plain;
+    run_ok(&plain, BASE "--optimizer SGD", 0);
+    /* SGD: one _foreach_add_, 12 B an element: 5514624 B. */
+    ck_assert_int_eq(count_bytes(plain.r.sched, 1, OP_OPTIMIZER, STREAM_C,
+                                 PHASE_OPTIMIZER, 5514624), 1);
+    ck_assert_int_eq(count_pg(plain.r.sched, 1, OP_ALLREDUCE, PG_SHARD,
+                              STREAM_P), 0);
+    tu_free(&plain);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -775,6 +860,8 @@ main(void)
     tcase_add_test(core, test_sched_selective_layer_frequency);
     tcase_add_test(core, test_sched_selective_op_between);
     tcase_add_test(core, test_sched_grad_scaler);
+    tcase_add_test(core, test_sched_gradient_kernels);
+    tcase_add_test(core, test_sched_optimizer_foreach_and_clip);
     tcase_add_test(core, test_sched_shard_grad_op_keeps_params);
     tcase_add_test(core, test_sched_no_shard_all_reduces);
     tcase_add_test(core, test_sched_hybrid_shard_replicates_on_stream_a);
