@@ -387,6 +387,16 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
     snprintf(ac, sizeof ac, "%.*s", (int)(n < 31 ? n : 31), row->ac);
     for (char *p = ac; *p; p++)
         *p = (char)tolower((unsigned char)*p);
+    if (strcmp(ac, "selective") == 0 && strcmp(row->source, "S05") == 0) {
+        /* fms-fsdp's policies/ac_handler.py apply_fsdp_checkpointing
+         * wraps a fraction p of the blocks, evenly spaced: the same
+         * count as simulate's selective-layer every 1/p-th block.  With
+         * p unpublished the run is predicted from p = 1 (every block) to
+         * the smallest p that fits in memory (vrun_predict). */
+        a->ac_bracket = true;
+        snprintf(ac, sizeof ac, "full");
+    }
+    a->ac_arg = a->n;
     add_arg(a, "--activation-checkpointing", *ac ? ac : "none");
 
     /* torch.compile and the attention kernel: simulate's --compile and
@@ -407,25 +417,92 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
 
 /* ---- Simulating ------------------------------------------------------ */
 
-void
-vrun_predict(struct vrun *v, struct model_cache *mc)
+/* simulate's argv for V's arguments, with --activation-checkpointing
+ * replaced by AC (and --ac-frequency FREQ when FREQ > 0) unless AC is
+ * NULL.  FREQ_BUF holds the frequency's text. */
+static int
+build_argv(const struct vrun *v, const char *ac, int freq, char **argv,
+           char *freq_buf, size_t len)
 {
-    char *why = NULL;
-    v->tokens = v->mfu = v->hfu = v->peak_reserved = -1;
-    if (vrun_map(v->row, &v->a, &why) != 0) {
-        v->not_modelled = why;
-        return;
-    }
-    char *argv[2 * VRUN_MAX_ARGS + 2];
     int argc = 0;
     argv[argc++] = unconst("simulate");
     for (int i = 0; i < v->a.n; i++) {
         const struct vrun_arg *x = &v->a.arg[i];
         argv[argc++] = x->flag;
         if (x->value)
-            argv[argc++] = x->value;
+            argv[argc++] = ac && i == v->a.ac_arg ? unconst(ac) : x->value;
+    }
+    if (ac && freq > 0) {
+        snprintf(freq_buf, len, "%d", freq);
+        argv[argc++] = unconst("--ac-frequency");
+        argv[argc++] = freq_buf;
     }
     argv[argc] = NULL;
+    return argc;
+}
+
+/* One simulation of ARGV: the metrics in *MET and 0, or -1 with *why. */
+static int
+simulate_once(int argc, char **argv, struct model_cache *mc,
+              struct metrics *met, char **why)
+{
+    struct run r;
+    int rc = setup_parse_args(&r, "simulate", argc, argv, why);
+    if (rc == 0) {
+        r.models = mc;
+        rc = setup_prepare(&r, why);
+    }
+    struct net_run nr;
+    if (rc == 0 && (rc = net_run(r.sched, r.topo, &r.cfg, &nr, why)) == 0) {
+        metrics_compute(r.sched, r.topo, &nr.res, met);
+        net_run_free(&nr);
+    }
+    setup_free(&r);
+    return rc;
+}
+
+/* The fastest bracketed setting that fits: checkpointing every FREQ-th
+ * of the row's blocks fits for FREQ = 1 (checked by the caller) and
+ * stops fitting as FREQ grows, so a binary search over 2..L finds the
+ * largest that fits; L + 1 stands for no checkpointing. */
+static void
+bracket_fastest(struct vrun *v, struct model_cache *mc)
+{
+    long long layers = v->row->n_layers > 0 ? v->row->n_layers : 1;
+    int lo = 1, hi = (int)layers + 1;
+    double lo_tokens = v->tokens;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        char *argv[2 * VRUN_MAX_ARGS + 4], fb[16], *why = NULL;
+        int argc = mid > layers
+                       ? build_argv(v, "none", 0, argv, fb, sizeof fb)
+                       : build_argv(v, "selective-layer", mid, argv, fb,
+                                    sizeof fb);
+        struct metrics met;
+        int ok = simulate_once(argc, argv, mc, &met, &why) == 0 && met.fits;
+        free(why);
+        if (ok) {
+            lo = mid;
+            lo_tokens = met.tokens_per_s_per_gpu;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    v->fast_frequency = lo > layers ? 0 : lo;
+    v->tokens_fast = lo_tokens;
+}
+
+void
+vrun_predict(struct vrun *v, struct model_cache *mc)
+{
+    char *why = NULL;
+    v->tokens = v->mfu = v->hfu = v->peak_reserved = v->tokens_fast = -1;
+    if (vrun_map(v->row, &v->a, &why) != 0) {
+        v->not_modelled = why;
+        return;
+    }
+    char *argv[2 * VRUN_MAX_ARGS + 4], fb[16];
+    int argc = build_argv(v, NULL, 0, argv, fb, sizeof fb);
     v->command = setup_join_args(argc, argv);
     if (v->a.model_ini != NULL) {
         struct model *m = model_parse_ini(v->a.model_ini, v->a.model, &why);
@@ -437,29 +514,21 @@ vrun_predict(struct vrun *v, struct model_cache *mc)
         m->name = xstrdup(v->a.model);
         model_cache_put(mc, v->a.model, m);
     }
-    struct run r;
-    int rc = setup_parse_args(&r, "simulate", argc, argv, &why);
-    if (rc == 0) {
-        r.models = mc;
-        rc = setup_prepare(&r, &why);
-    }
-    struct net_run nr;
-    if (rc == 0 && (rc = net_run(r.sched, r.topo, &r.cfg, &nr, &why)) == 0) {
-        struct metrics met;
-        metrics_compute(r.sched, r.topo, &nr.res, &met);
-        v->tokens = met.tokens_per_s_per_gpu;
-        /* The sources state MFU by PaLM's formula (full attention
-         * matrix) and HFU as executed FLOPs (PyTorch's FLOP counter):
-         * compare each with the same convention. */
-        v->mfu = met.mfu_palm;
-        v->hfu = met.hfu;
-        v->peak_reserved = (double)met.mem.peak_reserved;
-        v->fits = met.fits;
-        net_run_free(&nr);
-    }
-    if (rc != 0)
+    struct metrics met;
+    if (simulate_once(argc, argv, mc, &met, &why) != 0) {
         v->not_modelled = why ? why : xstrdup("simulate refused the run");
-    setup_free(&r);
+        return;
+    }
+    v->tokens = met.tokens_per_s_per_gpu;
+    /* The sources state MFU by PaLM's formula (full attention matrix)
+     * and HFU as executed FLOPs (PyTorch's FLOP counter): compare each
+     * with the same convention. */
+    v->mfu = met.mfu_palm;
+    v->hfu = met.hfu;
+    v->peak_reserved = (double)met.mem.peak_reserved;
+    v->fits = met.fits;
+    if (v->a.ac_bracket && v->fits)
+        bracket_fastest(v, mc);
 }
 
 void
@@ -542,10 +611,23 @@ regime_label(const struct vrun *v, enum regime r, char *buf, size_t len)
 }
 
 static bool
-modelled(const struct vrun *v)
+predicted(const struct vrun *v)
 {
     return v->not_modelled == NULL && v->tokens > 0
            && v->row->tokens_per_s_per_gpu > 0;
+}
+
+/* Scored runs: predicted as one number (bracketed runs print apart). */
+static bool
+modelled(const struct vrun *v)
+{
+    return predicted(v) && !v->a.ac_bracket;
+}
+
+static bool
+bracketed(const struct vrun *v)
+{
+    return predicted(v) && v->a.ac_bracket;
 }
 
 /* One group of a regime: its label and the tokens/s errors of its runs. */
@@ -671,6 +753,65 @@ print_stats_line(FILE *out, const char *label, const struct vrun_stats *s)
             s->n, s->mape, s->median_abs, s->bias, s->min, s->max);
 }
 
+/* Where the measured tokens/s of bracketed run V falls: 0 inside the
+ * predicted range, else the signed error against the nearer end (+: the
+ * whole range is faster than measured). */
+static double
+bracket_error(const struct vrun *v)
+{
+    double m = v->row->tokens_per_s_per_gpu;
+    double lo = fmin(v->tokens, v->tokens_fast);
+    double hi = fmax(v->tokens, v->tokens_fast);
+    if (m < lo)
+        return vrun_error(lo, m);
+    if (m > hi)
+        return vrun_error(hi, m);
+    return 0;
+}
+
+static void
+print_brackets(const struct vrun *v, int n, FILE *out)
+{
+    int nb = 0;
+    for (int i = 0; i < n; i++)
+        nb += bracketed(&v[i]);
+    if (nb == 0)
+        return;
+    fprintf(out, "# selective checkpointing, its fraction not published: "
+            "predicted from every\n# block checkpointed (all) to the fewest "
+            "that fit in memory (fastest: every\n# N-th block, or none); "
+            "err%% = 0 when the measured value is inside, else\n# against "
+            "the nearer end\n");
+    fprintf(out, "#%-9s %-11s %-4s %5s %5s %2s %2s %-3s %7s %7s %7s %-8s "
+            "%6s\n", "run", "model", "gpu", "nodes", "seq", "mb", "ga", "cmp",
+            "tok/s", "all", "fastest", "(every)", "err%");
+    int inside = 0, below = 0, above = 0;
+    for (int i = 0; i < n; i++) {
+        if (!bracketed(&v[i]))
+            continue;
+        const struct published_e2e *r = v[i].row;
+        char every[16];
+        if (v[i].tokens_fast < 0)
+            snprintf(every, sizeof every, "-");
+        else if (v[i].fast_frequency == 0)
+            snprintf(every, sizeof every, "none");
+        else
+            snprintf(every, sizeof every, "%d", v[i].fast_frequency);
+        double e = bracket_error(&v[i]);
+        inside += e == 0;
+        below += e > 0;
+        above += e < 0;
+        fprintf(out, " %-9s %-11s %-4s %5lld %5lld %2lld %2lld %-3s %7.0f "
+                "%7.0f %7.0f %-8s %+6.1f%s\n", r->id, r->model, v[i].a.gpu,
+                r->nodes, r->seq_len, r->micro_batch, r->grad_accum,
+                r->compile, r->tokens_per_s_per_gpu, v[i].tokens,
+                v[i].tokens_fast, every, e,
+                v[i].fits ? "" : "  DOES NOT FIT");
+    }
+    fprintf(out, "# %d inside the range, %d slower than its slowest end, %d "
+            "faster than its fastest\n\n", inside, below, above);
+}
+
 void
 vrun_print_text(const struct vrun *v, int n, const char *path, FILE *out,
                 struct vrun_stats *overall)
@@ -714,14 +855,15 @@ vrun_print_text(const struct vrun *v, int n, const char *path, FILE *out,
         fprintf(out, "%s\n", v[i].fits ? "" : "  DOES NOT FIT");
     }
     fprintf(out, "\n");
+    print_brackets(v, n, out);
     for (int i = 0; i < n; i++) {
-        if (modelled(&v[i]))
+        if (predicted(&v[i]))
             fprintf(out, "# %s: fsdpsim %s%s\n", v[i].row->id,
                     v[i].command, v[i].a.model_builtin ? ""
                     : " (model generated from the row's architecture)");
     }
     for (int i = 0; i < n; i++) {
-        if (modelled(&v[i]))
+        if (predicted(&v[i]))
             continue;
         const struct published_e2e *r = v[i].row;
         fprintf(out, "# not modelled: %s (%s, %s, %lld node%s, line %d): "
@@ -804,6 +946,18 @@ vrun_print_json(const struct vrun *v, int n, const char *path, FILE *out,
         json_out_string(out, r->gpu);
         fprintf(out, ", \"nodes\": %lld, \"modelled\": %s", r->nodes,
                 modelled(&v[i]) ? "true" : "false");
+        if (bracketed(&v[i])) {
+            fprintf(out, ", \"simulate\": ");
+            json_out_string(out, v[i].command);
+            fprintf(out, ", \"bracket\": {\"tokens_measured\": %.1f, "
+                    "\"tokens_all_checkpointed\": %.1f, ",
+                    r->tokens_per_s_per_gpu, v[i].tokens);
+            json_num(out, "tokens_fastest_fitting", "%.1f",
+                     v[i].tokens_fast);
+            fprintf(out, ", \"fastest_every\": %d, \"error\": %.2f}}",
+                    v[i].fast_frequency, bracket_error(&v[i]));
+            continue;
+        }
         if (!modelled(&v[i])) {
             fprintf(out, ", \"reason\": ");
             json_out_string(out, v[i].not_modelled

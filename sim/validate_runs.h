@@ -39,6 +39,9 @@ struct vrun_args {
     char *model_ini;            /* otherwise the model generated (INI) */
     const char *topology;
     const char *gpu;            /* "A100", "H100": the regime label */
+    int ac_arg;                 /* index of --activation-checkpointing */
+    bool ac_bracket;            /* "selective" with no fraction published:
+                                   predicted as a range (vrun_predict) */
 };
 
 struct vrun {
@@ -48,6 +51,11 @@ struct vrun {
     char *command;              /* the simulate arguments, joined */
     double tokens, mfu, hfu, peak_reserved;   /* predicted, -1: none */
     int fits;
+    /* A bracketed run: tokens/s with every block checkpointed (tokens)
+     * and with the fewest that fit (tokens_fast, every fast_frequency-th
+     * block; 0: none). */
+    double tokens_fast;
+    int fast_frequency;
 };
 
 /* Map ROW to simulate's arguments in A.  0, or 1 with *why (caller

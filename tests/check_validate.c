@@ -107,14 +107,29 @@ START_TEST(test_map)
     ck_assert(has_arg(&a, "--grad-accum", "1"));
     vrun_args_free(&a);
 
-    /* The same run with torch.compile and selective checkpointing passes
-     * both on for simulate to judge. */
+    /* The same run with torch.compile and selective checkpointing: an
+     * fms-fsdp (S05) row leaves the fraction unpublished, so it is
+     * bracketed, simulated first with every block checkpointed; the
+     * loop's facts come with it (clip 1.0, .item() each step, and
+     * use_orig_params under compile: main_training.py). */
     struct published_e2e c = v[0];
     c.compile = unconst("yes");
     c.ac = unconst("selective (checkpoint every n-th block)");
     ck_assert_int_eq(vrun_map(&c, &a, &why), 0);
     ck_assert(has_arg(&a, "--compile", "true"));
+    ck_assert(has_arg(&a, "--activation-checkpointing", "full"));
+    ck_assert(a.ac_bracket);
+    ck_assert(has_arg(&a, "--clip-grad-norm", "1.0"));
+    ck_assert(has_arg(&a, "--loss-item", "true"));
+    ck_assert(has_arg(&a, "--use-orig-params", "true"));
+    vrun_args_free(&a);
+    /* Another source's "selective" goes to simulate as written, to be
+     * refused there. */
+    c.source = unconst("S99");
+    ck_assert_int_eq(vrun_map(&c, &a, &why), 0);
     ck_assert(has_arg(&a, "--activation-checkpointing", "selective"));
+    ck_assert(!a.ac_bracket);
+    ck_assert(!has_arg(&a, "--clip-grad-norm", "1.0"));
     vrun_args_free(&a);
 
     ck_assert_int_eq(vrun_map(&v[1], &a, &why), 1);
@@ -221,6 +236,46 @@ START_TEST(test_predict_and_table)
 }
 END_TEST
 
+/* T-A1 with unpublished selective checkpointing: the range runs from
+ * every block checkpointed (slowest) to the fewest that fit (fastest).
+ * Given a known range 1600..2000, a measured 3700 lies above it: the
+ * error is against the fast end, (2000 - 3700) / 3700 = -45.9 %, and the
+ * run is left out of the scored statistics. */
+START_TEST(test_bracket)
+{
+    int n;
+    struct published_e2e *v = load("published-runs.csv", &n);
+    struct model_cache *mc = model_cache_new();
+    struct published_e2e c = v[0];
+    c.ac = unconst("selective (checkpoint every n-th block)");
+    struct vrun r;
+    memset(&r, 0, sizeof r);
+    r.row = &c;
+    vrun_predict(&r, mc);
+    ck_assert_msg(r.not_modelled == NULL, "%s", r.not_modelled);
+    ck_assert(r.fits);
+    ck_assert(r.tokens > 0 && r.tokens_fast >= r.tokens);
+    ck_assert(r.fast_frequency >= 0 && r.fast_frequency <= 32);
+    r.tokens = 1600;
+    r.tokens_fast = 2000;
+    r.fast_frequency = 4;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct vrun_stats st;
+    vrun_print_text(&r, 1, "runs.csv", f, &st);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "   3700    1600    2000 4         -45.9"));
+    ck_assert_ptr_nonnull(strstr(buf, "0 inside the range, 0 slower than "
+                                      "its slowest end, 1 faster"));
+    ck_assert_int_eq(st.n, 0);
+    free(buf);
+    vrun_free(&r);
+    model_cache_free(mc);
+    published_e2e_free(v, n);
+}
+END_TEST
+
 static void
 expect_error(const char *text, const char *want)
 {
@@ -275,6 +330,7 @@ main(void)
     tcase_add_test(tc, test_generated_model);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_predict_and_table);
+    tcase_add_test(tc, test_bracket);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);
     return tu_main(s);
