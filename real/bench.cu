@@ -602,6 +602,17 @@ gemm_sweep(struct bench *b)
                                     cudaGetErrorString(e));
             }
             tf[j] = ms > 0 ? 2.0 * M * N * K * iters / (ms * 1e-3) / 1e12 : 0;
+            /* kernel.c's shapes: forward (tokens, out, in), dgrad
+             * (tokens, in, out), wgrad (out, in, tokens). */
+            struct bench_measure *cm = &b->res->compute;
+            if (ms > 0 && cm->n < BENCH_MAX_SAMPLES) {
+                struct bench_sample *x = &cm->s[cm->n++];
+                x->cls = KERNEL_GEMM;
+                x->m = j == 2 ? N : M;
+                x->n = j == 0 ? N : K;
+                x->k = j == 0 ? K : j == 1 ? N : M;
+                x->seconds = ms * 1e-3 / iters;
+            }
             flops += 2.0 * M * N * K * iters;
             seconds += ms * 1e-3;
         }
@@ -614,6 +625,79 @@ gemm_sweep(struct bench *b)
     cublasDestroy(h);
     if (rc == 0 && seconds > 0)
         b->res->gemm_flops_per_s = flops / seconds;
+    return rc;
+}
+
+/* A device-memory streaming copy, 16 bytes a thread, as PyTorch's
+ * vectorised elementwise kernels move data. */
+__global__ void
+k_stream_copy(const float4 *__restrict__ in, float4 *__restrict__ out,
+              size_t n)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += stride)
+        out[i] = in[i];
+}
+
+/* HBM: the copy kernel at 64 KiB to 256 MiB (x4), each size one sample
+ * of its read + write bytes: the large ones fix the achievable share of
+ * the bandwidth, the small ones the kernel's latency floor. */
+static int
+hbm_sweep(struct bench *b)
+{
+    CUDA_TRY(b, "HBM sweep", cudaSetDevice(0));
+    void *src = NULL, *dst = NULL;
+    CUDA_TRY(b, "HBM sweep", cudaMalloc(&src, COPY_MAX_BYTES));
+    cudaError_t e = cudaMalloc(&dst, COPY_MAX_BYTES);
+    if (e == cudaSuccess)
+        e = cudaMemset(src, 0, COPY_MAX_BYTES);
+    if (e != cudaSuccess) {
+        cudaFree(src);
+        cudaFree(dst);
+        return bench_fail(b, "HBM sweep: %s: %s", cudaGetErrorName(e),
+                          cudaGetErrorString(e));
+    }
+    printf("\nDevice-memory copy kernel, GPU 0 (read + write GB/s, us)\n");
+    printf("%12s %9s %9s\n", "bytes", "GB/s", "us");
+    int iters = b->o->iters > 0 ? b->o->iters : 20;
+    int rc = 0;
+    for (size_t sz = (size_t)64 << 10; sz <= COPY_MAX_BYTES && rc == 0;
+         sz *= 4) {
+        size_t n = sz / sizeof(float4);
+        int g = (int)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+        float ms = 0;
+        for (int it = 0; it < iters + 2; it++) {
+            if (it == 2)
+                cudaEventRecord(b->ev0[0], b->st[0]);
+            k_stream_copy<<<g, 256, 0, b->st[0]>>>((const float4 *)src,
+                                                  (float4 *)dst, n);
+        }
+        e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaEventRecord(b->ev1[0], b->st[0]);
+        if (e == cudaSuccess)
+            e = cudaEventSynchronize(b->ev1[0]);
+        if (e == cudaSuccess)
+            e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
+        if (e != cudaSuccess) {
+            rc = bench_fail(b, "HBM sweep: %s: %s", cudaGetErrorName(e),
+                            cudaGetErrorString(e));
+            break;
+        }
+        double s = ms * 1e-3 / iters;
+        printf("%12zu %9.1f %9.2f\n", sz, s > 0 ? 2.0 * sz / s / 1e9 : 0,
+               s * 1e6);
+        struct bench_measure *cm = &b->res->compute;
+        if (s > 0 && cm->n < BENCH_MAX_SAMPLES) {
+            struct bench_sample *x = &cm->s[cm->n++];
+            x->cls = KERNEL_ELEMENTWISE;
+            x->bytes = 2.0 * (double)sz;
+            x->seconds = s;
+        }
+    }
+    cudaFree(src);
+    cudaFree(dst);
     return rc;
 }
 
@@ -790,6 +874,7 @@ real_bench(const struct real_launch *l, const struct real_bench_options *o,
     b.dt = o->dtype == DTYPE_BF16 || o->dtype == DTYPE_FP16 ? o->dtype
                                                             : DTYPE_FP32;
     b.es = dtype_bytes(b.dt);
+    res->compute.dtype = b.dt;
     double maxb = o->max_bytes > 0 ? o->max_bytes : (double)(128 << 20);
     b.max_bytes = (size_t)maxb;
     size_t unit = (size_t)b.es * (size_t)b.n;
@@ -820,6 +905,8 @@ real_bench(const struct real_launch *l, const struct real_bench_options *o,
                        wrong[i]);
         }
         if (rc == 0 && gemm_sweep(&b) != 0)
+            rc = REAL_EXIT_SYSTEM;
+        if (rc == 0 && hbm_sweep(&b) != 0)
             rc = REAL_EXIT_SYSTEM;
         if (rc == 0 && copy_sweep(&b) != 0)
             rc = REAL_EXIT_SYSTEM;

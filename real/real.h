@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bench_fit.h"
 #include "engine.h"
 #include "model.h"
 #include "sched.h"
@@ -89,6 +90,8 @@ struct real_bench_result {
                                  * over their time; 0 without a model */
     double h2d_Bps, d2h_Bps;    /* pinned copies at the largest size */
     char gpu_name[256];         /* GPU 0's name */
+    struct bench_measure compute; /* each GEMM and copy timed, for the
+                                   * compute keys (bench_fit.h) */
 };
 int real_bench(const struct real_launch *l, const struct real_bench_options *o,
                FILE *nccl_tests_out, struct real_bench_result *res,

@@ -73,10 +73,20 @@ calib_file_write(FILE *out, const char *base, const struct nccl_config *nc,
             "--topology %s --calibration FILE'\n",
             m->gpu_name ? " on " : "", m->gpu_name ? m->gpu_name : "",
             t->name, t->name);
-    if (m->gemm_flops_per_s > 0) {
-        /* The efficiency the cost model applies to GEMMs: what cuBLAS
-         * reached over the model's own shapes, as a fraction of the
-         * topology's peak (capped at 1, the key's range). */
+    if (m->compute != NULL && m->compute->n > 0) {
+        /* The shape model's keys (the GEMM ceiling, HBM share, kernel
+         * floor, launch cost) fitted to the samples as calibrate
+         * --profile fits a trace's kernels. */
+        struct profile_fit fit;
+        bench_fit(t, m->compute, &fit);
+        fprintf(out, "\n# compute, fitted to %d samples (GEMM sweep: %.1f "
+                "TFLOPS %s over the model's shapes, of %.1f peak)\n",
+                m->compute->n, m->gemm_flops_per_s / 1e12,
+                dtype_name(m->gemm_dtype), peak / 1e12);
+        profile_fit_write_keys(&fit, out);
+    } else if (m->gemm_flops_per_s > 0) {
+        /* No samples: what cuBLAS reached over the model's own shapes,
+         * as a fraction of the peak (capped at 1, the key's range). */
         double eff = fmin(m->gemm_flops_per_s / peak, 1.0);
         fprintf(out, "\n[gpu]\n# GEMM sweep: %.1f TFLOPS %s of %.1f peak\n"
                 "gemm_efficiency = %.3f\n", m->gemm_flops_per_s / 1e12,

@@ -18,6 +18,8 @@
 
 #include <stdio.h>
 
+#include "bench_fit.h"
+
 struct calib_measured {
     const char *nccl_tests_text;    /* the bench's nccl-tests output, or
                                      * NULL: no [calibration] cells */
@@ -26,6 +28,9 @@ struct calib_measured {
     enum dtype gemm_dtype;          /* the dtype it ran in */
     double h2d_Bps, d2h_Bps;        /* pinned copies; 0: not measured */
     const char *gpu_name;           /* for the header line, or NULL */
+    const struct bench_measure *compute; /* the GEMM, copy and launch
+                                     * samples, or NULL: their keys are
+                                     * fitted (bench_fit.h) */
 };
 
 /*

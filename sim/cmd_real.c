@@ -60,11 +60,13 @@ cmd_real_help(FILE *out)
             "(default 300)\n\n"
             "real bench sweeps all-gather, reduce-scatter and all-reduce "
             "with data\nverification (nccl-tests format, which `fsdpsim "
-            "calibrate` reads), a GEMM\nsweep over the model's shapes and "
-            "host<->device copy bandwidth.\n--calibration-out FILE writes "
-            "what it measured (GEMM efficiency against\n--topology's peak, "
-            "copy bandwidth, collective cells fitted as 'fsdpsim\n"
-            "calibrate' does) for 'simulate --calibration FILE'.\n\n"
+            "calibrate` reads), a GEMM\nsweep over the model's shapes, a "
+            "device-memory copy sweep and host<->device\ncopy bandwidth.  "
+            "--calibration-out FILE writes what it measured: the\nGEMM "
+            "ceiling, HBM share and kernel floor fitted to every timed "
+            "kernel as\n'calibrate --profile' fits a trace, the copy "
+            "bandwidth, and collective cells\nfitted as 'fsdpsim "
+            "calibrate' does, for 'simulate --calibration FILE'.\n\n"
             "Several nodes (real run): one process per node, started by "
             "torchrun\n(--nproc-per-node 1 --no-python), srun "
             "(--ntasks-per-node 1) or mpirun\n(--map-by ppr:1:node), with "
@@ -513,7 +515,8 @@ real_bench_cmd(int argc, char **argv)
     if (rc == 0 && cal_path != NULL) {
         struct calib_measured cm = {text, res.gemm_flops_per_s, dt,
                                     res.h2d_Bps, res.d2h_Bps,
-                                    res.gpu_name[0] ? res.gpu_name : NULL};
+                                    res.gpu_name[0] ? res.gpu_name : NULL,
+                                    &res.compute};
         struct nccl_config nc;
         nccl_config_init(&nc);
         struct atomic_file af;
