@@ -380,6 +380,17 @@ kernel_list(const struct module *m, const struct kernel_ctx *ctx,
             mem_kernel(&l, "mul (MulBackward0)", KERNEL_ELEMENTWISE, 2,
                        6 * E * b);
         break;
+    case LAYER_DROPOUT:
+        /* fused_dropout / native_dropout_backward (Dropout.cu): x in,
+         * output and a one-byte mask out; backward the gradient and the
+         * mask in, the gradient out.  Compiled, Inductor draws the mask
+         * inside the neighbouring fused kernel and redraws it in backward
+         * from the saved seed, so nothing stands alone. */
+        if (ctx->compile)
+            break;
+        mem_kernel(&l, fwd ? "native_dropout" : "native_dropout_backward",
+                   KERNEL_ELEMENTWISE, 1, E * (2 * b + 1));
+        break;
     case LAYER_ATTENTION:
         attention(&l, m, ctx, T, b, ph);
         break;

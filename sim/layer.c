@@ -160,6 +160,18 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
         w->bwd_kernels = 2;
         break;
     }
+    case LAYER_DROPOUT: {
+        /* native_dropout reads x and writes the output and its bool mask
+         * (one byte an element), which backward keeps and reads with the
+         * gradient (aten/src/ATen/native/cuda/Dropout.cu). */
+        double d = (double)m->out;
+        w->fwd_bytes = T * d * (2 * b + 1);
+        w->bwd_bytes = T * d * (2 * b + 1);
+        w->saved_bytes = T * d;
+        w->fwd_kernels = 1;
+        w->bwd_kernels = 1;
+        break;
+    }
     case LAYER_ATTENTION: {
         double h = (double)m->heads, kv = (double)m->kv_heads;
         double d = (double)m->head_dim, s = (double)seq_len;

@@ -29,6 +29,7 @@ enum layer_kind {
     LAYER_ATTENTION,     /* parameter-free scaled-dot-product attention core */
     LAYER_ACTIVATION,    /* elementwise activation (GELU, SiLU, ReLU) */
     LAYER_MUL,           /* elementwise product of two tensors (SwiGLU) */
+    LAYER_DROPOUT,       /* nn.Dropout / F.dropout in training, p > 0 */
     LAYER_CROSS_ENTROPY, /* softmax cross-entropy over the vocabulary */
     LAYER_MHA,           /* nn.MultiheadAttention: projections + core */
     LAYER_PARAMETER,     /* a bare nn.Parameter block, no compute */

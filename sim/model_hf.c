@@ -146,6 +146,35 @@ hf_bool(struct hf *h, const char *key, bool def)
     return json_is_true(v);
 }
 
+/* A dropout probability under KEY of OBJ (the config or a sub-config),
+ * DEF when absent: a number from 0 to 1. */
+static double
+hf_prob(struct hf *h, json_t *obj, const char *key, double def)
+{
+    json_t *v = json_object_get(obj, key);
+    if (v == NULL || json_is_null(v))
+        return def;
+    double p = json_is_number(v) ? json_number_value(v) : -1;
+    if (!(p >= 0 && p <= 1)) {
+        char *got = json_text(v);
+        hf_error(h, "key '%s': must be a probability from 0 to 1 (got %s)",
+                 key, got);
+        free(got);
+        return def;
+    }
+    return p;
+}
+
+/* ATTR = Dropout(DIM) when P > 0: in training, F.dropout with p = 0
+ * returns its input (aten/src/ATen/native/Dropout.cpp dropout), so only
+ * a positive p launches kernels. */
+static void
+emit_dropout(struct hf *h, const char *attr, double p, int64_t dim)
+{
+    if (p > 0)
+        emit(h, "%s = Dropout(%lld)\n", attr, (long long)dim);
+}
+
 static const char *
 hf_string(struct hf *h, const char *key, const char *def)
 {
@@ -380,6 +409,11 @@ emit_gpt2(struct hf *h, const char *name)
     int64_t ff = hf_int(h, "n_inner", 4 * d, HF_MAX_DIM);
     hf_divides(h, "n_head", nh, "n_embd", d);
     bool tie = hf_bool(h, "tie_word_embeddings", true);
+    /* GPT2Config's defaults; attn_pdrop acts on the attention
+     * probabilities, inside SDPA's kernel, and is not a kernel of its
+     * own. */
+    double embd = hf_prob(h, h->cfg, "embd_pdrop", 0.1);
+    double resid = hf_prob(h, h->cfg, "resid_pdrop", 0.1);
     if (h->err != NULL)
         return;
 
@@ -391,6 +425,7 @@ emit_gpt2(struct hf *h, const char *name)
     emit(h, "\n[GPT2Model]\nwte = Embedding(%lld, %lld)\n", (long long)V,
          (long long)d);
     emit(h, "wpe = Embedding(%lld, %lld)\n", (long long)pos, (long long)d);
+    emit_dropout(h, "drop", embd, d);
     emit(h, "h = ModuleList(GPT2Block, %lld)\n", (long long)L);
     emit(h, "ln_f = LayerNorm(%lld)\n", (long long)d);
     emit(h, "\n[GPT2Block]\nln_1 = LayerNorm(%lld)\nattn = GPT2Attention\n"
@@ -401,11 +436,13 @@ emit_gpt2(struct hf *h, const char *name)
     emit(h, "core = Attention(heads=%lld, head_dim=%lld)\n", (long long)nh,
          (long long)(d / nh));
     emit(h, "c_proj = Conv1D(%lld, %lld)\n", (long long)d, (long long)d);
-    /* Registered c_fc, c_proj, act; act runs between the two. */
+    emit_dropout(h, "resid_dropout", resid, d);
+    /* Registered c_fc, c_proj, act, dropout; act runs between the two. */
     emit(h, "\n[GPT2MLP]\nc_fc = Conv1D(%lld, %lld)\n", (long long)d,
          (long long)ff);
     emit_act(h, "act", "activation_function", "gelu_new", ff);
     emit(h, "c_proj = Conv1D(%lld, %lld)\n", (long long)ff, (long long)d);
+    emit_dropout(h, "dropout", resid, d);
 }
 
 /* GPTNeoXForCausalLM (modeling_gpt_neox.py): fused QKV, rotary positions,
@@ -424,6 +461,7 @@ emit_gpt_neox(struct hf *h, const char *name)
     hf_divides(h, "num_attention_heads", nh, "hidden_size", d);
     bool tie = hf_bool(h, "tie_word_embeddings", false);
     bool abias = hf_bool(h, "attention_bias", true);
+    double hdrop = hf_prob(h, h->cfg, "hidden_dropout", 0.0);
     if (h->err != NULL)
         return;
 
@@ -434,15 +472,18 @@ emit_gpt_neox(struct hf *h, const char *name)
     emit(h, "loss = CrossEntropy(%lld)\n", (long long)V);
     emit(h, "\n[GPTNeoXModel]\nembed_in = Embedding(%lld, %lld)\n",
          (long long)V, (long long)d);
+    emit_dropout(h, "emb_dropout", hdrop, d);
     emit(h, "layers = ModuleList(GPTNeoXLayer, %lld)\n", (long long)L);
     emit(h, "final_layer_norm = LayerNorm(%lld)\n", (long long)d);
     /* Registered input_layernorm, post_attention_layernorm, attention, mlp;
      * forward runs each norm before its block (in parallel-residual mode
      * both branches read the layer input, the order is the same). */
     emit(h, "\n[GPTNeoXLayer]\ninput_layernorm = LayerNorm(%lld)\n"
-         "attention = GPTNeoXAttention\n"
-         "post_attention_layernorm = LayerNorm(%lld)\nmlp = GPTNeoXMLP\n",
-         (long long)d, (long long)d);
+         "attention = GPTNeoXAttention\n", (long long)d);
+    emit_dropout(h, "post_attention_dropout", hdrop, d);
+    emit(h, "post_attention_layernorm = LayerNorm(%lld)\nmlp = GPTNeoXMLP\n",
+         (long long)d);
+    emit_dropout(h, "post_mlp_dropout", hdrop, d);
     emit(h, "\n[GPTNeoXAttention]\nquery_key_value = Linear(%lld, %lld%s)\n",
          (long long)d, (long long)(3 * d), bias_arg(abias));
     emit(h, "core = Attention(heads=%lld, head_dim=%lld, rope=true)\n",
@@ -480,6 +521,10 @@ emit_mpt(struct hf *h, const char *name)
     bool alibi = json_is_object(acfg)
                  && json_is_true(json_object_get(acfg, "alibi"));
     bool wpe = hf_bool(h, "learned_pos_emb", false) && !alibi;
+    /* HF's MptBlock drops the attention output and MptMLP its output
+     * with attn_config.attn_pdrop (default 0). */
+    double apdrop = json_is_object(acfg)
+                        ? hf_prob(h, acfg, "attn_pdrop", 0.0) : 0.0;
     if (h->err != NULL)
         return;
     if (er * d > HF_MAX_DIM) {
@@ -505,9 +550,11 @@ emit_mpt(struct hf *h, const char *name)
              (long long)d);
     emit(h, "blocks = ModuleList(MptBlock, %lld)\n", (long long)L);
     emit(h, "norm_f = LayerNorm(%lld%s)\n", (long long)d, bias_arg(bias));
-    emit(h, "\n[MptBlock]\nnorm_1 = LayerNorm(%lld%s)\nattn = MptAttention\n"
-         "norm_2 = LayerNorm(%lld%s)\nffn = MptMLP\n", (long long)d,
-         bias_arg(bias), (long long)d, bias_arg(bias));
+    emit(h, "\n[MptBlock]\nnorm_1 = LayerNorm(%lld%s)\nattn = MptAttention\n",
+         (long long)d, bias_arg(bias));
+    emit_dropout(h, "resid_attn_dropout", apdrop, d);
+    emit(h, "norm_2 = LayerNorm(%lld%s)\nffn = MptMLP\n", (long long)d,
+         bias_arg(bias));
     emit(h, "\n[MptAttention]\nWqkv = Linear(%lld, %lld%s)\n", (long long)d,
          (long long)(3 * d), bias_arg(bias));
     emit(h, "core = Attention(heads=%lld, head_dim=%lld)\n", (long long)nh,
@@ -518,6 +565,7 @@ emit_mpt(struct hf *h, const char *name)
          "down_proj = Linear(%lld, %lld%s)\n", (long long)d,
          (long long)(er * d), bias_arg(bias), (long long)(er * d),
          (long long)(er * d), (long long)d, bias_arg(bias));
+    emit_dropout(h, "dropout", apdrop, d);
 }
 
 /*
@@ -541,6 +589,11 @@ emit_opt(struct hf *h, const char *name)
     bool bias = hf_bool(h, "enable_bias", true);
     bool pre = hf_bool(h, "do_layer_norm_before", true);
     bool tie = hf_bool(h, "tie_word_embeddings", true);
+    /* OPTConfig's defaults: the layer drops the attention branch and the
+     * fc2 output with dropout, the activation with activation_dropout
+     * (F.dropout calls, no modules; named here for them). */
+    double drop = hf_prob(h, h->cfg, "dropout", 0.1);
+    double adrop = hf_prob(h, h->cfg, "activation_dropout", 0.0);
     if (h->err != NULL)
         return;
     const char *b = bias_arg(bias);
@@ -573,13 +626,16 @@ emit_opt(struct hf *h, const char *name)
     if (pre)
         emit(h, "self_attn_layer_norm = LayerNorm(%lld)\n", (long long)d);
     emit(h, "self_attn = OPTAttention\n");
+    emit_dropout(h, "self_attn_dropout", drop, d);
     if (!pre)
         emit(h, "self_attn_layer_norm = LayerNorm(%lld)\n", (long long)d);
     if (pre)
         emit(h, "final_layer_norm = LayerNorm(%lld)\n", (long long)d);
     emit(h, "fc1 = Linear(%lld, %lld%s)\n", (long long)d, (long long)ff, b);
     emit_act(h, "activation_fn", "activation_function", "relu", ff);
+    emit_dropout(h, "activation_dropout", adrop, ff);
     emit(h, "fc2 = Linear(%lld, %lld%s)\n", (long long)ff, (long long)d, b);
+    emit_dropout(h, "fc2_dropout", drop, d);
     if (!pre)
         emit(h, "final_layer_norm = LayerNorm(%lld)\n", (long long)d);
     /* Registered k_proj, v_proj, q_proj, out_proj; forward projects q

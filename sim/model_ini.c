@@ -59,8 +59,8 @@ struct param_def {
 
 enum ctor {
     C_LINEAR, C_CONV1D, C_EMBEDDING, C_LAYERNORM, C_RMSNORM, C_ATTENTION,
-    C_GELU, C_SILU, C_RELU, C_ACTIVATION, C_MUL, C_CROSS_ENTROPY, C_MHA,
-    C_PARAMETER, C_MODULELIST,
+    C_GELU, C_SILU, C_RELU, C_ACTIVATION, C_MUL, C_DROPOUT, C_CROSS_ENTROPY,
+    C_MHA, C_PARAMETER, C_MODULELIST,
     C_CLASS, /* an instance of a [Section] class */
 };
 
@@ -97,6 +97,7 @@ static const struct ctor_def ctors[] = {
     {"Activation", LAYER_ACTIVATION, "Activation(dim)",
      {{"dim", P_DIM, true}}},
     {"Mul", LAYER_MUL, "Mul(dim)", {{"dim", P_DIM, true}}},
+    {"Dropout", LAYER_DROPOUT, "Dropout(dim)", {{"dim", P_DIM, true}}},
     {"CrossEntropy", LAYER_CROSS_ENTROPY, "CrossEntropy(vocab)",
      {{"vocab", P_DIM, true}}},
     {"MultiheadAttention", LAYER_MHA,
@@ -111,7 +112,7 @@ static const struct ctor_def ctors[] = {
 #define N_CTORS ((int)(sizeof ctors / sizeof ctors[0]))
 
 #define KNOWN_LAYERS "Linear, Conv1D, Embedding, LayerNorm, RMSNorm, " \
-    "Attention, GELU, SiLU, ReLU, Activation, Mul, CrossEntropy, " \
+    "Attention, GELU, SiLU, ReLU, Activation, Mul, Dropout, CrossEntropy, " \
     "MultiheadAttention, Parameter, ModuleList"
 
 struct ini_class;
@@ -809,7 +810,8 @@ build_child(const struct ini_child *ch)
     case C_PARAMETER:
         mod->in = v[0];
         break;
-    default: /* RMSNorm, activations, Mul, CrossEntropy: one width */
+    default: /* RMSNorm, activations, Mul, Dropout, CrossEntropy: one
+              * width */
         mod->out = v[0];
         break;
     }

@@ -7,6 +7,7 @@
 #include "builtin.h"
 #include "kernel.h"
 #include "kernel_cost.h"
+#include "layer.h"
 #include "model.h"
 #include "testutil.h"
 #include "topo.h"
@@ -92,6 +93,29 @@ START_TEST(test_norm_bytes)
     c.compile = true;
     ck_assert_int_eq(kernel_list(&rms, &c, PHASE_FWD, k), 1);
     ck_assert_double_eq(k[0].bytes, 4.0 * 524288);
+}
+END_TEST
+
+START_TEST(test_dropout_kernels)
+{
+    /* Dropout(1024) on 1 x 512 tokens, bf16: E = 524288; forward reads x
+     * and writes the output and a one-byte mask, E (2 + 2 + 1) =
+     * 2621440 bytes; backward reads the gradient and the mask and writes
+     * the gradient, the same bytes; the mask (E bytes) is saved.
+     * Compiled, Inductor fuses it: no kernel of its own. */
+    struct module d = {.kind = LAYER_DROPOUT, .out = 1024};
+    struct kernel_ctx c = ctx_of(1, 512);
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+    ck_assert_int_eq(kernel_list(&d, &c, PHASE_FWD, k), 1);
+    ck_assert_double_eq(k[0].bytes, 5.0 * 524288);
+    ck_assert_int_eq(kernel_list(&d, &c, PHASE_BWD, k), 1);
+    ck_assert_double_eq(k[0].bytes, 5.0 * 524288);
+    struct layer_work w;
+    layer_work(&d, 1, 512, 2, &w);
+    ck_assert_double_eq(w.saved_bytes, 524288);
+    ck_assert_double_eq(w.fwd_flops, 0);
+    c.compile = true;
+    ck_assert_int_eq(kernel_list(&d, &c, PHASE_FWD, k), 0);
 }
 END_TEST
 
@@ -275,6 +299,7 @@ main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_linear_three_gemms);
     tcase_add_test(tc, test_norm_bytes);
+    tcase_add_test(tc, test_dropout_kernels);
     tcase_add_test(tc, test_norm_in_block_adds_residual);
     tcase_add_test(tc, test_attention_table_read_and_interpolated);
     tcase_add_test(tc, test_attention_choice);

@@ -492,6 +492,35 @@ START_TEST(test_model_hf_translation)
 }
 END_TEST
 
+/* GPT-2 drops the embeddings' sum and each residual branch with
+ * GPT2Config's 0.1 by default: drop, resid_dropout and the MLP's dropout;
+ * with p = 0 F.dropout returns its input and no Dropout is listed; a
+ * probability outside 0..1 is refused with its key. */
+START_TEST(test_model_hf_dropout)
+{
+#define GPT2_MIN "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, " \
+                 "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 100"
+    char *cause = NULL;
+    char *ini = model_hf_to_ini(GPT2_MIN "}", "g.json", "g", &cause);
+    ck_assert_msg(ini != NULL, "%s", cause);
+    ck_assert_ptr_nonnull(strstr(ini, "drop = Dropout(64)\n"));
+    ck_assert_ptr_nonnull(strstr(ini, "resid_dropout = Dropout(64)\n"));
+    ck_assert_ptr_nonnull(strstr(ini, "\ndropout = Dropout(64)\n"));
+    free(ini);
+    ini = model_hf_to_ini(GPT2_MIN ", \"embd_pdrop\": 0, \"resid_pdrop\": "
+                          "0.0}", "g.json", "g", &cause);
+    ck_assert_msg(ini != NULL, "%s", cause);
+    ck_assert_ptr_null(strstr(ini, "Dropout"));
+    free(ini);
+    ck_assert_ptr_null(model_hf_to_ini(GPT2_MIN ", \"resid_pdrop\": 1.5}",
+                                       "g.json", "g", &cause));
+    ck_assert_msg(strstr(cause, "key 'resid_pdrop': must be a probability "
+                                "from 0 to 1 (got 1.5)") != NULL, "%s", cause);
+    free(cause);
+#undef GPT2_MIN
+}
+END_TEST
+
 /* --- limits ----------------------------------------------------------- */
 
 START_TEST(test_model_limit_dimension)
@@ -616,8 +645,9 @@ START_TEST(test_model_error_unknown_layer)
     assert_ini_err("[model]\nroot = T\n[T]\na = Linaer(1024, 2048)\n",
                    "x.ini:4: unknown layer 'Linaer' (known: Linear, Conv1D, "
                    "Embedding, LayerNorm, RMSNorm, Attention, GELU, SiLU, "
-                   "ReLU, Activation, Mul, CrossEntropy, MultiheadAttention, "
-                   "Parameter, ModuleList; or define a [Linaer] section)");
+                   "ReLU, Activation, Mul, Dropout, CrossEntropy, "
+                   "MultiheadAttention, Parameter, ModuleList; or define a "
+                   "[Linaer] section)");
 }
 END_TEST
 
@@ -781,6 +811,7 @@ model_suite(void)
     tcase_add_test(core, test_model_ini_features);
     tcase_add_test(core, test_model_load_files);
     tcase_add_test(core, test_model_hf_translation);
+    tcase_add_test(core, test_model_hf_dropout);
     suite_add_tcase(s, core);
 
     TCase *limits = tcase_create("limits");
