@@ -985,15 +985,24 @@ optimizer_shape(struct builder *b, int tensors, double numel)
     b->s->optimizer_tensors = tensors > 0 ? tensors : 1;
 }
 
-/* GradScaler.step (torch/amp/grad_scaler.py): unscale_ runs
- * _amp_foreach_non_finite_check_and_unscale_ over every fp32 gradient
- * (one multi-tensor pass, read and write); FSDP's ShardedGradScaler then
- * all-reduces found_inf over the ranks (each holds a shard of the
- * gradients); step() reads found_inf with .item(), so the host waits for
- * the GPU before it issues optimizer.step().  The scale update
- * (_amp_update_scale_, one tiny kernel) is counted in the optimizer op's
- * cost (cost.c).  The master weights are fp32 throughout: FSDP's sharded
- * FlatParameter, DDP's replicas. */
+/* One fp32 scalar all-reduced over the shard group (found_inf, a squared
+ * norm), from C through P and back: its op's id. */
+static int
+scalar_all_reduce(struct builder *b)
+{
+    int buf = alloc_buf(b, STREAM_C, MEM_OPTIMIZER_STATE, 4, -1);
+    wait_stream(b, STREAM_P, STREAM_C);
+    struct sched_op *ar = emit(b, OP_ALLREDUCE, STREAM_P, -1);
+    ar->pg = PG_SHARD;
+    ar->bytes = 4;
+    ar->dtype = DTYPE_FP32;
+    ar->buf_in = ar->buf_out = buf;
+    int id = ar->id;
+    wait_stream(b, STREAM_C, STREAM_P);
+    free_buf(b, buf, id, -1);
+    return id;
+}
+
 /* The host blocks until the GPU has run everything issued so far (a
  * .item() or a synchronize): an event on C and a wait for it. */
 static void
@@ -1004,6 +1013,15 @@ host_reads_gpu(struct builder *b)
     w->wait_op = ev->id;
 }
 
+/* GradScaler.step (torch/amp/grad_scaler.py): unscale_ runs
+ * _amp_foreach_non_finite_check_and_unscale_ over every fp32 gradient
+ * (one multi-tensor pass, read and write); FSDP's ShardedGradScaler then
+ * all-reduces found_inf over the ranks (each holds a shard of the
+ * gradients); step() reads found_inf with .item(), so the host waits for
+ * the GPU before it issues optimizer.step().  The scale update
+ * (_amp_update_scale_, one tiny kernel) is counted in the optimizer op's
+ * cost (cost.c).  The master weights are fp32 throughout: FSDP's sharded
+ * FlatParameter, DDP's replicas. */
 static void
 grad_scaler_step(struct builder *b, double grad_numel, int sharded_scaler)
 {
@@ -1013,19 +1031,8 @@ grad_scaler_step(struct builder *b, double grad_numel, int sharded_scaler)
     b->hooks++;
     struct sched_op *un = emit(b, OP_CAST, STREAM_C, -1);
     un->bytes = (uint64_t)(grad_numel * 8);
-    int last = un->id;
-    if (sharded_scaler) {
-        int fi = alloc_buf(b, STREAM_C, MEM_OPTIMIZER_STATE, 4, -1);
-        wait_stream(b, STREAM_P, STREAM_C);
-        struct sched_op *ar = emit(b, OP_ALLREDUCE, STREAM_P, -1);
-        ar->pg = PG_SHARD;
-        ar->bytes = 4;
-        ar->dtype = DTYPE_FP32;
-        ar->buf_in = fi;
-        last = ar->id;
-        wait_stream(b, STREAM_C, STREAM_P);
-        free_buf(b, fi, last, -1);
-    }
+    if (sharded_scaler)
+        scalar_all_reduce(b);
     host_reads_gpu(b);
 }
 
@@ -1061,17 +1068,8 @@ clip_gradients(struct builder *b, double numel, int distributed)
         return bytes;
     }
     emit_copy(b, OP_CAST, STREAM_C, -1, numel * b->b_orig, -1, -1);
-    if (distributed) {
-        int nb = alloc_buf(b, STREAM_C, MEM_OPTIMIZER_STATE, 4, -1);
-        wait_stream(b, STREAM_P, STREAM_C);
-        struct sched_op *ar = emit(b, OP_ALLREDUCE, STREAM_P, -1);
-        ar->pg = PG_SHARD;
-        ar->bytes = 4;
-        ar->dtype = DTYPE_FP32;
-        ar->buf_in = ar->buf_out = nb;
-        wait_stream(b, STREAM_C, STREAM_P);
-        free_buf(b, nb, ar->id, -1);
-    }
+    if (distributed)
+        scalar_all_reduce(b);
     emit_copy(b, OP_CAST, STREAM_C, -1, 2 * numel * b->b_orig, -1, -1);
     /* fms-fsdp-style loops read the norm with .item(). */
     if (b->c->loss_item)
