@@ -371,10 +371,33 @@ hop_lat_us(const struct ctx *x, int a, int p, bool net)
     if (net) {
         if (la == NCCL_ALGO_RING && x->g->ranks_per_node == 1)
             la = NCCL_ALGO_TREE;
+        /* Simple pays the network's latency a second time for the
+         * receive-side flush (NCCL's interLat counts it always); the data
+         * path pays it only where NCCL flushes: GPUDirect receives on
+         * Ampere and older (src/graph/paths.cc ncclTopoNeedFlush: "Flush
+         * is required on Ampere and earlier"; NCCL_NET_FORCE_FLUSH 0). */
+        bool flush = p == PROTO_SIMPLE && t->arch < GPU_ARCH_HOPPER;
         return hw_lat_us[HW_NET][la][p]
-               + t->inter_latency_ns / 1e3 * (p == PROTO_SIMPLE ? 2 : 1);
+               + t->inter_latency_ns / 1e3 * (flush ? 2 : 1);
     }
     return fmax(hw_lat_us[ihw][la][p], t->intra_latency_ns / 1e3);
+}
+
+/* Waiting for credits in a pipeline of M chunks over a hop with
+ * NCCL_STEPS (8, src/include/device.h) slots: chunk i + 8 can leave only
+ * when chunk i's slot is free again, a cycle of the chunk's transfer plus
+ * one latency for the data and one for the credit coming back (over the
+ * network the sender's slot frees when isend completes, which needs the
+ * receiver's acknowledgement: net.cc sendProxyProgress "transmitted <
+ * done + NCCL_STEPS").  The first 8 chunks never wait; each later group
+ * of 8 waits what the cycle exceeds 8 transfers by. */
+#define NCCL_STEPS_IN_FLIGHT 8
+static double
+credit_wait(double chunks, double transfer_s, double hop_lat_s)
+{
+    double groups = floor((chunks - 1) / NCCL_STEPS_IN_FLIGHT);
+    return groups * fmax(0, transfer_s + 2 * hop_lat_s
+                                - NCCL_STEPS_IN_FLIGHT * transfer_s);
 }
 
 static void
@@ -459,10 +482,15 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
                         - c / alg_ch;
             r->bw_s = M * c / alg_ch;
             /* After the fill a hop keeps up to NCCL_STEPS chunks in
-             * flight (one step each), so a chunk's flag latency is hidden
-             * unless NCCL_STEPS chunks cross faster than it. */
-            r->steplat_s = (M - 1) * fmax(0, (c / alg_ch + Lmax) / 8
-                                                 - c / alg_ch);
+             * flight (one step each): a slot is free again only when the
+             * receiver has consumed the chunk and its credit is back at
+             * the sender (prims_ll128.h / prims_simple.h wait on the
+             * peer's head; over the network net.cc recvProxyProgress
+             * re-posts the receive for a slot the GPU freed, which
+             * aws-ofi-nccl's RDMA protocol turns into a control message
+             * to the sender).  A slot's cycle is the chunk's transfer plus
+             * the latency there and back (credit_wait). */
+            r->steplat_s = credit_wait(M, c / alg_ch, Lmax);
         }
         r->time_s = r->launch_s + r->fill_s + r->bw_s + r->steplat_s;
         return;
@@ -494,8 +522,7 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
         r->launch_s = base_lat_us[NCCL_ALGO_RING][PROTO_SIMPLE] * 1e-6;
         r->fill_s = 2 * Li + hn * Ln + (r->hops - 1) * c / op_Bps;
         r->bw_s = M * c / op_Bps;
-        r->steplat_s = (M - 1) * fmax(0, (c / op_Bps + r->hop_lat_s) / 8
-                                             - c / op_Bps);
+        r->steplat_s = credit_wait(M, c / op_Bps, r->hop_lat_s);
         r->time_s = r->launch_s + r->fill_s + r->bw_s + r->steplat_s;
         return;
     }
