@@ -234,7 +234,7 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
          * and all-reduce uses NVLS Tree. */
         if (p != PROTO_SIMPLE || t->fabric != FABRIC_NVSWITCH
             || nvls_efficiency[x->arch] <= 0 || ppn < 2 || ppn > 32
-            || x->nc->nvls_enable == 0 || x->nc->p2p_disable)
+            || x->nc->nvls_enable == 0)
             return;
         if (a == NCCL_ALGO_NVLS && multi)
             return;
@@ -285,7 +285,8 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
          * is split over the GPUs' NVLink (Direct) or passed along a chain
          * (Chain), bounded by one GPU's NVLink bandwidth.  The value is
          * algorithm bandwidth (algo_time uses it as is). */
-        if (!t->sharp || p != PROTO_SIMPLE || !multi
+        if (!t->sharp || !x->nc->collnet_enable || p != PROTO_SIMPLE
+            || !multi
             || t->fabric != FABRIC_NVSWITCH || ppn > 8)
             return;
         if (x->op != COLL_ALLREDUCE
@@ -362,6 +363,16 @@ algo_time(const struct ctx *x, int a, double bus, double lat_us,
 #define LL128_BUFFSIZE (120.0 * 640 * 8 * 8)
 #define NVLS_CHUNKSIZE 131072.0     /* NCCL_NVLS_CHUNKSIZE default */
 
+/* GPUDirect RDMA: NCCL uses it when the GPU-NIC path is no longer than
+ * NCCL_NET_GDR_LEVEL (src/graph/paths.cc ncclTopoCheckGdr, default PXB).
+ * The built-in nodes put each NIC under a PCIe switch with its GPUs
+ * (DGX and EC2 P4/P5 block diagrams), a PXB path. */
+static bool
+net_gdr(const struct nccl_config *nc)
+{
+    return nc->net_gdr_level < 0 || nc->net_gdr_level >= PATH_LEVEL_PXB;
+}
+
 static double
 hop_lat_us(const struct ctx *x, int a, int p, bool net)
 {
@@ -376,7 +387,8 @@ hop_lat_us(const struct ctx *x, int a, int p, bool net)
          * path pays it only where NCCL flushes: GPUDirect receives on
          * Ampere and older (src/graph/paths.cc ncclTopoNeedFlush: "Flush
          * is required on Ampere and earlier"; NCCL_NET_FORCE_FLUSH 0). */
-        bool flush = p == PROTO_SIMPLE && t->arch < GPU_ARCH_HOPPER;
+        bool flush = p == PROTO_SIMPLE && t->arch < GPU_ARCH_HOPPER
+                     && net_gdr(x->nc);
         return hw_lat_us[HW_NET][la][p]
                + t->inter_latency_ns / 1e3 * (flush ? 2 : 1);
     }
@@ -571,7 +583,21 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
      *   and each step pays a TCP round trip (SOCKET_STEP_US, an
      *   estimate) over the link's latency. */
     struct topo tl = *t;
-    if (nc->p2p_disable && g->ranks_per_node > 1) {
+    /* NCCL_P2P_LEVEL (paths.cc ncclTopoCheckP2p): P2P only between GPUs
+     * no farther apart than the level; NVLink peers are NVL, GPUs of a
+     * PCIe-only node share a switch (PXB).  P2P_DISABLE=1 is LOC. */
+    int gpu_path = t->fabric == FABRIC_PCIE ? PATH_LEVEL_PXB : PATH_LEVEL_NVL;
+    bool p2p_off = nc->p2p_disable
+                   || (nc->p2p_level >= 0 && gpu_path > nc->p2p_level);
+    /* Without GPUDirect RDMA (NCCL_NET_GDR_LEVEL below the GPU-NIC path)
+     * net.cc puts the network buffers in host memory: every byte a NIC
+     * carries crosses a GPU's PCIe link, so the node's network rate is at
+     * most its GPUs' host links together; no flush is needed. */
+    if (g->nodes > 1 && !net_gdr(nc)) {
+        double host_cap = t->pcie_Bps * t->gpus_per_node / t->nics_per_node;
+        tl.nic_Bps = fmin(t->nic_Bps, host_cap);
+    }
+    if (p2p_off && g->ranks_per_node > 1) {
         tl.fabric = FABRIC_PCIE;
         tl.intra_Bps = t->pcie_Bps;
     }
