@@ -415,6 +415,10 @@ cmd_coll(int argc, char **argv)
                r.nthreads, r.hops, r.loops, r.loops == 1 ? "" : "s",
                r.chunk_bytes, r.syncs, r.syncs == 1 ? "" : "s",
                r.hop_lat_s * 1e6, r.chan_Bps / 1e9);
+        if (r.net_hops > 0)
+            printf("#   ring: %d network hop%s on the critical path, %.2f us "
+                   "each\n", r.net_hops, r.net_hops == 1 ? "" : "s",
+                   r.net_lat_s * 1e6);
         printf("#   time %.2f us = launch %.2f + pipeline fill %.2f + "
                "bandwidth %.2f + per-step latency %.2f\n", r.time_s * 1e6,
                r.launch_s * 1e6, r.fill_s * 1e6, r.bw_s * 1e6,

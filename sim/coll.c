@@ -395,21 +395,20 @@ hop_lat_us(const struct ctx *x, int a, int p, bool net)
     return fmax(hw_lat_us[ihw][la][p], t->intra_latency_ns / 1e3);
 }
 
-/* Waiting for credits in a pipeline of M chunks over a hop with
- * NCCL_STEPS (8, src/include/device.h) slots: chunk i + 8 can leave only
- * when chunk i's slot is free again, a cycle of the chunk's transfer plus
+/* Waiting for credits in a pipeline of M chunks over a hop that holds
+ * WINDOW of them in flight (NCCL_STEPS, 8, src/include/device.h, slots of
+ * one step; Ring Simple's 2-step slices fill 2 each): chunk i + WINDOW
+ * can leave only when chunk i's slot is free again, a cycle of the chunk's transfer plus
  * one latency for the data and one for the credit coming back (over the
  * network the sender's slot frees when isend completes, which needs the
  * receiver's acknowledgement: net.cc sendProxyProgress "transmitted <
- * done + NCCL_STEPS").  The first 8 chunks never wait; each later group
- * of 8 waits what the cycle exceeds 8 transfers by. */
-#define NCCL_STEPS_IN_FLIGHT 8
+ * done + NCCL_STEPS").  The first WINDOW chunks never wait; each later
+ * group waits what the cycle exceeds WINDOW transfers by. */
 static double
-credit_wait(double chunks, double transfer_s, double hop_lat_s)
+credit_wait(double chunks, double transfer_s, double hop_lat_s, int window)
 {
-    double groups = floor((chunks - 1) / NCCL_STEPS_IN_FLIGHT);
-    return groups * fmax(0, transfer_s + 2 * hop_lat_s
-                                - NCCL_STEPS_IN_FLIGHT * transfer_s);
+    double groups = floor((chunks - 1) / window);
+    return groups * fmax(0, transfer_s + 2 * hop_lat_s - window * transfer_s);
 }
 
 static void
@@ -452,18 +451,51 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
             double P = nb / ((double)nc * n);
             double loops = fmax(1, ceil(P / chunk));
             double c = P / loops;
-            double L = hop_lat_us(x, a, p, multi) * 1e-6;
-            if (multi && ppn > 1)
-                L = fmax(L, hop_lat_us(x, a, p, false) * 1e-6);
+            /* Every slice costs its rank a flag wait, a fence and a flag
+             * post (prims_simple.h waitPeer / postPeer; LL and LL128 one
+             * a step), serial with the copy on the same threads: the
+             * intra-node hop latency, and across nodes at least NCCL's
+             * net overhead (tuning.cc intraLat = max(intraLat,
+             * netOverhead), x3 for Simple).  With one GPU a node every
+             * hop is a network hop and NCCL's network latency is the
+             * rank's own cost. */
+            double o = multi && ppn == 1
+                           ? hw_lat_us[HW_NET][NCCL_ALGO_TREE][p]
+                           : hop_lat_us(x, a, p, false);
+            if (multi)
+                o = fmax(o, NET_OVERHEAD_US * (p == PROTO_SIMPLE ? 3 : 1));
+            o *= 1e-6;
+            /* The network's own latency is not the rank's work: it
+             * delays the data.  The ranks run in lockstep, so one loop
+             * ends after the longest chain of D dependent steps, which
+             * crosses the ring's network links (one per node) as often
+             * as D consecutive links can: ceil(D / ppn) times. */
+            double Ln = multi ? hop_lat_us(x, a, p, true) * 1e-6 : 0;
+            int k = !multi ? 0 : ppn == 1 ? D : (D + ppn - 1) / ppn;
+            double slices = D * loops * r->syncs;
+            double ts = c / r->syncs / per_ch;
             r->hops = D;
+            r->net_hops = k;
+            r->net_lat_s = Ln;
             r->loops = (int)fmin(loops, 1e9);
             r->chunk_bytes = c;
-            r->hop_lat_s = L;
+            r->hop_lat_s = o;
             r->chan_Bps = per_ch;
             r->launch_s = launch * 1e-6;
             r->bw_s = D * loops * c / per_ch;
-            r->fill_s = D * r->syncs * L;
-            r->steplat_s = (loops - 1) * D * r->syncs * L;
+            r->fill_s = D * r->syncs * o + k * Ln;
+            /* Later loops pipeline behind the first: each slice still
+             * costs its sync, and over the network a link holds
+             * NCCL_STEPS / sliceSteps slices in flight (4 for Simple, 8
+             * for LL and LL128), so a slow network stalls the ring for
+             * credits (credit_wait), as far as the sender is not already
+             * waiting for its data behind the fill's network hops. */
+            r->steplat_s = (loops - 1) * D * r->syncs * o;
+            if (multi)
+                r->steplat_s += fmax(0, credit_wait(slices, ts + o, Ln,
+                                                    p == PROTO_SIMPLE ? 4
+                                                                      : 8)
+                                            - k * Ln);
         } else {
             /* Tree all-reduce: NCCL's algbw is half its busBw. */
             double alg_ch = 0.5 * bus / x->ch;
@@ -502,7 +534,7 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
              * aws-ofi-nccl's RDMA protocol turns into a control message
              * to the sender).  A slot's cycle is the chunk's transfer plus
              * the latency there and back (credit_wait). */
-            r->steplat_s = credit_wait(M, c / alg_ch, Lmax);
+            r->steplat_s = credit_wait(M, c / alg_ch, Lmax, 8);
         }
         r->time_s = r->launch_s + r->fill_s + r->bw_s + r->steplat_s;
         return;
@@ -534,7 +566,7 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
         r->launch_s = base_lat_us[NCCL_ALGO_RING][PROTO_SIMPLE] * 1e-6;
         r->fill_s = 2 * Li + hn * Ln + (r->hops - 1) * c / op_Bps;
         r->bw_s = M * c / op_Bps;
-        r->steplat_s = credit_wait(M, c / op_Bps, r->hop_lat_s);
+        r->steplat_s = credit_wait(M, c / op_Bps, r->hop_lat_s, 8);
         r->time_s = r->launch_s + r->fill_s + r->bw_s + r->steplat_s;
         return;
     }

@@ -54,7 +54,10 @@ struct coll_result {
     int loops;              /* chunks each hop carries per channel */
     int syncs;              /* flag waits per chunk (Simple: 2 slices) */
     double chunk_bytes;     /* data bytes per chunk and channel */
-    double hop_lat_s;       /* per-step latency of the slowest hop */
+    double hop_lat_s;       /* per-step latency of the slowest hop (Ring:
+                               each slice's sync at its rank) */
+    int net_hops;           /* Ring: network links on the critical path */
+    double net_lat_s;       /* Ring: latency of one network hop */
     double chan_Bps;        /* data rate of one channel's bottleneck hop */
 };
 

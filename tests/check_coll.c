@@ -534,6 +534,60 @@ START_TEST(test_path_tree_pipeline_bound)
 }
 END_TEST
 
+/* Ring/Simple all-gather over 2 nodes x 4 on test-2x4 (Ampere, 1 NIC of
+ * 10 GB/s, 10 us): 2 channels of 9.6e9 / 2 = 4.8e9 B/s; 7 steps of 2
+ * slices, each slice's sync at its rank max(3.4, 1, 3 x 1) = 3.4 us; the
+ * critical path crosses the network ceil(7 / 4) = 2 times at 14 + 2 x 10
+ * = 34 us (GDR flush on Ampere); launch 8.4 us. */
+static void
+ring_net_case(double bytes, struct coll_result *r)
+{
+    struct topo *t = test_topo();
+    struct coll_group g = {8, 2, 4};
+    struct nccl_config nc;
+    char *cause = NULL;
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_algo(&nc, "Ring", &cause), 0);
+    ck_assert_int_eq(nccl_config_set_proto(&nc, "Simple", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLGATHER, &g, bytes, r);
+    ck_assert_int_eq(r->channels, 2);
+    ck_assert_int_eq(r->net_hops, 2);
+    ck_assert_double_eq_tol(r->net_lat_s, 34e-6, 1e-12);
+    topo_free(t);
+}
+
+START_TEST(test_path_ring_net_bandwidth_bound)
+{
+    /* 1 GiB: 64 MiB a rank and channel in 32 loops of 2 MiB chunks; a
+     * slice (1 MiB, 218.45 us) plus its sync outlasts the credit cycle
+     * over 4 slices in flight, so no credit waits. */
+    struct coll_result r;
+    ring_net_case(1073741824.0, &r);
+    double c = 2097152, per = 4.8e9;
+    double want = 8.4e-6 + 7 * 32 * c / per + (7 * 2 * 3.4e-6 + 2 * 34e-6)
+                  + 31 * 7 * 2 * 3.4e-6;
+    ck_assert_int_eq(r.loops, 32);
+    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+}
+END_TEST
+
+START_TEST(test_path_ring_net_pipeline_bound)
+{
+    /* 64 KiB: one loop of 4 KiB chunks, 14 slices of 2 KiB (0.4267 us).
+     * With 4 slices in flight, each later group of 4 waits 0.4267 + 3.4 +
+     * 2 x 34 - 4 x 3.8267 us for credits: 3 groups, less the 2 x 34 us the
+     * fill already waits on the network. */
+    struct coll_result r;
+    ring_net_case(65536.0, &r);
+    double ts = 2048 / 4.8e9, o = 3.4e-6;
+    double stall = 3 * (ts + o + 68e-6 - 4 * (ts + o)) - 68e-6;
+    double want = 8.4e-6 + 7 * 4096 / 4.8e9 + (7 * 2 * o + 68e-6) + stall;
+    ck_assert_int_eq(r.loops, 1);
+    ck_assert_double_eq_tol(r.steplat_s, stall, stall * REL_TOL);
+    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+}
+END_TEST
+
 /* The same tree with a network step of 600 us (a far, slow fabric):
  * hop 14 + 2 x 600 = 1214 us, so a slot's cycle, 140.3 + 2428 us, is more
  * than 8 chunk transfers (1122 us): of 1024 chunks a channel, every group
@@ -733,6 +787,8 @@ main(void)
     tcase_add_test(core, test_path_tree_bandwidth_bound);
     tcase_add_test(core, test_path_tree_pipeline_bound);
     tcase_add_test(core, test_path_tree_credit_bound);
+    tcase_add_test(core, test_path_ring_net_bandwidth_bound);
+    tcase_add_test(core, test_path_ring_net_pipeline_bound);
     tcase_add_test(core, test_path_flush_and_gdr);
     tcase_add_test(core, test_path_p2p_level);
     tcase_add_test(core, test_path_nvls_enable_0_moves_to_ring);
