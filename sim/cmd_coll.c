@@ -159,7 +159,7 @@ cmd_coll(int argc, char **argv)
         {NULL, 0, NULL, 0}};
     /* NCCL_<VAR> from the environment, then --nccl-<var> (in the order
      * of nccl_var_names). */
-    const char *vars[12] = {NULL};
+    const char *vars[NCCL_VAR_COUNT] = {NULL};
     int explain = 0;
     for (int i = 0; nccl_var_names[i]; i++) {
         char env[64] = "NCCL_";

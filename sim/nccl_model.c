@@ -81,6 +81,9 @@ const char *const nccl_var_names[] = {
     "nvls_enable", "buffsize", "nthreads", "ib_disable", "p2p_disable",
     "socket_nthreads", "nsocks_perthread", "p2p_level", "net_gdr_level",
     "cross_nic", "collnet_enable", NULL};
+_Static_assert(sizeof nccl_var_names / sizeof nccl_var_names[0]
+                   == NCCL_VAR_COUNT + 1,
+               "NCCL_VAR_COUNT counts nccl_var_names");
 
 /* NCCL_P2P_LEVEL / NCCL_NET_GDR_LEVEL (src/graph/paths.cc ncclGetLevel):
  * a path name of topo.cc's topoPathTypeStr up to SYS, or the old numbers

@@ -69,9 +69,11 @@ enum nccl_path_level { PATH_LEVEL_LOC, PATH_LEVEL_NVL, PATH_LEVEL_NVB,
                        PATH_LEVEL_P2C, PATH_LEVEL_PXN, PATH_LEVEL_PHB,
                        PATH_LEVEL_SYS };
 
-/* The variables nccl_config_set_var knows: NULL-terminated, each named
+/* The variables nccl_config_set_var knows: NCCL_VAR_COUNT of them, then
+ * NULL; each named
  * without its NCCL_ prefix in lower case as the run key / flag suffix
  * ("nvls_enable" for NCCL_NVLS_ENABLE and --nccl-nvls-enable). */
+#define NCCL_VAR_COUNT 11
 extern const char *const nccl_var_names[];
 /* Set NCCL_<NAME> (NAME as in nccl_var_names, either case) to S.  -1
  * with *cause (caller frees) for a value NCCL would not honour: NCCL
