@@ -419,6 +419,12 @@ cmd_coll(int argc, char **argv)
             printf("#   ring: %d network hop%s on the critical path, %.2f us "
                    "each\n", r.net_hops, r.net_hops == 1 ? "" : "s",
                    r.net_lat_s * 1e6);
+        if (r.algo == NCCL_ALGO_NVLS || r.algo == NCCL_ALGO_NVLS_TREE)
+            printf("#   NVLS buffers: %.0f MiB of device memory a GPU, taken "
+                   "the first time the communicator runs NVLS "
+                   "(transport/nvls.cc)\n",
+                   coll_nvls_buffer_bytes(t, &nc, ranks_per_node)
+                       / 1048576.0);
         printf("#   time %.2f us = launch %.2f + pipeline fill %.2f + "
                "bandwidth %.2f + per-step latency %.2f\n", r.time_s * 1e6,
                r.launch_s * 1e6, r.fill_s * 1e6, r.bw_s * 1e6,

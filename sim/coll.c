@@ -577,6 +577,33 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
     r->time_s = tuning_s;
 }
 
+#define NVLS_MEM_ALIGN (2.0 * 1024 * 1024)
+
+/* NCCL_P2P_LEVEL (paths.cc ncclTopoCheckP2p): P2P only between GPUs no
+ * farther apart than the level; NVLink peers are NVL, GPUs of a PCIe-only
+ * node share a switch (PXB).  NCCL_P2P_DISABLE=1 is LOC. */
+static bool
+p2p_disabled(const struct topo *t, const struct nccl_config *nc)
+{
+    int gpu_path = t->fabric == FABRIC_PCIE ? PATH_LEVEL_PXB : PATH_LEVEL_NVL;
+    return nc->p2p_disable
+           || (nc->p2p_level >= 0 && gpu_path > nc->p2p_level);
+}
+
+double
+coll_nvls_buffer_bytes(const struct topo *t, const struct nccl_config *nc,
+                       int ranks_per_node)
+{
+    if (t->fabric != FABRIC_NVSWITCH || t->arch < GPU_ARCH_HOPPER
+        || nc->nvls_enable == 0 || p2p_disabled(t, nc) || ranks_per_node < 2)
+        return 0;
+    double heads = ranks_per_node;
+    double buffers = NVLS_CHANNELS * 2.0 * 8 * NVLS_CHUNKSIZE * heads;
+    double credits = NVLS_CHANNELS * 2.0 * 64 * heads;
+    return ceil(buffers / NVLS_MEM_ALIGN) * NVLS_MEM_ALIGN
+           + ceil(credits / NVLS_MEM_ALIGN) * NVLS_MEM_ALIGN;
+}
+
 int
 coll_estimate(const struct topo *t, const struct nccl_config *nc,
               enum coll_op op, enum coll_redop redop,
@@ -615,12 +642,7 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
      *   and each step pays a TCP round trip (SOCKET_STEP_US, an
      *   estimate) over the link's latency. */
     struct topo tl = *t;
-    /* NCCL_P2P_LEVEL (paths.cc ncclTopoCheckP2p): P2P only between GPUs
-     * no farther apart than the level; NVLink peers are NVL, GPUs of a
-     * PCIe-only node share a switch (PXB).  P2P_DISABLE=1 is LOC. */
-    int gpu_path = t->fabric == FABRIC_PCIE ? PATH_LEVEL_PXB : PATH_LEVEL_NVL;
-    bool p2p_off = nc->p2p_disable
-                   || (nc->p2p_level >= 0 && gpu_path > nc->p2p_level);
+    bool p2p_off = p2p_disabled(t, nc);
     /* Without GPUDirect RDMA (NCCL_NET_GDR_LEVEL below the GPU-NIC path)
      * net.cc puts the network buffers in host memory: every byte a NIC
      * carries crosses a GPU's PCIe link, so the node's network rate is at

@@ -695,6 +695,28 @@ START_TEST(test_path_nvls_enable_0_moves_to_ring)
 }
 END_TEST
 
+/* NVLS buffers on 8 H100s: 8 heads x 16 channels x 2 x 8 steps x 128 KiB
+ * = 256 MiB, plus 16 x 2 x 64 B x 8 = 16 KiB of credits rounded to one
+ * 2 MiB granule: 258 MiB; none with NCCL_NVLS_ENABLE=0 or on A100. */
+START_TEST(test_nvls_buffer_bytes)
+{
+    char *cause = NULL;
+    struct topo *t = topo_load("dgx-h100", &cause);
+    ck_assert_ptr_nonnull(t);
+    struct nccl_config nc;
+    nccl_config_init(&nc);
+    ck_assert_double_eq(coll_nvls_buffer_bytes(t, &nc, 8),
+                        258.0 * 1048576);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "nvls_enable", "0", &cause), 0);
+    ck_assert_double_eq(coll_nvls_buffer_bytes(t, &nc, 8), 0);
+    topo_free(t);
+    t = topo_load("dgx-a100-80g", &cause);
+    nccl_config_init(&nc);
+    ck_assert_double_eq(coll_nvls_buffer_bytes(t, &nc, 8), 0);
+    topo_free(t);
+}
+END_TEST
+
 START_TEST(test_path_socket_slower_than_ib)
 {
     struct topo *t = test_topo();
@@ -788,6 +810,7 @@ main(void)
     tcase_add_test(core, test_path_tree_pipeline_bound);
     tcase_add_test(core, test_path_tree_credit_bound);
     tcase_add_test(core, test_path_ring_net_bandwidth_bound);
+    tcase_add_test(core, test_nvls_buffer_bytes);
     tcase_add_test(core, test_path_ring_net_pipeline_bound);
     tcase_add_test(core, test_path_flush_and_gdr);
     tcase_add_test(core, test_path_p2p_level);
