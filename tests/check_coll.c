@@ -36,6 +36,16 @@ estimate(const struct topo *t, enum coll_op op, const struct coll_group *g,
     ck_assert_msg(rc == 0, "%s", cause ? cause : "");
 }
 
+/* NCCL's defaults with NCCL_ALGO=ALGO and NCCL_PROTO=PROTO. */
+static void
+forced(struct nccl_config *nc, const char *algo, const char *proto)
+{
+    char *cause = NULL;
+    nccl_config_init(nc);
+    ck_assert_int_eq(nccl_config_set_algo(nc, algo, &cause), 0);
+    ck_assert_int_eq(nccl_config_set_proto(nc, proto, &cause), 0);
+}
+
 #define REL_TOL 1e-9
 
 static struct topo *
@@ -495,10 +505,7 @@ tree_case(double bytes, double *want, struct coll_result *r)
     struct topo *t = test_topo();
     struct coll_group g = {8, 2, 4};
     struct nccl_config nc;
-    char *cause = NULL;
-    nccl_config_init(&nc);
-    ck_assert_int_eq(nccl_config_set_algo(&nc, "Tree", &cause), 0);
-    ck_assert_int_eq(nccl_config_set_proto(&nc, "Simple", &cause), 0);
+    forced(&nc, "Tree", "Simple");
     estimate_nc(t, &nc, COLL_ALLREDUCE, &g, bytes, r);
     ck_assert_int_eq(r->algo, NCCL_ALGO_TREE);
     double ch = 0.5 * 0.85 * 0.92 * 2 * 9.6e9 / 2, in = ch * 80e9 / 9.6e9;
@@ -545,10 +552,7 @@ ring_net_case(double bytes, struct coll_result *r)
     struct topo *t = test_topo();
     struct coll_group g = {8, 2, 4};
     struct nccl_config nc;
-    char *cause = NULL;
-    nccl_config_init(&nc);
-    ck_assert_int_eq(nccl_config_set_algo(&nc, "Ring", &cause), 0);
-    ck_assert_int_eq(nccl_config_set_proto(&nc, "Simple", &cause), 0);
+    forced(&nc, "Ring", "Simple");
     estimate_nc(t, &nc, COLL_ALLGATHER, &g, bytes, r);
     ck_assert_int_eq(r->channels, 2);
     ck_assert_int_eq(r->net_hops, 2);
@@ -601,9 +605,7 @@ START_TEST(test_path_tree_credit_bound)
     struct coll_group g = {8, 2, 4};
     struct nccl_config nc;
     struct coll_result r;
-    nccl_config_init(&nc);
-    ck_assert_int_eq(nccl_config_set_algo(&nc, "Tree", &cause), 0);
-    ck_assert_int_eq(nccl_config_set_proto(&nc, "Simple", &cause), 0);
+    forced(&nc, "Tree", "Simple");
     estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1073741824.0, &r);
     double ch = 0.5 * 0.85 * 0.92 * 2 * 9.6e9 / 2, c = 524288;
     double wait = 127 * (c / ch + 2 * 1214e-6 - 8 * c / ch);
@@ -625,9 +627,7 @@ START_TEST(test_path_flush_and_gdr)
     struct coll_group g = {8, 2, 4};
     struct nccl_config nc;
     struct coll_result ampere, hopper, nogdr, slowhost;
-    nccl_config_init(&nc);
-    ck_assert_int_eq(nccl_config_set_algo(&nc, "Tree", &cause), 0);
-    ck_assert_int_eq(nccl_config_set_proto(&nc, "Simple", &cause), 0);
+    forced(&nc, "Tree", "Simple");
     estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1073741824.0, &ampere);
     ck_assert_double_eq_tol(ampere.hop_lat_s, 34e-6, 1e-12);
     ck_assert_int_eq(topo_set(t, "gpu.arch=hopper", &cause), 0);
