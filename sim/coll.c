@@ -354,11 +354,12 @@ algo_time(const struct ctx *x, int a, double bus, double lat_us,
  *    adds the topology's latency (twice for Simple: data and flag, as
  *    NCCL's interLat does);
  *  - launch: NCCL's baseLatencies (kernel launch, work fetch, setup).
- * A ring's ranks run in lockstep: each slice waits for the previous
- * rank's flag, so every step pays the slowest hop's latency, and the
- * first chunk crossing all 2(n-1) (all-reduce) or n-1 hops is the fill.
- * A tree or NVLS pipeline pays the first chunk's trip over every hop
- * (fill), then one chunk per bottleneck stage time. */
+ * A ring's ranks run in lockstep: each slice costs its rank a flag wait
+ * and post, and a loop's 2(n-1) (all-reduce) or n-1 dependent steps pay
+ * the network's latency where they cross a node boundary; later loops
+ * pipeline behind the first, held back only by credits.  A tree or NVLS
+ * pipeline pays the first chunk's trip over every hop (fill), then one
+ * chunk per bottleneck stage time, or per credit cycle over a slow hop. */
 #define LL_BUFFSIZE (8.0 * 512 * 8 * 16)
 #define LL128_BUFFSIZE (120.0 * 640 * 8 * 8)
 #define NVLS_CHUNKSIZE 131072.0     /* NCCL_NVLS_CHUNKSIZE default */
