@@ -351,8 +351,8 @@ algo_time(const struct ctx *x, int a, double bus, double lat_us,
  *    threads x 8 steps x 16 B, LL128 120 x 640 x 8 x 8 B);
  *  - per-step latency: NCCL's hwLatencies per transport (tuning.cc) or
  *    the topology's own link latency, whichever is larger; a network hop
- *    adds the topology's latency (twice for Simple: data and flag, as
- *    NCCL's interLat does);
+ *    adds the topology's latency (twice for Simple where NCCL flushes the
+ *    receive, as NCCL's interLat does everywhere);
  *  - launch: NCCL's baseLatencies (kernel launch, work fetch, setup).
  * A ring's ranks run in lockstep: each slice costs its rank a flag wait
  * and post, and a loop's 2(n-1) (all-reduce) or n-1 dependent steps pay
@@ -396,15 +396,16 @@ hop_lat_us(const struct ctx *x, int a, int p, bool net)
     return fmax(hw_lat_us[ihw][la][p], t->intra_latency_ns / 1e3);
 }
 
-/* Waiting for credits in a pipeline of M chunks over a hop that holds
- * WINDOW of them in flight (NCCL_STEPS, 8, src/include/device.h, slots of
- * one step; Ring Simple's 2-step slices fill 2 each): chunk i + WINDOW
- * can leave only when chunk i's slot is free again, a cycle of the chunk's transfer plus
- * one latency for the data and one for the credit coming back (over the
- * network the sender's slot frees when isend completes, which needs the
- * receiver's acknowledgement: net.cc sendProxyProgress "transmitted <
- * done + NCCL_STEPS").  The first WINDOW chunks never wait; each later
- * group waits what the cycle exceeds WINDOW transfers by. */
+/* Waiting for credits in a pipeline of CHUNKS chunks over a hop that
+ * holds WINDOW of them in flight (NCCL_STEPS, 8, src/include/device.h,
+ * slots of one step; Ring Simple's 2-step slices fill 2 each): chunk
+ * i + WINDOW can leave only when chunk i's slot is free again, a cycle of
+ * the chunk's transfer plus one latency for the data and one for the
+ * credit coming back (over the network the sender's slot frees when isend
+ * completes, which needs the receiver's acknowledgement: net.cc
+ * sendProxyProgress "transmitted < done + NCCL_STEPS").  The first WINDOW
+ * chunks never wait; each later group waits what the cycle exceeds WINDOW
+ * transfers by. */
 static double
 credit_wait(double chunks, double transfer_s, double hop_lat_s, int window)
 {
