@@ -59,7 +59,9 @@ cmd_coll_help(FILE *out)
             "      --nccl-nvls-enable 0|1|2, --nccl-buffsize B, "
             "--nccl-nthreads N,\n"
             "      --nccl-ib-disable 0|1, --nccl-p2p-disable 0|1,\n"
-            "      --nccl-socket-nthreads N, --nccl-nsocks-perthread N\n"
+            "      --nccl-socket-nthreads N, --nccl-nsocks-perthread N,\n"
+            "      --nccl-p2p-level L, --nccl-net-gdr-level L (LOC..SYS),\n"
+            "      --nccl-cross-nic 0|1|2, --nccl-collnet-enable 0|1\n"
             "                             as NCCL_NVLS_ENABLE etc. (also "
             "read from the\n                             environment; "
             "values NCCL would not\n                             honour "
@@ -149,11 +151,15 @@ cmd_coll(int argc, char **argv)
         {"nccl-p2p-disable", required_argument, NULL, 1104},
         {"nccl-socket-nthreads", required_argument, NULL, 1105},
         {"nccl-nsocks-perthread", required_argument, NULL, 1106},
+        {"nccl-p2p-level", required_argument, NULL, 1107},
+        {"nccl-net-gdr-level", required_argument, NULL, 1108},
+        {"nccl-cross-nic", required_argument, NULL, 1109},
+        {"nccl-collnet-enable", required_argument, NULL, 1110},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     /* NCCL_<VAR> from the environment, then --nccl-<var> (in the order
      * of nccl_var_names). */
-    const char *vars[8] = {NULL};
+    const char *vars[NCCL_VAR_COUNT] = {NULL};
     int explain = 0;
     for (int i = 0; nccl_var_names[i]; i++) {
         char env[64] = "NCCL_";
@@ -216,7 +222,8 @@ cmd_coll(int argc, char **argv)
         case 1006: format = optarg; break;
         case 1011: explain = 1; break;
         case 1100: case 1101: case 1102: case 1103: case 1104: case 1105:
-        case 1106: vars[c - 1100] = optarg; break;
+        case 1106: case 1107: case 1108: case 1109: case 1110:
+            vars[c - 1100] = optarg; break;
         case 1007:
         case 1008:
         case 1009:
@@ -408,6 +415,16 @@ cmd_coll(int argc, char **argv)
                r.nthreads, r.hops, r.loops, r.loops == 1 ? "" : "s",
                r.chunk_bytes, r.syncs, r.syncs == 1 ? "" : "s",
                r.hop_lat_s * 1e6, r.chan_Bps / 1e9);
+        if (r.net_hops > 0)
+            printf("#   ring: %d network hop%s on the critical path, %.2f us "
+                   "each\n", r.net_hops, r.net_hops == 1 ? "" : "s",
+                   r.net_lat_s * 1e6);
+        if (r.algo == NCCL_ALGO_NVLS || r.algo == NCCL_ALGO_NVLS_TREE)
+            printf("#   NVLS buffers: %.0f MiB of device memory a GPU, taken "
+                   "the first time the communicator runs NVLS "
+                   "(transport/nvls.cc)\n",
+                   coll_nvls_buffer_bytes(t, &nc, ranks_per_node)
+                       / 1048576.0);
         printf("#   time %.2f us = launch %.2f + pipeline fill %.2f + "
                "bandwidth %.2f + per-step latency %.2f\n", r.time_s * 1e6,
                r.launch_s * 1e6, r.fill_s * 1e6, r.bw_s * 1e6,

@@ -64,9 +64,10 @@ void
 cmd_topologies_help(FILE *out)
 {
     fprintf(out, "usage: fsdpsim topologies [--show NAME|FILE]\n\n"
-            "Without options, list the built-in topologies.  With --show, "
-            "print one as a\ntopology file (every field, with units), ready "
-            "to copy and edit.\n");
+            "Without options, list the built-in topologies, each with "
+            "where its numbers\ncome from (the file's \"# From:\" "
+            "comment).  With --show, print one as a\ntopology file (every "
+            "field, with units), ready to copy and edit.\n");
 }
 
 struct show_opts {
@@ -273,6 +274,29 @@ cmd_models(int argc, char **argv)
     return 0;
 }
 
+/* Print the "# From:" comment of a built-in topology file (its sources in
+ * short, continued on lines that start "#       ") as "#   from: ..."
+ * lines; nothing when the file has none. */
+static void
+print_topology_sources(const char *text)
+{
+    const char *p = strstr(text, "\n# From: ");
+    if (p == NULL)
+        return;
+    p += strlen("\n# From: ");
+    printf("#   from: ");
+    for (;;) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        fwrite(p, 1, n, stdout);
+        if (eol == NULL || strncmp(eol + 1, "#       ", 8) != 0)
+            break;
+        p = eol + 1 + 8;
+        putchar(' ');
+    }
+    putchar('\n');
+}
+
 int
 cmd_topologies(int argc, char **argv)
 {
@@ -314,6 +338,7 @@ cmd_topologies(int argc, char **argv)
                t->fabric == FABRIC_PCIE ? "PCIe" : t->fabric == FABRIC_NVSWITCH
                                                        ? "NVSwitch" : "NVLink",
                t->intra_Bps / 1e9, t->nics_per_node, t->nic_Bps * 8 / 1e9);
+        print_topology_sources(f->text);
         topo_free(t);
     }
     return 0;

@@ -234,7 +234,7 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
          * and all-reduce uses NVLS Tree. */
         if (p != PROTO_SIMPLE || t->fabric != FABRIC_NVSWITCH
             || nvls_efficiency[x->arch] <= 0 || ppn < 2 || ppn > 32
-            || x->nc->nvls_enable == 0 || x->nc->p2p_disable)
+            || x->nc->nvls_enable == 0)
             return;
         if (a == NCCL_ALGO_NVLS && multi)
             return;
@@ -285,7 +285,8 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
          * is split over the GPUs' NVLink (Direct) or passed along a chain
          * (Chain), bounded by one GPU's NVLink bandwidth.  The value is
          * algorithm bandwidth (algo_time uses it as is). */
-        if (!t->sharp || p != PROTO_SIMPLE || !multi
+        if (!t->sharp || !x->nc->collnet_enable || p != PROTO_SIMPLE
+            || !multi
             || t->fabric != FABRIC_NVSWITCH || ppn > 8)
             return;
         if (x->op != COLL_ALLREDUCE
@@ -350,17 +351,28 @@ algo_time(const struct ctx *x, int a, double bus, double lat_us,
  *    threads x 8 steps x 16 B, LL128 120 x 640 x 8 x 8 B);
  *  - per-step latency: NCCL's hwLatencies per transport (tuning.cc) or
  *    the topology's own link latency, whichever is larger; a network hop
- *    adds the topology's latency (twice for Simple: data and flag, as
- *    NCCL's interLat does);
+ *    adds the topology's latency (twice for Simple where NCCL flushes the
+ *    receive, as NCCL's interLat does everywhere);
  *  - launch: NCCL's baseLatencies (kernel launch, work fetch, setup).
- * A ring's ranks run in lockstep: each slice waits for the previous
- * rank's flag, so every step pays the slowest hop's latency, and the
- * first chunk crossing all 2(n-1) (all-reduce) or n-1 hops is the fill.
- * A tree or NVLS pipeline pays the first chunk's trip over every hop
- * (fill), then one chunk per bottleneck stage time. */
+ * A ring's ranks run in lockstep: each slice costs its rank a flag wait
+ * and post, and a loop's 2(n-1) (all-reduce) or n-1 dependent steps pay
+ * the network's latency where they cross a node boundary; later loops
+ * pipeline behind the first, held back only by credits.  A tree or NVLS
+ * pipeline pays the first chunk's trip over every hop (fill), then one
+ * chunk per bottleneck stage time, or per credit cycle over a slow hop. */
 #define LL_BUFFSIZE (8.0 * 512 * 8 * 16)
 #define LL128_BUFFSIZE (120.0 * 640 * 8 * 8)
 #define NVLS_CHUNKSIZE 131072.0     /* NCCL_NVLS_CHUNKSIZE default */
+
+/* GPUDirect RDMA: NCCL uses it when the GPU-NIC path is no longer than
+ * NCCL_NET_GDR_LEVEL (src/graph/paths.cc ncclTopoCheckGdr, default PXB).
+ * The built-in nodes put each NIC under a PCIe switch with its GPUs
+ * (DGX and EC2 P4/P5 block diagrams), a PXB path. */
+static bool
+net_gdr(const struct nccl_config *nc)
+{
+    return nc->net_gdr_level < 0 || nc->net_gdr_level >= PATH_LEVEL_PXB;
+}
 
 static double
 hop_lat_us(const struct ctx *x, int a, int p, bool net)
@@ -371,10 +383,34 @@ hop_lat_us(const struct ctx *x, int a, int p, bool net)
     if (net) {
         if (la == NCCL_ALGO_RING && x->g->ranks_per_node == 1)
             la = NCCL_ALGO_TREE;
+        /* Simple pays the network's latency a second time for the
+         * receive-side flush (NCCL's interLat counts it always); the data
+         * path pays it only where NCCL flushes: GPUDirect receives on
+         * Ampere and older (src/graph/paths.cc ncclTopoNeedFlush: "Flush
+         * is required on Ampere and earlier"; NCCL_NET_FORCE_FLUSH 0). */
+        bool flush = p == PROTO_SIMPLE && t->arch < GPU_ARCH_HOPPER
+                     && net_gdr(x->nc);
         return hw_lat_us[HW_NET][la][p]
-               + t->inter_latency_ns / 1e3 * (p == PROTO_SIMPLE ? 2 : 1);
+               + t->inter_latency_ns / 1e3 * (flush ? 2 : 1);
     }
     return fmax(hw_lat_us[ihw][la][p], t->intra_latency_ns / 1e3);
+}
+
+/* Waiting for credits in a pipeline of CHUNKS chunks over a hop that
+ * holds WINDOW of them in flight (NCCL_STEPS, 8, src/include/device.h,
+ * slots of one step; Ring Simple's 2-step slices fill 2 each): chunk
+ * i + WINDOW can leave only when chunk i's slot is free again, a cycle of
+ * the chunk's transfer plus one latency for the data and one for the
+ * credit coming back (over the network the sender's slot frees when isend
+ * completes, which needs the receiver's acknowledgement: net.cc
+ * sendProxyProgress "transmitted < done + NCCL_STEPS").  The first WINDOW
+ * chunks never wait; each later group waits what the cycle exceeds WINDOW
+ * transfers by. */
+static double
+credit_wait(double chunks, double transfer_s, double hop_lat_s, int window)
+{
+    double groups = floor((chunks - 1) / window);
+    return groups * fmax(0, transfer_s + 2 * hop_lat_s - window * transfer_s);
 }
 
 static void
@@ -417,18 +453,51 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
             double P = nb / ((double)nc * n);
             double loops = fmax(1, ceil(P / chunk));
             double c = P / loops;
-            double L = hop_lat_us(x, a, p, multi) * 1e-6;
-            if (multi && ppn > 1)
-                L = fmax(L, hop_lat_us(x, a, p, false) * 1e-6);
+            /* Every slice costs its rank a flag wait, a fence and a flag
+             * post (prims_simple.h waitPeer / postPeer; LL and LL128 one
+             * a step), serial with the copy on the same threads: the
+             * intra-node hop latency, and across nodes at least NCCL's
+             * net overhead (tuning.cc intraLat = max(intraLat,
+             * netOverhead), x3 for Simple).  With one GPU a node every
+             * hop is a network hop and NCCL's network latency is the
+             * rank's own cost. */
+            double o = multi && ppn == 1
+                           ? hw_lat_us[HW_NET][NCCL_ALGO_TREE][p]
+                           : hop_lat_us(x, a, p, false);
+            if (multi)
+                o = fmax(o, NET_OVERHEAD_US * (p == PROTO_SIMPLE ? 3 : 1));
+            o *= 1e-6;
+            /* The network's own latency is not the rank's work: it
+             * delays the data.  The ranks run in lockstep, so one loop
+             * ends after the longest chain of D dependent steps, which
+             * crosses the ring's network links (one per node) as often
+             * as D consecutive links can: ceil(D / ppn) times. */
+            double Ln = multi ? hop_lat_us(x, a, p, true) * 1e-6 : 0;
+            int k = !multi ? 0 : ppn == 1 ? D : (D + ppn - 1) / ppn;
+            double slices = D * loops * r->syncs;
+            double ts = c / r->syncs / per_ch;
             r->hops = D;
+            r->net_hops = k;
+            r->net_lat_s = Ln;
             r->loops = (int)fmin(loops, 1e9);
             r->chunk_bytes = c;
-            r->hop_lat_s = L;
+            r->hop_lat_s = o;
             r->chan_Bps = per_ch;
             r->launch_s = launch * 1e-6;
             r->bw_s = D * loops * c / per_ch;
-            r->fill_s = D * r->syncs * L;
-            r->steplat_s = (loops - 1) * D * r->syncs * L;
+            r->fill_s = D * r->syncs * o + k * Ln;
+            /* Later loops pipeline behind the first: each slice still
+             * costs its sync, and over the network a link holds
+             * NCCL_STEPS / sliceSteps slices in flight (4 for Simple, 8
+             * for LL and LL128), so a slow network stalls the ring for
+             * credits (credit_wait), as far as the sender is not already
+             * waiting for its data behind the fill's network hops. */
+            r->steplat_s = (loops - 1) * D * r->syncs * o;
+            if (multi)
+                r->steplat_s += fmax(0, credit_wait(slices, ts + o, Ln,
+                                                    p == PROTO_SIMPLE ? 4
+                                                                      : 8)
+                                            - k * Ln);
         } else {
             /* Tree all-reduce: NCCL's algbw is half its busBw. */
             double alg_ch = 0.5 * bus / x->ch;
@@ -459,10 +528,15 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
                         - c / alg_ch;
             r->bw_s = M * c / alg_ch;
             /* After the fill a hop keeps up to NCCL_STEPS chunks in
-             * flight (one step each), so a chunk's flag latency is hidden
-             * unless NCCL_STEPS chunks cross faster than it. */
-            r->steplat_s = (M - 1) * fmax(0, (c / alg_ch + Lmax) / 8
-                                                 - c / alg_ch);
+             * flight (one step each): a slot is free again only when the
+             * receiver has consumed the chunk and its credit is back at
+             * the sender (prims_ll128.h / prims_simple.h wait on the
+             * peer's head; over the network net.cc recvProxyProgress
+             * re-posts the receive for a slot the GPU freed, which
+             * aws-ofi-nccl's RDMA protocol turns into a control message
+             * to the sender).  A slot's cycle is the chunk's transfer plus
+             * the latency there and back (credit_wait). */
+            r->steplat_s = credit_wait(M, c / alg_ch, Lmax, 8);
         }
         r->time_s = r->launch_s + r->fill_s + r->bw_s + r->steplat_s;
         return;
@@ -494,8 +568,7 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
         r->launch_s = base_lat_us[NCCL_ALGO_RING][PROTO_SIMPLE] * 1e-6;
         r->fill_s = 2 * Li + hn * Ln + (r->hops - 1) * c / op_Bps;
         r->bw_s = M * c / op_Bps;
-        r->steplat_s = (M - 1) * fmax(0, (c / op_Bps + r->hop_lat_s) / 8
-                                             - c / op_Bps);
+        r->steplat_s = credit_wait(M, c / op_Bps, r->hop_lat_s, 8);
         r->time_s = r->launch_s + r->fill_s + r->bw_s + r->steplat_s;
         return;
     }
@@ -504,6 +577,33 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
     r->launch_s = r->latency_s;
     r->bw_s = tuning_s - r->latency_s;
     r->time_s = tuning_s;
+}
+
+#define NVLS_MEM_ALIGN (2.0 * 1024 * 1024)
+
+/* NCCL_P2P_LEVEL (paths.cc ncclTopoCheckP2p): P2P only between GPUs no
+ * farther apart than the level; NVLink peers are NVL, GPUs of a PCIe-only
+ * node share a switch (PXB).  NCCL_P2P_DISABLE=1 is LOC. */
+static bool
+p2p_disabled(const struct topo *t, const struct nccl_config *nc)
+{
+    int gpu_path = t->fabric == FABRIC_PCIE ? PATH_LEVEL_PXB : PATH_LEVEL_NVL;
+    return nc->p2p_disable
+           || (nc->p2p_level >= 0 && gpu_path > nc->p2p_level);
+}
+
+double
+coll_nvls_buffer_bytes(const struct topo *t, const struct nccl_config *nc,
+                       int ranks_per_node)
+{
+    if (t->fabric != FABRIC_NVSWITCH || t->arch < GPU_ARCH_HOPPER
+        || nc->nvls_enable == 0 || p2p_disabled(t, nc) || ranks_per_node < 2)
+        return 0;
+    double heads = ranks_per_node;
+    double buffers = NVLS_CHANNELS * 2.0 * 8 * NVLS_CHUNKSIZE * heads;
+    double credits = NVLS_CHANNELS * 2.0 * 64 * heads;
+    return ceil(buffers / NVLS_MEM_ALIGN) * NVLS_MEM_ALIGN
+           + ceil(credits / NVLS_MEM_ALIGN) * NVLS_MEM_ALIGN;
 }
 
 int
@@ -544,7 +644,16 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
      *   and each step pays a TCP round trip (SOCKET_STEP_US, an
      *   estimate) over the link's latency. */
     struct topo tl = *t;
-    if (nc->p2p_disable && g->ranks_per_node > 1) {
+    bool p2p_off = p2p_disabled(t, nc);
+    /* Without GPUDirect RDMA (NCCL_NET_GDR_LEVEL below the GPU-NIC path)
+     * net.cc puts the network buffers in host memory: every byte a NIC
+     * carries crosses a GPU's PCIe link, so the node's network rate is at
+     * most its GPUs' host links together; no flush is needed. */
+    if (g->nodes > 1 && !net_gdr(nc)) {
+        double host_cap = t->pcie_Bps * t->gpus_per_node / t->nics_per_node;
+        tl.nic_Bps = fmin(t->nic_Bps, host_cap);
+    }
+    if (p2p_off && g->ranks_per_node > 1) {
         tl.fabric = FABRIC_PCIE;
         tl.intra_Bps = t->pcie_Bps;
     }

@@ -54,7 +54,10 @@ struct coll_result {
     int loops;              /* chunks each hop carries per channel */
     int syncs;              /* flag waits per chunk (Simple: 2 slices) */
     double chunk_bytes;     /* data bytes per chunk and channel */
-    double hop_lat_s;       /* per-step latency of the slowest hop */
+    double hop_lat_s;       /* per-step latency of the slowest hop (Ring:
+                               each slice's sync at its rank) */
+    int net_hops;           /* Ring: network links on the critical path */
+    double net_lat_s;       /* Ring: latency of one network hop */
     double chan_Bps;        /* data rate of one channel's bottleneck hop */
 };
 
@@ -67,6 +70,19 @@ int coll_estimate(const struct topo *t, const struct nccl_config *nc,
                   enum coll_op op, enum coll_redop redop,
                   const struct coll_group *g, double nbytes,
                   struct coll_result *r, char **cause);
+
+/* Device memory NCCL takes on each GPU for NVLS, the first time a
+ * communicator of RANKS_PER_NODE GPUs a node runs an NVLS algorithm
+ * (src/group.cc connects it lazily; src/transport/nvls.cc
+ * ncclNvlsBufferSetup): per head (one per local rank) nvlsChannels (16 on
+ * Hopper) x 2 (reduce and broadcast) x NCCL_STEPS (8) x
+ * NCCL_NVLS_CHUNKSIZE (128 KiB), rounded up to the 2 MiB multicast
+ * granularity (nvlsAllocateMem, NVLS_MEM_ALIGN_SIZE), plus the credits
+ * (16 x 2 x 64 B a head, one more 2 MiB granule).  0 where NVLS is not
+ * available (not Hopper+NVSwitch, NCCL_NVLS_ENABLE=0, one GPU a node). */
+double coll_nvls_buffer_bytes(const struct topo *t,
+                              const struct nccl_config *nc,
+                              int ranks_per_node);
 
 /* nccl-tests' bus bandwidth factor: (n-1)/n for all-gather and
  * reduce-scatter, 2(n-1)/n for all-reduce (doc/PERFORMANCE.md). */

@@ -71,11 +71,51 @@ nccl_config_init(struct nccl_config *nc)
     nc->buffsize = 1L << 22;
     nc->socket_nthreads = -1;
     nc->nsocks_perthread = -1;
+    nc->p2p_level = -1;
+    nc->net_gdr_level = -1;
+    nc->cross_nic = 2;
+    nc->collnet_enable = 0;
 }
 
 const char *const nccl_var_names[] = {
     "nvls_enable", "buffsize", "nthreads", "ib_disable", "p2p_disable",
-    "socket_nthreads", "nsocks_perthread", NULL};
+    "socket_nthreads", "nsocks_perthread", "p2p_level", "net_gdr_level",
+    "cross_nic", "collnet_enable", NULL};
+_Static_assert(sizeof nccl_var_names / sizeof nccl_var_names[0]
+                   == NCCL_VAR_COUNT + 1,
+               "NCCL_VAR_COUNT counts nccl_var_names");
+
+/* NCCL_P2P_LEVEL / NCCL_NET_GDR_LEVEL (src/graph/paths.cc ncclGetLevel):
+ * a path name of topo.cc's topoPathTypeStr up to SYS, or the old numbers
+ * 0..5 (levelsOldToNew: LOC PIX PXB PHB SYS SYS, larger ones as 5).
+ * Anything else NCCL ignores silently and keeps its default, so a run
+ * naming it would not run what it says. */
+static int
+parse_level(const char *var, const char *s, int *level, char **cause)
+{
+    static const char *const names[] = {"LOC", "NVL", "NVB", "C2C", "PIX",
+                                        "PXB", "P2C", "PXN", "PHB", "SYS"};
+    static const int old_levels[] = {PATH_LEVEL_LOC, PATH_LEVEL_PIX,
+                                     PATH_LEVEL_PXB, PATH_LEVEL_PHB,
+                                     PATH_LEVEL_SYS, PATH_LEVEL_SYS};
+    for (int i = 0; i <= PATH_LEVEL_SYS; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *level = i;
+            return 0;
+        }
+    if (s[0] >= '0' && s[0] <= '9') {
+        char *end;
+        long v = strtol(s, &end, 0);
+        if (*end == '\0') {
+            *level = old_levels[v > 5 ? 5 : v];
+            return 0;
+        }
+    }
+    *cause = xasprintf("%s=%s: NCCL knows LOC, NVL, NVB, C2C, PIX, PXB, P2C, "
+                       "PXN, PHB, SYS (upper case) or 0 to 5, and ignores "
+                       "anything else, keeping its default", var, s);
+    return -1;
+}
 
 /* NCCL's ncclLoadParam (src/misc/param.cc) reads an integer with strtoll
  * and on a parse error logs "Invalid value %s for %s, using default". */
@@ -114,6 +154,10 @@ nccl_config_set_var(struct nccl_config *nc, const char *name, const char *s,
         var[5 + i] = (char)toupper((unsigned char)name[i]);
     const char *k = var + 5;
     long long v;
+    if (strcmp(k, "P2P_LEVEL") == 0)
+        return parse_level(var, s, &nc->p2p_level, cause);
+    if (strcmp(k, "NET_GDR_LEVEL") == 0)
+        return parse_level(var, s, &nc->net_gdr_level, cause);
     if (parse_int(var, s, &v, cause) != 0)
         return -1;
     if (strcmp(k, "NVLS_ENABLE") == 0) {
@@ -163,6 +207,29 @@ nccl_config_set_var(struct nccl_config *nc, const char *name, const char *s,
             nc->ib_disable = v;
         else
             nc->p2p_disable = v;
+    } else if (strcmp(k, "CROSS_NIC") == 0) {
+        /* src/graph/search.cc NCCL_PARAM(CrossNic, "CROSS_NIC", 2): 0 keeps
+         * each ring and tree on one NIC index on every node, 1 lets them
+         * cross, 2 (default) tries 0 first. */
+        if (v < 0 || v > 2) {
+            *cause = xasprintf("%s=%s: NCCL's graph search reads 0 (stay on "
+                               "one rail), 1 (cross rails) or 2 (try 0 "
+                               "first, the default): write 0, 1 or 2", var,
+                               s);
+            return -1;
+        }
+        nc->cross_nic = (int)v;
+    } else if (strcmp(k, "COLLNET_ENABLE") == 0) {
+        /* src/init.cc: comm->config.collnetEnable from
+         * NCCL_COLLNET_ENABLE, 0 unless set; 1 asks for the CollNet
+         * plugin (SHARP). */
+        if (v != 0 && v != 1) {
+            *cause = xasprintf("%s=%s: write 0 (the default) or 1 (use the "
+                               "CollNet/SHARP plugin where the network has "
+                               "one)", var, s);
+            return -1;
+        }
+        nc->collnet_enable = (int)v;
     } else if (strcmp(k, "SOCKET_NTHREADS") == 0) {
         /* src/transport/net_socket.cc ncclNetSocketGetNsockNthread:
          * MAX_THREADS 16, above it NCCL warns and clamps. */

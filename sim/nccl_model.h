@@ -53,11 +53,27 @@ struct nccl_config {
     bool p2p_disable;       /* NCCL_P2P_DISABLE=1: SHM through the host */
     int socket_nthreads;    /* NCCL_SOCKET_NTHREADS, -1 = auto */
     int nsocks_perthread;   /* NCCL_NSOCKS_PERTHREAD, -1 = auto */
+    /* Path levels as NCCL's topology spells them (enum nccl_path_level);
+     * -1 = NCCL's default. */
+    int p2p_level;          /* NCCL_P2P_LEVEL: P2P up to this distance */
+    int net_gdr_level;      /* NCCL_NET_GDR_LEVEL: GPUDirect RDMA up to it */
+    int cross_nic;          /* NCCL_CROSS_NIC: 0, 1, 2 (default 2) */
+    int collnet_enable;     /* NCCL_COLLNET_ENABLE: 0 (default) or 1 */
 };
 
-/* The variables nccl_config_set_var knows: NULL-terminated, each named
+/* NCCL's path types, nearest first (src/graph/topo.h PATH_LOC ..
+ * PATH_SYS, names topo.cc topoPathTypeStr), which NCCL_P2P_LEVEL and
+ * NCCL_NET_GDR_LEVEL name. */
+enum nccl_path_level { PATH_LEVEL_LOC, PATH_LEVEL_NVL, PATH_LEVEL_NVB,
+                       PATH_LEVEL_C2C, PATH_LEVEL_PIX, PATH_LEVEL_PXB,
+                       PATH_LEVEL_P2C, PATH_LEVEL_PXN, PATH_LEVEL_PHB,
+                       PATH_LEVEL_SYS };
+
+/* The variables nccl_config_set_var knows: NCCL_VAR_COUNT of them, then
+ * NULL; each named
  * without its NCCL_ prefix in lower case as the run key / flag suffix
  * ("nvls_enable" for NCCL_NVLS_ENABLE and --nccl-nvls-enable). */
+#define NCCL_VAR_COUNT 11
 extern const char *const nccl_var_names[];
 /* Set NCCL_<NAME> (NAME as in nccl_var_names, either case) to S.  -1
  * with *cause (caller frees) for a value NCCL would not honour: NCCL

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "nccl_model.h"
 #include "topo.h"
 
 enum sharding_strategy {
@@ -104,6 +105,9 @@ struct run_config {
     char *nccl_proto;           /* NCCL_PROTO */
     int64_t nccl_min_nchannels; /* NCCL_MIN_NCHANNELS, 0 = unset */
     int64_t nccl_max_nchannels; /* NCCL_MAX_NCHANNELS, 0 = unset */
+    /* NCCL_<nccl_var_names[i]> (NCCL_NVLS_ENABLE, NCCL_BUFFSIZE, ...),
+     * checked as NCCL reads it when set. */
+    char *nccl_vars[NCCL_VAR_COUNT];
 
     /* Network backend (net.h). */
     enum network_kind network;

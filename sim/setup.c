@@ -8,6 +8,7 @@
 #include "units.h"
 #include "xalloc.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,12 +152,26 @@ setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
         {"NCCL_ALGO", "nccl_algo"}, {"NCCL_PROTO", "nccl_proto"},
         {"NCCL_MIN_NCHANNELS", "nccl_min_nchannels"},
         {"NCCL_MAX_NCHANNELS", "nccl_max_nchannels"}};
-    for (size_t i = 0; i < sizeof env_keys / sizeof env_keys[0]; i++) {
-        const char *v = getenv(env_keys[i][0]);
+    for (size_t i = 0;
+         i < sizeof env_keys / sizeof env_keys[0] + NCCL_VAR_COUNT; i++) {
+        /* env_keys, then NCCL_<VAR> for every nccl_var_names entry. */
+        char env[64], key[64];
+        if (i < sizeof env_keys / sizeof env_keys[0]) {
+            snprintf(env, sizeof env, "%s", env_keys[i][0]);
+            snprintf(key, sizeof key, "%s", env_keys[i][1]);
+        } else {
+            const char *name = nccl_var_names[i - sizeof env_keys
+                                                  / sizeof env_keys[0]];
+            snprintf(key, sizeof key, "nccl_%s", name);
+            snprintf(env, sizeof env, "NCCL_%s", name);
+            for (char *e = env; *e; e++)
+                *e = (char)toupper((unsigned char)*e);
+        }
+        const char *v = getenv(env);
         if (v == NULL || *v == '\0')
             continue;
-        char *origin = xasprintf("%s (environment)", env_keys[i][0]);
-        int bad = config_set(&r->cfg, env_keys[i][1], v, origin, cause);
+        char *origin = xasprintf("%s (environment)", env);
+        int bad = config_set(&r->cfg, key, v, origin, cause);
         free(origin);
         if (bad) {
             rc = -2;
@@ -210,6 +225,11 @@ setup_nccl(struct run *r, char **cause)
         goto bad;
     r->nccl.min_channels = (int)c->nccl_min_nchannels;
     r->nccl.max_channels = (int)c->nccl_max_nchannels;
+    for (int i = 0; i < NCCL_VAR_COUNT; i++)
+        if (c->nccl_vars[i]
+            && nccl_config_set_var(&r->nccl, nccl_var_names[i],
+                                   c->nccl_vars[i], &why) != 0)
+            goto bad;
     return 0;
 bad:
     *cause = xasprintf("%s", why);

@@ -36,6 +36,16 @@ estimate(const struct topo *t, enum coll_op op, const struct coll_group *g,
     ck_assert_msg(rc == 0, "%s", cause ? cause : "");
 }
 
+/* NCCL's defaults with NCCL_ALGO=ALGO and NCCL_PROTO=PROTO. */
+static void
+forced(struct nccl_config *nc, const char *algo, const char *proto)
+{
+    char *cause = NULL;
+    nccl_config_init(nc);
+    ck_assert_int_eq(nccl_config_set_algo(nc, algo, &cause), 0);
+    ck_assert_int_eq(nccl_config_set_proto(nc, proto, &cause), 0);
+}
+
 #define REL_TOL 1e-9
 
 static struct topo *
@@ -286,6 +296,15 @@ START_TEST(test_coll_collnet_needs_sharp)
     ck_assert_int_ne(r.algo, NCCL_ALGO_COLLNET_DIRECT);
     ck_assert_int_ne(r.algo, NCCL_ALGO_COLLNET_CHAIN);
     ck_assert_int_eq(topo_set(t, "inter.sharp=true", &cause), 0);
+    /* SHARP in the network is not enough: NCCL_COLLNET_ENABLE is 0 unless
+     * set (src/init.cc). */
+    ck_assert_int_eq(coll_estimate(t, &default_nccl, COLL_ALLREDUCE,
+                                   REDOP_SUM, &g, 1073741824.0, &r, &cause),
+                     0);
+    ck_assert_int_ne(r.algo, NCCL_ALGO_COLLNET_DIRECT);
+    ck_assert_int_ne(r.algo, NCCL_ALGO_COLLNET_CHAIN);
+    ck_assert_int_eq(nccl_config_set_var(&default_nccl, "collnet_enable",
+                                         "1", &cause), 0);
     ck_assert_int_eq(coll_estimate(t, &default_nccl, COLL_ALLREDUCE,
                                    REDOP_SUM, &g, 1073741824.0, &r, &cause),
                      0);
@@ -305,6 +324,7 @@ START_TEST(test_coll_collnet_needs_sharp)
     struct nccl_config old;
     nccl_config_init(&old);
     old.version = 219;
+    old.collnet_enable = 1;
     ck_assert_int_eq(coll_estimate(t, &old, COLL_ALLGATHER, REDOP_SUM, &g,
                                    1073741824.0, &r, &cause), 0);
     ck_assert_int_ne(r.algo, NCCL_ALGO_COLLNET_DIRECT);
@@ -485,17 +505,16 @@ tree_case(double bytes, double *want, struct coll_result *r)
     struct topo *t = test_topo();
     struct coll_group g = {8, 2, 4};
     struct nccl_config nc;
-    char *cause = NULL;
-    nccl_config_init(&nc);
-    ck_assert_int_eq(nccl_config_set_algo(&nc, "Tree", &cause), 0);
-    ck_assert_int_eq(nccl_config_set_proto(&nc, "Simple", &cause), 0);
+    forced(&nc, "Tree", "Simple");
     estimate_nc(t, &nc, COLL_ALLREDUCE, &g, bytes, r);
     ck_assert_int_eq(r->algo, NCCL_ALGO_TREE);
     double ch = 0.5 * 0.85 * 0.92 * 2 * 9.6e9 / 2, in = ch * 80e9 / 9.6e9;
     double C = bytes / 2, chunk = 524288;
     double M = C > chunk ? ceil(C / chunk) : 1, c = C / M;
     double fill = 6 * (c / in + 4e-6) + 2 * (c / ch + 34e-6) - c / ch;
-    double lat = (M - 1) * fmax(0, (c / ch + 34e-6) / 8 - c / ch);
+    /* Credits: chunk i + 8 waits for chunk i's slot, a cycle of c / ch
+     * plus 2 x 34 us; none wait here (c / ch is 140 us at 512 KiB). */
+    double lat = floor((M - 1) / 8) * fmax(0, c / ch + 68e-6 - 8 * c / ch);
     *want = 8.4e-6 + fill + M * c / ch + lat;
     ck_assert_double_eq_tol(r->fill_s, fill, fill * REL_TOL);
     topo_free(t);
@@ -522,6 +541,139 @@ START_TEST(test_path_tree_pipeline_bound)
 }
 END_TEST
 
+/* Ring/Simple all-gather over 2 nodes x 4 on test-2x4 (Ampere, 1 NIC of
+ * 10 GB/s, 10 us): 2 channels of 9.6e9 / 2 = 4.8e9 B/s; 7 steps of 2
+ * slices, each slice's sync at its rank max(3.4, 1, 3 x 1) = 3.4 us; the
+ * critical path crosses the network ceil(7 / 4) = 2 times at 14 + 2 x 10
+ * = 34 us (GDR flush on Ampere); launch 8.4 us. */
+static void
+ring_net_case(double bytes, struct coll_result *r)
+{
+    struct topo *t = test_topo();
+    struct coll_group g = {8, 2, 4};
+    struct nccl_config nc;
+    forced(&nc, "Ring", "Simple");
+    estimate_nc(t, &nc, COLL_ALLGATHER, &g, bytes, r);
+    ck_assert_int_eq(r->channels, 2);
+    ck_assert_int_eq(r->net_hops, 2);
+    ck_assert_double_eq_tol(r->net_lat_s, 34e-6, 1e-12);
+    topo_free(t);
+}
+
+START_TEST(test_path_ring_net_bandwidth_bound)
+{
+    /* 1 GiB: 64 MiB a rank and channel in 32 loops of 2 MiB chunks; a
+     * slice (1 MiB, 218.45 us) plus its sync outlasts the credit cycle
+     * over 4 slices in flight, so no credit waits. */
+    struct coll_result r;
+    ring_net_case(1073741824.0, &r);
+    double c = 2097152, per = 4.8e9;
+    double want = 8.4e-6 + 7 * 32 * c / per + (7 * 2 * 3.4e-6 + 2 * 34e-6)
+                  + 31 * 7 * 2 * 3.4e-6;
+    ck_assert_int_eq(r.loops, 32);
+    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+}
+END_TEST
+
+START_TEST(test_path_ring_net_pipeline_bound)
+{
+    /* 64 KiB: one loop of 4 KiB chunks, 14 slices of 2 KiB (0.4267 us).
+     * With 4 slices in flight, each later group of 4 waits 0.4267 + 3.4 +
+     * 2 x 34 - 4 x 3.8267 us for credits: 3 groups, less the 2 x 34 us the
+     * fill already waits on the network. */
+    struct coll_result r;
+    ring_net_case(65536.0, &r);
+    double ts = 2048 / 4.8e9, o = 3.4e-6;
+    double stall = 3 * (ts + o + 68e-6 - 4 * (ts + o)) - 68e-6;
+    double want = 8.4e-6 + 7 * 4096 / 4.8e9 + (7 * 2 * o + 68e-6) + stall;
+    ck_assert_int_eq(r.loops, 1);
+    ck_assert_double_eq_tol(r.steplat_s, stall, stall * REL_TOL);
+    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+}
+END_TEST
+
+/* The same tree with a network step of 600 us (a far, slow fabric):
+ * hop 14 + 2 x 600 = 1214 us, so a slot's cycle, 140.3 + 2428 us, is more
+ * than 8 chunk transfers (1122 us): of 1024 chunks a channel, every group
+ * of 8 after the first (floor(1023 / 8) = 127) waits 140.3 + 2428 - 8 x
+ * 140.3 us for its credits. */
+START_TEST(test_path_tree_credit_bound)
+{
+    struct topo *t = test_topo();
+    char *cause = NULL;
+    ck_assert_int_eq(topo_set(t, "inter.latency=600us", &cause), 0);
+    struct coll_group g = {8, 2, 4};
+    struct nccl_config nc;
+    struct coll_result r;
+    forced(&nc, "Tree", "Simple");
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1073741824.0, &r);
+    double ch = 0.5 * 0.85 * 0.92 * 2 * 9.6e9 / 2, c = 524288;
+    double wait = 127 * (c / ch + 2 * 1214e-6 - 8 * c / ch);
+    ck_assert_int_eq(r.loops, 1024);
+    ck_assert_double_eq_tol(r.steplat_s, wait, wait * REL_TOL);
+    topo_free(t);
+}
+END_TEST
+
+/* Where NCCL flushes a GPUDirect receive (Ampere and older) a Simple
+ * network step pays the latency twice (14 + 2 x 10 us on test-2x4); on
+ * Hopper, or without GPUDirect RDMA (NCCL_NET_GDR_LEVEL=PIX, nearer than
+ * the PXB path to the NIC), once (14 + 10 us).  Without GPUDirect the
+ * NIC's bytes cross the GPUs' host links: 4 x 1 GB/s < 10 GB/s. */
+START_TEST(test_path_flush_and_gdr)
+{
+    struct topo *t = test_topo();
+    char *cause = NULL;
+    struct coll_group g = {8, 2, 4};
+    struct nccl_config nc;
+    struct coll_result ampere, hopper, nogdr, slowhost;
+    forced(&nc, "Tree", "Simple");
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1073741824.0, &ampere);
+    ck_assert_double_eq_tol(ampere.hop_lat_s, 34e-6, 1e-12);
+    ck_assert_int_eq(topo_set(t, "gpu.arch=hopper", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1073741824.0, &hopper);
+    ck_assert_double_eq_tol(hopper.hop_lat_s, 24e-6, 1e-12);
+    ck_assert_int_eq(topo_set(t, "gpu.arch=ampere", &cause), 0);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "NCCL_NET_GDR_LEVEL", "PIX",
+                                         &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1073741824.0, &nogdr);
+    ck_assert_double_eq_tol(nogdr.hop_lat_s, 24e-6, 1e-12);
+    ck_assert_int_eq(topo_set(t, "host.pcie_bandwidth=1GBps", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1073741824.0, &slowhost);
+    ck_assert_double_eq_tol(slowhost.chan_Bps, nogdr.chan_Bps * 0.4,
+                            nogdr.chan_Bps * 1e-9);
+    topo_free(t);
+}
+END_TEST
+
+/* NCCL_P2P_LEVEL=LOC is NCCL_P2P_DISABLE=1 (paths.cc ncclGetLevel);
+ * NVL or farther keeps NVLink P2P. */
+START_TEST(test_path_p2p_level)
+{
+    struct topo *t = test_topo();
+    char *cause = NULL;
+    struct coll_group g = {4, 1, 4};
+    struct nccl_config nc;
+    struct coll_result dflt, loc, off, nvl;
+    nccl_config_init(&nc);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1e8, &dflt);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "p2p_level", "LOC", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1e8, &loc);
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "p2p_disable", "1", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1e8, &off);
+    ck_assert_double_eq_tol(loc.time_s, off.time_s, off.time_s * 1e-12);
+    ck_assert(loc.time_s > dflt.time_s);
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "p2p_level", "2", &cause), 0);
+    ck_assert_int_eq(nc.p2p_level, PATH_LEVEL_PXB);    /* old numbering */
+    ck_assert_int_eq(nccl_config_set_var(&nc, "p2p_level", "NVL", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1e8, &nvl);
+    ck_assert_double_eq_tol(nvl.time_s, dflt.time_s, dflt.time_s * 1e-12);
+    topo_free(t);
+}
+END_TEST
+
 START_TEST(test_path_nvls_enable_0_moves_to_ring)
 {
     char *cause = NULL;
@@ -539,6 +691,28 @@ START_TEST(test_path_nvls_enable_0_moves_to_ring)
     estimate_nc(t, &nc, COLL_ALLREDUCE, &g, b, &r);
     ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
     ck_assert_msg(r.bus_Bps > 340e9 && r.bus_Bps < 380e9, "%g", r.bus_Bps);
+    topo_free(t);
+}
+END_TEST
+
+/* NVLS buffers on 8 H100s: 8 heads x 16 channels x 2 x 8 steps x 128 KiB
+ * = 256 MiB, plus 16 x 2 x 64 B x 8 = 16 KiB of credits rounded to one
+ * 2 MiB granule: 258 MiB; none with NCCL_NVLS_ENABLE=0 or on A100. */
+START_TEST(test_nvls_buffer_bytes)
+{
+    char *cause = NULL;
+    struct topo *t = topo_load("dgx-h100", &cause);
+    ck_assert_ptr_nonnull(t);
+    struct nccl_config nc;
+    nccl_config_init(&nc);
+    ck_assert_double_eq(coll_nvls_buffer_bytes(t, &nc, 8),
+                        258.0 * 1048576);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "nvls_enable", "0", &cause), 0);
+    ck_assert_double_eq(coll_nvls_buffer_bytes(t, &nc, 8), 0);
+    topo_free(t);
+    t = topo_load("dgx-a100-80g", &cause);
+    nccl_config_init(&nc);
+    ck_assert_double_eq(coll_nvls_buffer_bytes(t, &nc, 8), 0);
     topo_free(t);
 }
 END_TEST
@@ -594,6 +768,10 @@ START_TEST(test_path_refusals)
     refused("NCCL_SOCKET_NTHREADS", "17", "setting to 16");
     refused("NCCL_NSOCKS_PERTHREAD", "65", "at most 64");
     refused("NCCL_FOO", "1", "unknown NCCL variable");
+    refused("NCCL_P2P_LEVEL", "nvl", "ignores anything else");
+    refused("NCCL_NET_GDR_LEVEL", "NET", "ignores anything else");
+    refused("NCCL_CROSS_NIC", "3", "write 0, 1 or 2");
+    refused("NCCL_COLLNET_ENABLE", "2", "write 0 (the default) or 1");
     struct nccl_config nc;
     char *cause = NULL;
     nccl_config_init(&nc);
@@ -630,6 +808,12 @@ main(void)
     tcase_add_test(core, test_path_ring_pipeline_bound);
     tcase_add_test(core, test_path_tree_bandwidth_bound);
     tcase_add_test(core, test_path_tree_pipeline_bound);
+    tcase_add_test(core, test_path_tree_credit_bound);
+    tcase_add_test(core, test_path_ring_net_bandwidth_bound);
+    tcase_add_test(core, test_nvls_buffer_bytes);
+    tcase_add_test(core, test_path_ring_net_pipeline_bound);
+    tcase_add_test(core, test_path_flush_and_gdr);
+    tcase_add_test(core, test_path_p2p_level);
     tcase_add_test(core, test_path_nvls_enable_0_moves_to_ring);
     tcase_add_test(core, test_path_socket_slower_than_ib);
     tcase_add_test(core, test_path_refusals);

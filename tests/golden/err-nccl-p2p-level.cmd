@@ -1,0 +1,1 @@
+simulate --model tiny-llama --topology test-2x4 --nccl-p2p-level nvl
