@@ -23,15 +23,13 @@
  * 3. Host<->device copy bandwidth with pinned memory on GPU 0.
  * Summaries go to stdout.  Single node only (like real_run).
  */
+#include "real_common.h"
+
 extern "C" {
-#include "real.h"
 #include "coll.h"
 #include "layer.h"
 #include "nccl_tests.h"
-#include "xalloc.h"
 }
-
-#include <cuda_sys.h>  /* bracket: found via -I real/, see there */
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -57,64 +55,34 @@ struct bench {
     enum dtype dt;
     int es;
     char *cause;
+    const char *stage;              /* what runs, for messages */
     struct real_bench_result *res;
 };
 
 static double
 now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    return (double)real_now_ns() * 1e-9;
 }
 
-static int bench_fail(struct bench *b, const char *fmt, ...)
+/* The bench's failure recorder (real_common.h): the first failure, with
+ * the stage it happened in ("GEMM sweep: ..."). */
+static int real_fail(struct bench *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static int
-bench_fail(struct bench *b, const char *fmt, ...)
+real_fail(struct bench *b, const char *fmt, ...)
 {
     if (b->cause == NULL) {
         va_list ap;
         va_start(ap, fmt);
-        b->cause = xvasprintf(fmt, ap);
+        char *what = xvasprintf(fmt, ap);
         va_end(ap);
+        b->cause = b->stage ? xasprintf("%s: %s", b->stage, what)
+                            : xstrdup(what);
+        free(what);
     }
     return -1;
 }
-
-#define CUDA_TRY(b, what, call)                                              \
-    do {                                                                     \
-        cudaError_t e__ = (call);                                            \
-        if (e__ != cudaSuccess)                                              \
-            return bench_fail((b), "%s: %s: %s: %s (%s:%d)", (what), #call,  \
-                              cudaGetErrorName(e__),                         \
-                              cudaGetErrorString(e__), __FILE__, __LINE__);  \
-    } while (0)
-
-#define NCCL_TRY(b, what, call)                                              \
-    do {                                                                     \
-        ncclResult_t r__ = (call);                                           \
-        if (r__ != ncclSuccess)                                              \
-            return bench_fail((b), "%s: %s: %s: %s (%s:%d)", (what), #call,  \
-                              ncclGetErrorString(r__),                       \
-                              ncclGetLastError(NULL), __FILE__, __LINE__);   \
-    } while (0)
-
-#define CUBLAS_TRY(b, what, call)                                            \
-    do {                                                                     \
-        cublasStatus_t s__ = (call);                                         \
-        if (s__ != CUBLAS_STATUS_SUCCESS)                                    \
-            return bench_fail((b), "%s: %s: %s: %s (%s:%d)", (what), #call,  \
-                              cublasGetStatusName(s__),                      \
-                              cublasGetStatusString(s__), __FILE__,          \
-                              __LINE__);                                     \
-    } while (0)
-
-#define TRY(x)                                                               \
-    do {                                                                     \
-        if ((x) != 0)                                                        \
-            return -1;                                                       \
-    } while (0)
 
 /* ---- Data and checks ------------------------------------------------ */
 
@@ -171,6 +139,7 @@ grid(size_t n)
 static int
 launch_init(struct bench *b, int g, void *p, size_t n, size_t first)
 {
+    b->stage = "filling buffers";
     if (n == 0)
         return 0;
     cudaStream_t st = b->st[g];
@@ -180,7 +149,7 @@ launch_init(struct bench *b, int g, void *p, size_t n, size_t first)
         k_init<<<grid(n), 256, 0, st>>>((__half *)p, n, g, first);
     else
         k_init<<<grid(n), 256, 0, st>>>((float *)p, n, g, first);
-    CUDA_TRY(b, "filling buffers", cudaGetLastError());
+    CUDA_TRY(b, cudaGetLastError());
     return 0;
 }
 
@@ -188,6 +157,7 @@ static int
 launch_check(struct bench *b, int g, const void *p, size_t n, size_t count,
              size_t first, int mode)
 {
+    b->stage = "checking results";
     if (n == 0)
         return 0;
     cudaStream_t st = b->st[g];
@@ -200,7 +170,7 @@ launch_check(struct bench *b, int g, const void *p, size_t n, size_t count,
     else
         k_check<<<grid(n), 256, 0, st>>>((const float *)p, n, count, b->n,
                                           first, mode, b->wrong[g]);
-    CUDA_TRY(b, "checking results", cudaGetLastError());
+    CUDA_TRY(b, cudaGetLastError());
     return 0;
 }
 
@@ -223,31 +193,32 @@ type_name(enum dtype d)
 static int
 sync_all(struct bench *b, const char *what)
 {
+    b->stage = what;
     for (int g = 0; g < b->n; g++) {
-        CUDA_TRY(b, what, cudaSetDevice(g));
-        CUDA_TRY(b, what, cudaEventRecord(b->ev1[g], b->st[g]));
+        CUDA_TRY(b, cudaSetDevice(g));
+        CUDA_TRY(b, cudaEventRecord(b->ev1[g], b->st[g]));
     }
     double t0 = now_s();
     for (int g = 0; g < b->n; g++) {
-        CUDA_TRY(b, what, cudaSetDevice(g));
+        CUDA_TRY(b, cudaSetDevice(g));
         for (;;) {
             cudaError_t e = cudaEventQuery(b->ev1[g]);
             if (e == cudaSuccess)
                 break;
             if (e != cudaErrorNotReady)
-                return bench_fail(b, "%s on rank %d: cudaEventQuery: %s: %s",
-                                  what, g, cudaGetErrorName(e),
+                return real_fail(b, "rank %d: cudaEventQuery: %s: %s", g,
+                                  cudaGetErrorName(e),
                                   cudaGetErrorString(e));
             ncclResult_t ae = ncclSuccess;
             ncclCommGetAsyncError(b->comm[g], &ae);
             if (ae != ncclSuccess && ae != ncclInProgress)
-                return bench_fail(b, "%s on rank %d: NCCL asynchronous "
-                                  "error: %s: %s", what, g,
+                return real_fail(b, "rank %d: NCCL asynchronous error: "
+                                 "%s: %s", g,
                                   ncclGetErrorString(ae),
                                   ncclGetLastError(b->comm[g]));
             if (now_s() - t0 > BENCH_TIMEOUT_S)
-                return bench_fail(b, "%s on rank %d: no completion after "
-                                  "%.0f s (hung collective?)", what, g,
+                return real_fail(b, "rank %d: no completion after %.0f s "
+                                 "(hung collective?)", g,
                                   BENCH_TIMEOUT_S);
             struct timespec ts = {0, 20000};
             nanosleep(&ts, NULL);
@@ -282,7 +253,7 @@ placement(struct bench *b, enum coll_op op, int g, size_t count,
 static int
 issue_coll(struct bench *b, enum coll_op op, size_t count, int inplace)
 {
-    NCCL_TRY(b, "ncclGroupStart", ncclGroupStart());
+    NCCL_TRY(b, NULL, ncclGroupStart());
     for (int g = 0; g < b->n; g++) {
         void *in, *out;
         placement(b, op, g, count, inplace, &in, &out);
@@ -298,13 +269,14 @@ issue_coll(struct bench *b, enum coll_op op, size_t count, int inplace)
                               b->comm[g], b->st[g]);
         if (r != ncclSuccess) {
             ncclGroupEnd();
-            return bench_fail(b, "%s of %zu elements on rank %d: %s: %s",
+            return real_fail(b, "%s of %zu elements on rank %d: %s: %s",
                               nccl_tests_program(op), count, g,
                               ncclGetErrorString(r),
                               ncclGetLastError(b->comm[g]));
         }
     }
-    NCCL_TRY(b, nccl_tests_program(op), ncclGroupEnd());
+    b->stage = nccl_tests_program(op);
+    NCCL_TRY(b, NULL, ncclGroupEnd());
     return 0;
 }
 
@@ -313,11 +285,12 @@ static int
 check_coll(struct bench *b, enum coll_op op, size_t count, int inplace,
            unsigned long long *wrong)
 {
+    b->stage = "checking";
     int n = b->n;
     size_t total = op == COLL_ALLREDUCE ? count : count * (size_t)n;
     for (int g = 0; g < n; g++) {
-        CUDA_TRY(b, "checking", cudaSetDevice(g));
-        CUDA_TRY(b, "checking", cudaMemsetAsync(b->wrong[g], 0,
+        CUDA_TRY(b, cudaSetDevice(g));
+        CUDA_TRY(b, cudaMemsetAsync(b->wrong[g], 0,
                                                 sizeof **b->wrong, b->st[g]));
         void *in, *out;
         placement(b, op, g, count, inplace, &in, &out);
@@ -327,7 +300,7 @@ check_coll(struct bench *b, enum coll_op op, size_t count, int inplace,
     }
     TRY(issue_coll(b, op, count, inplace));
     for (int g = 0; g < n; g++) {
-        CUDA_TRY(b, "checking", cudaSetDevice(g));
+        CUDA_TRY(b, cudaSetDevice(g));
         void *in, *out;
         placement(b, op, g, count, inplace, &in, &out);
         if (op == COLL_ALLGATHER)
@@ -341,8 +314,8 @@ check_coll(struct bench *b, enum coll_op op, size_t count, int inplace,
     *wrong = 0;
     for (int g = 0; g < n; g++) {
         unsigned long long w = 0;
-        CUDA_TRY(b, "checking", cudaSetDevice(g));
-        CUDA_TRY(b, "checking", cudaMemcpy(&w, b->wrong[g], sizeof w,
+        CUDA_TRY(b, cudaSetDevice(g));
+        CUDA_TRY(b, cudaMemcpy(&w, b->wrong[g], sizeof w,
                                            cudaMemcpyDeviceToHost));
         *wrong += w;
     }
@@ -355,14 +328,15 @@ static int
 time_coll(struct bench *b, enum coll_op op, size_t count, int inplace,
           double *us)
 {
+    b->stage = "timing";
     const struct real_bench_options *o = b->o;
     int warm = o->warmup > 0 ? o->warmup : 5;
     int iters = o->iters > 0 ? o->iters : 20;
     for (int i = 0; i < warm; i++)
         TRY(issue_coll(b, op, count, inplace));
     for (int g = 0; g < b->n; g++) {
-        CUDA_TRY(b, "timing", cudaSetDevice(g));
-        CUDA_TRY(b, "timing", cudaEventRecord(b->ev0[g], b->st[g]));
+        CUDA_TRY(b, cudaSetDevice(g));
+        CUDA_TRY(b, cudaEventRecord(b->ev0[g], b->st[g]));
     }
     for (int i = 0; i < iters; i++)
         TRY(issue_coll(b, op, count, inplace));
@@ -370,8 +344,8 @@ time_coll(struct bench *b, enum coll_op op, size_t count, int inplace,
     float worst = 0;
     for (int g = 0; g < b->n; g++) {
         float ms = 0;
-        CUDA_TRY(b, "timing", cudaSetDevice(g));
-        CUDA_TRY(b, "timing", cudaEventElapsedTime(&ms, b->ev0[g],
+        CUDA_TRY(b, cudaSetDevice(g));
+        CUDA_TRY(b, cudaEventElapsedTime(&ms, b->ev0[g],
                                                    b->ev1[g]));
         worst = ms > worst ? ms : worst;
     }
@@ -524,6 +498,7 @@ gemm_shapes(const struct real_bench_options *o, int es, struct shape *sh)
 static int
 gemm_sweep(struct bench *b)
 {
+    b->stage = "GEMM sweep";
     struct shape sh[MAX_SHAPES];
     int ns = gemm_shapes(b->o, b->es, sh);
     if (ns == 0)
@@ -543,9 +518,9 @@ gemm_sweep(struct bench *b)
     cublasComputeType_t cp = b->o->dtype == DTYPE_TF32
                                  ? CUBLAS_COMPUTE_32F_FAST_TF32
                                  : CUBLAS_COMPUTE_32F;
-    CUDA_TRY(b, "GEMM sweep", cudaSetDevice(0));
+    CUDA_TRY(b, cudaSetDevice(0));
     cublasHandle_t h;
-    CUBLAS_TRY(b, "GEMM sweep", cublasCreate(&h));
+    CUBLAS_TRY(b, cublasCreate(&h));
     char *buf[3] = {NULL, NULL, NULL};
     int rc = 0;
     for (int k = 0; k < 3 && rc == 0; k++) {
@@ -553,7 +528,7 @@ gemm_sweep(struct bench *b)
         if (e == cudaSuccess)
             e = cudaMemset(buf[k], 0, need);
         if (e != cudaSuccess)
-            rc = bench_fail(b, "GEMM sweep: cudaMalloc of %zu bytes: %s: %s",
+            rc = real_fail(b, "cudaMalloc of %zu bytes: %s: %s",
                             need, cudaGetErrorName(e), cudaGetErrorString(e));
     }
     cublasSetStream(h, b->st[0]);
@@ -585,7 +560,7 @@ gemm_sweep(struct bench *b)
                     ct, (int)g3[j].ldb, &beta, buf[2], ct, (int)g3[j].ldc, cp,
                     CUBLAS_GEMM_DEFAULT);
                 if (s != CUBLAS_STATUS_SUCCESS)
-                    rc = bench_fail(b, "GEMM %lldx%lldx%lld: cublasGemmEx: "
+                    rc = real_fail(b, "GEMM %lldx%lldx%lld: cublasGemmEx: "
                                     "%s: %s", (long long)M, (long long)N,
                                     (long long)K, cublasGetStatusName(s),
                                     cublasGetStatusString(s));
@@ -597,7 +572,7 @@ gemm_sweep(struct bench *b)
                 if (e == cudaSuccess)
                     e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
                 if (e != cudaSuccess)
-                    rc = bench_fail(b, "GEMM sweep: %s: %s",
+                    rc = real_fail(b, "%s: %s",
                                     cudaGetErrorName(e),
                                     cudaGetErrorString(e));
             }
@@ -646,16 +621,17 @@ k_stream_copy(const float4 *__restrict__ in, float4 *__restrict__ out,
 static int
 hbm_sweep(struct bench *b)
 {
-    CUDA_TRY(b, "HBM sweep", cudaSetDevice(0));
+    b->stage = "HBM sweep";
+    CUDA_TRY(b, cudaSetDevice(0));
     void *src = NULL, *dst = NULL;
-    CUDA_TRY(b, "HBM sweep", cudaMalloc(&src, COPY_MAX_BYTES));
+    CUDA_TRY(b, cudaMalloc(&src, COPY_MAX_BYTES));
     cudaError_t e = cudaMalloc(&dst, COPY_MAX_BYTES);
     if (e == cudaSuccess)
         e = cudaMemset(src, 0, COPY_MAX_BYTES);
     if (e != cudaSuccess) {
         cudaFree(src);
         cudaFree(dst);
-        return bench_fail(b, "HBM sweep: %s: %s", cudaGetErrorName(e),
+        return real_fail(b, "%s: %s", cudaGetErrorName(e),
                           cudaGetErrorString(e));
     }
     printf("\nDevice-memory copy kernel, GPU 0 (read + write GB/s, us)\n");
@@ -681,7 +657,7 @@ hbm_sweep(struct bench *b)
         if (e == cudaSuccess)
             e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
         if (e != cudaSuccess) {
-            rc = bench_fail(b, "HBM sweep: %s: %s", cudaGetErrorName(e),
+            rc = real_fail(b, "%s: %s", cudaGetErrorName(e),
                             cudaGetErrorString(e));
             break;
         }
@@ -705,13 +681,14 @@ hbm_sweep(struct bench *b)
 static int
 copy_sweep(struct bench *b)
 {
-    CUDA_TRY(b, "copy sweep", cudaSetDevice(0));
+    b->stage = "copy sweep";
+    CUDA_TRY(b, cudaSetDevice(0));
     void *host = NULL, *dev = NULL;
-    CUDA_TRY(b, "copy sweep", cudaMallocHost(&host, COPY_MAX_BYTES));
+    CUDA_TRY(b, cudaMallocHost(&host, COPY_MAX_BYTES));
     cudaError_t e = cudaMalloc(&dev, COPY_MAX_BYTES);
     if (e != cudaSuccess) {
         cudaFreeHost(host);
-        return bench_fail(b, "copy sweep: cudaMalloc of %zu bytes: %s: %s",
+        return real_fail(b, "cudaMalloc of %zu bytes: %s: %s",
                           COPY_MAX_BYTES, cudaGetErrorName(e),
                           cudaGetErrorString(e));
     }
@@ -740,7 +717,7 @@ copy_sweep(struct bench *b)
             if (e == cudaSuccess)
                 e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
             if (e != cudaSuccess)
-                rc = bench_fail(b, "copy sweep: %s: %s", cudaGetErrorName(e),
+                rc = real_fail(b, "%s: %s", cudaGetErrorName(e),
                                 cudaGetErrorString(e));
             bw[dir] = ms > 0 ? (double)sz * iters / (ms * 1e-3) / 1e9 : 0;
         }
@@ -777,26 +754,28 @@ bench_setup(struct bench *b)
     free(devs);
     if (r != ncclSuccess) {
         memset(b->comm, 0, sizeof *b->comm * n);
-        return bench_fail(b, "ncclCommInitAll over %d GPU(s): %s: %s", n,
+        return real_fail(b, "ncclCommInitAll over %d GPU(s): %s: %s", n,
                           ncclGetErrorString(r), ncclGetLastError(NULL));
     }
     for (int g = 0; g < n; g++) {
         char what[64];
         snprintf(what, sizeof what, "set-up of GPU %d", g);
-        CUDA_TRY(b, what, cudaSetDevice(g));
-        CUDA_TRY(b, what, cudaStreamCreateWithFlags(&b->st[g],
-                                                    cudaStreamNonBlocking));
-        CUDA_TRY(b, what, cudaEventCreate(&b->ev0[g]));
-        CUDA_TRY(b, what, cudaEventCreate(&b->ev1[g]));
+        b->stage = what;    /* read only by real_fail, in this loop */
+        CUDA_TRY(b, cudaSetDevice(g));
+        CUDA_TRY(b, cudaStreamCreateWithFlags(&b->st[g],
+                                              cudaStreamNonBlocking));
+        CUDA_TRY(b, cudaEventCreate(&b->ev0[g]));
+        CUDA_TRY(b, cudaEventCreate(&b->ev1[g]));
         cudaError_t e = cudaMalloc(&b->send[g], b->max_bytes);
         if (e == cudaSuccess)
             e = cudaMalloc(&b->recv[g], b->max_bytes);
         if (e != cudaSuccess)
-            return bench_fail(b, "%s: cudaMalloc of 2 x %zu bytes (lower "
-                              "--maxbytes): %s: %s", what, b->max_bytes,
-                              cudaGetErrorName(e), cudaGetErrorString(e));
-        CUDA_TRY(b, what, cudaMalloc(&b->wrong[g], sizeof **b->wrong));
+            return real_fail(b, "cudaMalloc of 2 x %zu bytes (lower "
+                             "--maxbytes): %s: %s", b->max_bytes,
+                             cudaGetErrorName(e), cudaGetErrorString(e));
+        CUDA_TRY(b, cudaMalloc(&b->wrong[g], sizeof **b->wrong));
     }
+    b->stage = NULL;
     return 0;
 }
 

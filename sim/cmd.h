@@ -59,9 +59,15 @@ void cmd_merge_help(FILE *out);
 void cmd_tune_help(FILE *out);
 void cmd_plan_help(FILE *out);
 
-/* "fsdpsim: msg" on stderr, plus the usage hint for usage errors. */
+/* "fsdpsim: msg" on stderr, plus the usage hint for usage errors
+ * (cmd_common.c). */
 void cmd_error(const char *cmd, const char *msg, int usage_hint);
+/* The command named NAME, or NULL: each program's own table (sim/main.c,
+ * real/main.c). */
 const struct cmd_entry *cmd_find(const char *name);
+/* After a command: RC, or EXIT_SYSTEM with one line when standard output
+ * could not be written (cmd_common.c). */
+int cmd_finish_stdout(int rc);
 
 /* Write the output files a run asked for (--trace, --timeline, --memory,
  * --metrics with the given writer), each atomically; 0, or EXIT_SYSTEM

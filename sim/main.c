@@ -84,60 +84,6 @@ cmd_find(const char *name)
     return NULL;
 }
 
-/* Messages may quote input text: print them on one line, with control
- * and non-ASCII bytes shown as '?' and very long quotes cut, so that a
- * random or binary file still gets one readable line. */
-#define CMD_ERROR_MAX 400
-
-static void
-print_one_line(FILE *out, const char *msg)
-{
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)msg; *p; p++, n++) {
-        if (n == CMD_ERROR_MAX) {
-            fputs("...", out);
-            break;
-        }
-        fputc(*p < 0x20 || *p >= 0x7f ? '?' : *p, out);
-    }
-    fputc('\n', out);
-}
-
-void
-cmd_error(const char *cmd, const char *msg, int usage_hint)
-{
-    fputs("fsdpsim: ", stderr);
-    print_one_line(stderr, msg);
-    if (usage_hint) {
-        const struct cmd_entry *e = cmd ? cmd_find(cmd) : NULL;
-        if (e)
-            fprintf(stderr, "usage: fsdpsim %s %s\ntry 'fsdpsim help %s'\n",
-                    e->name, e->usage, e->name);
-        else
-            fprintf(stderr, "try 'fsdpsim help'\n");
-    }
-}
-
-int
-cmd_write_outputs(const char *cmd, const struct run_config *c,
-                  const struct run_view *v,
-                  void (*metrics)(const struct run_view *, FILE *))
-{
-    const char *paths[] = {c->trace_path, c->timeline_path, c->memory_path,
-                           c->metrics_path};
-    void (*writers[])(const struct run_view *, FILE *) = {
-        output_trace, output_timeline_dat, output_memory_dat, metrics};
-    for (int i = 0; i < 4; i++) {
-        char *cause = NULL;
-        if (paths[i] && output_write_file(paths[i], writers[i], v, &cause)) {
-            cmd_error(cmd, cause, 0);
-            free(cause);
-            return EXIT_SYSTEM;
-        }
-    }
-    return 0;
-}
-
 static void
 main_usage(FILE *out)
 {
@@ -181,35 +127,6 @@ cmd_version(int argc, char **argv)
     return 0;
 }
 
-/*
- * The one output discipline for stdout: whatever a command printed, a
- * failed write (a full disk, /dev/full, a closed descriptor) must not end
- * in exit 0.  The error indicator is sticky, so checking it once after the
- * command, then flushing and closing, catches every printf of the run.
- * RC is the command's status; it becomes EXIT_SYSTEM with one line naming
- * the output when the output was lost and the command had not already
- * failed for a reason of its own (bad input, a failure it reported).
- */
-static int
-finish_stdout(int rc)
-{
-    int err = 0, lost = ferror(stdout);
-    errno = 0;
-    if (fflush(stdout) != 0)
-        err = errno ? errno : EIO;
-    lost |= ferror(stdout);
-    errno = 0;
-    if (fclose(stdout) != 0 && err == 0)
-        err = errno ? errno : EIO;
-    if (lost && err == 0)
-        err = EIO;
-    if (err == 0 || (rc != 0 && rc != EXIT_CHECK_FAILED))
-        return rc;
-    fprintf(stderr, "fsdpsim: standard output: cannot write: %s\n",
-            strerror(err));
-    return EXIT_SYSTEM;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -220,10 +137,10 @@ main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
         main_usage(stdout);
-        return finish_stdout(0);
+        return cmd_finish_stdout(0);
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
-        return finish_stdout(cmd_version(0, NULL));
+        return cmd_finish_stdout(cmd_version(0, NULL));
     const struct cmd_entry *e = cmd_find(name);
     if (e == NULL) {
         char msg[256];
@@ -231,5 +148,5 @@ main(int argc, char **argv)
         cmd_error(NULL, msg, 1);
         return EXIT_USAGE;
     }
-    return finish_stdout(e->exec(argc - 1, argv + 1));
+    return cmd_finish_stdout(e->exec(argc - 1, argv + 1));
 }

@@ -1,0 +1,77 @@
+/*
+ * real_common.h: what every CUDA source of real mode shares, exec and
+ * bench alike: the one family of library-call checks and the clock.
+ *
+ * A check (CUDA_TRY, NCCL_TRY, CUBLAS_TRY, as nccl-tests' CUDACHECK and
+ * NCCLCHECK) records the first failure through its owner's real_fail()
+ * (struct gpu in exec_impl.h, struct bench in bench.cu: one overload each,
+ * both "the first failure wins, with where it happened") and returns -1
+ * from the enclosing function; the message names the call, the library's
+ * error name and string, and file:line.  TRY(x) passes a -1 up.
+ */
+#ifndef FSDPSIM_REAL_COMMON_H
+#define FSDPSIM_REAL_COMMON_H
+
+extern "C" {
+#include "real.h"
+#include "xalloc.h"
+}
+
+#include <cuda_sys.h>  /* bracket: found via -I real/, see there */
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The call's function name: "cudaMallocAsync" from "cudaMallocAsync(&p,
+ * ...)", into buf. */
+const char *real_call_name(const char *call, char *buf, size_t len);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t real_now_ns(void);
+
+#define CUDA_TRY(o, call)                                                    \
+    do {                                                                     \
+        cudaError_t e__ = (call);                                            \
+        if (e__ != cudaSuccess) {                                            \
+            char n__[64];                                                    \
+            return real_fail((o), "%s: %s: %s (%s:%d)",                      \
+                             real_call_name(#call, n__, sizeof n__),         \
+                             cudaGetErrorName(e__), cudaGetErrorString(e__), \
+                             __FILE__, __LINE__);                            \
+        }                                                                    \
+    } while (0)
+
+#define NCCL_TRY(o, comm, call)                                              \
+    do {                                                                     \
+        ncclResult_t r__ = (call);                                           \
+        if (r__ != ncclSuccess && r__ != ncclInProgress) {                   \
+            char n__[64];                                                    \
+            const char *l__ = ncclGetLastError(comm);                        \
+            return real_fail((o), "%s: %s%s%s (%s:%d)",                      \
+                             real_call_name(#call, n__, sizeof n__),         \
+                             ncclGetErrorString(r__),                        \
+                             l__ && *l__ ? ": " : "", l__ ? l__ : "",        \
+                             __FILE__, __LINE__);                            \
+        }                                                                    \
+    } while (0)
+
+#define CUBLAS_TRY(o, call)                                                  \
+    do {                                                                     \
+        cublasStatus_t s__ = (call);                                         \
+        if (s__ != CUBLAS_STATUS_SUCCESS) {                                  \
+            char n__[64];                                                    \
+            return real_fail((o), "%s: %s: %s (%s:%d)",                      \
+                             real_call_name(#call, n__, sizeof n__),         \
+                             cublasGetStatusName(s__),                       \
+                             cublasGetStatusString(s__), __FILE__,           \
+                             __LINE__);                                      \
+        }                                                                    \
+    } while (0)
+
+#define TRY(x)                                                               \
+    do {                                                                     \
+        if ((x) != 0)                                                        \
+            return -1;                                                       \
+    } while (0)
+
+#endif

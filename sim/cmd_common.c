@@ -1,0 +1,95 @@
+/*
+ * cmd_common.c: what every command shares, in fsdpsim and in
+ * fsdpsim-real alike: the one-line error message, the output files a run
+ * asks for, and the discipline for standard output.
+ */
+#include "cmd.h"
+#include "output.h"
+#include "runconf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Messages may quote input text: print them on one line, with control
+ * and non-ASCII bytes shown as '?' and very long quotes cut, so that a
+ * random or binary file still gets one readable line. */
+#define CMD_ERROR_MAX 400
+
+static void
+print_one_line(FILE *out, const char *msg)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++, n++) {
+        if (n == CMD_ERROR_MAX) {
+            fputs("...", out);
+            break;
+        }
+        fputc(*p < 0x20 || *p >= 0x7f ? '?' : *p, out);
+    }
+    fputc('\n', out);
+}
+
+void
+cmd_error(const char *cmd, const char *msg, int usage_hint)
+{
+    fputs("fsdpsim: ", stderr);
+    print_one_line(stderr, msg);
+    if (usage_hint) {
+        const struct cmd_entry *e = cmd ? cmd_find(cmd) : NULL;
+        if (e)
+            fprintf(stderr, "usage: fsdpsim %s %s\ntry 'fsdpsim help %s'\n",
+                    e->name, e->usage, e->name);
+        else
+            fprintf(stderr, "try 'fsdpsim help'\n");
+    }
+}
+
+int
+cmd_write_outputs(const char *cmd, const struct run_config *c,
+                  const struct run_view *v,
+                  void (*metrics)(const struct run_view *, FILE *))
+{
+    const char *paths[] = {c->trace_path, c->timeline_path, c->memory_path,
+                           c->metrics_path};
+    void (*writers[])(const struct run_view *, FILE *) = {
+        output_trace, output_timeline_dat, output_memory_dat, metrics};
+    for (int i = 0; i < 4; i++) {
+        char *cause = NULL;
+        if (paths[i] && output_write_file(paths[i], writers[i], v, &cause)) {
+            cmd_error(cmd, cause, 0);
+            free(cause);
+            return EXIT_SYSTEM;
+        }
+    }
+    return 0;
+}
+
+/*
+ * The one output discipline for stdout: whatever a command printed, a
+ * failed write (a full disk, /dev/full, a closed descriptor) must not end
+ * in exit 0.  The error indicator is sticky, so checking it once after the
+ * command, then flushing and closing, catches every printf of the run.
+ * RC is the command's status; it becomes EXIT_SYSTEM with one line naming
+ * the output when the output was lost and the command had not already
+ * failed for a reason of its own (bad input, a failure it reported).
+ */
+int
+cmd_finish_stdout(int rc)
+{
+    int err = 0, lost = ferror(stdout);
+    errno = 0;
+    if (fflush(stdout) != 0)
+        err = errno ? errno : EIO;
+    lost |= ferror(stdout);
+    errno = 0;
+    if (fclose(stdout) != 0 && err == 0)
+        err = errno ? errno : EIO;
+    if (lost && err == 0)
+        err = EIO;
+    if (err == 0 || (rc != 0 && rc != EXIT_CHECK_FAILED))
+        return rc;
+    fprintf(stderr, "fsdpsim: standard output: cannot write: %s\n",
+            strerror(err));
+    return EXIT_SYSTEM;
+}
