@@ -336,8 +336,10 @@ layer_param_dim0(const struct module *m, int64_t dim0[4])
     int n = 0;
     switch (m->kind) {
     case LAYER_LINEAR:
+        /* Hugging Face's Conv1D stores its weight transposed, (in, out). */
         if (!m->tied)
-            dim0[n++] = m->out;
+            dim0[n++] = m->cls && strcmp(m->cls, "Conv1D") == 0 ? m->in
+                                                                 : m->out;
         if (m->bias)
             dim0[n++] = m->out;
         break;

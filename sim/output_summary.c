@@ -59,6 +59,30 @@ output_summary_text(const struct run_view *v, FILE *out)
                 ac_name(c->ac), c->no_sync ? ", no_sync" : "",
                 optimizer_name(c->optimizer),
                 s->scaler_grad_numel > 0 ? ", GradScaler" : "");
+    } else if (s->fsdp_version == 2) {
+        char raf[32];
+        if (c->reshard_after_forward_size > 0)
+            snprintf(raf, sizeof raf, "%lld",
+                     (long long)c->reshard_after_forward_size);
+        else
+            snprintf(raf, sizeof raf, "%s",
+                     c->reshard_after_forward ? "True" : "False");
+        fprintf(out, "FSDP2: fully_shard as %s -> %d groups, mesh %d x %d "
+                "(replicate x shard), reshard_after_forward=%s%s\n",
+                policy_text(v, pol, sizeof pol), s->n_units,
+                s->replicate_size, s->shard_size, raf,
+                c->forward_prefetch ? ", forward prefetch of the next group"
+                                    : "");
+        fprintf(out, "      MixedPrecisionPolicy(param %s, reduce %s%s%s), "
+                "activation checkpointing %s, %s%s, optimizer %s%s\n",
+                dtype_name(s->param_dtype), dtype_name(s->reduce_dtype),
+                c->output_dtype_given ? ", output " : "",
+                c->output_dtype_given ? dtype_name(c->output_dtype) : "",
+                ac_name(c->ac),
+                c->cpu_offload ? "CPUOffloadPolicy" : "no offload",
+                c->no_sync ? ", set_requires_gradient_sync(False)" : "",
+                optimizer_name(c->optimizer),
+                s->scaler_grad_numel > 0 ? ", GradScaler" : "");
     } else {
     fprintf(out, "FSDP: %s, %s -> %d units, backward_prefetch=%s%s%s%s\n",
             sharding_name(c->sharding), policy_text(v, pol, sizeof pol),
@@ -168,6 +192,17 @@ output_summary_json(const struct run_view *v, FILE *out)
     fprintf(out, "  \"world_size\": %d,\n", s->world);
     fprintf(out, "  \"sharding_strategy\": \"%s\",\n",
             sharding_name(c->sharding));
+    if (s->fsdp_version == 2) {
+        fprintf(out, "  \"fsdp_version\": 2,\n");
+        if (c->reshard_after_forward_size > 0)
+            fprintf(out, "  \"reshard_after_forward\": %lld,\n",
+                    (long long)c->reshard_after_forward_size);
+        else
+            fprintf(out, "  \"reshard_after_forward\": %s,\n",
+                    c->reshard_after_forward ? "true" : "false");
+        fprintf(out, "  \"dp_replicate\": %d,\n  \"dp_shard\": %d,\n",
+                s->replicate_size, s->shard_size);
+    }
     fputs("  \"auto_wrap_policy\": ", out);
     json_out_string(out, policy_text(v, pol, sizeof pol));
     fputs(",\n", out);
