@@ -39,6 +39,7 @@ struct vrun_args {
     char *model_ini;            /* otherwise the model generated (INI) */
     const char *topology;
     const char *gpu;            /* "A100", "H100": the regime label */
+    long long grad_accum;       /* --grad-accum, the row's or implied */
 };
 
 struct vrun {
