@@ -5,6 +5,7 @@
  * `fsdpsim real run --dry-run` would execute.
  */
 #include "sched.h"
+#include "coll.h"
 
 static const char *const stream_names[STREAM_COUNT] = {
     "C", "PU", "U", "P", "A", "HOST"};
@@ -154,7 +155,7 @@ sched_print_json(const struct sched *s, FILE *out)
                 "\"dtype\": \"%s\", \"flops\": %.0f, \"leaves\": [%d, %d], "
                 "\"buffer\": %d, \"category\": \"%s\", \"wait_op\": %d, "
                 "\"hooks\": %d, \"buf_in\": %d, \"buf_out\": %d, "
-                "\"in_offset\": %llu, \"deps\": [",
+                "\"in_offset\": %llu, %s\"deps\": [",
                 i ? "," : "", op->id, op->iter, op->micro,
                 phase_names[op->phase], stream_names[op->stream],
                 kind_names[op->kind], op->unit, pg_names[op->pg],
@@ -163,7 +164,10 @@ sched_print_json(const struct sched *s, FILE *out)
                 (op->kind == OP_ALLOC || op->kind == OP_FREE)
                     ? category_names[op->cat] : "-",
                 op->wait_op, op->hooks, op->buf_in, op->buf_out,
-                (unsigned long long)op->in_offset);
+                (unsigned long long)op->in_offset,
+                s->fsdp_version != 2 ? ""
+                : op->redop == REDOP_AVG ? "\"redop\": \"avg\", "
+                                         : "\"redop\": \"sum\", ");
         print_deps(op, out, ", ");
         fputs("]}", out);
     }
