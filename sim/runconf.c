@@ -425,8 +425,22 @@ config_set(struct run_config *c, const char *key_in, const char *value,
             c->bucket_cap_mb_given = true;
             rc = 0;
         }
-    } else if (config_is_fsdp2_key(key)) {
-        rc = config_set_fsdp2(c, key, value, origin, cause);
+    } else if (strcmp(key, "fsdp_version") == 0) {
+        if ((rc = set_count(&n, value, 1, 2, origin, cause)) == 0)
+            c->fsdp_version = (int)n;
+    } else if (strcmp(key, "reshard_after_forward") == 0) {
+        rc = config_set_reshard_after_forward(c, value, origin, cause);
+    } else if (strcmp(key, "dp_replicate") == 0) {
+        rc = set_count(&c->dp_replicate, value, 1, 100000, origin, cause);
+    } else if (strcmp(key, "dp_shard") == 0) {
+        rc = set_count(&c->dp_shard, value, 1, 100000, origin, cause);
+    } else if (strcmp(key, "output_dtype") == 0) {
+        rc = set_dtype(&c->output_dtype, &c->output_dtype_given, value,
+                       origin, cause);
+    } else if (strcmp(key, "cast_forward_inputs") == 0) {
+        rc = set_bool(&c->cast_forward_inputs, value, origin, cause);
+        if (rc == 0)
+            c->cast_forward_inputs_given = true;
     } else if (strcmp(key, "gradient_as_bucket_view") == 0) {
         rc = set_bool(&c->gradient_as_bucket_view, value, origin, cause);
     } else if (strcmp(key, "static_graph") == 0) {

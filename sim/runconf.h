@@ -150,12 +150,11 @@ int config_load_text(struct run_config *c, const char *text,
  * given min_num_params, offload with accumulation outside no_sync, ... */
 int config_validate(const struct run_config *c, char **cause);
 
-/* FSDP2's keys (runconf_fsdp2.c): whether key is one, and its parser
- * (the contract of config_set); the checks config_validate makes for
- * them; the FSDP2 defaults config_init sets. */
-bool config_is_fsdp2_key(const char *key);
-int config_set_fsdp2(struct run_config *c, const char *key,
-                     const char *value, const char *origin, char **cause);
+/* FSDP2 (runconf_fsdp2.c): reshard_after_forward's bool-or-int value
+ * (the contract of config_set), the checks config_validate makes, the
+ * defaults config_init sets. */
+int config_set_reshard_after_forward(struct run_config *c, const char *value,
+                                     const char *origin, char **cause);
 int config_validate_fsdp2(const struct run_config *c, char **cause);
 void config_init_fsdp2(struct run_config *c);
 

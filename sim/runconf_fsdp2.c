@@ -10,9 +10,10 @@
  *                                              cast_forward_inputs),
  *               offload_policy=CPUOffloadPolicy())
  *
- * param_dtype, reduce_dtype, cpu_offload, forward_prefetch (as
- * set_modules_to_forward_prefetch) and no_sync (as
- * set_requires_gradient_sync(False)) are the shared keys of runconf.c.
+ * The keys are parsed in runconf.c's config_set, reshard_after_forward's
+ * bool-or-int here.  param_dtype, reduce_dtype, cpu_offload,
+ * forward_prefetch (as set_modules_to_forward_prefetch) and no_sync (as
+ * set_requires_gradient_sync(False)) are shared with FSDP1.
  */
 #include "runconf.h"
 #include "units.h"
@@ -20,10 +21,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const fsdp2_keys[] = {
-    "fsdp_version", "reshard_after_forward", "dp_replicate", "dp_shard",
-    "output_dtype", "cast_forward_inputs", NULL};
 
 void
 config_init_fsdp2(struct run_config *c)
@@ -34,37 +31,11 @@ config_init_fsdp2(struct run_config *c)
     c->output_dtype = DTYPE_FP32;
 }
 
-bool
-config_is_fsdp2_key(const char *key)
-{
-    for (int i = 0; fsdp2_keys[i]; i++)
-        if (strcmp(key, fsdp2_keys[i]) == 0)
-            return true;
-    return false;
-}
-
-static int
-parse_count(int64_t *dst, const char *value, int64_t lo, int64_t hi,
-            const char *origin, char **cause)
-{
-    char *why = NULL;
-    if (value == NULL) {
-        *cause = xasprintf("%s: needs a number", origin);
-        return -1;
-    }
-    if (units_parse_count(value, lo, hi, dst, &why) != 0) {
-        *cause = xasprintf("%s: %s", origin, why);
-        free(why);
-        return -1;
-    }
-    return 0;
-}
-
 /* reshard_after_forward: a bool, or an int N (PyTorch tests for bool
  * first: True is not the int 1). */
-static int
-parse_reshard(struct run_config *c, const char *value, const char *origin,
-              char **cause)
+int
+config_set_reshard_after_forward(struct run_config *c, const char *value,
+                                 const char *origin, char **cause)
 {
     bool b;
     char *why = NULL;
@@ -93,48 +64,6 @@ parse_reshard(struct run_config *c, const char *value, const char *origin,
     c->reshard_after_forward = true;
     c->reshard_after_forward_size = n;
     c->reshard_after_forward_given = true;
-    return 0;
-}
-
-int
-config_set_fsdp2(struct run_config *c, const char *key, const char *value,
-                 const char *origin, char **cause)
-{
-    int64_t n;
-    if (strcmp(key, "fsdp_version") == 0) {
-        if (parse_count(&n, value, 1, 2, origin, cause) != 0)
-            return -1;
-        c->fsdp_version = (int)n;
-        return 0;
-    }
-    if (strcmp(key, "reshard_after_forward") == 0)
-        return parse_reshard(c, value, origin, cause);
-    if (strcmp(key, "dp_replicate") == 0)
-        return parse_count(&c->dp_replicate, value, 1, 100000, origin, cause);
-    if (strcmp(key, "dp_shard") == 0)
-        return parse_count(&c->dp_shard, value, 1, 100000, origin, cause);
-    if (strcmp(key, "output_dtype") == 0) {
-        enum dtype d;
-        if (value == NULL || dtype_parse(value, &d) != 0 || d == DTYPE_TF32
-            || d == DTYPE_FP8) {
-            *cause = xasprintf("%s: '%s' is not an output dtype (use fp32, "
-                               "bf16 or fp16)", origin, value ? value : "");
-            return -1;
-        }
-        c->output_dtype = d;
-        c->output_dtype_given = true;
-        return 0;
-    }
-    /* cast_forward_inputs */
-    char *why = NULL;
-    bool b = true;
-    if (value != NULL && units_parse_bool(value, &b, &why) != 0) {
-        *cause = xasprintf("%s: %s", origin, why);
-        free(why);
-        return -1;
-    }
-    c->cast_forward_inputs = b;
-    c->cast_forward_inputs_given = true;
     return 0;
 }
 

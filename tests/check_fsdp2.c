@@ -55,20 +55,6 @@ run_ok(struct tu_run *t, const char *args, int simulate)
     free(full);
 }
 
-static int
-count(const struct sched *s, int iter, enum sched_op_kind k,
-      enum sched_pg pg, enum sched_stream st)
-{
-    int n = 0;
-    for (int i = 0; i < s->n_ops; i++) {
-        const struct sched_op *op = &s->ops[i];
-        if (op->iter == iter && op->kind == k && op->pg == pg
-            && op->stream == st)
-            n++;
-    }
-    return n;
-}
-
 /* The collectives of iteration 1, in issue order. */
 static int
 collectives(const struct sched *s, const struct sched_op **out, int max)
@@ -222,13 +208,13 @@ START_TEST(test_fsdp2_reshard_after_forward)
     run_ok(&a, TINY "--nodes 1", 0);
     run_ok(&b, TINY "--nodes 1 --reshard-after-forward false", 0);
     run_ok(&c, TINY "--nodes 1 --reshard-after-forward 2", 0);
-    ck_assert_int_eq(count(a.r.sched, 1, OP_ALLGATHER, PG_SHARD, STREAM_U),
-                     9);
-    ck_assert_int_eq(count(b.r.sched, 1, OP_ALLGATHER, PG_SHARD, STREAM_U),
-                     5);
-    ck_assert_int_eq(count(c.r.sched, 1, OP_ALLGATHER, PG_SHARD, STREAM_U),
-                     5);
-    ck_assert_int_eq(count(c.r.sched, 1, OP_ALLGATHER, PG_POST_FORWARD,
+    ck_assert_int_eq(tu_count_on(a.r.sched, 1, OP_ALLGATHER, PG_SHARD,
+                                 STREAM_U), 9);
+    ck_assert_int_eq(tu_count_on(b.r.sched, 1, OP_ALLGATHER, PG_SHARD,
+                                 STREAM_U), 5);
+    ck_assert_int_eq(tu_count_on(c.r.sched, 1, OP_ALLGATHER, PG_SHARD,
+                                 STREAM_U), 5);
+    ck_assert_int_eq(tu_count_on(c.r.sched, 1, OP_ALLGATHER, PG_POST_FORWARD,
                            STREAM_U), 4);
     for (int i = 0; i < c.r.sched->n_ops; i++)
         if (c.r.sched->ops[i].pg == PG_POST_FORWARD)
@@ -274,7 +260,8 @@ START_TEST(test_fsdp2_hsdp_all_reduce)
     const struct sched *s = t.r.sched;
     ck_assert_int_eq(s->shard_size, 4);
     ck_assert_int_eq(s->replicate_size, 2);
-    ck_assert_int_eq(count(s, 1, OP_ALLREDUCE, PG_REPLICATE, STREAM_A), 5);
+    ck_assert_int_eq(tu_count_on(s, 1, OP_ALLREDUCE, PG_REPLICATE, STREAM_A),
+                     5);
     int layer_ar = 0;
     for (int i = 0; i < s->n_ops; i++) {
         const struct sched_op *op = &s->ops[i];
@@ -316,7 +303,7 @@ START_TEST(test_fsdp2_offload_and_fp16)
      * gradients are summed (ReduceOp.SUM, divided around it). */
     struct tu_run t, h;
     run_ok(&t, TINY "--cpu-offload", 1);
-    ck_assert_int_eq(count(t.r.sched, 1, OP_H2D, PG_NONE, STREAM_PU), 9);
+    ck_assert_int_eq(tu_count_on(t.r.sched, 1, OP_H2D, PG_NONE, STREAM_PU), 9);
     ck_assert_int_eq(tu_count(t.r.sched, 1, OP_D2H), 5);
     tu_free(&t);
     run_ok(&h, "--model tiny-llama --topology test-2x4 --fsdp-version 2 "
