@@ -639,6 +639,14 @@ nccl_type(enum dtype d)
     }
 }
 
+/* The schedule's reduction: FSDP2 averages (ncclAvg, NCCL 2.10+), FSDP1
+ * and DDP sum. */
+static ncclRedOp_t
+nccl_redop(const struct sched_op *op)
+{
+    return op->redop == REDOP_AVG ? ncclAvg : ncclSum;
+}
+
 /* Device pointer and size of a buffer the op names; -1 or not allocated
  * gives NULL. */
 static void *
@@ -702,8 +710,8 @@ run_collective(struct gpu *g, const struct sched_op *op, cudaStream_t st)
                             n, op->buf_in, (unsigned long long)in_b,
                             op->buf_out, (unsigned long long)out_b);
         NCCL_TRY(g, comm, ncclReduceScatter(in, out, count,
-                                            nccl_type(op->dtype), ncclSum,
-                                            comm, st));
+                                            nccl_type(op->dtype),
+                                            nccl_redop(op), comm, st));
         break;
     }
     default: {
@@ -714,7 +722,7 @@ run_collective(struct gpu *g, const struct sched_op *op, cudaStream_t st)
                             (unsigned long long)in_b, op->buf_out,
                             (unsigned long long)out_b);
         NCCL_TRY(g, comm, ncclAllReduce(in, out, total, nccl_type(op->dtype),
-                                        ncclSum, comm, st));
+                                        nccl_redop(op), comm, st));
         break;
     }
     }
@@ -1296,7 +1304,13 @@ pg_place(const struct sched *s, enum sched_pg pg, int rank, int *color,
          int *pos, int *size)
 {
     int sh = s->shard_size > 1 ? s->shard_size : s->world;
-    if (pg == PG_REPLICATE) {
+    if (pg == PG_POST_FORWARD && s->post_forward_size > 0) {
+        /* FSDP2's post-forward mesh: consecutive ranks of the shard
+         * group, post_forward_size of them. */
+        *color = rank / s->post_forward_size;
+        *pos = rank % s->post_forward_size;
+        *size = s->post_forward_size;
+    } else if (pg == PG_REPLICATE) {
         *color = rank % sh;
         *pos = rank / sh;
         *size = s->world / sh;

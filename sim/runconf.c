@@ -37,8 +37,8 @@ const struct config_option config_options[] = {
      "1: FullyShardedDataParallel (default); 2: fully_shard (FSDP2), "
      "per-parameter sharding"},
     {"reshard_after_forward", "true|false|N",
-     "FSDP2: free parameters after forward (true, default), keep them "
-     "(false), or keep a shard over N ranks"},
+     "FSDP2: free parameters after forward (true), keep them (false), or "
+     "keep a shard over N ranks (default: all groups but the root)"},
     {"dp_replicate", "R",
      "FSDP2 HSDP: replicate dimension of the 2-D mesh (R x shard)"},
     {"dp_shard", "M",

@@ -237,17 +237,19 @@ f2_wait_for_unshard(struct builder *b, int u)
     f->ag_out[u] = f->ag_op[u] = -1;
 }
 
-/* FSDPParamGroup.reshard.  After forward: keep (False, or the root, whose
- * reshard_after_forward _lazy_init turns off), free (True), or keep this
- * rank's 1/N of the unsharded data (an int N: _to_sharded_post_forward
- * copies it out, §13.3).  In backward always to_sharded. */
+/* FSDPParamGroup.reshard.  After forward: keep (False, or the root when
+ * reshard_after_forward was not given: fully_shard's None, which
+ * _lazy_init turns off for the root), free (True), or keep this rank's
+ * 1/N of the unsharded data (an int N: _to_sharded_post_forward copies it
+ * out, §13.3).  In backward always to_sharded. */
 static void
 f2_reshard(struct builder *b, int u)
 {
     if (b->unsharded[u] < 0)
         return;
     if (b->phase == PHASE_FORWARD) {
-        if (u == 0 || !b->c->reshard_after_forward)
+        if ((u == 0 && !b->c->reshard_after_forward_given)
+            || !b->c->reshard_after_forward)
             return;
         if (use_post_forward_mesh(b)) {
             double keep = (double)b->s->units[u].padded_numel

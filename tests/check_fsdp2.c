@@ -200,11 +200,17 @@ END_TEST
 
 START_TEST(test_fsdp2_reshard_after_forward)
 {
-    /* True: 5 forward all-gathers, 4 in backward (the root keeps its
-     * parameters, _lazy_init).  False: none in backward.  2 (a 2-rank
-     * post-forward mesh on a 4-rank group): the 4 backward gathers run on
-     * the post-forward communicator with the same bytes. */
-    struct tu_run a, b, c;
+    /* Not given (fully_shard's None): 5 forward all-gathers, 4 in
+     * backward (the root keeps its parameters, _lazy_init).  True, given:
+     * the root too reshards, 5 in backward.  False: none in backward.  2
+     * (a 2-rank post-forward mesh on a 4-rank group): the backward
+     * gathers run on the post-forward communicator with the same bytes
+     * (the root's too, 4 layers and the root). */
+    struct tu_run a, b, c, d;
+    run_ok(&d, TINY "--nodes 1 --reshard-after-forward true", 0);
+    ck_assert_int_eq(tu_count_on(d.r.sched, 1, OP_ALLGATHER, PG_SHARD,
+                                 STREAM_U), 10);
+    tu_free(&d);
     run_ok(&a, TINY "--nodes 1", 0);
     run_ok(&b, TINY "--nodes 1 --reshard-after-forward false", 0);
     run_ok(&c, TINY "--nodes 1 --reshard-after-forward 2", 0);
@@ -215,11 +221,13 @@ START_TEST(test_fsdp2_reshard_after_forward)
     ck_assert_int_eq(tu_count_on(c.r.sched, 1, OP_ALLGATHER, PG_SHARD,
                                  STREAM_U), 5);
     ck_assert_int_eq(tu_count_on(c.r.sched, 1, OP_ALLGATHER, PG_POST_FORWARD,
-                           STREAM_U), 4);
+                           STREAM_U), 5);
     for (int i = 0; i < c.r.sched->n_ops; i++)
         if (c.r.sched->ops[i].pg == PG_POST_FORWARD)
             ck_assert_int_eq((int)c.r.sched->ops[i].bytes,
-                             (int)(LAYER_NUMEL * 2));
+                             (int)((c.r.sched->ops[i].unit ? LAYER_NUMEL
+                                                           : ROOT_NUMEL)
+                                   * 2));
     tu_free(&a);
     tu_free(&b);
     tu_free(&c);
