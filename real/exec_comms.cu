@@ -16,7 +16,13 @@ pg_place(const struct sched *s, enum sched_pg pg, int rank, int *color,
          int *pos, int *size)
 {
     int sh = s->shard_size > 1 ? s->shard_size : s->world;
-    if (pg == PG_REPLICATE) {
+    if (pg == PG_POST_FORWARD && s->post_forward_size > 0) {
+        /* FSDP2's post-forward mesh: consecutive ranks of the shard
+         * group, post_forward_size of them. */
+        *color = rank / s->post_forward_size;
+        *pos = rank % s->post_forward_size;
+        *size = s->post_forward_size;
+    } else if (pg == PG_REPLICATE) {
         *color = rank % sh;
         *pos = rank / sh;
         *size = s->world / sh;

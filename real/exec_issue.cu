@@ -22,6 +22,14 @@ nccl_type(enum dtype d)
     }
 }
 
+/* The schedule's reduction: FSDP2 averages (ncclAvg, NCCL 2.10+), FSDP1
+ * and DDP sum. */
+static ncclRedOp_t
+nccl_redop(const struct sched_op *op)
+{
+    return op->redop == REDOP_AVG ? ncclAvg : ncclSum;
+}
+
 /* Device pointer and size of a buffer the op names; -1 or not allocated
  * gives NULL. */
 static void *
@@ -85,8 +93,8 @@ run_collective(struct gpu *g, const struct sched_op *op, cudaStream_t st)
                             n, op->buf_in, (unsigned long long)in_b,
                             op->buf_out, (unsigned long long)out_b);
         NCCL_TRY(g, comm, ncclReduceScatter(in, out, count,
-                                            nccl_type(op->dtype), ncclSum,
-                                            comm, st));
+                                            nccl_type(op->dtype),
+                                            nccl_redop(op), comm, st));
         break;
     }
     default: {
@@ -97,7 +105,7 @@ run_collective(struct gpu *g, const struct sched_op *op, cudaStream_t st)
                             (unsigned long long)in_b, op->buf_out,
                             (unsigned long long)out_b);
         NCCL_TRY(g, comm, ncclAllReduce(in, out, total, nccl_type(op->dtype),
-                                        ncclSum, comm, st));
+                                        nccl_redop(op), comm, st));
         break;
     }
     }

@@ -336,3 +336,49 @@ layer_param_tensors(const struct module *m, int64_t sizes[4])
     }
     return n;
 }
+
+/* Dim 0 of each tensor layer_param_tensors lists, in its order: the shape
+ * PyTorch gives the parameter (nn.Linear.weight is (out, in),
+ * nn.Embedding.weight (num_embeddings, embedding_dim),
+ * nn.MultiheadAttention.in_proj_weight (3 * embed_dim, embed_dim)); a
+ * bare parameter counts as 1-D.  FSDP2 shards each tensor on this dim. */
+int
+layer_param_dim0(const struct module *m, int64_t dim0[4])
+{
+    int n = 0;
+    switch (m->kind) {
+    case LAYER_LINEAR:
+        /* Hugging Face's Conv1D stores its weight transposed, (in, out). */
+        if (!m->tied)
+            dim0[n++] = m->cls && strcmp(m->cls, "Conv1D") == 0 ? m->in
+                                                                 : m->out;
+        if (m->bias)
+            dim0[n++] = m->out;
+        break;
+    case LAYER_EMBEDDING:
+        dim0[n++] = m->in;
+        break;
+    case LAYER_LAYERNORM:
+        dim0[n++] = m->out;
+        if (m->bias)
+            dim0[n++] = m->out;
+        break;
+    case LAYER_RMSNORM:
+        dim0[n++] = m->out;
+        break;
+    case LAYER_MHA:
+        dim0[n++] = 3 * m->out;
+        if (m->bias)
+            dim0[n++] = 3 * m->out;
+        dim0[n++] = m->out;
+        if (m->bias)
+            dim0[n++] = m->out;
+        break;
+    case LAYER_PARAMETER:
+        dim0[n++] = m->in;
+        break;
+    default:
+        break;
+    }
+    return n;
+}

@@ -50,6 +50,9 @@ double layer_sac_saved_bytes(const struct module *m, int64_t micro_batch,
 /* The parameter tensors a leaf registers (weight, bias, ...), in order; for
  * use_orig_params alignment padding.  Returns their count (<= 4). */
 int layer_param_tensors(const struct module *m, int64_t sizes[4]);
+/* Dim 0 of each of those tensors, in the same order (FSDP2 shards on
+ * it). */
+int layer_param_dim0(const struct module *m, int64_t dim0[4]);
 
 /* True for leaves with no compute of their own. */
 int layer_is_compute(const struct module *m);

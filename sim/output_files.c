@@ -50,7 +50,7 @@ output_trace(const struct run_view *v, FILE *out)
     for (int st = 0; st < STREAM_COUNT; st++)
         fprintf(out, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", "
                 "\"pid\": 0, \"tid\": %d, \"args\": {\"name\": \"%s\"}}",
-                st, sched_stream_name(st));
+                st, sched_stream_label(s, st));
     for (int i = 0; i < s->n_ops; i++) {
         const struct sched_op *op = &s->ops[i];
         const struct op_time *tm = &r->times[i];

@@ -28,6 +28,31 @@ policy_text(const struct run_view *v, char *buf, size_t len)
     return buf;
 }
 
+/* The strategy a summary names: FSDP1's ShardingStrategy, or for FSDP2
+ * "fully_shard(reshard_after_forward=..., mesh=R x M)". */
+static const char *
+fsdp2_strategy_text(const struct run_view *v, char *buf, size_t len)
+{
+    const struct run_config *c = v->cfg;
+    const struct sched *s = v->sched;
+    if (s->fsdp_version != 2) {
+        snprintf(buf, len, "%s", sharding_name(c->sharding));
+        return buf;
+    }
+    char raf[24];
+    if (c->reshard_after_forward_size > 0)
+        snprintf(raf, sizeof raf, "%lld",
+                 (long long)c->reshard_after_forward_size);
+    else if (!c->reshard_after_forward_given)
+        snprintf(raf, sizeof raf, "None");
+    else
+        snprintf(raf, sizeof raf, "%s",
+                 c->reshard_after_forward ? "True" : "False");
+    snprintf(buf, len, "fully_shard(reshard_after_forward=%s, mesh=%dx%d)",
+             raf, s->replicate_size, s->shard_size);
+    return buf;
+}
+
 void
 output_summary_text(const struct run_view *v, FILE *out)
 {
@@ -57,6 +82,23 @@ output_summary_text(const struct run_view *v, FILE *out)
                 dtype_name(s->param_dtype),
                 s->param_dtype != DTYPE_FP32 ? " (autocast)" : "",
                 ac_name(c->ac), c->no_sync ? ", no_sync" : "",
+                optimizer_name(c->optimizer),
+                s->scaler_grad_numel > 0 ? ", GradScaler" : "");
+    } else if (s->fsdp_version == 2) {
+        char strat[96];
+        fprintf(out, "FSDP2: %s on %s -> %d groups%s\n",
+                fsdp2_strategy_text(v, strat, sizeof strat),
+                policy_text(v, pol, sizeof pol), s->n_units,
+                c->forward_prefetch ? ", forward prefetch of the next group"
+                                    : "");
+        fprintf(out, "      MixedPrecisionPolicy(param %s, reduce %s%s%s), "
+                "activation checkpointing %s, %s%s, optimizer %s%s\n",
+                dtype_name(s->param_dtype), dtype_name(s->reduce_dtype),
+                c->output_dtype_given ? ", output " : "",
+                c->output_dtype_given ? dtype_name(c->output_dtype) : "",
+                ac_name(c->ac),
+                c->cpu_offload ? "CPUOffloadPolicy" : "no offload",
+                c->no_sync ? ", set_requires_gradient_sync(False)" : "",
                 optimizer_name(c->optimizer),
                 s->scaler_grad_numel > 0 ? ", GradScaler" : "");
     } else {
@@ -166,8 +208,11 @@ output_summary_json(const struct run_view *v, FILE *out)
     fprintf(out, "  \"nodes\": %d,\n", v->topo->nodes);
     fprintf(out, "  \"gpus_per_node\": %d,\n", v->topo->gpus_per_node);
     fprintf(out, "  \"world_size\": %d,\n", s->world);
-    fprintf(out, "  \"sharding_strategy\": \"%s\",\n",
-            sharding_name(c->sharding));
+    /* One set of keys for every run (a sweep's columns): FSDP2 says what
+     * it runs in the strategy's value. */
+    char strat[96];
+    fsdp2_strategy_text(v, strat, sizeof strat);
+    fprintf(out, "  \"sharding_strategy\": \"%s\",\n", strat);
     fputs("  \"auto_wrap_policy\": ", out);
     json_out_string(out, policy_text(v, pol, sizeof pol));
     fputs(",\n", out);

@@ -472,6 +472,14 @@ e2e_settings(const char *path, const struct csv_record *h,
         }
         *dst[i] = x;
     }
+    /* Optional: what a row that gives no grad_accum implies it by. */
+    const char *gbt = get(r, column(h, "global_batch_tokens"));
+    v->global_batch_tokens = e2e_count(gbt);
+    if (v->global_batch_tokens == -2) {
+        *cause = xasprintf("%s:%d: global_batch_tokens '%s' is not a "
+                           "positive whole number", path, r->line, gbt);
+        return -1;
+    }
     v->source = xstrdup(get(r, column(h, "source_id")));
     v->model = xstrdup(get(r, column(h, "model")));
     v->precision = xstrdup(get(r, column(h, "precision")));

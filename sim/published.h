@@ -65,6 +65,7 @@ struct published_e2e {
     long long n_layers, hidden, n_heads, n_kv_heads, ffn_hidden, vocab;
     long long seq_len, micro_batch, grad_accum;
     long long gpus_per_node, nodes;
+    long long global_batch_tokens; /* -1 when the row gives none */
     char *precision, *mp_policy, *sharding, *fsdp_options, *ac, *compile;
     char *gpu, *inter;          /* gpu, inter_node_link */
     double tokens_per_s_per_gpu;

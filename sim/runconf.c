@@ -33,6 +33,20 @@ const struct config_option config_options[] = {
      "FULL_SHARD | SHARD_GRAD_OP | NO_SHARD | HYBRID_SHARD | _HYBRID_SHARD_ZERO2 | DDP (DistributedDataParallel, full replicas)"},
     {"strategy", "fsdp|ddp",
      "fsdp (the default) or ddp, the same as --sharding-strategy DDP"},
+    {"fsdp_version", "1|2",
+     "1: FullyShardedDataParallel (default); 2: fully_shard (FSDP2), "
+     "per-parameter sharding"},
+    {"reshard_after_forward", "true|false|N",
+     "FSDP2: free parameters after forward (true), keep them (false), or "
+     "keep a shard over N ranks (default: all groups but the root)"},
+    {"dp_replicate", "R",
+     "FSDP2 HSDP: replicate dimension of the 2-D mesh (R x shard)"},
+    {"dp_shard", "M",
+     "FSDP2: shard dimension of the mesh (default: world / --dp-replicate)"},
+    {"output_dtype", "DTYPE",
+     "FSDP2 MixedPrecisionPolicy output_dtype (the root's output cast)"},
+    {"cast_forward_inputs", "[BOOL]",
+     "FSDP2 MixedPrecisionPolicy cast_forward_inputs (default true)"},
     {"bucket_cap_mb", "MB",
      "DDP gradient bucket size (default 25; the first bucket is 1 MiB "
      "unless this is given)"},
@@ -131,6 +145,7 @@ config_init(struct run_config *c)
     c->ac = AC_NONE;
     c->ac_frequency = 2;            /* torchtitan's default */
     c->bucket_cap_mb = 25;          /* DDP's default */
+    config_init_fsdp2(c);
     c->micro_batch = 1;
     c->seq_len = 2048;
     c->grad_accum = 1;
@@ -459,6 +474,22 @@ config_set(struct run_config *c, const char *key_in, const char *value,
             c->bucket_cap_mb_given = true;
             rc = 0;
         }
+    } else if (strcmp(key, "fsdp_version") == 0) {
+        if ((rc = set_count(&n, value, 1, 2, origin, cause)) == 0)
+            c->fsdp_version = (int)n;
+    } else if (strcmp(key, "reshard_after_forward") == 0) {
+        rc = config_set_reshard_after_forward(c, value, origin, cause);
+    } else if (strcmp(key, "dp_replicate") == 0) {
+        rc = set_count(&c->dp_replicate, value, 1, 100000, origin, cause);
+    } else if (strcmp(key, "dp_shard") == 0) {
+        rc = set_count(&c->dp_shard, value, 1, 100000, origin, cause);
+    } else if (strcmp(key, "output_dtype") == 0) {
+        rc = set_dtype(&c->output_dtype, &c->output_dtype_given, value,
+                       origin, cause);
+    } else if (strcmp(key, "cast_forward_inputs") == 0) {
+        rc = set_bool(&c->cast_forward_inputs, value, origin, cause);
+        if (rc == 0)
+            c->cast_forward_inputs_given = true;
     } else if (strcmp(key, "gradient_as_bucket_view") == 0) {
         rc = set_bool(&c->gradient_as_bucket_view, value, origin, cause);
     } else if (strcmp(key, "static_graph") == 0) {
@@ -857,9 +888,11 @@ config_validate(const struct run_config *c, char **cause)
             "--min-num-params");
         return -1;
     }
-    if (config_validate_knobs(c, cause) != 0)
+    if (config_validate_knobs(c, cause) != 0
+        || config_validate_fsdp2(c, cause) != 0)
         return -1;
-    if (c->cpu_offload && c->grad_accum > 1 && !c->no_sync) {
+    if (c->cpu_offload && c->grad_accum > 1 && !c->no_sync
+        && c->fsdp_version != 2) {
         *cause = xstrdup(
             "--cpu-offload: gradient accumulation outside no_sync() is not "
             "supported with CPU offload (FSDP gives wrong results); add "

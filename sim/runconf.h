@@ -78,6 +78,20 @@ struct run_config {
     bool grad_scaler;            /* ShardedGradScaler (default: on with
                                     fp16 parameters) */
 
+    /* FSDP2, fully_shard (fsdp_version == 2; runconf_fsdp2.c). */
+    int fsdp_version;            /* 1 (default) or 2 */
+    bool reshard_after_forward;  /* fully_shard(reshard_after_forward=) */
+    int64_t reshard_after_forward_size; /* an int N: the post-forward
+                                           mesh size; 0 = a bool */
+    bool reshard_after_forward_given;
+    int64_t dp_replicate;        /* HSDP mesh (replicate, shard); 0 = not
+                                    given */
+    int64_t dp_shard;
+    enum dtype output_dtype;     /* MixedPrecisionPolicy(output_dtype=) */
+    bool output_dtype_given;
+    bool cast_forward_inputs;    /* MixedPrecisionPolicy default True */
+    bool cast_forward_inputs_given;
+
     /* DistributedDataParallel (sharding == SHARDING_DDP). */
     double bucket_cap_mb;        /* default 25 */
     bool bucket_cap_mb_given;    /* then the first bucket is capped at it
@@ -143,6 +157,14 @@ int config_load_text(struct run_config *c, const char *text,
 /* Cross-field checks that need no model or topology: the transformer policy
  * given min_num_params, offload with accumulation outside no_sync, ... */
 int config_validate(const struct run_config *c, char **cause);
+
+/* FSDP2 (runconf_fsdp2.c): reshard_after_forward's bool-or-int value
+ * (the contract of config_set), the checks config_validate makes, the
+ * defaults config_init sets. */
+int config_set_reshard_after_forward(struct run_config *c, const char *value,
+                                     const char *origin, char **cause);
+int config_validate_fsdp2(const struct run_config *c, char **cause);
+void config_init_fsdp2(struct run_config *c);
 
 /* Resolved dtypes: MixedPrecision rules (reduce defaults to param). */
 enum dtype config_param_dtype(const struct run_config *c);

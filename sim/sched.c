@@ -10,6 +10,7 @@
  * symmetry every rank issues the same list.
  */
 #include "sched.h"
+#include "sched_impl.h"
 #include "kernel.h"
 #include "layer.h"
 #include "xalloc.h"
@@ -17,107 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A unit and the position of its views, for the post-backward order. */
-struct pb_key {
-    int seq, unit;
-};
-
-/* One step of the forward walk: a unit boundary or a run of leaves. */
-enum walk_kind { WALK_ENTER, WALK_RUN, WALK_EXIT };
-
-struct walk_step {
-    enum walk_kind kind;
-    int unit;             /* ENTER/EXIT: the unit; RUN: the owning unit */
-    int leaf_begin, leaf_end;
-    int ckpt;             /* RUN: checkpointed module index, or -1 */
-    double fwd_flops, bwd_flops, model_flops, palm_flops, saved_bytes;
-    /* selective-op: bytes of saved_bytes kept through forward (matmul and
-     * attention outputs), and the FLOPs its recompute runs */
-    double sac_kept_bytes, sac_recompute_flops;
-};
-
-struct ddp_state;
-
-struct builder {
-    struct sched *s;
-    const struct model *m;
-    const struct wrap_plan *p;
-    const struct run_config *c;
-
-    struct walk_step *walk;
-    int n_walk;
-    size_t cap_walk;
-    int *fwd_order, *post_fwd_order, *post_fwd_pos, *fwd_pos;
-    int n_fwd_order, n_post_fwd;
-    int *first_param_leaf;    /* per unit: earliest leaf with parameters */
-    int *prev_run;            /* per walk step: the last RUN step before it,
-                                 or -1 */
-    int cur_w;                /* forward: the walk step being issued */
-    int *view_seq;            /* per unit: where in this pass's forward its
-                                 unsharded views were made (autograd
-                                 sequence position, see backward_pass) */
-    int *pb_order;            /* units with a handle, by view_seq, latest
-                                 first: the post-backward order */
-    struct pb_key *pb_keys;   /* scratch for sorting pb_order */
-    int n_pb, pb_next;
-    int last_bwd_unit;        /* unit of the last backward op issued */
-
-    int last_op[STREAM_COUNT];
-    int *pending[STREAM_COUNT];
-    int n_pending[STREAM_COUNT];
-    size_t cap_pending[STREAM_COUNT];
-    int hooks;                /* hooks to charge to the next op */
-
-    int it, micro;
-    enum sched_phase phase;
-
-    int *unsharded;           /* per unit: buffer of the unsharded params */
-    int *grad;                /* per unit: unsharded gradient buffer */
-    int *grad_held;           /* per unit: 1 when that buffer holds an
-                                 earlier micro-batch's gradient (no_sync) */
-    int *grad_shard;          /* per unit: sharded fp32 gradient buffer */
-    int grad_shard_stale;     /* use_orig_params: zero_grad ran, the
-                               * sharded gradients go at the next
-                               * _root_pre_forward */
-    int *prefetched;          /* per unit, this pass */
-    int *unshard_done;        /* per unit, this pass */
-    int *run_act;             /* per walk step: activations buffer */
-    int *ckpt_input;          /* per module: checkpoint input buffer */
-    int *recomputed;          /* per module: region recomputed this pass */
-    int *region_w_first;      /* per module: first walk step of its region */
-    int *region_w_last;       /* per module: last walk step of its region */
-
-    int *limiter;             /* FIFO of free events (op ids) */
-    int lim_head, lim_tail;
-    size_t lim_cap;
-
-    struct buf_info {
-        enum sched_stream pool;
-        enum mem_category cat;
-        uint64_t bytes;
-    } *bufs;                  /* per buffer id, for its free */
-    size_t cap_bufs;
-
-    size_t n_dep_pool, cap_dep_pool;  /* used and allocated in
-                                         s->dep_pool */
-
-    int b_orig, b_param, b_reduce;
-    int sharded;              /* not NO_SHARD */
-    int shard_buf;            /* the persistent fp32 shards, or -1 */
-    uint64_t *shard_off;      /* per unit: byte offset in shard_buf */
-
-    int *run_sac;             /* per walk step: selective-op kept outputs */
-    struct ddp_state *ddp;    /* DistributedDataParallel, or NULL */
-};
-
-static int
+int
 unit_has_handle(const struct builder *b, int u)
 {
     return b->s->units[u].numel > 0;
 }
 
 /* Append an op; GPU ops take the stream's pending waits as deps. */
-static struct sched_op *
+struct sched_op *
 emit(struct builder *b, enum sched_op_kind kind, enum sched_stream stream,
      int unit)
 {
@@ -160,25 +68,25 @@ emit(struct builder *b, enum sched_op_kind kind, enum sched_stream stream,
     return op;
 }
 
-/* stream.wait_stream(other): the next op on stream waits for everything
- * issued on other so far, i.e. for other's last op.  Ops of one stream
- * finish in order, so a later wait on the same other stream replaces an
- * earlier one still pending: at most one dep per stream, however many
- * waits a stream that issues nothing collects (a quiet all-reduce stream
- * would otherwise gather one per unit, and the scan below with them). */
-static void
-wait_stream(struct builder *b, enum sched_stream stream,
-            enum sched_stream other)
+/* stream.wait_event(e) for the event recorded after op `dep`: the next op
+ * on stream waits for it.  Ops of one stream finish in order, so a wait
+ * on a later op of the same stream replaces an earlier one still
+ * pending: at most one dep per stream, however many waits a stream that
+ * issues nothing collects (a quiet all-reduce stream would otherwise
+ * gather one per unit, and the scan below with them). */
+void
+wait_event(struct builder *b, enum sched_stream stream, int dep)
 {
-    int dep = b->last_op[other];
     if (dep < 0)
         return;
+    enum sched_stream other = b->s->ops[dep].stream;
     for (int i = 0; i < b->n_pending[stream]; i++) {
         int *p = &b->pending[stream][i];
         if (*p == dep)
             return;
         if (b->s->ops[*p].stream == other) {
-            *p = dep;
+            if (dep > *p)
+                *p = dep;
             return;
         }
     }
@@ -187,7 +95,16 @@ wait_stream(struct builder *b, enum sched_stream stream,
     b->pending[stream][b->n_pending[stream]++] = dep;
 }
 
-static int
+/* stream.wait_stream(other): the next op on stream waits for everything
+ * issued on other so far, i.e. for other's last op. */
+void
+wait_stream(struct builder *b, enum sched_stream stream,
+            enum sched_stream other)
+{
+    wait_event(b, stream, b->last_op[other]);
+}
+
+int
 alloc_buf(struct builder *b, enum sched_stream pool, enum mem_category cat,
           double bytes, int unit)
 {
@@ -205,8 +122,8 @@ alloc_buf(struct builder *b, enum sched_stream pool, enum mem_category cat,
 
 /* Free a buffer whose last use is op `last_use` (record_stream: the block
  * stays unavailable until that op has finished, §2.4). */
-static void
-free_buf(struct builder *b, int buffer, int last_use, int unit)
+void
+free_buf_after(struct builder *b, int buffer, int last_use, int unit)
 {
     if (buffer < 0)
         return;
@@ -218,7 +135,16 @@ free_buf(struct builder *b, int buffer, int last_use, int unit)
     op->wait_op = last_use;
 }
 
-static struct sched_op *
+/* The same, unless frees are stream-ordered (FSDP2, §13.2): then every
+ * user of the buffer is ordered before the next allocation from its
+ * pool, and the block is reusable at once. */
+void
+free_buf(struct builder *b, int buffer, int last_use, int unit)
+{
+    free_buf_after(b, buffer, b->stream_ordered ? -1 : last_use, unit);
+}
+
+struct sched_op *
 emit_copy(struct builder *b, enum sched_op_kind kind, enum sched_stream st,
           int unit, double bytes, int in, int out)
 {
@@ -230,7 +156,7 @@ emit_copy(struct builder *b, enum sched_op_kind kind, enum sched_stream st,
 }
 
 /* Reads from unit u's slice of the persistent shards. */
-static void
+void
 from_shard(struct builder *b, struct sched_op *op, int u)
 {
     op->buf_in = b->shard_buf;
@@ -495,7 +421,7 @@ post_forward(struct builder *b, int u)
 }
 
 
-static void
+void
 forward_run(struct builder *b, int w)
 {
     const struct walk_step *st = &b->walk[w];
@@ -797,7 +723,7 @@ recompute_region(struct builder *b, int region, enum sched_op_kind kind)
     b->recomputed[region] = 1;
 }
 
-static void
+void
 backward_run(struct builder *b, int w)
 {
     const struct walk_step *st = &b->walk[w];
@@ -873,7 +799,7 @@ order_post_backward(struct builder *b)
         b->pb_order[i] = b->pb_keys[i].unit;
 }
 
-static void
+void
 free_region_inputs(struct builder *b)
 {
     for (int i = 0; i < b->m->n_modules; i++) {
@@ -1077,7 +1003,7 @@ clip_gradients(struct builder *b, double numel, int distributed)
     return 0;
 }
 
-static void
+void
 optimizer_step(struct builder *b, int *opt_state)
 {
     b->phase = PHASE_OPTIMIZER;
@@ -1646,7 +1572,15 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     s->compile = c->compile;
     s->block_cls = m->layer_cls;
     s->ac = c->ac;
-    if (sharding_is_hybrid(c->sharding)) {
+    s->fsdp_version = c->fsdp_version;
+    if (c->fsdp_version == 2) {
+        if (sched_fsdp2_mesh(c, world, t->gpus_per_node, &s->shard_size,
+                             &s->replicate_size, cause) != 0) {
+            free(s);
+            return NULL;
+        }
+        s->post_forward_size = (int)c->reshard_after_forward_size;
+    } else if (sharding_is_hybrid(c->sharding)) {
         s->shard_size = t->gpus_per_node;
         s->replicate_size = t->nodes;
     } else if (c->sharding == SHARDING_NO_SHARD
@@ -1740,6 +1674,8 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     if (c->sharding == SHARDING_DDP) {
         ddp_init(&b);
         ddp_steps(&b);
+    } else if (c->fsdp_version == 2) {
+        fsdp2_steps(&b);
     } else
     for (b.it = 0; b.it < s->iterations; b.it++) {
         for (b.micro = 0; b.micro < s->micro_batches; b.micro++) {

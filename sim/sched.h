@@ -30,13 +30,19 @@
 #include "wrap.h"
 
 /* FSDP1 streams (doc/fsdp-semantics.md §2.2); HOST is work done by the CPU
- * itself (the optimizer under CPU offload). */
+ * itself (the optimizer under CPU offload).  FSDP2 (§13.2) uses the same
+ * slots for its own streams: PU is the all-gather copy-in stream, U the
+ * all-gather stream, P the reduce-scatter stream and A the HSDP
+ * all-reduce stream (sched_stream_label prints FSDP2's names). */
 enum sched_stream { STREAM_C, STREAM_PU, STREAM_U, STREAM_P, STREAM_A,
                     STREAM_HOST, STREAM_COUNT };
 
 /* Process groups: FSDP's own (the shard group; every rank for NO_SHARD)
- * and, for hybrid sharding, the replicate group across nodes. */
-enum sched_pg { PG_NONE, PG_SHARD, PG_REPLICATE, PG_COUNT };
+ * and, for hybrid sharding, the replicate group across nodes.  FSDP2 with
+ * reshard_after_forward=N gathers in backward over the smaller
+ * post-forward mesh, a communicator of its own (§13.3). */
+enum sched_pg { PG_NONE, PG_SHARD, PG_REPLICATE, PG_POST_FORWARD,
+                PG_COUNT };
 
 enum sched_op_kind {
     OP_FORWARD,        /* forward kernels of a run of leaves */
@@ -85,6 +91,8 @@ struct sched_op {
     uint64_t bytes;             /* collective nBytes (NCCL: whole buffer),
                                    copy bytes, allocation size */
     enum dtype dtype;           /* element type moved or reduced */
+    int redop;                  /* collectives: enum coll_redop (coll.h),
+                                   REDOP_SUM unless FSDP2 averages */
     int buffer;                 /* ALLOC/FREE: buffer id */
     int buf_in, buf_out;        /* collectives, casts, copies: the buffers
                                    read and written (-1: host memory or
@@ -136,6 +144,9 @@ struct sched {
     int no_shard_ranks;         /* NO_SHARD: the all-reduce group, the
                                    world, or 1 in the hybrid fallback */
     int gpus_per_node;
+    int fsdp_version;           /* 1: FullyShardedDataParallel, 2:
+                                   fully_shard (sched_fsdp2.c) */
+    int post_forward_size;      /* FSDP2 reshard_after_forward=N: N */
     enum dtype param_dtype, reduce_dtype;
     enum attn_kernel attn;      /* the attention kernel (resolved) */
     bool compile;               /* torch.compile of each block */
@@ -177,7 +188,17 @@ struct sched *sched_build(const struct model *m, const struct wrap_plan *p,
                           char **cause);
 void sched_free(struct sched *s);
 
+/* FSDP2's 2-D mesh (replicate, shard) for a world of `world` GPUs, from
+ * --dp-replicate / --dp-shard (default: one replica, the shard group all
+ * GPUs).  Returns 0, or -1 with *cause (caller frees). */
+int sched_fsdp2_mesh(const struct run_config *c, int world,
+                     int gpus_per_node, int *shard, int *replicate,
+                     char **cause);
+
 const char *sched_stream_name(enum sched_stream s);
+/* The stream's name in the schedule's own FSDP version (FSDP2: CI, AG,
+ * RS, AR for PU, U, P, A). */
+const char *sched_stream_label(const struct sched *s, enum sched_stream st);
 const char *sched_op_kind_name(enum sched_op_kind k);
 const char *sched_pg_name(enum sched_pg pg);
 const char *sched_phase_name(enum sched_phase p);

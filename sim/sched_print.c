@@ -5,6 +5,7 @@
  * `fsdpsim real run --dry-run` would execute.
  */
 #include "sched.h"
+#include "coll.h"
 
 static const char *const stream_names[STREAM_COUNT] = {
     "C", "PU", "U", "P", "A", "HOST"};
@@ -12,7 +13,13 @@ static const char *const kind_names[OP_KIND_COUNT] = {
     "forward", "backward", "recompute", "allgather", "reducescatter",
     "allreduce", "cast", "h2d", "d2h", "optimizer", "event", "alloc", "free",
     "cpu_wait"};
-static const char *const pg_names[PG_COUNT] = {"-", "shard", "replicate"};
+/* FSDP2's streams in the same slots (_fsdp_param_group.py,
+ * FSDPCommContext.lazy_init): all-gather copy-in, all-gather,
+ * reduce-scatter, all-reduce. */
+static const char *const fsdp2_stream_names[STREAM_COUNT] = {
+    "C", "CI", "AG", "RS", "AR", "HOST"};
+static const char *const pg_names[PG_COUNT] = {"-", "shard", "replicate",
+                                               "post_forward"};
 static const char *const phase_names[] = {"forward", "backward", "optimizer"};
 static const char *const category_names[MEM_CATEGORY_COUNT] = {
     "sharded_params", "unsharded_params", "grad_unsharded", "grad_sharded",
@@ -23,6 +30,12 @@ const char *
 sched_stream_name(enum sched_stream s)
 {
     return stream_names[s];
+}
+
+const char *
+sched_stream_label(const struct sched *s, enum sched_stream st)
+{
+    return s->fsdp_version == 2 ? fsdp2_stream_names[st] : stream_names[st];
 }
 
 const char *
@@ -87,14 +100,18 @@ sched_print_text(const struct sched *s, FILE *out)
             "param dtype %s, reduce dtype %s\n", s->world, s->shard_size,
             s->replicate_size, dtype_name(s->param_dtype),
             dtype_name(s->reduce_dtype));
+    if (s->fsdp_version == 2)
+        fprintf(out, "# FSDP2 (fully_shard): streams C, CI (all-gather "
+                "copy-in), AG, RS, AR\n");
     fprintf(out, "# id iter micro phase stream kind unit pg bytes flops "
             "leaves buffer category wait deps hooks in out in_offset\n");
     for (int i = 0; i < s->n_ops; i++) {
         const struct sched_op *op = &s->ops[i];
         fprintf(out, "%d %d %d %s %s %s %d %s %llu %.0f %d:%d %d %s %d ",
                 op->id, op->iter, op->micro, phase_names[op->phase],
-                stream_names[op->stream], kind_names[op->kind], op->unit,
-                pg_names[op->pg], (unsigned long long)op->bytes, op->flops,
+                sched_stream_label(s, op->stream), kind_names[op->kind],
+                op->unit, pg_names[op->pg], (unsigned long long)op->bytes,
+                op->flops,
                 op->leaf_begin, op->leaf_end, op->buffer,
                 (op->kind == OP_ALLOC || op->kind == OP_FREE)
                     ? category_names[op->cat] : "-",
@@ -114,11 +131,14 @@ sched_print_json(const struct sched *s, FILE *out)
     fprintf(out, "{\"n_ops\": %d, \"n_units\": %d, \"n_leaves\": %d, "
             "\"iterations\": %d, \"micro_batches\": %d, \"world\": %d, "
             "\"shard_size\": %d, \"replicate_size\": %d, "
-            "\"param_dtype\": \"%s\", \"reduce_dtype\": \"%s\",\n"
-            " \"units\": [", s->n_ops, s->n_units, s->n_leaves,
+            "\"param_dtype\": \"%s\", \"reduce_dtype\": \"%s\",\n",
+            s->n_ops, s->n_units, s->n_leaves,
             s->iterations, s->micro_batches, s->world, s->shard_size,
             s->replicate_size, dtype_name(s->param_dtype),
             dtype_name(s->reduce_dtype));
+    if (s->fsdp_version == 2)
+        fprintf(out, " \"fsdp_version\": 2,\n");
+    fprintf(out, " \"units\": [");
     for (int u = 0; u < s->n_units; u++) {
         const struct fsdp_unit *fu = &s->units[u];
         fprintf(out, "%s\n  {\"id\": %d, \"class\": \"%s\", \"numel\": %lld, "
@@ -135,7 +155,7 @@ sched_print_json(const struct sched *s, FILE *out)
                 "\"dtype\": \"%s\", \"flops\": %.0f, \"leaves\": [%d, %d], "
                 "\"buffer\": %d, \"category\": \"%s\", \"wait_op\": %d, "
                 "\"hooks\": %d, \"buf_in\": %d, \"buf_out\": %d, "
-                "\"in_offset\": %llu, \"deps\": [",
+                "\"in_offset\": %llu, %s\"deps\": [",
                 i ? "," : "", op->id, op->iter, op->micro,
                 phase_names[op->phase], stream_names[op->stream],
                 kind_names[op->kind], op->unit, pg_names[op->pg],
@@ -144,7 +164,10 @@ sched_print_json(const struct sched *s, FILE *out)
                 (op->kind == OP_ALLOC || op->kind == OP_FREE)
                     ? category_names[op->cat] : "-",
                 op->wait_op, op->hooks, op->buf_in, op->buf_out,
-                (unsigned long long)op->in_offset);
+                (unsigned long long)op->in_offset,
+                s->fsdp_version != 2 ? ""
+                : op->redop == REDOP_AVG ? "\"redop\": \"avg\", "
+                                         : "\"redop\": \"sum\", ");
         print_deps(op, out, ", ");
         fputs("]}", out);
     }

@@ -254,7 +254,7 @@ setup_check_collectives(const struct run *r, char **cause)
         struct coll_result res;
         cost_group(s, op->pg, &g);
         enum coll_op co = cost_coll_op(op->kind);
-        if (coll_estimate(r->topo, &s->nccl, co, REDOP_SUM, &g,
+        if (coll_estimate(r->topo, &s->nccl, co, op->redop, &g,
                           (double)op->bytes, &res, cause) != 0)
             return -1;
     }
@@ -341,7 +341,7 @@ setup_prepare(struct run *r, char **cause)
         c->no_shard_one_rank = true;
     }
     if (world == 1 && c->sharding != SHARDING_NO_SHARD
-        && c->sharding != SHARDING_DDP) {
+        && c->sharding != SHARDING_DDP && c->fsdp_version != 2) {
         /* _init_core_state: FSDP clamps to NO_SHARD on one rank. */
         fprintf(stderr, "fsdpsim: world size 1: FSDP switches %s to "
                 "NO_SHARD, as PyTorch does\n", sharding_name(c->sharding));
@@ -360,6 +360,11 @@ setup_prepare(struct run *r, char **cause)
     int shard = c->sharding == SHARDING_NO_SHARD ? 1
                 : sharding_is_hybrid(c->sharding) ? r->topo->gpus_per_node
                                                   : world;
+    int replicate = 1;
+    if (c->fsdp_version == 2
+        && sched_fsdp2_mesh(c, world, r->topo->gpus_per_node, &shard,
+                            &replicate, cause) != 0)
+        return -1;
     if (wrap_plan_build(r->model, c, shard, &r->plan, cause) != 0)
         return -1;
     r->sched = sched_build(r->model, &r->plan, c, r->topo, cause);

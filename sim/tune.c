@@ -385,6 +385,16 @@ tune_run(const struct tune_opts *o, struct tune_result *r, char **cause)
         setup_free(&base);
         return -1;
     }
+    if (base.cfg.fsdp_version == 2) {
+        /* The search is over FSDP1's own arguments. */
+        *cause = xstrdup("--fsdp-version 2: tune searches FSDP1's sharding "
+                         "strategies, backward prefetch and rate limiter, "
+                         "which fully_shard does not take; compare FSDP2 "
+                         "settings with 'fsdpsim sweep --fsdp-version 2 "
+                         "--vary reshard_after_forward=true,false ...'");
+        setup_free(&base);
+        return -1;
+    }
     r->nodes = base.topo->nodes;
     r->gpus_per_node = base.topo->gpus_per_node;
     int *units, n_wraps;

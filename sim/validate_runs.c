@@ -65,13 +65,15 @@ vrun_args_free(struct vrun_args *a)
 }
 
 /* The GPUs of the published runs and the built-in node each ran on.
- * Both are 8-GPU NVSwitch nodes with one NIC a GPU (DGX reference). */
+ * All are 8-GPU NVLink nodes with one NIC a GPU (DGX reference; the
+ * 96 GB H100 is torchtitan's Grand Teton host). */
 static const struct gpu_map {
     const char *need1, *need2;  /* both in the gpu column */
     const char *topology, *label;
 } gpu_maps[] = {
     {"A100", "80GB", "dgx-a100-80g", "A100"},
     {"H100", "80GB", "dgx-h100", "H100"},
+    {"H100", "96GB", "teton-h100-96g", "H100-96G"},
     {NULL, NULL, NULL, NULL}};
 
 static long long
@@ -252,12 +254,6 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
 {
     memset(a, 0, sizeof *a);
     *why = NULL;
-    if (has_ci(row->sharding, "FSDP2")) {
-        *why = xasprintf("FSDP2 (fully_shard: per-parameter DTensor "
-                         "shards, no FlatParameter) is not modelled; "
-                         "fsdpsim simulates FSDP1");
-        return 1;
-    }
     const struct gpu_map *g = gpu_maps;
     while (g->topology && !(has_ci(row->gpu, g->need1)
                             && has_ci(row->gpu, g->need2)))
@@ -279,7 +275,6 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
         {"seq_len", offsetof(struct published_e2e, seq_len)},
         {"micro_batch_per_gpu", offsetof(struct published_e2e,
                                          micro_batch)},
-        {"grad_accum", offsetof(struct published_e2e, grad_accum)},
         {"gpus_per_node", offsetof(struct published_e2e, gpus_per_node)},
         {"nodes", offsetof(struct published_e2e, nodes)}};
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
@@ -287,6 +282,20 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
             *why = xasprintf("the row gives no %s", need[i].name);
             return 1;
         }
+    /* No grad_accum column: the global batch in tokens gives it, when it
+     * is a whole number of micro-batches on every GPU (torchtitan's
+     * tables state the global batch, not the accumulation). */
+    long long accum = row->grad_accum;
+    long long per_step = row->micro_batch * row->seq_len * row->gpus_per_node
+                         * row->nodes;
+    if (accum < 1 && row->global_batch_tokens > 0 && per_step > 0
+        && row->global_batch_tokens % per_step == 0)
+        accum = row->global_batch_tokens / per_step;
+    if (accum < 1) {
+        *why = xasprintf("the row gives no grad_accum (nor a global batch "
+                         "of whole micro-batches)");
+        return 1;
+    }
     if (has_ci(row->precision, "float8") || has_ci(row->precision, "fp8")) {
         *why = xasprintf("float8 linear layers ('%s') are not modelled",
                          row->precision);
@@ -341,6 +350,21 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
         free(s);
     }
 
+    /* FSDP2 (fully_shard, torchtitan's): --fsdp-version 2, which has no
+     * sharding strategy (FULL_SHARD is its reshard_after_forward=True
+     * default) and shards each block and the root as the transformer
+     * policy's units. */
+    if (has_ci(row->sharding, "FSDP2")) {
+        add_arg(a, "--fsdp-version", "2");
+        if (has_ci(row->sharding, "HSDP") || has_ci(row->sharding, "HYBRID")) {
+            add_count(a, "--dp-replicate", row->nodes);
+        } else if (!has_ci(row->sharding, "FULL_SHARD")) {
+            *why = xasprintf("FSDP2 sharding '%s' has no fully_shard "
+                             "mapping", row->sharding);
+            vrun_args_free(a);
+            return 1;
+        }
+    } else {
     /* FSDP: HSDP is HYBRID_SHARD (shard in the node, replicate across). */
     const char *shard =
         has_ci(row->sharding, "_HYBRID_SHARD_ZERO2") ? "_HYBRID_SHARD_ZERO2"
@@ -351,6 +375,7 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
         : has_ci(row->sharding, "NO_SHARD") ? "NO_SHARD"
                                             : row->sharding;
     add_arg(a, "--sharding-strategy", shard);
+    }
     if (has_ci(row->fsdp_options, "transformer block wrapping"))
         add_arg(a, "--auto-wrap-policy", "transformer");
     add_fsdp_kwargs(a, row->fsdp_options);
@@ -387,7 +412,13 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
     snprintf(ac, sizeof ac, "%.*s", (int)(n < 31 ? n : 31), row->ac);
     for (char *p = ac; *p; p++)
         *p = (char)tolower((unsigned char)*p);
-    if (strcmp(ac, "selective") == 0 && strcmp(row->source, "S05") == 0) {
+    /* torchtitan's "selective (op)" and "selective (layer)": its two
+     * selective policies, simulate's selective-op and selective-layer. */
+    if (strcmp(ac, "selective") == 0 && has_ci(row->ac, "(op"))
+        snprintf(ac, sizeof ac, "selective-op");
+    else if (strcmp(ac, "selective") == 0 && has_ci(row->ac, "(layer"))
+        snprintf(ac, sizeof ac, "selective-layer");
+    else if (strcmp(ac, "selective") == 0 && strcmp(row->source, "S05") == 0) {
         /* fms-fsdp's policies/ac_handler.py apply_fsdp_checkpointing
          * wraps a fraction p of the blocks, evenly spaced: the same
          * count as simulate's selective-layer every 1/p-th block.  With
@@ -410,7 +441,8 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
 
     add_count(a, "--seq-len", row->seq_len);
     add_count(a, "--micro-batch", row->micro_batch);
-    add_count(a, "--grad-accum", row->grad_accum);
+    add_count(a, "--grad-accum", accum);
+    a->grad_accum = accum;
     add_loop_facts(a, row);
     return 0;
 }
@@ -824,7 +856,7 @@ vrun_print_text(const struct vrun *v, int n, const char *path, FILE *out,
             "MFU (the source's\n# formula and peak) and HFU as published; "
             "mem = peak reserved (GiB)\n\n", path, n, n == 1 ? "" : "s",
             n_mod);
-    fprintf(out, "#%-9s %-11s %-4s %5s %5s %2s %2s %-9s %-3s %7s %7s %6s "
+    fprintf(out, "#%-9s %-12s %-8s %5s %5s %2s %2s %-9s %-3s %7s %7s %6s "
             "%5s %5s %6s %5s %5s %6s %5s %5s\n", "run", "model", "gpu",
             "nodes", "seq", "mb", "ga", "AC", "cmp", "tok/s", "pred",
             "err%", "MFU", "pred", "err%", "HFU", "pred", "err%", "mem",
@@ -835,9 +867,9 @@ vrun_print_text(const struct vrun *v, int n, const char *path, FILE *out,
         const struct published_e2e *r = v[i].row;
         char ac[64];
         regime_label(&v[i], R_AC, ac, sizeof ac);
-        fprintf(out, " %-9s %-11s %-4s %5lld %5lld %2lld %2lld %-9s %-3s",
+        fprintf(out, " %-9s %-12s %-8s %5lld %5lld %2lld %2lld %-9s %-3s",
                 r->id, r->model, v[i].a.gpu, r->nodes, r->seq_len,
-                r->micro_batch, r->grad_accum, ac, r->compile);
+                r->micro_batch, v[i].a.grad_accum, ac, r->compile);
         fprintf(out, " %7.0f %7.0f %+6.1f", r->tokens_per_s_per_gpu,
                 v[i].tokens, vrun_error(v[i].tokens,
                                         r->tokens_per_s_per_gpu));

@@ -42,6 +42,7 @@ struct vrun_args {
     int ac_arg;                 /* index of --activation-checkpointing */
     bool ac_bracket;            /* "selective" with no fraction published:
                                    predicted as a range (vrun_predict) */
+    long long grad_accum;       /* --grad-accum, the row's or implied */
 };
 
 struct vrun {

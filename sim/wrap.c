@@ -118,6 +118,38 @@ aligned_numel(const struct model *m, const struct wrap_plan *p, int unit,
     return off;
 }
 
+/* FSDP2 (fully_shard): each parameter is split on dim 0 with torch.chunk
+ * rounding, every rank's piece padded to ceil(d0/W) rows
+ * (_fsdp_param.py _init_sharded_param: padded_sharded_param_size is
+ * chunks[0]'s size), so the all-gather moves W * sum ceil(d0_i/W) *
+ * rest_i elements, the padding per parameter (doc/fsdp-semantics.md
+ * §1.8).  Returns that padded total; the shard is it divided by W. */
+static int64_t
+fsdp2_padded_numel(const struct model *m, const struct wrap_plan *p,
+                   int unit, int shard_size)
+{
+    int64_t total = 0, listed = 0;
+    for (int i = 0; i < m->n_modules; i++) {
+        if (p->owner[i] != unit)
+            continue;
+        int64_t sizes[4], dim0[4];
+        int n = layer_param_tensors(m->modules[i], sizes);
+        layer_param_dim0(m->modules[i], dim0);
+        for (int k = 0; k < n; k++) {
+            int64_t rest = dim0[k] > 0 ? sizes[k] / dim0[k] : 0;
+            int64_t rows = (dim0[k] + shard_size - 1) / shard_size;
+            total += (int64_t)shard_size * rows * rest;
+            listed += sizes[k];
+        }
+    }
+    /* Parameters of a kind with no listed tensors count as one 1-D
+     * tensor. */
+    int64_t other = p->units[unit].numel - listed;
+    if (other > 0)
+        total += (other + shard_size - 1) / shard_size * shard_size;
+    return total;
+}
+
 /* The module a dotted path names: "encoder.block.0", or with the leading
  * name of the Python variable holding the root ("model.encoder"), as
  * wrap(model.encoder) is written. */
@@ -259,6 +291,9 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
         struct fsdp_unit *fu = &plan->units[u];
         if (shard_size == 1) {
             fu->padded_numel = fu->shard_numel = fu->numel;
+        } else if (c->fsdp_version == 2) {
+            fu->padded_numel = fsdp2_padded_numel(m, plan, u, shard_size);
+            fu->shard_numel = fu->padded_numel / shard_size;
         } else if (c->use_orig_params) {
             fu->padded_numel = aligned_numel(m, plan, u, align, shard_size);
             fu->shard_numel = fu->padded_numel / shard_size;

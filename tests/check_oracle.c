@@ -1,6 +1,8 @@
 /*
  * check_oracle.c: `fsdpsim schedule --format json` against records of
- * real PyTorch FSDP1 (tests/data/oracle, provenance in its README.md).
+ * real PyTorch FSDP1 and FSDP2 (tests/data/oracle, provenance in its
+ * README.md; the FSDP2 records' fsdpsim arguments carry --fsdp-version 2
+ * and their hooks are FSDPParamGroup.post_forward and post_backward).
  *
  * For each line of tests/data/oracle/records.list ("NAME ARGS...", @SRCDIR@
  * standing for the source tree), the schedule of `fsdpsim schedule ARGS

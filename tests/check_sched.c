@@ -23,20 +23,6 @@ run_ok(struct tu_run *t, const char *args, int simulate)
     ck_assert_msg(rc == 0, "%s: %s", args, cause ? cause : "");
 }
 
-static int
-count_pg(const struct sched *s, int iter, enum sched_op_kind k,
-         enum sched_pg pg, enum sched_stream st)
-{
-    int n = 0;
-    for (int i = 0; i < s->n_ops; i++) {
-        const struct sched_op *op = &s->ops[i];
-        if (op->iter == iter && op->kind == k && op->pg == pg
-            && op->stream == st)
-            n++;
-    }
-    return n;
-}
-
 START_TEST(test_sched_full_shard_collectives)
 {
     /* FULL_SHARD: forward all-gathers every unit (5), backward re-gathers
@@ -47,9 +33,9 @@ START_TEST(test_sched_full_shard_collectives)
     run_ok(&t, BASE, 0);
     const struct sched *s = t.r.sched;
     ck_assert_int_eq(s->n_units, 5);
-    ck_assert_int_eq(count_pg(s, 1, OP_ALLGATHER, PG_SHARD, STREAM_U), 9);
-    ck_assert_int_eq(count_pg(s, 1, OP_REDUCESCATTER, PG_SHARD, STREAM_P),
-                     5);
+    ck_assert_int_eq(tu_count_on(s, 1, OP_ALLGATHER, PG_SHARD, STREAM_U), 9);
+    ck_assert_int_eq(tu_count_on(s, 1, OP_REDUCESCATTER, PG_SHARD,
+                                 STREAM_P), 5);
     ck_assert_int_eq(tu_count(s, 1, OP_ALLREDUCE), 0);
     tu_free(&t);
 }
@@ -86,7 +72,7 @@ START_TEST(test_sched_no_shard_all_reduces)
     const struct sched *s = t.r.sched;
     ck_assert_int_eq(tu_count(s, 1, OP_ALLGATHER), 0);
     ck_assert_int_eq(tu_count(s, 1, OP_REDUCESCATTER), 0);
-    ck_assert_int_eq(count_pg(s, 1, OP_ALLREDUCE, PG_SHARD, STREAM_P), 5);
+    ck_assert_int_eq(tu_count_on(s, 1, OP_ALLREDUCE, PG_SHARD, STREAM_P), 5);
     tu_free(&t);
 }
 END_TEST
@@ -101,7 +87,8 @@ START_TEST(test_sched_hybrid_shard_replicates_on_stream_a)
     const struct sched *s = t.r.sched;
     ck_assert_int_eq(s->shard_size, 4);
     ck_assert_int_eq(s->replicate_size, 2);
-    ck_assert_int_eq(count_pg(s, 1, OP_ALLREDUCE, PG_REPLICATE, STREAM_A), 5);
+    ck_assert_int_eq(tu_count_on(s, 1, OP_ALLREDUCE, PG_REPLICATE, STREAM_A),
+                     5);
     ck_assert_int_eq(tu_count(s, 1, OP_ALLGATHER), 9);
     tu_free(&t);
 }
@@ -388,7 +375,8 @@ START_TEST(test_sched_hybrid_one_gpu_per_node_falls_back)
     ck_assert_int_eq(tu_count(s, 1, OP_ALLGATHER), 0);
     ck_assert_int_eq(tu_count(s, 1, OP_REDUCESCATTER), 0);
     ck_assert_int_eq(tu_count(s, 1, OP_ALLREDUCE), 5);
-    ck_assert_int_eq(count_pg(s, 1, OP_ALLREDUCE, PG_REPLICATE, STREAM_A), 0);
+    ck_assert_int_eq(tu_count_on(s, 1, OP_ALLREDUCE, PG_REPLICATE, STREAM_A),
+                     0);
     tu_free(&t);
 }
 END_TEST
@@ -476,7 +464,8 @@ START_TEST(test_sched_hybrid_zero2)
     const struct sched *s = t.r.sched;
     ck_assert_int_eq(tu_count(s, 1, OP_ALLGATHER), 5);
     ck_assert_int_eq(tu_count(s, 1, OP_REDUCESCATTER), 5);
-    ck_assert_int_eq(count_pg(s, 1, OP_ALLREDUCE, PG_REPLICATE, STREAM_A), 5);
+    ck_assert_int_eq(tu_count_on(s, 1, OP_ALLREDUCE, PG_REPLICATE, STREAM_A),
+                     5);
     tu_free(&t);
 }
 END_TEST
@@ -829,7 +818,7 @@ START_TEST(test_sched_optimizer_foreach_and_clip)
                                  1838208), 1);
     ck_assert_int_eq(count_bytes(s, 1, OP_CAST, STREAM_C, PHASE_OPTIMIZER,
                                  3676416), 1);
-    ck_assert_int_eq(count_pg(s, 1, OP_ALLREDUCE, PG_SHARD, STREAM_P), 1);
+    ck_assert_int_eq(tu_count_on(s, 1, OP_ALLREDUCE, PG_SHARD, STREAM_P), 1);
     int waits = 0;
     for (int i = 0; i < s->n_ops; i++)
         waits += s->ops[i].iter == 1 && s->ops[i].kind == OP_CPU_WAIT
@@ -841,7 +830,7 @@ START_TEST(test_sched_optimizer_foreach_and_clip)
     /* SGD: one _foreach_add_, 12 B an element: 5514624 B. */
     ck_assert_int_eq(count_bytes(plain.r.sched, 1, OP_OPTIMIZER, STREAM_C,
                                  PHASE_OPTIMIZER, 5514624), 1);
-    ck_assert_int_eq(count_pg(plain.r.sched, 1, OP_ALLREDUCE, PG_SHARD,
+    ck_assert_int_eq(tu_count_on(plain.r.sched, 1, OP_ALLREDUCE, PG_SHARD,
                               STREAM_P), 0);
     tu_free(&plain);
 }

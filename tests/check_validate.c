@@ -132,9 +132,25 @@ START_TEST(test_map)
     ck_assert(!has_arg(&a, "--clip-grad-norm", "1.0"));
     vrun_args_free(&a);
 
+    /* torchtitan's FSDP2 row gives no grad_accum: without a global batch
+     * it cannot be run; with torchtitan's 131072 tokens on 8 GPUs of
+     * 2 x 8192 it is 1.  FSDP2 maps to --fsdp-version 2 and no sharding
+     * strategy, "selective (op)" to selective-op, the 96 GB H100 to its
+     * own node. */
     ck_assert_int_eq(vrun_map(&v[1], &a, &why), 1);
-    ck_assert_ptr_nonnull(strstr(why, "FSDP2"));
+    ck_assert_ptr_nonnull(strstr(why, "grad_accum"));
     free(why);
+    struct published_e2e f = v[1];
+    f.global_batch_tokens = 131072;
+    ck_assert_int_eq(vrun_map(&f, &a, &why), 0);
+    ck_assert_str_eq(a.topology, "teton-h100-96g");
+    ck_assert(has_arg(&a, "--model", "llama3-8b"));
+    ck_assert(has_arg(&a, "--fsdp-version", "2"));
+    ck_assert(!has_arg(&a, "--sharding-strategy", "FULL_SHARD"));
+    ck_assert(has_arg(&a, "--activation-checkpointing", "selective-op"));
+    ck_assert(has_arg(&a, "--reduce-dtype", "fp32"));
+    ck_assert(has_arg(&a, "--grad-accum", "1"));
+    vrun_args_free(&a);
     ck_assert_int_eq(vrun_map(&v[2], &a, &why), 1);
     ck_assert_str_eq(why, "no built-in topology for GPU 'MI300X 192GB'");
     free(why);

@@ -54,6 +54,20 @@ tu_count(const struct sched *s, int iter, enum sched_op_kind kind)
     return n;
 }
 
+int
+tu_count_on(const struct sched *s, int iter, enum sched_op_kind kind,
+            enum sched_pg pg, enum sched_stream st)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->kind == kind && op->pg == pg && op->stream == st
+            && (iter < 0 || op->iter == iter))
+            n++;
+    }
+    return n;
+}
+
 double
 tu_alloc_bytes(const struct sched *s, int iter, enum mem_category c)
 {

@@ -27,6 +27,9 @@ void tu_free(struct tu_run *t);
 
 /* Ops of a kind in one iteration (-1: all iterations). */
 int tu_count(const struct sched *s, int iter, enum sched_op_kind kind);
+/* The same, of one process group on one stream. */
+int tu_count_on(const struct sched *s, int iter, enum sched_op_kind kind,
+                enum sched_pg pg, enum sched_stream st);
 /* Sum of ALLOC bytes of a category in one iteration (-1: all). */
 double tu_alloc_bytes(const struct sched *s, int iter, enum mem_category c);
 

@@ -1,0 +1,662 @@
+/*
+ * sched_fsdp2.c: the FSDP2 (fully_shard) schedule builder.
+ *
+ * It replays what torch/distributed/fsdp/_fully_shard/ issues for each
+ * parameter group (one fully_shard call: here, one unit of the wrap plan),
+ * read from _fsdp_state.py (root pre-forward, hooks), _fsdp_param_group.py
+ * (unshard, wait_for_unshard, reshard, pre_backward, post_backward,
+ * finalize_backward) and _fsdp_collectives.py (foreach_all_gather,
+ * foreach_all_gather_copy_out, foreach_reduce); doc/fsdp-semantics.md §13
+ * states each rule.  What differs from FSDP1 (sched.c):
+ *
+ *   - per-parameter dim-0 shards, padded per parameter (wrap.c);
+ *   - the all-gather copy-in (a cast into a param-dtype buffer, then a
+ *     copy into this rank's slice of the flat output) on its own stream,
+ *     the all-gather on another, the copy-out (split_with_sizes_copy)
+ *     into per-parameter unsharded tensors on the compute stream;
+ *   - no FlatParameter and no record_stream: each buffer is dropped once
+ *     the stream that used it has waited on an event, so frees are stream
+ *     ordered, and no rate limiter;
+ *   - forward defers the free of a group's flat all-gather output until
+ *     the next group's wait_for_unshard, so copy-out(k) overlaps AG(k+1);
+ *   - the reduce-scatter input is built by chunk_cat on the compute
+ *     stream, and the compute stream waits for the previous group's
+ *     reduce-scatter before the next chunk_cat;
+ *   - the reduce op is NCCL's average for fp32 and bf16 gradients.
+ *
+ * Streams: FSDP2's copy-in, all-gather, reduce-scatter and all-reduce
+ * streams take the slots PU, U, P and A (sched.h).
+ */
+#include "sched.h"
+#include "sched_impl.h"
+#include "coll.h"
+#include "layer.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ST_CI STREAM_PU         /* all-gather copy-in */
+#define ST_AG STREAM_U          /* all-gather */
+#define ST_RS STREAM_P          /* reduce-scatter */
+#define ST_AR STREAM_A          /* HSDP all-reduce */
+
+struct fsdp2_state {
+    int *ag_out;        /* per unit: flat all-gather output, or -1 */
+    int *ag_op;         /* per unit: its all-gather (pending unshard) */
+    int *ci_op;         /* per unit: its copy-in */
+    int deferred_buf;   /* forward: the previous group's all-gather output */
+    int deferred_event; /* ... and its copy-out, the event CI/AG wait on */
+    int *post_fwd;      /* per unit: SHARDED_POST_FORWARD data, or -1 */
+    int rs_input;       /* the pending reduce-scatter state: its input */
+    int rs_event;       /* ... and the reduce-scatter */
+    int *acc_grad;      /* per unit: reduce-dtype accumulated gradient */
+    int *accumulated;   /* per unit: gradients kept from an unsynced pass */
+    int *post_reduce;   /* per unit: post-reduce event op, or -1 */
+    int *pb_at_end;     /* per unit: post-backward from the final callback */
+    int *run_grad;      /* per walk step: its parameters' gradients */
+    double *run_numel;  /* per walk step: parameters of its leaves */
+    int offload_event;  /* the last non-blocking gradient D2H, or -1 */
+};
+
+int
+sched_fsdp2_mesh(const struct run_config *c, int world, int gpus_per_node,
+                 int *shard, int *replicate, char **cause)
+{
+    int64_t R = c->dp_replicate > 0 ? c->dp_replicate
+                : c->dp_shard > 0 ? world / c->dp_shard : 1;
+    int64_t M = c->dp_shard > 0 ? c->dp_shard : world / (R > 0 ? R : 1);
+    if (R < 1 || M < 1 || R * M != world) {
+        *cause = xasprintf("--dp-replicate %lld x --dp-shard %lld = %lld "
+                           "ranks, but the cluster has %d GPUs: the 2-D "
+                           "mesh must cover every GPU once",
+                           (long long)R, (long long)M, (long long)(R * M),
+                           world);
+        return -1;
+    }
+    if (R > 1 && M % gpus_per_node != 0) {
+        *cause = xasprintf("--dp-shard %lld: with replicas, fsdpsim models "
+                           "each replicate group as one rank per node, so "
+                           "the shard dimension must be a multiple of the "
+                           "%d GPUs per node", (long long)M, gpus_per_node);
+        return -1;
+    }
+    int64_t g = c->reshard_after_forward_size;
+    if (g > 0 && (g >= M || M % g != 0)) {
+        *cause = xasprintf("--reshard-after-forward %lld: the post-forward "
+                           "mesh must be a divisor of the shard group (%lld "
+                           "ranks) other than 1 and itself (fully_shard's "
+                           "rule); use true or false otherwise",
+                           (long long)g, (long long)M);
+        return -1;
+    }
+    *shard = (int)M;
+    *replicate = (int)R;
+    return 0;
+}
+
+/* _get_gradient_divide_factors: fp32 and bf16 gradients are averaged by
+ * NCCL (ReduceOp.AVG) over a data-parallel group of more than one rank;
+ * fp16 sums, divided before and after (§13.7). */
+static int
+reduce_op(const struct builder *b)
+{
+    int dp = b->s->shard_size * b->s->replicate_size;
+    if (dp > 1 && b->s->reduce_dtype != DTYPE_FP16)
+        return REDOP_AVG;
+    return REDOP_SUM;
+}
+
+static int
+use_post_forward_mesh(const struct builder *b)
+{
+    return b->s->post_forward_size > 0;
+}
+
+/* ---- unshard ---- */
+
+/* FSDPParamGroup.unshard (§13.3 step 2): no-op if unsharded or already
+ * pending.  foreach_all_gather on the copy-in stream: the param-dtype
+ * cast of every shard into one temporary (_get_param_all_gather_inputs'
+ * foreach copy; with offload, the H2D copy first), the flat output
+ * allocated, all_gather_copy_in's copy into this rank's slice; then the
+ * all-gather stream waits and gathers in place. */
+static void
+f2_unshard(struct builder *b, int u)
+{
+    struct fsdp2_state *f = b->f2;
+    if (!unit_has_handle(b, u) || b->unsharded[u] >= 0 || f->ag_op[u] >= 0)
+        return;
+    const struct fsdp_unit *fu = &b->s->units[u];
+    int pf = f->post_fwd[u] >= 0;
+    int W = pf ? b->s->post_forward_size : b->s->shard_size;
+    if (W == 1)
+        return;             /* wait_for_unshard copies the shard itself */
+    double padded = (double)fu->padded_numel, S = (double)fu->shard_numel;
+    double in_numel = padded / W;
+    int bp = b->b_param;
+    int src = -1, tmp = -1;
+    if (pf) {
+        src = f->post_fwd[u];       /* already in param dtype */
+    } else {
+        if (b->c->cpu_offload) {
+            tmp = alloc_buf(b, ST_CI, MEM_OFFLOAD_STAGING, S * b->b_orig, u);
+            emit_copy(b, OP_H2D, ST_CI, u, S * b->b_orig, -1, tmp);
+        }
+        if (bp != b->b_orig) {
+            int lp = alloc_buf(b, ST_CI, MEM_AG_BUFFER, S * bp, u);
+            struct sched_op *cast = emit_copy(b, OP_CAST, ST_CI, u,
+                                              S * (b->b_orig + bp), tmp, lp);
+            if (tmp < 0)
+                from_shard(b, cast, u);
+            free_buf(b, tmp, -1, u);
+            tmp = lp;
+        }
+        src = tmp;
+    }
+    f->ag_out[u] = alloc_buf(b, ST_CI, MEM_AG_BUFFER, padded * bp, u);
+    struct sched_op *ci = emit_copy(b, OP_CAST, ST_CI, u, 2 * in_numel * bp,
+                                    src, f->ag_out[u]);
+    if (src < 0)
+        from_shard(b, ci, u);
+    int ci_id = ci->id;
+    free_buf(b, tmp, -1, u);
+    f->ci_op[u] = ci_id;
+    wait_stream(b, ST_AG, ST_CI);
+    struct sched_op *ag = emit(b, OP_ALLGATHER, ST_AG, u);
+    ag->pg = pf ? PG_POST_FORWARD : PG_SHARD;
+    ag->bytes = (uint64_t)(padded * bp);
+    ag->dtype = b->s->param_dtype;
+    ag->buf_in = ag->buf_out = f->ag_out[u];
+    f->ag_op[u] = ag->id;
+}
+
+/* The all-gather output of the previous group, kept through forward so
+ * its copy-out overlaps the next all-gather: the copy-in and all-gather
+ * streams wait on its copy-out event, then it is dropped. */
+static void
+release_deferred(struct builder *b)
+{
+    struct fsdp2_state *f = b->f2;
+    if (f->deferred_buf < 0)
+        return;
+    wait_event(b, ST_CI, f->deferred_event);
+    wait_event(b, ST_AG, f->deferred_event);
+    free_buf(b, f->deferred_buf, -1, -1);
+    f->deferred_buf = f->deferred_event = -1;
+}
+
+/* FSDPParamGroup.wait_for_unshard (§13.3 step 3): the compute stream
+ * waits for the all-gather, allocates the per-parameter unsharded
+ * tensors (padded, init_all_gather_outputs) and copies out of the flat
+ * buffer (split_with_sizes_copy). */
+static void
+f2_wait_for_unshard(struct builder *b, int u)
+{
+    struct fsdp2_state *f = b->f2;
+    if (!unit_has_handle(b, u) || b->unsharded[u] >= 0)
+        return;
+    const struct fsdp_unit *fu = &b->s->units[u];
+    double padded = (double)fu->padded_numel;
+    int bp = b->b_param;
+    if (f->ag_op[u] < 0) {
+        /* A 1-rank group: the unsharded parameters are initialised from
+         * the sharded ones directly (a cast copy). */
+        f2_unshard(b, u);
+        if (f->ag_op[u] < 0) {
+            b->unsharded[u] = alloc_buf(b, STREAM_C, MEM_UNSHARDED_PARAMS,
+                                        padded * bp, u);
+            struct sched_op *cp = emit_copy(b, OP_CAST, STREAM_C, u,
+                                            padded * (b->b_orig + bp), -1,
+                                            b->unsharded[u]);
+            from_shard(b, cp, u);
+            return;
+        }
+    }
+    if (b->phase == PHASE_FORWARD)
+        release_deferred(b);
+    wait_event(b, STREAM_C, f->ag_op[u]);
+    b->unsharded[u] = alloc_buf(b, STREAM_C, MEM_UNSHARDED_PARAMS,
+                                padded * bp, u);
+    struct sched_op *co = emit_copy(b, OP_CAST, STREAM_C, u, 2 * padded * bp,
+                                    f->ag_out[u], b->unsharded[u]);
+    int co_id = co->id;
+    if (f->post_fwd[u] >= 0) {
+        /* to_unsharded drops the post-forward shard. */
+        free_buf(b, f->post_fwd[u], -1, u);
+        f->post_fwd[u] = -1;
+    }
+    if (b->phase == PHASE_FORWARD) {
+        f->deferred_buf = f->ag_out[u];
+        f->deferred_event = co_id;
+    } else {
+        wait_event(b, ST_CI, co_id);
+        wait_event(b, ST_AG, co_id);
+        free_buf(b, f->ag_out[u], -1, u);
+    }
+    f->ag_out[u] = f->ag_op[u] = -1;
+}
+
+/* FSDPParamGroup.reshard.  After forward: keep (False, or the root when
+ * reshard_after_forward was not given: fully_shard's None, which
+ * _lazy_init turns off for the root), free (True), or keep this rank's
+ * 1/N of the unsharded data (an int N: _to_sharded_post_forward copies it
+ * out, §13.3).  In backward always to_sharded. */
+static void
+f2_reshard(struct builder *b, int u)
+{
+    if (b->unsharded[u] < 0)
+        return;
+    if (b->phase == PHASE_FORWARD) {
+        if ((u == 0 && !b->c->reshard_after_forward_given)
+            || !b->c->reshard_after_forward)
+            return;
+        if (use_post_forward_mesh(b)) {
+            double keep = (double)b->s->units[u].padded_numel
+                          / b->s->post_forward_size * b->b_param;
+            b->f2->post_fwd[u] = alloc_buf(b, STREAM_C, MEM_UNSHARDED_PARAMS,
+                                           keep, u);
+            emit_copy(b, OP_CAST, STREAM_C, u, 2 * keep, b->unsharded[u],
+                      b->f2->post_fwd[u]);
+        }
+    }
+    free_buf(b, b->unsharded[u], -1, u);
+    b->unsharded[u] = -1;
+}
+
+/* ---- forward ---- */
+
+static void
+f2_pre_forward(struct builder *b, int u)
+{
+    b->hooks++;
+    if (!unit_has_handle(b, u))
+        return;
+    /* cast_forward_inputs: the groups' floating inputs are the previous
+     * group's param-dtype activations (or integer token ids), so the
+     * cast is a no-op in the models fsdpsim runs. */
+    f2_unshard(b, u);
+    f2_wait_for_unshard(b, u);
+    /* set_modules_to_forward_prefetch([next group]) (--forward-prefetch):
+     * the next group's unshard issued now, before u's compute. */
+    if (b->c->forward_prefetch) {
+        int pos = b->fwd_pos[u];
+        if (pos + 1 < b->n_fwd_order)
+            f2_unshard(b, b->fwd_order[pos + 1]);
+    }
+}
+
+static void
+f2_post_forward(struct builder *b, int u)
+{
+    b->hooks++;
+    if (unit_has_handle(b, u))
+        f2_reshard(b, u);
+    if (u != 0)
+        return;
+    /* The root's _post_forward frees the last deferred all-gather
+     * output; MixedPrecisionPolicy.output_dtype casts its output (the
+     * logits of a language model). */
+    release_deferred(b);
+    if (b->c->output_dtype_given && b->c->output_dtype != b->s->param_dtype
+        && b->m->vocab > 0) {
+        double n = (double)b->c->micro_batch * (double)b->c->seq_len
+                   * (double)b->m->vocab;
+        emit_copy(b, OP_CAST, STREAM_C, 0,
+                  n * (b->b_param + dtype_bytes(b->c->output_dtype)), -1, -1);
+    }
+}
+
+static void
+f2_forward_pass(struct builder *b)
+{
+    b->phase = PHASE_FORWARD;
+    /* _root_pre_forward: the copy-in and all-gather streams wait for the
+     * compute stream (the optimizer step before). */
+    b->hooks++;
+    wait_stream(b, ST_CI, STREAM_C);
+    wait_stream(b, ST_AG, STREAM_C);
+    for (int w = 0; w < b->n_walk; w++) {
+        b->cur_w = w;
+        switch (b->walk[w].kind) {
+        case WALK_ENTER:
+            f2_pre_forward(b, b->walk[w].unit);
+            break;
+        case WALK_RUN:
+            forward_run(b, w);
+            break;
+        case WALK_EXIT:
+            f2_post_forward(b, b->walk[w].unit);
+            break;
+        }
+    }
+}
+
+/* ---- backward ---- */
+
+/* FSDPParamGroup.pre_backward (§13.4 steps 2-3): unshard (a no-op when
+ * prefetched or never resharded), copy out, then prefetch the group
+ * before it in post-forward order. */
+static void
+f2_pre_backward(struct builder *b, int u)
+{
+    b->hooks++;
+    if (!unit_has_handle(b, u))
+        return;
+    f2_unshard(b, u);
+    f2_wait_for_unshard(b, u);
+    int pos = b->post_fwd_pos[u];
+    if (pos > 0)
+        f2_unshard(b, b->post_fwd_order[pos - 1]);
+}
+
+/* The gradients of a run's parameters, allocated as autograd computes
+ * them (per parameter, in the param dtype, unpadded). */
+static void
+alloc_run_grad(struct builder *b, int w)
+{
+    struct fsdp2_state *f = b->f2;
+    int u = b->walk[w].unit;
+    if (!unit_has_handle(b, u) || f->run_grad[w] >= 0
+        || f->run_numel[w] <= 0)
+        return;
+    f->run_grad[w] = alloc_buf(b, STREAM_C, MEM_GRAD_UNSHARDED,
+                               f->run_numel[w] * b->b_param, u);
+}
+
+static void
+free_unit_grads(struct builder *b, int u)
+{
+    struct fsdp2_state *f = b->f2;
+    for (int w = 0; w < b->n_walk; w++)
+        if (b->walk[w].kind == WALK_RUN && b->walk[w].unit == u) {
+            free_buf(b, f->run_grad[w], -1, u);
+            f->run_grad[w] = -1;
+        }
+}
+
+/* foreach_reduce (§13.4 step 8): chunk_cat into the reduce-scatter input
+ * on the compute stream, reduce-scatter on its stream, HSDP all-reduce
+ * on its own, then the cast to fp32 and the sharded gradient. */
+static void
+f2_reduce(struct builder *b, int u, double grad_bytes, int grad_buf)
+{
+    struct fsdp2_state *f = b->f2;
+    const struct fsdp_unit *fu = &b->s->units[u];
+    double padded = (double)fu->padded_numel, S = (double)fu->shard_numel;
+    int br = b->b_reduce, redop = reduce_op(b);
+    int on_host = b->grad_shard[u] == -2;
+    int fp16_divide = b->s->reduce_dtype == DTYPE_FP16
+                      && b->s->shard_size * b->s->replicate_size > 1;
+
+    int rs_in = alloc_buf(b, STREAM_C, MEM_RS_BUFFER, padded * br, u);
+    /* chunk_cat: each gradient's dim-0 chunks into the W rows of the
+     * input, padded per parameter, cast to reduce_dtype on the way. */
+    emit_copy(b, OP_CAST, STREAM_C, u, grad_bytes + padded * br, grad_buf,
+              rs_in);
+    free_unit_grads(b, u);
+    free_buf(b, f->acc_grad[u], -1, u);
+    f->acc_grad[u] = -1;
+    f->accumulated[u] = 0;
+
+    wait_stream(b, ST_RS, STREAM_C);
+    enum sched_stream post = ST_RS;
+    int direct = br == b->b_orig && b->grad_shard[u] < 0;
+    int out = alloc_buf(b, ST_RS, direct ? MEM_GRAD_SHARDED : MEM_RS_BUFFER,
+                        S * br, u);
+    if (fp16_divide)
+        emit_copy(b, OP_CAST, ST_RS, u, 2 * padded * br, rs_in, rs_in);
+    struct sched_op *rs;
+    if (b->s->shard_size > 1) {
+        rs = emit(b, OP_REDUCESCATTER, ST_RS, u);
+        rs->pg = PG_SHARD;
+        rs->bytes = (uint64_t)(padded * br);
+        rs->dtype = b->s->reduce_dtype;
+        rs->redop = redop;
+        rs->buf_in = rs_in;
+        rs->buf_out = out;
+    } else {
+        rs = emit_copy(b, OP_CAST, ST_RS, u, 2 * S * br, rs_in, out);
+    }
+    int rs_id = rs->id;
+    if (b->s->replicate_size > 1) {
+        wait_stream(b, ST_AR, ST_RS);
+        post = ST_AR;
+        struct sched_op *ar = emit(b, OP_ALLREDUCE, ST_AR, u);
+        ar->pg = PG_REPLICATE;
+        ar->bytes = (uint64_t)(S * br);
+        ar->dtype = b->s->reduce_dtype;
+        ar->redop = redop;
+        ar->buf_in = ar->buf_out = out;
+    }
+    if (fp16_divide)
+        emit_copy(b, OP_CAST, post, u, 2 * S * br, out, out);
+    /* To the original dtype, viewed out per parameter, assigned to or
+     * added into each sharded parameter's .grad. */
+    if (b->grad_shard[u] >= 0) {
+        struct sched_op *add = emit_copy(b, OP_CAST, post, u,
+                                         S * (br + 2 * b->b_orig), out,
+                                         b->grad_shard[u]);
+        free_buf_after(b, out, post == ST_RS ? -1 : add->id, u);
+    } else if (direct) {
+        b->grad_shard[u] = out;
+    } else {
+        b->grad_shard[u] = alloc_buf(b, post, MEM_GRAD_SHARDED,
+                                     S * b->b_orig, u);
+        struct sched_op *cast = emit_copy(b, OP_CAST, post, u,
+                                          S * (br + b->b_orig), out,
+                                          b->grad_shard[u]);
+        free_buf_after(b, out, post == ST_RS ? -1 : cast->id, u);
+    }
+    if (b->c->cpu_offload) {
+        /* CPUOffloadPolicy: the sharded gradient to pinned host memory,
+         * non-blocking unless it is added into one already there (then
+         * the host waits for the copy before its add). */
+        struct sched_op *d2h = emit_copy(b, OP_D2H, post, u, S * b->b_orig,
+                                         b->grad_shard[u], -1);
+        int d2h_id = d2h->id;
+        free_buf_after(b, b->grad_shard[u], post == ST_RS ? -1 : d2h_id, u);
+        if (on_host) {
+            struct sched_op *w = emit(b, OP_CPU_WAIT, STREAM_HOST, u);
+            w->wait_op = d2h_id;
+        } else {
+            f->offload_event = d2h_id;
+        }
+        b->grad_shard[u] = -2;
+    }
+    f->post_reduce[u] = b->last_op[post];
+    f->rs_input = rs_in;
+    f->rs_event = rs_id;
+}
+
+/* FSDPParamGroup.post_backward (§13.4 steps 4-8). */
+static void
+f2_post_backward(struct builder *b, int u, int sync)
+{
+    struct fsdp2_state *f = b->f2;
+    b->hooks++;
+    if (!unit_has_handle(b, u))
+        return;
+    double N = (double)b->s->units[u].numel;
+    int bp = b->b_param, br = b->b_reduce;
+    /* accumulate_unsharded_grad_if_needed: this pass's gradients added
+     * into the reduce-dtype ones of an unsynced pass; in the param dtype,
+     * autograd's AccumulateGrad added them in place. */
+    if (f->accumulated[u]) {
+        struct sched_op *add;
+        if (f->acc_grad[u] >= 0) {
+            add = emit_copy(b, OP_CAST, STREAM_C, u, N * (bp + 2 * br), -1,
+                            f->acc_grad[u]);
+            free_unit_grads(b, u);
+        } else {
+            add = emit_copy(b, OP_CAST, STREAM_C, u, N * 3 * bp, -1, -1);
+        }
+        (void)add;
+    }
+    f2_reshard(b, u);
+    if (!sync) {
+        /* set_requires_gradient_sync(False): keep the gradients,
+         * up-cast once to reduce_dtype if it differs
+         * (to_accumulated_grad_if_needed). */
+        if (!f->accumulated[u] && br != bp) {
+            f->acc_grad[u] = alloc_buf(b, STREAM_C, MEM_GRAD_UNSHARDED,
+                                       N * br, u);
+            emit_copy(b, OP_CAST, STREAM_C, u, N * (bp + br), -1,
+                      f->acc_grad[u]);
+            free_unit_grads(b, u);
+        }
+        f->accumulated[u] = 1;
+        return;
+    }
+    /* The compute stream waits for the previous group's reduce-scatter,
+     * whose input is then dropped. */
+    if (f->rs_event >= 0) {
+        wait_event(b, STREAM_C, f->rs_event);
+        free_buf(b, f->rs_input, -1, u);
+        f->rs_input = f->rs_event = -1;
+    }
+    double gbytes = N * (f->acc_grad[u] >= 0 ? br : bp);
+    f2_reduce(b, u, gbytes, f->acc_grad[u]);
+}
+
+static void
+f2_final_callback(struct builder *b, int sync)
+{
+    struct fsdp2_state *f = b->f2;
+    b->hooks++;
+    /* Groups whose inputs needed no gradient (the root, an embedding
+     * group): their post-backward runs here, root first. */
+    for (int u = 0; u < b->s->n_units; u++)
+        if (f->pb_at_end[u])
+            f2_post_backward(b, u, sync);
+    /* finalize_backward: the compute stream waits on each group's
+     * post-reduce event; the host on the offload copies. */
+    for (int u = 0; u < b->s->n_units; u++)
+        if (f->post_reduce[u] >= 0) {
+            wait_event(b, STREAM_C, f->post_reduce[u]);
+            f->post_reduce[u] = -1;
+        }
+    if (f->offload_event >= 0) {
+        struct sched_op *w = emit(b, OP_CPU_WAIT, STREAM_HOST, -1);
+        w->wait_op = f->offload_event;
+        f->offload_event = -1;
+    }
+    if (f->rs_event >= 0) {
+        wait_event(b, STREAM_C, f->rs_event);
+        free_buf(b, f->rs_input, -1, -1);
+        f->rs_input = f->rs_event = -1;
+    }
+    free_region_inputs(b);
+}
+
+static void
+f2_backward_pass(struct builder *b, int sync)
+{
+    b->phase = PHASE_BACKWARD;
+    for (int w = b->n_walk - 1; w >= 0; w--) {
+        const struct walk_step *st = &b->walk[w];
+        switch (st->kind) {
+        case WALK_EXIT:
+            f2_pre_backward(b, st->unit);
+            break;
+        case WALK_RUN:
+            alloc_run_grad(b, w);
+            backward_run(b, w);
+            break;
+        case WALK_ENTER:
+            /* RegisterPostBackwardFunction on the group's inputs: it
+             * fires once their gradient is computed. */
+            if (!b->f2->pb_at_end[st->unit])
+                f2_post_backward(b, st->unit, sync);
+            break;
+        }
+    }
+    f2_final_callback(b, sync);
+}
+
+/* ---- setup ---- */
+
+static int *
+int_array(int n, int value)
+{
+    int *a = xmalloc(sizeof(int) * (n > 0 ? n : 1));
+    for (int i = 0; i < n; i++)
+        a[i] = value;
+    return a;
+}
+
+/* A group whose first leaf is an embedding takes token ids, which need no
+ * gradient, so no post-backward function is registered on its inputs;
+ * the root's inputs are the batch itself. */
+static void
+find_post_backward_at_end(struct builder *b)
+{
+    struct fsdp2_state *f = b->f2;
+    for (int w = 0; w < b->n_walk; w++) {
+        if (b->walk[w].kind != WALK_ENTER)
+            continue;
+        int u = b->walk[w].unit, first = -1;
+        for (int v = w + 1; v < b->n_walk && first < 0; v++)
+            if (b->walk[v].kind == WALK_RUN)
+                first = b->walk[v].leaf_begin;
+        f->pb_at_end[u] = u == 0
+                          || (first >= 0
+                              && b->s->leaves[first]->kind
+                                     == LAYER_EMBEDDING);
+    }
+}
+
+void
+fsdp2_steps(struct builder *b)
+{
+    struct sched *s = b->s;
+    int n = s->n_units;
+    struct fsdp2_state st;
+    memset(&st, 0, sizeof st);
+    b->f2 = &st;
+    /* No record_stream anywhere: each buffer used on another stream is
+     * dropped only after its pool's stream waited for that use (§13.2),
+     * so every free is stream-ordered and its block reusable at once, as
+     * the caching allocator reuses a block freed on its own stream. */
+    b->stream_ordered = 1;
+    st.ag_out = int_array(n, -1);
+    st.ag_op = int_array(n, -1);
+    st.ci_op = int_array(n, -1);
+    st.post_fwd = int_array(n, -1);
+    st.acc_grad = int_array(n, -1);
+    st.accumulated = int_array(n, 0);
+    st.post_reduce = int_array(n, -1);
+    st.pb_at_end = int_array(n, 0);
+    st.run_grad = int_array(b->n_walk, -1);
+    st.run_numel = xcalloc(b->n_walk > 0 ? b->n_walk : 1, sizeof(double));
+    st.deferred_buf = st.deferred_event = -1;
+    st.rs_input = st.rs_event = -1;
+    st.offload_event = -1;
+    for (int w = 0; w < b->n_walk; w++)
+        if (b->walk[w].kind == WALK_RUN)
+            for (int l = b->walk[w].leaf_begin; l < b->walk[w].leaf_end; l++)
+                st.run_numel[w] += (double)s->leaves[l]->own_params;
+    find_post_backward_at_end(b);
+
+    int opt_state = -1;
+    for (b->it = 0; b->it < s->iterations; b->it++) {
+        for (b->micro = 0; b->micro < s->micro_batches; b->micro++) {
+            int sync = !b->c->no_sync || b->micro == s->micro_batches - 1;
+            f2_forward_pass(b);
+            f2_backward_pass(b, sync);
+        }
+        optimizer_step(b, &opt_state);
+    }
+
+    free(st.ag_out);
+    free(st.ag_op);
+    free(st.ci_op);
+    free(st.post_fwd);
+    free(st.acc_grad);
+    free(st.accumulated);
+    free(st.post_reduce);
+    free(st.pb_at_end);
+    free(st.run_grad);
+    free(st.run_numel);
+    b->f2 = NULL;
+}

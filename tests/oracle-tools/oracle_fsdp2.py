@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Ground-truth oracle for FSDP2: run REAL PyTorch fully_shard on CPU and
+record every collective it issues, in the record format of oracle.py (the
+FSDP1 recorder), so that tests/check_oracle compares them with
+`fsdpsim schedule --fsdp-version 2`.
+
+One process, rank 0 of a fake process group of --world ranks
+(torch.testing._internal.distributed.fake_pg): the collectives move nothing,
+fully_shard issues exactly the calls it would.  Models are oracle.py's (the
+tiny Llama in Hugging Face's registration order, matching fsdpsim's
+built-in tiny-llama; the toy with odd widths, tests/data/oracle/toy-odd.ini).
+
+fully_shard is applied as torchtitan does: to each LlamaDecoderLayer, then
+to the root (for the toy: the root only).  Instrumentation (monkeypatches):
+  * torch.distributed.all_gather_into_tensor (all_gather_single in newer
+    releases), reduce_scatter_tensor (reduce_scatter_single), all_reduce: kind, element count, dtype, bytes (the gathered output; the
+    reduce-scatter's whole input; the all-reduced tensor), process group
+    ("shard", "replicate", "post_forward" for the mesh of
+    reshard_after_forward=N), and the parameter group it is for (the
+    FSDPParamGroup on the call stack);
+  * FSDPParamGroup.post_forward and post_backward, recorded as hook events
+    "_post_forward" and "_post_backward_hook" (the names check_oracle reads
+    for FSDP1's hooks).
+Units: the parameter groups in module pre-order (root first): class, the
+parameters' numel, the padded all-gather numel (world x the sum of each
+parameter's padded_sharded_param_size) and the shard numel.
+"""
+import argparse
+import inspect
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle import LlamaDecoderLayer, LlamaForCausalLM, ToyModel  # noqa: E402
+
+REC = {"phase": "init", "iter": -1, "micro": -1, "events": []}
+GROUP2UNIT = {}  # id(FSDPParamGroup) -> unit index
+PG_LABEL = {}  # id(process group) -> label
+
+
+def _current_unit():
+    for fr in inspect.stack()[2:]:
+        s = fr.frame.f_locals.get("self")
+        if s is not None and type(s).__name__ == "FSDPParamGroup":
+            return GROUP2UNIT.get(id(s))
+    return None
+
+
+def _record(kind, t, group):
+    if REC["phase"] not in ("forward", "backward", "optimizer"):
+        return
+    REC["events"].append({
+        "type": "collective", "kind": kind, "iter": REC["iter"],
+        "micro": REC["micro"], "phase": REC["phase"],
+        "numel": int(t.numel()), "dtype": str(t.dtype).replace("torch.", ""),
+        "bytes": int(t.numel() * t.element_size()),
+        "pg_size": dist.get_world_size(group),
+        "pg": PG_LABEL.get(id(group), "other"),
+        "unit": _current_unit(),
+    })
+
+
+def install_patches():
+    # fully_shard calls all_gather_into_tensor / reduce_scatter_tensor up to
+    # torch 2.10 or so, all_gather_single / reduce_scatter_single later
+    # (_fsdp_collectives.py DefaultAllGather, DefaultReduceScatter).
+    def wrap(name, kind, pick):
+        fn = getattr(dist, name, None)
+        if fn is None:
+            return
+
+        def wrapper(*a, **k):
+            t, group = pick(*a, **k)
+            _record(kind, t, group)
+            return fn(*a, **k)
+        setattr(dist, name, wrapper)
+
+    def gather(output_tensor, input_tensor, group=None, async_op=False):
+        return output_tensor, group
+
+    def scatter(output, input, op=None, group=None, async_op=False):
+        return input, group
+
+    def reduce(tensor, op=None, group=None, async_op=False):
+        return tensor, group
+
+    for name in ("all_gather_into_tensor", "all_gather_single"):
+        wrap(name, "allgather", gather)
+    for name in ("reduce_scatter_tensor", "reduce_scatter_single"):
+        wrap(name, "reducescatter", scatter)
+    wrap("all_reduce", "allreduce", reduce)
+
+    from torch.distributed.fsdp._fully_shard._fsdp_param_group import FSDPParamGroup
+
+    def hooked(name, fn):
+        def wrapper(self, *a, **k):
+            if REC["phase"] in ("forward", "backward"):
+                REC["events"].append({
+                    "type": "hook", "name": name, "unit": GROUP2UNIT.get(id(self)),
+                    "iter": REC["iter"], "micro": REC["micro"], "phase": REC["phase"]})
+            return fn(self, *a, **k)
+        return wrapper
+
+    FSDPParamGroup.post_forward = hooked("_post_forward", FSDPParamGroup.post_forward)
+    FSDPParamGroup.post_backward = hooked("_post_backward_hook", FSDPParamGroup.post_backward)
+
+
+def run(cfg, world):
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    install_patches()
+    if cfg["model"] == "toy":
+        model = ToyModel(*cfg.get("toy_dims", (1024, 2048, 4096)))
+    else:
+        model = LlamaForCausalLM(**cfg.get("llama", {}))
+    rep = cfg.get("replicate", 1)
+    if rep > 1:
+        mesh = init_device_mesh("cpu", (rep, world // rep), mesh_dim_names=("replicate", "shard"))
+        PG_LABEL[id(mesh.get_group("replicate"))] = "replicate"
+        PG_LABEL[id(mesh.get_group("shard"))] = "shard"
+    else:
+        mesh = init_device_mesh("cpu", (world,))
+        PG_LABEL[id(mesh.get_group())] = "shard"
+    kw = {"mesh": mesh}
+    if cfg.get("mp"):
+        kw["mp_policy"] = MixedPrecisionPolicy(
+            param_dtype=getattr(torch, cfg["mp"]["param_dtype"]),
+            reduce_dtype=getattr(torch, cfg["mp"]["reduce_dtype"]))
+    if "reshard_after_forward" in cfg:  # else fully_shard's None
+        kw["reshard_after_forward"] = cfg["reshard_after_forward"]
+    if cfg["model"] != "toy":
+        for layer in model.model.layers:
+            fully_shard(layer, **kw)
+    fully_shard(model, **kw)
+
+    # Units: parameter groups in pre-order.
+    units = []
+    for fqn, m in model.named_modules():
+        st = getattr(m, "_get_fsdp_state", None)
+        pg = st()._fsdp_param_group if st is not None else None
+        if pg is None:
+            continue
+        GROUP2UNIT[id(pg)] = len(units)
+        W = pg.mesh_info.shard_mesh_size
+        padded = sum(int(p.padded_sharded_param_size.numel()) for p in pg.fsdp_params)
+        units.append({
+            "id": len(units), "fqn": fqn or "<root>", "class": type(m).__name__.replace("FSDP", "", 1),
+            "has_flat_param": True,
+            "numel_unpadded": sum(int(p._orig_size.numel()) for p in pg.fsdp_params),
+            "numel_padded": padded * W, "shard_numel": padded, "world_size": W,
+            "param_fqns": [p._param_fqn for p in pg.fsdp_params],
+        })
+        pf = pg.post_forward_mesh_info
+        if pf is not None and pf.shard_process_group is not None \
+                and id(pf.shard_process_group) not in PG_LABEL:
+            PG_LABEL[id(pf.shard_process_group)] = "post_forward"
+
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(1234)
+
+    def batch():
+        if cfg["model"] == "toy":
+            return (torch.randn(cfg.get("batch", 1), cfg.get("toy_dims", (1024,))[0], generator=g),)
+        V = cfg.get("llama", {}).get("vocab", 1000)
+        S, B = cfg.get("seq", 64), cfg.get("batch", 1)
+        return (torch.randint(0, V, (B, S), generator=g), torch.randint(0, V, (B, S), generator=g))
+
+    accum = cfg.get("grad_accum", 1)
+    for it in range(cfg.get("warmup", 1) + cfg.get("steps", 2)):
+        REC["iter"] = it
+        for mb in range(accum):
+            REC["micro"] = mb
+            if cfg.get("no_sync"):
+                model.set_requires_gradient_sync(mb == accum - 1)
+            REC["phase"] = "forward"
+            out = model(*batch())
+            loss = out.float().pow(2).mean() if cfg["model"] == "toy" else out
+            REC["phase"] = "backward"
+            loss.backward()
+        REC["phase"] = "optimizer"
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    REC["phase"] = "done"
+    return units
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--config", required=True, help="JSON configuration")
+    ap.add_argument("--world", type=int, default=8)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    cfg = json.loads(a.config)
+    from torch.testing._internal.distributed.fake_pg import FakeStore  # registers "fake"
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=a.world)
+    try:
+        units = run(cfg, a.world)
+    finally:
+        dist.destroy_process_group()
+    header = {
+        "torch_version": torch.__version__, "backend": "fake", "world_size": a.world,
+        "api": "fully_shard (FSDP2)",
+        "produced_by": "python oracle_fsdp2.py --config '%s' --world %d --out %s"
+        % (json.dumps(cfg), a.world, os.path.basename(a.out)),
+        "config": cfg, "ranks_recorded": [0],
+        "notes": "events: type=collective (kind/unit/numel/dtype/bytes/pg; allgather = the gathered "
+        "output, reducescatter = its whole input, allreduce = the tensor; phase from the training loop) "
+        "and type=hook (FSDPParamGroup.post_forward as _post_forward, post_backward as "
+        "_post_backward_hook). Units = parameter groups in module pre-order (root = 0).",
+    }
+    with open(a.out, "w") as f:
+        json.dump({"header": header, "units": units, "events": REC["events"]}, f, indent=1)
+    n = sum(1 for e in REC["events"] if e["type"] == "collective")
+    print("wrote %s: %d units, %d collectives" % (a.out, len(units), n))
+
+
+if __name__ == "__main__":
+    main()

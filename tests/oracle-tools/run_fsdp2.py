@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Record every FSDP2 configuration of CONFIGS with oracle_fsdp2.py (fake
+process group, world 8) into tests/data/oracle/, and print the lines of
+tests/data/oracle/records.list that pair each record with the fsdpsim
+arguments of the same run."""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(os.path.dirname(HERE), "data", "oracle")
+LLAMA = {"model": "llama", "seq": 64, "warmup": 1, "steps": 2}
+SIM_LLAMA = "--model tiny-llama --seq-len 64 --micro-batch 1"
+TOYODD = {"model": "toy", "toy_dims": [1001, 2003, 4001], "warmup": 1, "steps": 2}
+SIM_TOYODD = ("--model @SRCDIR@/tests/data/oracle/toy-odd.ini --micro-batch 1 "
+              "--seq-len 1 --auto-wrap-policy none")
+ONE_NODE = "--nodes 1 --gpus-per-node 8"
+
+# name, recorder configuration, fsdpsim arguments
+CONFIGS = [
+    ("llama_f2", {}, ""),
+    ("llama_f2_raftrue", {"reshard_after_forward": True}, "--reshard-after-forward true"),
+    ("llama_f2_raffalse", {"reshard_after_forward": False}, "--reshard-after-forward false"),
+    ("llama_f2_raf4", {"reshard_after_forward": 4}, "--reshard-after-forward 4"),
+    ("llama_f2_mp_bf16_fp32", {"mp": {"param_dtype": "bfloat16", "reduce_dtype": "float32"}},
+     "--param-dtype bf16 --reduce-dtype fp32"),
+    ("llama_f2_hsdp_2x4", {"replicate": 2}, "--nodes 2 --gpus-per-node 4 --dp-replicate 2"),
+    ("llama_f2_accum3", {"grad_accum": 3}, "--grad-accum 3"),
+    ("llama_f2_accum3_nosync", {"grad_accum": 3, "no_sync": True}, "--grad-accum 3 --no-sync"),
+    ("toyodd_f2", {}, ""),
+]
+
+for name, extra, sim in CONFIGS:
+    base, sim_base = (TOYODD, SIM_TOYODD) if name.startswith("toyodd") else (LLAMA, SIM_LLAMA)
+    cfg = dict(base, **extra)
+    out = os.path.join(ROOT, name + "_w8.torch.json")
+    if "--only" not in sys.argv or name in sys.argv:
+        subprocess.run([sys.executable, os.path.join(HERE, "oracle_fsdp2.py"), "--config",
+                        json.dumps(cfg), "--world", "8", "--out", out], check=True,
+                       stderr=subprocess.DEVNULL)
+    nodes = "" if "--nodes" in sim else ONE_NODE
+    print("%s_w8 %s --topology test-2x4 --iterations 3 %s --fsdp-version 2 %s"
+          % (name, sim_base, nodes, sim), flush=True)
