@@ -117,6 +117,15 @@ cost_group(const struct sched *s, enum sched_pg pg, struct coll_group *g)
         g->ranks_per_node = 1;
         return;
     }
+    /* FSDP2's reshard_after_forward=N: the backward all-gather runs over
+     * N consecutive ranks of the shard group (§13.9). */
+    if (pg == PG_POST_FORWARD && s->post_forward_size > 0) {
+        int n = s->post_forward_size;
+        g->ranks = n;
+        g->ranks_per_node = n < gpn ? n : gpn;
+        g->nodes = (n + gpn - 1) / gpn;
+        return;
+    }
     /* The shard group: every rank for NO_SHARD, as for FULL_SHARD, but
      * the 1-rank group of the hybrid fallback (_init_core_state). */
     int ranks = s->shard_size > 1 ? s->shard_size
@@ -232,16 +241,18 @@ cost_table_build(const struct sched *s, const struct topo *t,
             for (int k = 0; k < n_memo && hit < 0; k++) {
                 const struct sched_op *o2 = &s->ops[memo[k]];
                 if (o2->kind == op->kind && o2->pg == op->pg
-                    && o2->bytes == op->bytes)
+                    && o2->bytes == op->bytes && o2->redop == op->redop)
                     hit = memo[k];
             }
             if (hit >= 0) {
                 ct->coll[i] = ct->coll[hit];
             } else {
                 char *why = NULL;
-                /* FSDP1 reduces with SUM (§14.4); setup has checked that
-                 * NCCL accepts every collective kind: this cannot fail. */
-                if (coll_estimate(t, &s->nccl, co, REDOP_SUM, &g,
+                /* FSDP1 and DDP reduce with SUM, FSDP2 averages
+                 * (§14.4, op->redop); setup has checked that NCCL
+                 * accepts every collective kind: this cannot fail. */
+                if (coll_estimate(t, &s->nccl, co,
+                                  (enum coll_redop)op->redop, &g,
                                   (double)op->bytes, &ct->coll[i], &why)) {
                     fprintf(stderr, "fsdpsim: internal error: %s\n", why);
                     abort();
