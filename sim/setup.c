@@ -346,7 +346,14 @@ setup_prepare(struct run *r, char **cause)
                                                   : world;
     if (wrap_plan_build(r->model, c, shard, &r->plan, cause) != 0)
         return -1;
-    r->sched = sched_build(r->model, &r->plan, c, r->topo, cause);
+    return setup_build_sched(r, cause);
+}
+
+int
+setup_build_sched(struct run *r, char **cause)
+{
+    sched_free(r->sched);
+    r->sched = sched_build(r->model, &r->plan, &r->cfg, r->topo, cause);
     if (r->sched == NULL)
         return -1;
     r->sched->nccl = r->nccl;

@@ -40,6 +40,9 @@ int setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
 /* Load the model and topology, apply overrides, validate, wrap and build
  * the schedule.  -1 with *cause on bad input. */
 int setup_prepare(struct run *r, char **cause);
+/* (Re)build the schedule of a prepared run from r->cfg (steady.c builds
+ * one with fewer micro-batches first).  -1 with *cause. */
+int setup_build_sched(struct run *r, char **cause);
 void setup_free(struct run *r);
 
 /* ARGV's ARGC words joined by single spaces.  Caller frees. */

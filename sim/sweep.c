@@ -16,6 +16,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sweep.h"
+#include "steady.h"
 #include "engine.h"
 #include "metrics.h"
 #include "model_cache.h"
@@ -719,19 +720,16 @@ sweep_point_run(const struct sweep *sw, int base_argc,
     assert(rc != 1);
     if (rc == 0 && shared != NULL)
         r.models = shared->models;
-    if (rc != 0 || setup_prepare(&r, &cause) != 0) {
-        fail(res, cause);
-        setup_free(&r);
-        return;
-    }
+    /* A row is the summary alone: a long accumulation step costs a
+     * dozen micro-batches (steady.h). */
     struct net_run nr;
     struct metrics met;
-    if (net_run(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
+    int steady;
+    if (rc != 0 || steady_run(&r, &nr, &met, &steady, &cause) != 0) {
         fail(res, cause);
         setup_free(&r);
         return;
     }
-    metrics_compute(r.sched, r.topo, &nr.res, &met);
     struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &nr.res, &met,
                          r.command_line};
     struct cells c;
