@@ -13,7 +13,12 @@
 #include "metrics.h"
 #include "net.h"
 #include "setup.h"
+#include "steady.h"
 #include "xalloc.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +49,83 @@ now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The last --grad-accum of AV (1 without one). */
+static int
+accum_of(int ac, char **av)
+{
+    int a = 1;
+    for (int i = 1; i < ac; i++) {
+        if (strcmp(av[i], "--grad-accum") == 0 && i + 1 < ac)
+            a = atoi(av[i + 1]);
+        else if (strncmp(av[i], "--grad-accum=", 13) == 0)
+            a = atoi(av[i] + 13);
+    }
+    return a;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whole-process wall time and peak RSS of this fsdpsim running ARGV,
+ * the median of STARTUP_RUNS runs (output to /dev/null). */
+#define STARTUP_RUNS 20
+
+static void
+startup_of(const char *what, char *const *argv)
+{
+    double wall[STARTUP_RUNS];
+    long rss = 0;
+    int ok = 0;
+    for (int i = 0; i < STARTUP_RUNS; i++) {
+        double t0 = now_s();
+        pid_t pid = fork();
+        if (pid == 0) {
+            int fd = open("/dev/null", O_WRONLY);
+            if (fd >= 0) {
+                dup2(fd, STDOUT_FILENO);
+                dup2(fd, STDERR_FILENO);
+            }
+            execv("/proc/self/exe", argv);
+            _exit(127);
+        }
+        int status;
+        struct rusage ru;
+        if (pid < 0 || wait4(pid, &status, 0, &ru) != pid
+            || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            break;
+        wall[ok++] = now_s() - t0;
+        if (ru.ru_maxrss > rss)
+            rss = ru.ru_maxrss;
+    }
+    if (ok < STARTUP_RUNS) {
+        printf("start-up, %-14s could not be run\n", what);
+        return;
+    }
+    qsort(wall, STARTUP_RUNS, sizeof *wall, cmp_double);
+    printf("start-up, %-14s %.2f ms median of %d whole processes, "
+           "%.1f MiB peak RSS\n", what,
+           (wall[STARTUP_RUNS / 2 - 1] + wall[STARTUP_RUNS / 2]) / 2 * 1e3,
+           STARTUP_RUNS, rss / 1024.0);
+}
+
+/* How long a process takes to start and do little: 'fsdpsim version',
+ * and a small simulate on the analytic network. */
+static void
+bench_startup(void)
+{
+    char *version[] = {unconst("fsdpsim"), unconst("version"), NULL};
+    char *simulate[] = {
+        unconst("fsdpsim"), unconst("simulate"), unconst("--model"),
+        unconst("tiny-llama"), unconst("--topology"), unconst("test-2x4"),
+        unconst("--format"), unconst("json"), NULL};
+    startup_of("version", version);
+    startup_of("simulate", simulate);
 }
 
 int
@@ -111,6 +193,29 @@ cmd_bench(int argc, char **argv)
         net_run_free(&nr);
         setup_free(&r);
     }
+    /* The same run for its summary alone, as a sweep row is. */
+    double summary_s = 0;
+    int summary_steady = 0, summary_a = 0;
+    for (int rep = 0; rep < BENCH_REPEATS; rep++) {
+        struct run r;
+        char *cause = NULL;
+        double t0 = now_s();
+        struct net_run nr;
+        struct metrics met;
+        if (setup_parse_args(&r, "bench", ac, av, &cause) != 0
+            || steady_run(&r, &nr, &met, &summary_steady, &cause) != 0) {
+            cmd_error("bench", cause, 0);
+            free(cause);
+            setup_free(&r);
+            free(av);
+            return EXIT_USAGE;
+        }
+        summary_s += now_s() - t0;
+        summary_a = r.sched->micro_batches;
+        net_run_free(&nr);
+        setup_free(&r);
+    }
+    int accum = accum_of(ac, av);
     free(av);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -129,6 +234,17 @@ cmd_bench(int argc, char **argv)
         printf("first run, SimGrid cold  %.3f s (%d simulated steps; "
                "later runs reuse its answers)\n", first_s,
                steps / BENCH_REPEATS);
+    double full_ms = (build_s + run_s) / BENCH_REPEATS * 1e3;
+    double summary_ms = summary_s / BENCH_REPEATS * 1e3;
+    printf("summary alone (a row)    %.3f ms per run, %.1fx faster than "
+           "the run (%s)\n", summary_ms,
+           summary_ms > 0 ? full_ms / summary_ms : 0.0,
+           summary_steady ? "counted from a step of fewer micro-batches"
+                          : "the whole step simulated");
+    if (summary_steady)
+        printf("                         the step of %d micro-batches "
+               "stands for %d\n", summary_a, accum);
     printf("peak RSS                 %.1f MiB\n", ru.ru_maxrss / 1024.0);
+    bench_startup();
     return 0;
 }

@@ -12,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd.h"
+#include "progress.h"
 #include "atomic_file.h"
 #include "batch.h"
 #include "gnuplot.h"
@@ -246,11 +247,11 @@ write_ready(struct pool *p, FILE *out)
 static int
 run_points(struct pool *p, int jobs, FILE *out)
 {
-    int tty = isatty(2);
+    struct progress bar;
+    progress_start(&bar, "sweep", p->n_local);
     pthread_t *threads = batch_start_workers(jobs, worker, p);
 
     int interrupted = 0;
-    int64_t shown = -1;
     pthread_mutex_lock(&p->lock);
     while (p->written < p->n_local) {
         if (p->rows[p->written] == NULL)
@@ -261,8 +262,7 @@ run_points(struct pool *p, int jobs, FILE *out)
         }
         if (write_ready(p, out) > 0)
             pthread_cond_broadcast(&p->space);
-        if (tty && p->written != shown)
-            batch_progress("sweep", shown = p->written, p->n_local, 0);
+        progress_update(&bar, p->written);
     }
     /* Points in flight finish; no new ones start. */
     p->stop = 1;
@@ -270,8 +270,7 @@ run_points(struct pool *p, int jobs, FILE *out)
     pthread_mutex_unlock(&p->lock);
     batch_join_workers(threads, jobs);
     write_ready(p, out);
-    if (tty)
-        batch_progress("sweep", p->written, p->n_local, 1);
+    progress_finish(&bar, p->written);
     return interrupted;
 }
 
