@@ -26,6 +26,7 @@
 #include <time.h>
 
 #define BENCH_REPEATS 20
+#define STARTUP_RUNS 20
 
 void
 cmd_bench_help(FILE *out)
@@ -40,7 +41,13 @@ cmd_bench_help(FILE *out)
             "(--exact\nsimulates them all).  With --network simgrid the "
             "first run, which fills the\nSimGrid memo, is reported on its "
             "own: e.g.\n'fsdpsim bench --network simgrid "
-            "--topology fat-tree-h100-1024'.\n", BENCH_REPEATS);
+            "--topology fat-tree-h100-1024'.\n\n"
+            "It then times the summary alone, as a sweep row gets it: a step "
+            "of more than\n10 micro-batches counted from one of 9 or 10 "
+            "when the engine proves they\nrepeat.  Last, the start-up of a "
+            "whole process: the median wall time and peak\nRSS of %d runs of "
+            "'fsdpsim version' and of a small 'fsdpsim simulate'.\n",
+            BENCH_REPEATS, STARTUP_RUNS);
 }
 
 static double
@@ -73,15 +80,15 @@ cmp_double(const void *a, const void *b)
 }
 
 /* Whole-process wall time and peak RSS of this fsdpsim running ARGV,
- * the median of STARTUP_RUNS runs (output to /dev/null). */
-#define STARTUP_RUNS 20
-
+ * the median of STARTUP_RUNS runs (output to /dev/null): *ms and *mib, or
+ * 0 when it could not be run.  Measured before bench allocates anything:
+ * a forked child's peak RSS starts from its parent's. */
 static void
-startup_of(const char *what, char *const *argv)
+startup_of(char *const *argv, double *ms, double *mib)
 {
     double wall[STARTUP_RUNS];
     long rss = 0;
-    int ok = 0;
+    *ms = *mib = 0;
     for (int i = 0; i < STARTUP_RUNS; i++) {
         double t0 = now_s();
         pid_t pid = fork();
@@ -98,34 +105,42 @@ startup_of(const char *what, char *const *argv)
         struct rusage ru;
         if (pid < 0 || wait4(pid, &status, 0, &ru) != pid
             || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            break;
-        wall[ok++] = now_s() - t0;
+            return;
+        wall[i] = now_s() - t0;
         if (ru.ru_maxrss > rss)
             rss = ru.ru_maxrss;
     }
-    if (ok < STARTUP_RUNS) {
-        printf("start-up, %-14s could not be run\n", what);
-        return;
-    }
     qsort(wall, STARTUP_RUNS, sizeof *wall, cmp_double);
-    printf("start-up, %-14s %.2f ms median of %d whole processes, "
-           "%.1f MiB peak RSS\n", what,
-           (wall[STARTUP_RUNS / 2 - 1] + wall[STARTUP_RUNS / 2]) / 2 * 1e3,
-           STARTUP_RUNS, rss / 1024.0);
+    *ms = (wall[STARTUP_RUNS / 2 - 1] + wall[STARTUP_RUNS / 2]) / 2 * 1e3;
+    *mib = rss / 1024.0;
 }
 
 /* How long a process takes to start and do little: 'fsdpsim version',
  * and a small simulate on the analytic network. */
+struct startup {
+    double version_ms, version_mib, simulate_ms, simulate_mib;
+};
+
 static void
-bench_startup(void)
+bench_startup(struct startup *st)
 {
     char *version[] = {unconst("fsdpsim"), unconst("version"), NULL};
     char *simulate[] = {
         unconst("fsdpsim"), unconst("simulate"), unconst("--model"),
         unconst("tiny-llama"), unconst("--topology"), unconst("test-2x4"),
         unconst("--format"), unconst("json"), NULL};
-    startup_of("version", version);
-    startup_of("simulate", simulate);
+    startup_of(version, &st->version_ms, &st->version_mib);
+    startup_of(simulate, &st->simulate_ms, &st->simulate_mib);
+}
+
+static void
+print_startup(const char *what, double ms, double mib)
+{
+    if (ms > 0)
+        printf("start-up, %-14s %.2f ms median of %d whole processes, "
+               "%.1f MiB peak RSS\n", what, ms, STARTUP_RUNS, mib);
+    else
+        printf("start-up, %-14s could not be run\n", what);
 }
 
 int
@@ -143,6 +158,12 @@ cmd_bench(int argc, char **argv)
         av[nd + i - 1] = argv[i];
     int ac = nd + argc - 1;
 
+    struct startup st = {0};
+    int help = 0;
+    for (int i = 1; i < argc; i++)
+        help |= strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
+    if (!help)
+        bench_startup(&st);
     double build_s = 0, run_s = 0, step_s = 0, first_s = 0;
     int simgrid = 0;
     int steps = 0, n_ops = 0, folded = 0;
@@ -236,15 +257,17 @@ cmd_bench(int argc, char **argv)
                steps / BENCH_REPEATS);
     double full_ms = (build_s + run_s) / BENCH_REPEATS * 1e3;
     double summary_ms = summary_s / BENCH_REPEATS * 1e3;
-    printf("summary alone (a row)    %.3f ms per run, %.1fx faster than "
-           "the run (%s)\n", summary_ms,
-           summary_ms > 0 ? full_ms / summary_ms : 0.0,
-           summary_steady ? "counted from a step of fewer micro-batches"
-                          : "the whole step simulated");
     if (summary_steady)
-        printf("                         the step of %d micro-batches "
-               "stands for %d\n", summary_a, accum);
+        printf("summary alone (a row)    %.3f ms per run, %.1fx faster than "
+               "the run: its step of %d micro-batches\n"
+               "                         counted from one of %d\n",
+               summary_ms, summary_ms > 0 ? full_ms / summary_ms : 0.0,
+               accum, summary_a);
+    else
+        printf("summary alone (a row)    %.3f ms per run (the whole step "
+               "simulated)\n", summary_ms);
     printf("peak RSS                 %.1f MiB\n", ru.ru_maxrss / 1024.0);
-    bench_startup();
+    print_startup("version", st.version_ms, st.version_mib);
+    print_startup("simulate", st.simulate_ms, st.simulate_mib);
     return 0;
 }
