@@ -106,7 +106,11 @@ cmd_sweep_help(FILE *out)
             "simulate options (the base of every point):\n",
             SWEEP_MAX_POINTS);
     setup_print_options(out);
-    fprintf(out, "\nCtrl-C stops the sweep: the rows done so far are kept "
+    fprintf(out, "\nA row needs only the summary: a step of more than 10 "
+            "micro-batches is counted\nfrom one of 9 or 10 when the engine "
+            "proves they repeat (the same row as\n--exact, byte for byte).  "
+            "On a terminal, stderr shows points done, rate and\ntime left.\n"
+            "Ctrl-C stops the sweep: the rows done so far are kept "
             "as a complete CSV.\nexit status: 0 ok (error rows included), "
             "2 bad input or no valid point,\n3 a file could not be "
             "written or gnuplot failed, 130 interrupted.\n");
