@@ -545,23 +545,9 @@ START_TEST(test_engine_fold_is_exact)
      * and then gives what simulating them gives, to the nanosecond, over
      * the settings that change a micro-batch's ops.  The plain setting
      * must fold something, or the comparison proves nothing. */
-    static const char *const settings[] = {
-        "", "--no-sync false", "--sharding-strategy HYBRID_SHARD",
-        "--sharding-strategy SHARD_GRAD_OP", "--sharding-strategy NO_SHARD",
-        "--limit-all-gathers false", "--forward-prefetch true",
-        "--backward-prefetch None", "--backward-prefetch BACKWARD_POST",
-        "--activation-checkpointing full", "--cpu-offload --no-sync true",
-        "--param-dtype bf16 --reduce-dtype fp32", "--use-orig-params",
-        "--iterations 3 --micro-batch 2",
-        /* Without the limiter the host runs ahead and the allocator
-         * retries, with synchronizes, in the middle micro-batches (and
-         * OOMs in the smallest device). */
-        "--limit-all-gathers false --set gpu.memory=1GiB",
-        "--limit-all-gathers false --set gpu.memory=200MiB",
-    };
     int folded = 0;
-    for (size_t i = 0; i < sizeof settings / sizeof *settings; i++) {
-        int f = fold_matches_exact(settings[i]);
+    for (int i = 0; i < tu_n_fold_settings; i++) {
+        int f = fold_matches_exact(tu_fold_settings[i]);
         if (i == 0)
             ck_assert_int_gt(f, 0);
         folded += f;

@@ -8,6 +8,7 @@
 #include "net.h"
 #include "output.h"
 #include "steady.h"
+#include "testutil.h"
 #include "xalloc.h"
 
 #include <check.h>
@@ -25,11 +26,7 @@ summary(const char *args, int steady, int *used, struct mem_stats *mem)
     char *line = xasprintf("simulate --model tiny-llama --topology test-2x4 "
                            "%s%s", args, steady ? "" : " --exact");
     char *argv[64];
-    int argc = 0;
-    for (char *tok = strtok(line, " "); tok && argc < 63;
-         tok = strtok(NULL, " "))
-        argv[argc++] = tok;
-    argv[argc] = NULL;
+    int argc = tu_split_args(line, argv, 64);
     struct run r;
     struct net_run nr;
     struct metrics m;
@@ -81,28 +78,15 @@ steady_matches(const char *args)
 
 START_TEST(test_steady_is_exact)
 {
-    /* The settings folding is tested on (check_engine), each at 13 and
-     * 24 micro-batches: odd and even, so that a period of two micro-batches
-     * is met with A - A' even either way. */
-    static const char *const settings[] = {
-        "", "--no-sync false", "--sharding-strategy HYBRID_SHARD",
-        "--sharding-strategy SHARD_GRAD_OP", "--sharding-strategy NO_SHARD",
-        "--limit-all-gathers false", "--forward-prefetch true",
-        "--backward-prefetch None", "--backward-prefetch BACKWARD_POST",
-        "--activation-checkpointing full", "--cpu-offload --no-sync true",
-        "--param-dtype bf16 --reduce-dtype fp32", "--use-orig-params",
-        "--iterations 3 --micro-batch 2",
-        /* The allocator retries, synchronizes and runs out of memory in
-         * the middle micro-batches: the retries are counted per period. */
-        "--limit-all-gathers false --set gpu.memory=1GiB",
-        "--limit-all-gathers false --set gpu.memory=200MiB",
-    };
+    /* The settings folding is tested on (tu_fold_settings), each at 13
+     * and 24 micro-batches: odd and even, so that a period of two
+     * micro-batches is met with A - A' even either way. */
     static const int accum[] = {13, 24};
     int used = 0, tried = 0;
-    for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
+    for (int i = 0; i < tu_n_fold_settings; i++)
         for (size_t k = 0; k < 2; k++) {
             char *args = xasprintf("--grad-accum %d %s", accum[k],
-                                   settings[i]);
+                                   tu_fold_settings[i]);
             int u = steady_matches(args);
             if (i == 0)
                 ck_assert_msg(u, "%s: the short step was not used", args);
