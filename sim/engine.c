@@ -363,7 +363,8 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
     mem_set_costs(r->mem, &mc);
     r->step_end_ns = xcalloc(s->iterations, sizeof(int64_t));
 
-    if (engine_total_ns(s, t, &r->cost, 0, s->n_ops) > ENGINE_MAX_TOTAL_NS) {
+    r->total_ns = engine_total_ns(s, t, &r->cost, 0, s->n_ops);
+    if (r->total_ns > ENGINE_MAX_TOTAL_NS) {
         r->too_long = 1;
         return;
     }

@@ -33,11 +33,13 @@ struct op_time {
  * host reached op B2 at T2 in the state it reached B1 in at T1, one period
  * of MICRO micro-batches (B2 - B1 ops) before; COPIES more periods were
  * then filled in, and the simulation went on from T2 + COPIES x (T2 - T1).
+ * Every op before LO had finished at T1.
  * MEM: what the period added to the allocator's retries, syncs, OOMs and
  * their stall time. */
 struct engine_fold_jump {
     int iter;
     int b1, b2;
+    int lo;                     /* lowest op unfinished at T1 */
     int micro;
     int copies;
     int64_t t1, t2;
@@ -56,6 +58,7 @@ struct engine_result {
     struct engine_fold_jump *jumps;     /* in step order */
     int n_jumps;
     int too_long;               /* not run: times would overflow */
+    double total_ns;            /* engine_total_ns of the whole schedule */
 };
 
 /* Upper bound on the sum of all op times, in ns (2^62: ~146 years). */

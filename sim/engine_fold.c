@@ -516,7 +516,7 @@ jump(struct engine *e, const struct eng_snap *sn, const struct fold_step *st,
                      sizeof *r->jumps);
     struct engine_fold_jump *jp = &r->jumps[r->n_jumps++];
     *jp = (struct engine_fold_jump){e->s->ops[st->b1].iter, st->b1, st->b2,
-                                    st->micro, n, sn->t, now, {0}};
+                                    sn->lo, st->micro, n, sn->t, now, {0}};
     mem_fold_period(r->mem, sn->mem, &jp->mem);
     mem_fold(r->mem, sn->mem, &map, n, st->bstride);
     e->next_op = st->b2 + shift;

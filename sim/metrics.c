@@ -180,8 +180,10 @@ metrics_compute_steady(const struct sched *s, const struct topo *t,
     m->step = it;
     m->step_start_ns = it > 0 ? r->step_end_ns[it - 1] : 0;
     m->step_end_ns = r->step_end_ns[it];
-    if (x != NULL)
-        m->step_end_ns += x->periods * (x->t2 - x->t1);
+    if (x != NULL) {
+        m->step_start_ns += x->before_ns;
+        m->step_end_ns += x->before_ns + x->periods * (x->t2 - x->t1);
+    }
     m->step_time_s = (m->step_end_ns - m->step_start_ns) * 1e-9;
     m->n_units = s->n_units;
 
@@ -189,10 +191,11 @@ metrics_compute_steady(const struct sched *s, const struct topo *t,
     step_sums(s, r, it, 0, s->n_ops, INT64_MIN, INT64_MAX, &sum);
     if (x != NULL && x->periods > 0) {
         /* A period adds its ops, and the busy time of every op running
-         * between its start and the next's. */
+         * between its start and the next's: those before LO had
+         * finished, those after B2 were not issued yet. */
         struct step_sums per, window;
         step_sums(s, r, it, x->b1, x->b2, INT64_MIN, INT64_MAX, &per);
-        step_sums(s, r, it, 0, s->n_ops, x->t1, x->t2, &window);
+        step_sums(s, r, it, x->lo, x->b2, x->t1, x->t2, &window);
         per.comm_ns = window.comm_ns;
         per.exposed_ns = window.exposed_ns;
         sums_add(&sum, &per, x->periods);

@@ -74,15 +74,18 @@ void metrics_compute(const struct sched *s, const struct topo *t,
                      const struct engine_result *r, struct metrics *m);
 
 /* A run R of fewer micro-batches than the one wanted, whose reported
- * step's ops B1 .. B2-1 (hosted from T1 to T2) are one period of the
- * repeated micro-batches (engine_fold.c proved the state repeats): the
- * wanted run has PERIODS more copies of it in that step (steady.c).  Its
- * allocator figures over all steps are MEM; each period retried as
- * PER_PERIOD says (retries, syncs, stall_ns). */
+ * step's ops B1 .. B2-1 (hosted from T1 to T2; every op before LO
+ * finished by T1) are one period of the repeated micro-batches
+ * (engine_fold.c proved the state repeats): the wanted run has PERIODS
+ * more copies of it in that step, which starts BEFORE_NS later (the
+ * earlier steps' periods; steady.c).  Its allocator figures over all
+ * steps are MEM; each period retried as PER_PERIOD says (retries, syncs,
+ * stall_ns). */
 struct metrics_steady {
-    int b1, b2;
+    int b1, b2, lo;
     int64_t t1, t2;
     int64_t periods;
+    int64_t before_ns;
     struct mem_stats mem;
     struct mem_stats per_period;
 };

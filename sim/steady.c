@@ -44,8 +44,8 @@ extend(const struct sched *s, const struct topo *t, const struct net_run *nr,
         return 0;
     memset(x, 0, sizeof *x);
     mem_get_stats(r->mem, &x->mem);
-    int64_t peak_shift = 0;
-    double total = engine_total_ns(s, t, &r->cost, 0, s->n_ops);
+    int64_t peak_shift = 0, shift = 0;
+    double total = r->total_ns;
     for (int i = 0; i < r->n_jumps; i++) {
         const struct engine_fold_jump *j = &r->jumps[i];
         if (j->iter != i || (a - a1) % j->micro != 0)
@@ -62,8 +62,9 @@ extend(const struct sched *s, const struct topo *t, const struct net_run *nr,
         if (x->mem.peak_t_ns >= j->t2 + j->copies * period)
             peak_shift += periods * period;
         if (i == r->n_jumps - 1)
-            *x = (struct metrics_steady){j->b1, j->b2, j->t1, j->t2,
-                                         periods, x->mem, j->mem};
+            *x = (struct metrics_steady){j->b1, j->b2, j->lo, j->t1, j->t2,
+                                         periods, shift, x->mem, j->mem};
+        shift += periods * period;
     }
     x->mem.peak_t_ns += peak_shift;
     /* The long step would have been refused for its size. */
