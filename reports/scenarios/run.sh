@@ -2,7 +2,8 @@
 # run.sh: print each published claim in reports/scenarios/*.ini next to
 # what fsdpsim predicts for the same setting (make scenarios).
 #
-# usage: run.sh FSDPSIM SRCDIR
+# usage: run.sh FSDPSIM SRCDIR [REPORT.html]
+#   REPORT.html: also write the seed claims' table as one HTML page
 #
 # A scenario is a run file (simulate's keys, see README "Run files") with
 # lines starting "#@ " that say what to compare:
@@ -33,6 +34,7 @@
 set -u
 FSDPSIM=$1
 SRCDIR=$2
+REPORT=${3:-}
 status=0
 verdicts=$(mktemp)
 trap 'rm -f "$verdicts"' EXIT
@@ -236,5 +238,47 @@ done
 if [ $missing -gt 0 ]; then
     echo "$missing claims without a verdict"
     status=1
+fi
+
+# The same table as an HTML page: claim, scenario, verdict, the verdict's
+# first word coloured; the text wraps, so the page fits a 1280-pixel
+# window.
+html_escape() {
+    sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g'
+}
+if [ -n "$REPORT" ]; then
+    tmp=$REPORT.tmp.$$
+    {
+        echo '<!DOCTYPE html><html><head><meta charset="utf-8">'
+        echo '<title>fsdpsim: the seed articles'"'"' claims</title><style>'
+        echo 'body{font-family:sans-serif;max-width:1200px;margin:1em auto}'
+        echo 'table{border-collapse:collapse;width:100%;table-layout:fixed}'
+        echo 'td,th{border:1px solid #ccc;padding:4px;vertical-align:top;'
+        echo 'overflow-wrap:anywhere;text-align:left}'
+        echo 'col.id{width:4em}col.sc{width:16em}'
+        echo '.consistent{color:#060}.inconsistent{color:#a00}'
+        echo '.not{color:#666}</style></head><body>'
+        echo '<h1>The seed articles'"'"' claims, judged by fsdpsim</h1>'
+        echo '<p>Claims restated in shared/docs/seed-claims.md; each'
+        echo 'verdict from the scenario named (reports/scenarios/) or from'
+        echo 'claims-judged.txt. Nothing is fitted to the claims.</p>'
+        echo '<table><colgroup><col class="id"><col class="sc"><col>'
+        echo '</colgroup><tr><th>claim</th><th>scenario</th><th>verdict</th></tr>'
+        for c in $(seq 1 20 | sed 's/^/A/') $(seq 1 10 | sed 's/^/B/'); do
+            {
+                awk -F '\t' -v c="$c" '$1 == c { print $2 "\t" $3 }' "$verdicts"
+                [ -f "$judged" ] && sed -n "s/^$c: *//p" "$judged" |
+                    sed 's/^/(no scenario)\t/'
+            } | while IFS="$(printf '\t')" read -r sc text; do
+                word=${text%%:*}
+                cls=$(printf '%s' "$word" | cut -d' ' -f1)
+                printf '<tr><td>%s</td><td>%s</td><td class="%s">%s</td></tr>\n' \
+                    "$c" "$(printf '%s' "$sc" | html_escape)" "$cls" \
+                    "$(printf '%s' "$text" | html_escape)"
+            done
+        done
+        echo '</table></body></html>'
+    } >"$tmp" && mv "$tmp" "$REPORT" || { rm -f "$tmp"; status=3; }
+    echo "wrote $REPORT"
 fi
 exit $status
