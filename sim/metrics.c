@@ -68,24 +68,12 @@ metrics_overlap(const struct metrics_busy *b, int n, double *comm_s,
     *exposed_s = exposed_ns * 1e-9;
 }
 
-/* What the reported step's ops add up to, in whole units: integer sums
- * are the same in any order, so a step whose repeated micro-batches are
- * counted as multiples of one (metrics_steady) gets the very figures
- * adding them one by one gives. */
-struct step_sums {
-    int64_t compute_ns, allgather_ns, reducescatter_ns, allreduce_ns;
-    int64_t copy_ns, host_wait_ns, host_busy_ns;
-    __extension__ unsigned __int128 hardware_flops;  /* whole FLOPs */
-    int n_allgathers, n_reducescatters, n_allreduces;
-    int64_t comm_ns, exposed_ns;
-};
-
 /* The sums over ops FROM .. TO-1 of iteration IT, the union of their
  * busy intervals restricted to [T_FROM, T_TO). */
 static void
 step_sums(const struct sched *s, const struct engine_result *r, int it,
           int from, int to, int64_t t_from, int64_t t_to,
-          struct step_sums *x)
+          struct metrics_sums *x)
 {
     memset(x, 0, sizeof *x);
     int n = to - from;
@@ -146,7 +134,7 @@ step_sums(const struct sched *s, const struct engine_result *r, int it,
 
 /* X plus K times P. */
 static void
-sums_add(struct step_sums *x, const struct step_sums *p, int64_t k)
+sums_add(struct metrics_sums *x, const struct metrics_sums *p, int64_t k)
 {
     x->compute_ns += k * p->compute_ns;
     x->allgather_ns += k * p->allgather_ns;
@@ -171,35 +159,68 @@ metrics_compute(const struct sched *s, const struct topo *t,
 }
 
 void
+metrics_basis(const struct sched *s, const struct engine_result *r,
+              const struct metrics_steady *x, struct metrics_basis *b)
+{
+    memset(b, 0, sizeof *b);
+    int it = s->iterations - 1;
+    b->step = it;
+    b->n_units = s->n_units;
+    b->step_start_ns = it > 0 ? r->step_end_ns[it - 1] : 0;
+    b->step_end_ns = r->step_end_ns[it];
+    step_sums(s, r, it, 0, s->n_ops, INT64_MIN, INT64_MAX, &b->sum);
+    if (x != NULL) {
+        /* A period adds its ops, and the busy time of every op running
+         * between its start and the next's: those before LO had
+         * finished, those after B2 were not issued yet. */
+        struct metrics_sums window;
+        step_sums(s, r, it, x->b1, x->b2, INT64_MIN, INT64_MAX, &b->per);
+        step_sums(s, r, it, x->lo, x->b2, x->t1, x->t2, &window);
+        b->per.comm_ns = window.comm_ns;
+        b->per.exposed_ns = window.exposed_ns;
+    }
+    mem_get_stats(r->mem, &b->mem);
+    int n_retry;
+    const struct mem_retry *rt = mem_retries(r->mem, &n_retry);
+    for (int i = 0; i < n_retry; i++) {
+        if (rt[i].op < 0 || rt[i].op >= s->n_ops
+            || s->ops[rt[i].op].iter != it)
+            continue;
+        b->step_retries++;
+        b->step_syncs += rt[i].synced;
+        b->stall_ns += rt[i].stall_ns;
+    }
+}
+
+void
 metrics_compute_steady(const struct sched *s, const struct topo *t,
                        const struct engine_result *r,
                        const struct metrics_steady *x, struct metrics *m)
 {
+    struct metrics_basis b;
+    metrics_basis(s, r, x, &b);
+    metrics_finish(&b, s, t, x, m);
+}
+
+void
+metrics_finish(const struct metrics_basis *b, const struct sched *s,
+               const struct topo *t, const struct metrics_steady *x,
+               struct metrics *m)
+{
     memset(m, 0, sizeof *m);
-    int it = s->iterations - 1;
-    m->step = it;
-    m->step_start_ns = it > 0 ? r->step_end_ns[it - 1] : 0;
-    m->step_end_ns = r->step_end_ns[it];
+    m->step = b->step;
+    m->step_start_ns = b->step_start_ns;
+    m->step_end_ns = b->step_end_ns;
     if (x != NULL) {
         m->step_start_ns += x->before_ns;
         m->step_end_ns += x->before_ns + x->periods * (x->t2 - x->t1);
     }
     m->step_time_s = (m->step_end_ns - m->step_start_ns) * 1e-9;
-    m->n_units = s->n_units;
+    m->n_units = b->n_units;
 
-    struct step_sums sum;
-    step_sums(s, r, it, 0, s->n_ops, INT64_MIN, INT64_MAX, &sum);
-    if (x != NULL && x->periods > 0) {
-        /* A period adds its ops, and the busy time of every op running
-         * between its start and the next's: those before LO had
-         * finished, those after B2 were not issued yet. */
-        struct step_sums per, window;
-        step_sums(s, r, it, x->b1, x->b2, INT64_MIN, INT64_MAX, &per);
-        step_sums(s, r, it, x->lo, x->b2, x->t1, x->t2, &window);
-        per.comm_ns = window.comm_ns;
-        per.exposed_ns = window.exposed_ns;
-        sums_add(&sum, &per, x->periods);
-    }
+    struct metrics_sums sum = b->sum;
+    if (x != NULL && x->periods > 0)
+        sums_add(&sum, &b->per, x->periods);
     m->compute_s = sum.compute_ns * 1e-9;
     m->allgather_s = sum.allgather_ns * 1e-9;
     m->reducescatter_s = sum.reducescatter_ns * 1e-9;
@@ -243,18 +264,10 @@ metrics_compute_steady(const struct sched *s, const struct topo *t,
                     && m->host_busy_s >= 0.8 * m->step_time_s
                     && m->host_wait_s < 0.1 * m->step_time_s;
 
-    mem_get_stats(r->mem, &m->mem);
-    int n_retry;
-    const struct mem_retry *rt = mem_retries(r->mem, &n_retry);
-    int64_t stall_ns = 0;
-    for (int i = 0; i < n_retry; i++) {
-        if (rt[i].op < 0 || rt[i].op >= s->n_ops
-            || s->ops[rt[i].op].iter != it)
-            continue;
-        m->step_retries++;
-        m->step_syncs += rt[i].synced;
-        stall_ns += rt[i].stall_ns;
-    }
+    m->mem = b->mem;
+    m->step_retries = b->step_retries;
+    m->step_syncs = b->step_syncs;
+    int64_t stall_ns = b->stall_ns;
     if (x != NULL) {
         m->mem = x->mem;
         m->step_retries += (int)x->periods * x->per_period.retries;
