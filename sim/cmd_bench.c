@@ -224,7 +224,8 @@ cmd_bench(int argc, char **argv)
         struct net_run nr;
         struct metrics met;
         if (setup_parse_args(&r, "bench", ac, av, &cause) != 0
-            || steady_run(&r, &nr, &met, &summary_steady, &cause) != 0) {
+            || steady_run(&r, NULL, NULL, &nr, &met, &summary_steady,
+                          &cause) != 0) {
             cmd_error("bench", cause, 0);
             free(cause);
             setup_free(&r);

@@ -109,7 +109,7 @@ cmd_simulate(int argc, char **argv)
     struct metrics met;
     int steady;
     if (summary_only)
-        rc = steady_run(&r, &nr, &met, &steady, &cause) == 0 ? 0 : -2;
+        rc = steady_run(&r, NULL, NULL, &nr, &met, &steady, &cause) == 0 ? 0 : -2;
     else if (rc == 0)
         rc = setup_prepare(&r, &cause) == 0 ? 0 : -2;
     if (rc != 0) {

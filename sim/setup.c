@@ -248,6 +248,14 @@ setup_check_collectives(const struct run *r, char **cause)
 int
 setup_prepare(struct run *r, char **cause)
 {
+    if (setup_prepare_plan(r, cause) != 0)
+        return -1;
+    return setup_build_sched(r, cause);
+}
+
+int
+setup_prepare_plan(struct run *r, char **cause)
+{
     struct run_config *c = &r->cfg;
     char *why = NULL;
 
@@ -344,9 +352,7 @@ setup_prepare(struct run *r, char **cause)
     int shard = c->sharding == SHARDING_NO_SHARD ? 1
                 : sharding_is_hybrid(c->sharding) ? r->topo->gpus_per_node
                                                   : world;
-    if (wrap_plan_build(r->model, c, shard, &r->plan, cause) != 0)
-        return -1;
-    return setup_build_sched(r, cause);
+    return wrap_plan_build(r->model, c, shard, &r->plan, cause) != 0 ? -1 : 0;
 }
 
 int

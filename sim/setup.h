@@ -40,8 +40,11 @@ int setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
 /* Load the model and topology, apply overrides, validate, wrap and build
  * the schedule.  -1 with *cause on bad input. */
 int setup_prepare(struct run *r, char **cause);
-/* (Re)build the schedule of a prepared run from r->cfg (steady.c builds
- * one with fewer micro-batches first).  -1 with *cause. */
+/* setup_prepare in two halves: everything up to the wrap plan, then
+ * (re)building the schedule from r->cfg (steady.c builds one with fewer
+ * micro-batches first, or none when it knows the summary already).  -1
+ * with *cause. */
+int setup_prepare_plan(struct run *r, char **cause);
 int setup_build_sched(struct run *r, char **cause);
 void setup_free(struct run *r);
 

@@ -35,7 +35,7 @@ summary(const char *args, int steady, int *used, struct mem_stats *mem)
     ck_assert_msg(rc == 0, "%s: %s", args, cause);
     *used = 0;
     if (steady)
-        rc = steady_run(&r, &nr, &m, used, &cause);
+        rc = steady_run(&r, NULL, NULL, &nr, &m, used, &cause);
     else {
         rc = setup_prepare(&r, &cause);
         if (rc == 0)
