@@ -108,8 +108,9 @@ cmd_sweep_help(FILE *out)
     setup_print_options(out);
     fprintf(out, "\nA row needs only the summary: a step of more than 10 "
             "micro-batches is counted\nfrom one of 9 or 10 when the engine "
-            "proves they repeat (the same row as\n--exact, byte for byte).  "
-            "On a terminal, stderr shows points done, rate and\ntime left.\n"
+            "proves they repeat (the same row as\n--exact, byte for byte), "
+            "shared by the points that differ only in grad_accum.\nOn a "
+            "terminal, stderr shows points done, rate and time left.\n"
             "Ctrl-C stops the sweep: the rows done so far are kept "
             "as a complete CSV.\nexit status: 0 ok (error rows included), "
             "2 bad input or no valid point,\n3 a file could not be "
