@@ -72,6 +72,8 @@ boil_down(const struct sched *s, const struct topo *t,
             return NULL;
     struct steady_short *sh = xcalloc(1, sizeof *sh);
     sh->head = *s;
+    sh->head.n_ops = 0;         /* what reads the header finds no ops */
+    sh->head.cap_ops = 0;
     sh->head.ops = NULL;
     sh->head.dep_pool = NULL;
     sh->head.leaves = NULL;

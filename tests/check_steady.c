@@ -20,6 +20,8 @@
  * JSON, by steady_run, or with STEADY 0 by simulating the whole step
  * (--exact: no micro-batch skipped).  *used: whether steady_run took the
  * short step; *mem: the allocator's figures. */
+static struct steady_cache *shared_cache;   /* NULL: none */
+
 static char *
 summary(const char *args, int steady, int *used, struct mem_stats *mem)
 {
@@ -34,15 +36,17 @@ summary(const char *args, int steady, int *used, struct mem_stats *mem)
     int rc = setup_parse_args(&r, "simulate", argc, argv, &cause);
     ck_assert_msg(rc == 0, "%s: %s", args, cause);
     *used = 0;
-    if (steady)
-        rc = steady_run(&r, NULL, NULL, &nr, &m, used, &cause);
-    else {
+    char *key = shared_cache ? steady_key(argc, argv) : NULL;
+    if (steady) {
+        rc = steady_run(&r, shared_cache, key, &nr, &m, used, &cause);
+    } else {
         rc = setup_prepare(&r, &cause);
         if (rc == 0)
             rc = net_run(r.sched, r.topo, &r.cfg, &nr, &cause);
         if (rc == 0)
             metrics_compute(r.sched, r.topo, &nr.res, &m);
     }
+    free(key);
     ck_assert_msg(rc == 0, "%s: %s", args, cause);
     struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &nr.res, &m,
                          r.command_line};
@@ -148,6 +152,49 @@ START_TEST(test_steady_step_grows_by_periods)
 }
 END_TEST
 
+START_TEST(test_steady_shared_short_step)
+{
+    /* Points that differ only in their accumulation share the short
+     * step: the first of each parity runs it, the others are counted from
+     * it without a schedule; each summary is still the whole simulation's.
+     * A setting that does not fold (NO_SHARD at this size) is remembered
+     * as such and simulated whole every time. */
+    shared_cache = steady_cache_new();
+    static const char *const settings[] = {"", "--limit-all-gathers false "
+                                           "--set gpu.memory=200MiB",
+                                           "--sharding-strategy NO_SHARD"};
+    for (int i = 0; i < 3; i++)
+        for (int a = 30; a <= 33; a++) {
+            char *args = xasprintf("--grad-accum %d %s", a, settings[i]);
+            int u = steady_matches(args);
+            ck_assert_int_eq(u, i < 2);
+            free(args);
+        }
+    steady_cache_free(shared_cache);
+    shared_cache = NULL;
+}
+END_TEST
+
+START_TEST(test_steady_key)
+{
+    /* The key leaves out the accumulation in every spelling, and only
+     * it; words are length-prefixed, so no two command lines share one. */
+    char *a[] = {unconst("sweep"), unconst("--grad-accum"), unconst("12"),
+                 unconst("--nodes=2")};
+    char *b[] = {unconst("sweep"), unconst("--nodes=2"),
+                 unconst("--grad_accum=40")};
+    char *c[] = {unconst("sweep"), unconst("--nodes=3"),
+                 unconst("--grad-accum=12")};
+    char *ka = steady_key(4, a), *kb = steady_key(3, b), *kc = steady_key(3, c);
+    ck_assert_str_eq(ka, "5:sweep 9:--nodes=2 ");
+    ck_assert_str_eq(kb, ka);
+    ck_assert_str_ne(kc, ka);
+    free(ka);
+    free(kb);
+    free(kc);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -157,6 +204,8 @@ main(void)
     tcase_add_test(c, test_steady_is_exact);
     tcase_add_test(c, test_steady_long_step);
     tcase_add_test(c, test_steady_step_grows_by_periods);
+    tcase_add_test(c, test_steady_shared_short_step);
+    tcase_add_test(c, test_steady_key);
     suite_add_tcase(s, c);
     return tu_main(s);
 }
