@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "batch.h"
+#include "progress.h"
 #include "xalloc.h"
 
 #include <assert.h>
@@ -74,14 +75,6 @@ batch_default_jobs(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > BATCH_MAX_JOBS ? BATCH_MAX_JOBS : (int)n;
-}
-
-void
-batch_progress(const char *label, int64_t done, int64_t total, int final)
-{
-    fprintf(stderr, "\rfsdpsim: %s: %lld of %lld points (%.0f%%)%s", label,
-            (long long)done, (long long)total,
-            100.0 * (double)done / (double)total, final ? "\n" : "");
 }
 
 void
@@ -159,19 +152,17 @@ batch_run(const char *label, const struct batch_point *pts, int64_t n,
     sigaction(SIGINT, &sa, &old_sa);
     pthread_t *threads = batch_start_workers(jobs, worker, &p);
 
-    int tty = isatty(2);
-    int64_t shown = -1;
+    struct progress bar;
+    progress_start(&bar, label, n);
     pthread_mutex_lock(&p.lock);
     while (p.done < n && !batch_sigint) {
         batch_wait_tick(&p.finished, &p.lock);
-        if (tty && p.done != shown)
-            batch_progress(label, shown = p.done, n, 0);
+        progress_update(&bar, p.done);
     }
     p.stop = 1;
     pthread_mutex_unlock(&p.lock);
     batch_join_workers(threads, jobs);
-    if (tty)
-        batch_progress(label, p.done, n, 1);
+    progress_finish(&bar, p.done);
     sigaction(SIGINT, &old_sa, NULL);
     sweep_shared_destroy(&p.shared);
     pthread_mutex_destroy(&p.lock);

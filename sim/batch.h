@@ -49,13 +49,11 @@ int batch_default_jobs(void);
  * that polls; batch_join_workers waits for them and frees the array.
  * batch_wait_tick: wait on COND (LOCK held) until signalled or one tick
  * (100 ms) has passed, the rate at which the progress line and Ctrl-C are
- * looked at.  batch_progress: the "fsdpsim: LABEL: i of n points" line. */
+ * looked at (the progress line is progress.h's). */
 void batch_keep_heap(void);
 pthread_t *batch_start_workers(int jobs, void *(*run)(void *), void *arg);
 void batch_join_workers(pthread_t *threads, int jobs);
 void batch_wait_tick(pthread_cond_t *cond, pthread_mutex_t *lock);
-void batch_progress(const char *label, int64_t done, int64_t total,
-                    int final);
 
 /* The result column names (sweep_metric_names), looked up once. */
 struct batch_columns {

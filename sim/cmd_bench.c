@@ -13,7 +13,12 @@
 #include "metrics.h"
 #include "net.h"
 #include "setup.h"
+#include "steady.h"
 #include "xalloc.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +26,7 @@
 #include <time.h>
 
 #define BENCH_REPEATS 20
+#define STARTUP_RUNS 20
 
 void
 cmd_bench_help(FILE *out)
@@ -35,7 +41,13 @@ cmd_bench_help(FILE *out)
             "(--exact\nsimulates them all).  With --network simgrid the "
             "first run, which fills the\nSimGrid memo, is reported on its "
             "own: e.g.\n'fsdpsim bench --network simgrid "
-            "--topology fat-tree-h100-1024'.\n", BENCH_REPEATS);
+            "--topology fat-tree-h100-1024'.\n\n"
+            "It then times the summary alone, as a sweep row gets it: a step "
+            "of more than\n10 micro-batches counted from one of 9 or 10 "
+            "when the engine proves they\nrepeat.  Last, the start-up of a "
+            "whole process: the median wall time and peak\nRSS of %d runs of "
+            "'fsdpsim version' and of a small 'fsdpsim simulate'.\n",
+            BENCH_REPEATS, STARTUP_RUNS);
 }
 
 static double
@@ -44,6 +56,91 @@ now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The last --grad-accum of AV (1 without one). */
+static int
+accum_of(int ac, char **av)
+{
+    int a = 1;
+    for (int i = 1; i < ac; i++) {
+        if (strcmp(av[i], "--grad-accum") == 0 && i + 1 < ac)
+            a = atoi(av[i + 1]);
+        else if (strncmp(av[i], "--grad-accum=", 13) == 0)
+            a = atoi(av[i] + 13);
+    }
+    return a;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whole-process wall time and peak RSS of this fsdpsim running ARGV,
+ * the median of STARTUP_RUNS runs (output to /dev/null): *ms and *mib, or
+ * 0 when it could not be run.  Measured before bench allocates anything:
+ * a forked child's peak RSS starts from its parent's. */
+static void
+startup_of(char *const *argv, double *ms, double *mib)
+{
+    double wall[STARTUP_RUNS];
+    long rss = 0;
+    *ms = *mib = 0;
+    for (int i = 0; i < STARTUP_RUNS; i++) {
+        double t0 = now_s();
+        pid_t pid = fork();
+        if (pid == 0) {
+            int fd = open("/dev/null", O_WRONLY);
+            if (fd >= 0) {
+                dup2(fd, STDOUT_FILENO);
+                dup2(fd, STDERR_FILENO);
+            }
+            execv("/proc/self/exe", argv);
+            _exit(127);
+        }
+        int status;
+        struct rusage ru;
+        if (pid < 0 || wait4(pid, &status, 0, &ru) != pid
+            || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            return;
+        wall[i] = now_s() - t0;
+        if (ru.ru_maxrss > rss)
+            rss = ru.ru_maxrss;
+    }
+    qsort(wall, STARTUP_RUNS, sizeof *wall, cmp_double);
+    *ms = (wall[STARTUP_RUNS / 2 - 1] + wall[STARTUP_RUNS / 2]) / 2 * 1e3;
+    *mib = rss / 1024.0;
+}
+
+/* How long a process takes to start and do little: 'fsdpsim version',
+ * and a small simulate on the analytic network. */
+struct startup {
+    double version_ms, version_mib, simulate_ms, simulate_mib;
+};
+
+static void
+bench_startup(struct startup *st)
+{
+    char *version[] = {unconst("fsdpsim"), unconst("version"), NULL};
+    char *simulate[] = {
+        unconst("fsdpsim"), unconst("simulate"), unconst("--model"),
+        unconst("tiny-llama"), unconst("--topology"), unconst("test-2x4"),
+        unconst("--format"), unconst("json"), NULL};
+    startup_of(version, &st->version_ms, &st->version_mib);
+    startup_of(simulate, &st->simulate_ms, &st->simulate_mib);
+}
+
+static void
+print_startup(const char *what, double ms, double mib)
+{
+    if (ms > 0)
+        printf("start-up, %-14s %.2f ms median of %d whole processes, "
+               "%.1f MiB peak RSS\n", what, ms, STARTUP_RUNS, mib);
+    else
+        printf("start-up, %-14s could not be run\n", what);
 }
 
 int
@@ -61,6 +158,12 @@ cmd_bench(int argc, char **argv)
         av[nd + i - 1] = argv[i];
     int ac = nd + argc - 1;
 
+    struct startup st = {0};
+    int help = 0;
+    for (int i = 1; i < argc; i++)
+        help |= strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
+    if (!help)
+        bench_startup(&st);
     double build_s = 0, run_s = 0, step_s = 0, first_s = 0;
     int simgrid = 0;
     int steps = 0, n_ops = 0, folded = 0;
@@ -111,6 +214,30 @@ cmd_bench(int argc, char **argv)
         net_run_free(&nr);
         setup_free(&r);
     }
+    /* The same run for its summary alone, as a sweep row is. */
+    double summary_s = 0;
+    int summary_steady = 0, summary_a = 0;
+    for (int rep = 0; rep < BENCH_REPEATS; rep++) {
+        struct run r;
+        char *cause = NULL;
+        double t0 = now_s();
+        struct net_run nr;
+        struct metrics met;
+        if (setup_parse_args(&r, "bench", ac, av, &cause) != 0
+            || steady_run(&r, NULL, NULL, &nr, &met, &summary_steady,
+                          &cause) != 0) {
+            cmd_error("bench", cause, 0);
+            free(cause);
+            setup_free(&r);
+            free(av);
+            return EXIT_USAGE;
+        }
+        summary_s += now_s() - t0;
+        summary_a = r.sched->micro_batches;
+        net_run_free(&nr);
+        setup_free(&r);
+    }
+    int accum = accum_of(ac, av);
     free(av);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -129,6 +256,19 @@ cmd_bench(int argc, char **argv)
         printf("first run, SimGrid cold  %.3f s (%d simulated steps; "
                "later runs reuse its answers)\n", first_s,
                steps / BENCH_REPEATS);
+    double full_ms = (build_s + run_s) / BENCH_REPEATS * 1e3;
+    double summary_ms = summary_s / BENCH_REPEATS * 1e3;
+    if (summary_steady)
+        printf("summary alone (a row)    %.3f ms per run, %.1fx faster than "
+               "the run: its step of %d micro-batches\n"
+               "                         counted from one of %d\n",
+               summary_ms, summary_ms > 0 ? full_ms / summary_ms : 0.0,
+               accum, summary_a);
+    else
+        printf("summary alone (a row)    %.3f ms per run (the whole step "
+               "simulated)\n", summary_ms);
     printf("peak RSS                 %.1f MiB\n", ru.ru_maxrss / 1024.0);
+    print_startup("version", st.version_ms, st.version_mib);
+    print_startup("simulate", st.simulate_ms, st.simulate_mib);
     return 0;
 }

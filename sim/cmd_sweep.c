@@ -12,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd.h"
+#include "progress.h"
 #include "atomic_file.h"
 #include "batch.h"
 #include "gnuplot.h"
@@ -105,7 +106,12 @@ cmd_sweep_help(FILE *out)
             "simulate options (the base of every point):\n",
             SWEEP_MAX_POINTS);
     setup_print_options(out);
-    fprintf(out, "\nCtrl-C stops the sweep: the rows done so far are kept "
+    fprintf(out, "\nA row needs only the summary: a step of more than 10 "
+            "micro-batches is counted\nfrom one of 9 or 10 when the engine "
+            "proves they repeat (the same row as\n--exact, byte for byte), "
+            "shared by the points that differ only in grad_accum.\nOn a "
+            "terminal, stderr shows points done, rate and time left.\n"
+            "Ctrl-C stops the sweep: the rows done so far are kept "
             "as a complete CSV.\nexit status: 0 ok (error rows included), "
             "2 bad input or no valid point,\n3 a file could not be "
             "written or gnuplot failed, 130 interrupted.\n");
@@ -246,11 +252,11 @@ write_ready(struct pool *p, FILE *out)
 static int
 run_points(struct pool *p, int jobs, FILE *out)
 {
-    int tty = isatty(2);
+    struct progress bar;
+    progress_start(&bar, "sweep", p->n_local);
     pthread_t *threads = batch_start_workers(jobs, worker, p);
 
     int interrupted = 0;
-    int64_t shown = -1;
     pthread_mutex_lock(&p->lock);
     while (p->written < p->n_local) {
         if (p->rows[p->written] == NULL)
@@ -261,8 +267,7 @@ run_points(struct pool *p, int jobs, FILE *out)
         }
         if (write_ready(p, out) > 0)
             pthread_cond_broadcast(&p->space);
-        if (tty && p->written != shown)
-            batch_progress("sweep", shown = p->written, p->n_local, 0);
+        progress_update(&bar, p->written);
     }
     /* Points in flight finish; no new ones start. */
     p->stop = 1;
@@ -270,8 +275,7 @@ run_points(struct pool *p, int jobs, FILE *out)
     pthread_mutex_unlock(&p->lock);
     batch_join_workers(threads, jobs);
     write_ready(p, out);
-    if (tty)
-        batch_progress("sweep", p->written, p->n_local, 1);
+    progress_finish(&bar, p->written);
     return interrupted;
 }
 

@@ -306,6 +306,27 @@ engine_run_costs(const struct sched *s, const struct topo *t,
     engine_run_net(s, t, ct, NULL, r);
 }
 
+/* Simulated time cannot exceed every op run one after the other; if
+ * that sum does not fit comfortably in 64-bit nanoseconds (about 146
+ * years), the inputs are beyond anything the model is meant for. */
+double
+engine_total_ns(const struct sched *s, const struct topo *t,
+                const struct cost_table *ct, int from, int to)
+{
+    double total = 0;
+    for (int i = from; i < to; i++)
+        total += (double)ct->gpu_ns[i] + (double)ct->issue_ns[i];
+    /* Each allocation retries at most once (two cudaMallocs and a
+     * synchronize), and each segment a retry frees was created by one
+     * allocation: the retries' host time is bounded per allocation. */
+    double retry = 2.0 * llround(t->cuda_malloc_ns) + llround(t->cuda_free_ns)
+                   + llround(t->synchronize_ns);
+    for (int i = from; i < to; i++)
+        if (s->ops[i].kind == OP_ALLOC)
+            total += retry;
+    return total;
+}
+
 static void run(const struct sched *s, const struct topo *t,
                 struct cost_table *ct, const struct engine_net *net,
                 int may_fold, struct engine_result *r);
@@ -342,20 +363,8 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
     mem_set_costs(r->mem, &mc);
     r->step_end_ns = xcalloc(s->iterations, sizeof(int64_t));
 
-    /* Simulated time cannot exceed every op run one after the other; if
-     * that sum does not fit comfortably in 64-bit nanoseconds (about 146
-     * years), the inputs are beyond anything the model is meant for. */
-    double total = 0;
-    for (int i = 0; i < s->n_ops; i++)
-        total += (double)r->cost.gpu_ns[i] + (double)r->cost.issue_ns[i];
-    /* Each allocation retries at most once (two cudaMallocs and a
-     * synchronize), and each segment a retry frees was created by one
-     * allocation: the retries' host time is bounded per allocation. */
-    for (int i = 0; i < s->n_ops; i++)
-        if (s->ops[i].kind == OP_ALLOC)
-            total += (double)(2 * mc.cuda_malloc_ns + mc.cuda_free_ns
-                              + mc.synchronize_ns);
-    if (total > ENGINE_MAX_TOTAL_NS) {
+    r->total_ns = engine_total_ns(s, t, &r->cost, 0, s->n_ops);
+    if (r->total_ns > ENGINE_MAX_TOTAL_NS) {
         r->too_long = 1;
         return;
     }
@@ -457,5 +466,6 @@ engine_result_free(struct engine_result *r)
     cost_table_free(&r->cost);
     mem_free(r->mem);
     free(r->step_end_ns);
+    free(r->jumps);
     memset(r, 0, sizeof *r);
 }

@@ -29,6 +29,23 @@ struct op_time {
     int64_t end_ns;     /* GPU finishes it */
 };
 
+/* One run of skipped micro-batches (engine_fold.c): in step ITER, the
+ * host reached op B2 at T2 in the state it reached B1 in at T1, one period
+ * of MICRO micro-batches (B2 - B1 ops) before; COPIES more periods were
+ * then filled in, and the simulation went on from T2 + COPIES x (T2 - T1).
+ * Every op before LO had finished at T1.
+ * MEM: what the period added to the allocator's retries, syncs, OOMs and
+ * their stall time. */
+struct engine_fold_jump {
+    int iter;
+    int b1, b2;
+    int lo;                     /* lowest op unfinished at T1 */
+    int micro;
+    int copies;
+    int64_t t1, t2;
+    struct mem_stats mem;
+};
+
 struct engine_result {
     struct op_time *times;      /* per op */
     struct cost_table cost;
@@ -38,11 +55,20 @@ struct engine_result {
     uint64_t events;            /* counting those of folded ones */
     int folded;                 /* micro-batches not simulated one by
                                    one (engine_fold.c) */
+    struct engine_fold_jump *jumps;     /* in step order */
+    int n_jumps;
     int too_long;               /* not run: times would overflow */
+    double total_ns;            /* engine_total_ns of the whole schedule */
 };
 
 /* Upper bound on the sum of all op times, in ns (2^62: ~146 years). */
 #define ENGINE_MAX_TOTAL_NS 4.6e18
+
+/* What ops FROM .. TO-1 can take at most, one after the other (their
+ * times and the allocator's retries), in ns: held to ENGINE_MAX_TOTAL_NS
+ * over the whole schedule. */
+double engine_total_ns(const struct sched *s, const struct topo *t,
+                       const struct cost_table *ct, int from, int to);
 
 /* Runs the whole schedule.  When the ops' times add up to more than 64-bit
  * nanoseconds can hold, nothing runs and too_long is set; an internal

@@ -57,6 +57,7 @@ struct fold_run {
 struct fold_step {
     int b1, b2;
     int stride, bstride;        /* ops and buffers per period */
+    int micro;                  /* micro-batches per period */
     int copies;
     int max_abs;
 };
@@ -509,10 +510,18 @@ jump(struct engine *e, const struct eng_snap *sn, const struct fold_step *st,
     des_shift(e->des, dt, shift_arg, &ctx, per * (uint64_t)n);
     struct mem_fold_map map = {e->s, f->buf_alloc_op, st->b1, st->b2,
                                sn->lo, lo2, sn->t, now};
-    mem_fold(e->r->mem, sn->mem, &map, n, st->bstride);
+    struct engine_result *r = e->r;
+    size_t cap = (size_t)r->n_jumps;
+    r->jumps = xgrow(r->jumps, &cap, (size_t)r->n_jumps + 1,
+                     sizeof *r->jumps);
+    struct engine_fold_jump *jp = &r->jumps[r->n_jumps++];
+    *jp = (struct engine_fold_jump){e->s->ops[st->b1].iter, st->b1, st->b2,
+                                    sn->lo, st->micro, n, sn->t, now, {0}};
+    mem_fold_period(r->mem, sn->mem, &jp->mem);
+    mem_fold(r->mem, sn->mem, &map, n, st->bstride);
     e->next_op = st->b2 + shift;
     e->reached_op = -1;
-    f->folded += n;
+    f->folded += n * st->micro;
     return dt;
 }
 
@@ -543,7 +552,7 @@ engine_fold_reached(struct engine *e, int id, int64_t now)
         if (sn == NULL || sn->k != k - p || periods < 1)
             continue;
         struct fold_step st = {sn->b, id, p * run->stride, p * run->bstride,
-                               periods, run->max_abs};
+                               p, periods, run->max_abs};
         int max_abs = st.max_abs;
         if (state_repeats(e, sn, cur, &st, &max_abs) && max_abs < sn->lo) {
             int64_t dt = jump(e, sn, &st, now, cur->lo);

@@ -148,5 +148,9 @@ int mem_snapshots_match(struct mem_snapshot *then, struct mem_snapshot *now,
  * later (a retry's op moved by one period more each). */
 void mem_fold(struct mem *m, const struct mem_snapshot *snap,
               const struct mem_fold_map *map, int copies, int bstride);
+/* What one period (snapshot SNAP to now) added to M's retries, syncs,
+ * ooms and stall_ns (the other fields zero). */
+void mem_fold_period(const struct mem *m, const struct mem_snapshot *snap,
+                     struct mem_stats *d);
 
 #endif

@@ -12,6 +12,15 @@
  * micro-batch; a live buffer maps to the one its allocating op's
  * counterpart allocated, or to itself when it was allocated before the
  * first micro-batch (sharded parameters, accumulated gradients).
+ *
+ * Addresses are compared as (segment, offset): a segment by its rank in
+ * address order, not by its base.  The allocator only ever compares two
+ * addresses (best fit's tie-break) and adds a block's size to its address
+ * within a segment, and a new segment always lies above every other
+ * (next_addr only grows), so two states whose segments differ only by
+ * where cudaMalloc put them decide alike from then on.  A run that frees
+ * and re-creates segments every micro-batch (the retries of one that
+ * does not fit) moves next_addr each time and still repeats.
  */
 #include "mem.h"
 #include "mem_impl.h"
@@ -36,7 +45,7 @@ struct mem_snapshot {
     size_t *pend_n;                 /* per op */
     int pend_from, pend_count;
     size_t n_whole_free;
-    uint64_t next_addr;
+    int comparable;                 /* no offset too large to encode */
     int64_t allocated, reserved, by_cat[MEM_CATEGORY_COUNT];
     size_t n_samples;
     struct mem_sample last;
@@ -54,10 +63,55 @@ pending_at(const struct mem *m, const int *list, int op)
     return op >= 0 && (size_t)op < m->cap_pending ? list[op] : -1;
 }
 
+/* A canonical address: the segment's rank in address order above, the
+ * offset in it below.  Segments are at most a device's memory (an
+ * allocation that did not fit: its own size), far below 2^44 bytes. */
+#define SEG_SHIFT 44
+#define SEG_OFFSET_MAX (1ull << SEG_SHIFT)
+
 static uint64_t
-addr_of(const struct mem *m, int slot)
+addr_of(const uint64_t *canon, int slot)
 {
-    return slot < 0 ? UINT64_MAX : m->blocks[slot].addr;
+    return slot < 0 ? UINT64_MAX : canon[slot];
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Each live block's canonical address, by slot (released: UINT64_MAX).
+ * Returns 0 when an offset or the number of segments does not fit the
+ * encoding (the state is then never said to repeat). */
+static int
+canonical_addrs(const struct mem *m, uint64_t *canon)
+{
+    size_t n_seg = 0;
+    uint64_t *base = xmalloc(sizeof(uint64_t) * (m->n_blocks + 1));
+    for (size_t i = 0; i < m->n_blocks; i++) {
+        canon[i] = UINT64_MAX;
+        if (m->blocks[i].state != BLOCK_RELEASED && m->blocks[i].prev < 0)
+            base[n_seg++] = m->blocks[i].addr;
+    }
+    qsort(base, n_seg, sizeof *base, cmp_u64);
+    int ok = n_seg < (1ull << (64 - SEG_SHIFT)) - 1;
+    for (size_t i = 0; i < m->n_blocks && ok; i++) {
+        const struct block *h = &m->blocks[i];
+        if (h->state == BLOCK_RELEASED || h->prev >= 0)
+            continue;
+        const uint64_t *at = bsearch(&h->addr, base, n_seg, sizeof *base,
+                                     cmp_u64);
+        uint64_t rank = (uint64_t)(at - base);
+        for (int k = (int)i; k >= 0 && ok; k = m->blocks[k].next) {
+            uint64_t off = m->blocks[k].addr - h->addr;
+            ok = off < SEG_OFFSET_MAX;
+            canon[k] = rank << SEG_SHIFT | off;
+        }
+    }
+    free(base);
+    return ok;
 }
 
 static int
@@ -74,13 +128,16 @@ mem_snapshot_take(const struct mem *m, int lo, int end)
 {
     int from = lo, count = end - lo;
     struct mem_snapshot *s = xcalloc(1, sizeof *s);
+    uint64_t *canon = xmalloc(sizeof(uint64_t) * (m->n_blocks + 1));
+    s->comparable = canonical_addrs(m, canon);
     s->blocks = xmalloc(sizeof *s->blocks * (m->n_blocks + 1));
     for (size_t i = 0; i < m->n_blocks; i++) {
         const struct block *b = &m->blocks[i];
         if (b->state == BLOCK_RELEASED)
             continue;
         s->blocks[s->n_blocks++] = (struct canon_block){
-            b->addr, b->size, addr_of(m, b->prev), addr_of(m, b->next),
+            canon[i], b->size, addr_of(canon, b->prev),
+            addr_of(canon, b->next),
             b->pool, (int)b->state,
             b->state == BLOCK_PENDING ? b->wait_op : -1, b->oom};
     }
@@ -92,7 +149,7 @@ mem_snapshot_take(const struct mem *m, int lo, int end)
     for (int p = 0; p < N_POOLS; p++) {
         s->free_n[p] = m->free[p].n;
         for (size_t k = 0; k < m->free[p].n; k++)
-            s->free_addr[n_free++] = m->blocks[m->free[p].ids[k]].addr;
+            s->free_addr[n_free++] = canon[m->free[p].ids[k]];
     }
     s->pend_from = from;
     s->pend_count = count > 0 ? count : 0;
@@ -103,11 +160,10 @@ mem_snapshot_take(const struct mem *m, int lo, int end)
              k = m->blocks[k].pending_next) {
             s->pend_addr = xgrow(s->pend_addr, &cap, n_pend + 1,
                                  sizeof(uint64_t));
-            s->pend_addr[n_pend++] = m->blocks[k].addr;
+            s->pend_addr[n_pend++] = canon[k];
             s->pend_n[i]++;
         }
     s->n_whole_free = m->n_whole_free;
-    s->next_addr = m->next_addr;
     s->allocated = m->allocated;
     s->reserved = m->reserved;
     memcpy(s->by_cat, m->by_cat, sizeof s->by_cat);
@@ -125,9 +181,10 @@ mem_snapshot_take(const struct mem *m, int lo, int end)
     s->live_addr = xmalloc(sizeof(uint64_t) * nb);
     s->live_cat = xmalloc(sizeof *s->live_cat * nb);
     for (int v = 0; v < m->n_buffers; v++) {
-        s->live_addr[v] = addr_of(m, m->buffer_block[v]);
+        s->live_addr[v] = addr_of(canon, m->buffer_block[v]);
         s->live_cat[v] = m->buffer_cat[v];
     }
+    free(canon);
     return s;
 }
 
@@ -183,7 +240,8 @@ same_state(struct mem_snapshot *a, struct mem_snapshot *b,
 {
     int stride = map->b2 - map->b1;
     if (a->n_blocks != b->n_blocks || a->n_whole_free != b->n_whole_free
-        || a->next_addr != b->next_addr || a->allocated != b->allocated
+        || !a->comparable || !b->comparable
+        || a->allocated != b->allocated
         || a->reserved != b->reserved || a->oom_live != b->oom_live
         || memcmp(a->by_cat, b->by_cat, sizeof a->by_cat) != 0
         || memcmp(a->free_n, b->free_n, sizeof a->free_n) != 0
@@ -247,6 +305,17 @@ mem_snapshots_match(struct mem_snapshot *then, struct mem_snapshot *now,
 }
 
 void
+mem_fold_period(const struct mem *m, const struct mem_snapshot *s,
+                struct mem_stats *d)
+{
+    memset(d, 0, sizeof *d);
+    d->retries = m->st.retries - s->retries;
+    d->syncs = m->st.syncs - s->syncs;
+    d->ooms = m->st.ooms - s->ooms;
+    d->stall_ns = m->st.stall_ns - s->stall_ns;
+}
+
+void
 mem_fold(struct mem *m, const struct mem_snapshot *s,
          const struct mem_fold_map *map, int copies, int bstride)
 {
@@ -307,8 +376,10 @@ mem_fold(struct mem *m, const struct mem_snapshot *s,
             m->retry_log[m->n_retry_log++] = x;
         }
     }
-    m->st.retries += copies * (m->st.retries - s->retries);
-    m->st.syncs += copies * (m->st.syncs - s->syncs);
-    m->st.ooms += copies * (m->st.ooms - s->ooms);
-    m->st.stall_ns += copies * (m->st.stall_ns - s->stall_ns);
+    struct mem_stats d;
+    mem_fold_period(m, s, &d);
+    m->st.retries += copies * d.retries;
+    m->st.syncs += copies * d.syncs;
+    m->st.ooms += copies * d.ooms;
+    m->st.stall_ns += copies * d.stall_ns;
 }

@@ -73,4 +73,58 @@ void metrics_overlap(const struct metrics_busy *b, int n, double *comm_s,
 void metrics_compute(const struct sched *s, const struct topo *t,
                      const struct engine_result *r, struct metrics *m);
 
+/* A run R of fewer micro-batches than the one wanted, whose reported
+ * step's ops B1 .. B2-1 (hosted from T1 to T2; every op before LO
+ * finished by T1) are one period of the repeated micro-batches
+ * (engine_fold.c proved the state repeats): the wanted run has PERIODS
+ * more copies of it in that step, which starts BEFORE_NS later (the
+ * earlier steps' periods; steady.c).  Its allocator figures over all
+ * steps are MEM; each period retried as PER_PERIOD says (retries, syncs,
+ * stall_ns). */
+struct metrics_steady {
+    int b1, b2, lo;
+    int64_t t1, t2;
+    int64_t periods;
+    int64_t before_ns;
+    struct mem_stats mem;
+    struct mem_stats per_period;
+};
+
+/* metrics_compute for the run X describes (NULL: R itself). */
+void metrics_compute_steady(const struct sched *s, const struct topo *t,
+                            const struct engine_result *r,
+                            const struct metrics_steady *x,
+                            struct metrics *m);
+
+/* What the reported step's ops add up to, in whole units: integer sums
+ * are the same in any order, so a step whose repeated micro-batches are
+ * counted as multiples of one (metrics_steady) gets the very figures
+ * adding them one by one gives. */
+struct metrics_sums {
+    int64_t compute_ns, allgather_ns, reducescatter_ns, allreduce_ns;
+    int64_t copy_ns, host_wait_ns, host_busy_ns;
+    __extension__ unsigned __int128 hardware_flops;  /* whole FLOPs */
+    int n_allgathers, n_reducescatters, n_allreduces;
+    int64_t comm_ns, exposed_ns;
+};
+
+/* metrics_compute_steady in two halves: what it needs of the run (the
+ * step's sums, one period's where X is given (its window), the allocator
+ * figures and the step's retries), which does not depend on how many
+ * periods are added, and the metrics from that (S: only its header
+ * fields, world, dtypes and per-step totals, are read). */
+struct metrics_basis {
+    int step, n_units;
+    int64_t step_start_ns, step_end_ns;
+    struct metrics_sums sum, per;
+    struct mem_stats mem;
+    int step_retries, step_syncs;
+    int64_t stall_ns;
+};
+void metrics_basis(const struct sched *s, const struct engine_result *r,
+                   const struct metrics_steady *x, struct metrics_basis *b);
+void metrics_finish(const struct metrics_basis *b, const struct sched *s,
+                    const struct topo *t, const struct metrics_steady *x,
+                    struct metrics *m);
+
 #endif

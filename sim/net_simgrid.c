@@ -865,3 +865,13 @@ out:
     free(path);
     return rc;
 }
+
+#ifdef NETSG_PLUGIN
+/* The plugin's one exported symbol (it is built with hidden visibility:
+ * its own calls stay inside it). */
+__attribute__((visibility("default"))) extern const struct netsg_api
+    fsdpsim_netsg_api;
+const struct netsg_api fsdpsim_netsg_api = {
+    NETSG_API_VERSION, netsg_open, netsg_configure, netsg_coll_factor,
+    netsg_share, netsg_flows, netsg_stats};
+#endif

@@ -58,4 +58,30 @@ double netsg_flows(int n, const char *const *src, const char *const *dst,
  * concurrency questions answered from the memo. */
 void netsg_stats(int64_t *runs, int64_t *flows, int64_t *reused);
 
+/* What the SimGrid backend plugin (fsdpsim-simgrid.so, net_simgrid.c
+ * built on its own) exports: the functions above, under one symbol.
+ * fsdpsim links no SimGrid: the netsg_* functions it calls
+ * (net_simgrid_load.c) load the plugin the first time a run asks for
+ * --network simgrid, so every other command starts without SimGrid, ns-3
+ * and Boost (bench: start-up). */
+#define NETSG_API_SYMBOL "fsdpsim_netsg_api"
+#define NETSG_API_VERSION 1
+
+struct netsg_api {
+    int version;
+    int (*open)(const struct topo *t, const char *platform, char **cause);
+    void (*configure)(bool exact, double background_load);
+    void (*coll_factor)(const struct netsg_coll *c, double *ratio,
+                        double *extra_latency_s);
+    void (*share)(const struct netsg_coll *cs, int n, double *rate);
+    double (*flows)(int n, const char *const *src, const char *const *dst,
+                    const double *bytes, double *end_s);
+    void (*stats)(int64_t *runs, int64_t *flows, int64_t *reused);
+};
+
+/* The plugin's file name, looked for next to the program (and one
+ * folder up, for the test programs in tests/), then in the package's
+ * libexec directory. */
+#define NETSG_PLUGIN_NAME "fsdpsim-simgrid.so"
+
 #endif

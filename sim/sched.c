@@ -1609,11 +1609,12 @@ sched_build(const struct model *m, const struct wrap_plan *p,
 
     /* Bound the work before doing it: a pass issues at most a few ops per
      * walk step and a few dozen per unit. */
+    s->ops_bound_per_micro_batch =
+        4.0 * b.n_walk + 40.0 * s->n_units + 16
+        + (c->sharding == SHARDING_DDP ? 4.0 * b.n_walk + 10.0 * s->n_leaves
+                                       : 0);
     double estimate = (double)c->iterations * (double)c->grad_accum
-                      * (4.0 * b.n_walk + 40.0 * s->n_units + 16
-                         + (c->sharding == SHARDING_DDP
-                                ? 4.0 * b.n_walk + 10.0 * s->n_leaves
-                                : 0));
+                      * s->ops_bound_per_micro_batch;
     if (estimate > SCHED_MAX_OPS) {
         *cause = xasprintf("the schedule would hold about %.3g ops (limit "
                            "%d): lower --grad-accum or --iterations, or wrap "
@@ -1699,13 +1700,21 @@ sched_build(const struct model *m, const struct wrap_plan *p,
         model_flops += b.walk[w].model_flops;
         palm_flops += b.walk[w].palm_flops;
     }
+    s->fwd_model_flops = model_flops;
+    s->fwd_palm_flops = palm_flops;
+    sched_set_batch(s, c);
+    builder_free(&b);
+    return s;
+}
+
+void
+sched_set_batch(struct sched *s, const struct run_config *c)
+{
     s->micro_batch = c->micro_batch;
     s->seq_len = c->seq_len;
     s->tokens_per_gpu = c->micro_batch * c->seq_len * c->grad_accum;
-    s->model_flops_per_gpu = 3 * model_flops * (double)c->grad_accum;
-    s->palm_flops_per_gpu = 3 * palm_flops * (double)c->grad_accum;
-    builder_free(&b);
-    return s;
+    s->model_flops_per_gpu = 3 * s->fwd_model_flops * (double)c->grad_accum;
+    s->palm_flops_per_gpu = 3 * s->fwd_palm_flops * (double)c->grad_accum;
 }
 
 void

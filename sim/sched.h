@@ -156,6 +156,9 @@ struct sched {
     int64_t tokens_per_gpu;     /* per optimizer step */
     double model_flops_per_gpu; /* per optimizer step (3x forward) */
     double palm_flops_per_gpu;  /* the same by PaLM's convention */
+    double fwd_model_flops;     /* one micro-batch's forward, per GPU */
+    double fwd_palm_flops;
+    double ops_bound_per_micro_batch;   /* what SCHED_MAX_OPS is held to */
     struct nccl_config nccl;    /* the NCCL the collectives run on */
 
     /* Activation checkpointing: under AC_SELECTIVE_OP a recompute op runs
@@ -183,6 +186,10 @@ struct sched {
 
 /* Build the schedule.  Returns NULL with *cause (caller frees) when the
  * settings cannot run (e.g. a GPU count the strategy cannot use). */
+/* Set S's per-step totals (tokens, FLOPs) for C's batch: a schedule
+ * built with fewer micro-batches stands for C's (steady.c). */
+void sched_set_batch(struct sched *s, const struct run_config *c);
+
 struct sched *sched_build(const struct model *m, const struct wrap_plan *p,
                           const struct run_config *c, const struct topo *t,
                           char **cause);

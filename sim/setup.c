@@ -264,6 +264,14 @@ setup_check_collectives(const struct run *r, char **cause)
 int
 setup_prepare(struct run *r, char **cause)
 {
+    if (setup_prepare_plan(r, cause) != 0)
+        return -1;
+    return setup_build_sched(r, cause);
+}
+
+int
+setup_prepare_plan(struct run *r, char **cause)
+{
     struct run_config *c = &r->cfg;
     char *why = NULL;
 
@@ -365,9 +373,14 @@ setup_prepare(struct run *r, char **cause)
         && sched_fsdp2_mesh(c, world, r->topo->gpus_per_node, &shard,
                             &replicate, cause) != 0)
         return -1;
-    if (wrap_plan_build(r->model, c, shard, &r->plan, cause) != 0)
-        return -1;
-    r->sched = sched_build(r->model, &r->plan, c, r->topo, cause);
+    return wrap_plan_build(r->model, c, shard, &r->plan, cause) != 0 ? -1 : 0;
+}
+
+int
+setup_build_sched(struct run *r, char **cause)
+{
+    sched_free(r->sched);
+    r->sched = sched_build(r->model, &r->plan, &r->cfg, r->topo, cause);
     if (r->sched == NULL)
         return -1;
     r->sched->nccl = r->nccl;

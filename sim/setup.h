@@ -40,6 +40,12 @@ int setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
 /* Load the model and topology, apply overrides, validate, wrap and build
  * the schedule.  -1 with *cause on bad input. */
 int setup_prepare(struct run *r, char **cause);
+/* setup_prepare in two halves: everything up to the wrap plan, then
+ * (re)building the schedule from r->cfg (steady.c builds one with fewer
+ * micro-batches first, or none when it knows the summary already).  -1
+ * with *cause. */
+int setup_prepare_plan(struct run *r, char **cause);
+int setup_build_sched(struct run *r, char **cause);
 void setup_free(struct run *r);
 
 /* ARGV's ARGC words joined by single spaces.  Caller frees. */

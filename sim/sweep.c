@@ -16,6 +16,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sweep.h"
+#include "steady.h"
 #include "engine.h"
 #include "metrics.h"
 #include "model_cache.h"
@@ -688,6 +689,7 @@ sweep_shared_init(struct sweep_shared *sh)
 {
     pthread_mutex_init(&sh->parse_lock, NULL);
     sh->models = model_cache_new();
+    sh->steady = steady_cache_new();
 }
 
 void
@@ -696,6 +698,8 @@ sweep_shared_destroy(struct sweep_shared *sh)
     pthread_mutex_destroy(&sh->parse_lock);
     model_cache_free(sh->models);
     sh->models = NULL;
+    steady_cache_free(sh->steady);
+    sh->steady = NULL;
 }
 
 void
@@ -714,24 +718,26 @@ sweep_point_run(const struct sweep *sw, int base_argc,
     int rc = setup_parse_args(&r, "sweep", argc, argv, &cause);
     if (parse_lock)
         pthread_mutex_unlock(parse_lock);
+    char *key = shared != NULL ? steady_key(argc, argv) : NULL;
     sweep_argv_free(sw, base_argc, argv);
     /* --help was refused before the sweep started. */
     assert(rc != 1);
     if (rc == 0 && shared != NULL)
         r.models = shared->models;
-    if (rc != 0 || setup_prepare(&r, &cause) != 0) {
-        fail(res, cause);
-        setup_free(&r);
-        return;
-    }
+    /* A row is the summary alone: a long accumulation step costs a
+     * short one, shared by the points that differ only in it (steady.h). */
     struct net_run nr;
     struct metrics met;
-    if (net_run(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
+    int steady;
+    if (rc != 0
+        || steady_run(&r, shared != NULL ? shared->steady : NULL, key, &nr,
+                      &met, &steady, &cause) != 0) {
+        free(key);
         fail(res, cause);
         setup_free(&r);
         return;
     }
-    metrics_compute(r.sched, r.topo, &nr.res, &met);
+    free(key);
     struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &nr.res, &met,
                          r.command_line};
     struct cells c;

@@ -90,6 +90,7 @@ struct sweep_result {
 struct sweep_shared {
     pthread_mutex_t parse_lock;
     struct model_cache *models;
+    struct steady_cache *steady;    /* short runs, by settings (steady.h) */
 };
 
 void sweep_shared_init(struct sweep_shared *sh);

@@ -7,8 +7,12 @@
 #     2 x overlap.comm_slowdown 5 (1.0 to 1.4) = 10,000
 #   accumulation 1..10: grad_accum 10 x micro_batch 10 x seq_len 5 x
 #     sharding 5 x limit_all_gathers 2 x backward_prefetch 2 = 10,000
-# Each prints its wall time.  A point's cost grows with the micro-batches
-# it simulates (the second grid averages 5.5 per step, two steps each).
+#   accumulation 1..100: grad_accum 100 x micro_batch 100 = 10,000
+# Each prints its wall time.  A longer step than 10 micro-batches is
+# counted from one of 9 or 10 when the engine proves its micro-batches
+# repeat (sim/steady.h; GPT-3 here does), and the points that differ only
+# in grad_accum share that short step: the third grid simulates its 1,000
+# points of up to 10 micro-batches and 200 short steps.
 #
 # usage: tests/bench-sweep.sh FSDPSIM
 set -eu
@@ -42,3 +46,5 @@ run "accumulation 1..10" --vary grad_accum=1:10:+1 \
     --vary micro_batch=1:10:+1 --vary seq_len=1024,2048,3072,4096,8192 \
     --vary "$shard" --vary limit_all_gathers=true,false \
     --vary backward_prefetch=BACKWARD_PRE,BACKWARD_POST
+run "accumulation 1..100" --vary grad_accum=1:100:+1 \
+    --vary micro_batch=1:100:+1

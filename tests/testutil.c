@@ -11,17 +11,41 @@
 #include <string.h>
 #include <unistd.h>
 
+const char *const tu_fold_settings[] = {
+    "", "--no-sync false", "--sharding-strategy HYBRID_SHARD",
+    "--sharding-strategy SHARD_GRAD_OP", "--sharding-strategy NO_SHARD",
+    "--limit-all-gathers false", "--forward-prefetch true",
+    "--backward-prefetch None", "--backward-prefetch BACKWARD_POST",
+    "--activation-checkpointing full", "--cpu-offload --no-sync true",
+    "--param-dtype bf16 --reduce-dtype fp32", "--use-orig-params",
+    "--iterations 3 --micro-batch 2",
+    /* Without the limiter the host runs ahead and the allocator
+     * retries, with synchronizes, in the middle micro-batches (and
+     * OOMs in the smallest device). */
+    "--limit-all-gathers false --set gpu.memory=1GiB",
+    "--limit-all-gathers false --set gpu.memory=200MiB",
+};
+const int tu_n_fold_settings =
+    (int)(sizeof tu_fold_settings / sizeof tu_fold_settings[0]);
+
+int
+tu_split_args(char *buf, char **argv, int max)
+{
+    int argc = 0;
+    for (char *tok = strtok(buf, " "); tok && argc < max - 1;
+         tok = strtok(NULL, " "))
+        argv[argc++] = tok;
+    argv[argc] = NULL;
+    return argc;
+}
+
 int
 tu_run(struct tu_run *t, const char *args, int simulate, char **cause)
 {
     memset(t, 0, sizeof *t);
     char *buf = xasprintf("simulate %s", args);
     char *argv[64];
-    int argc = 0;
-    for (char *tok = strtok(buf, " "); tok && argc < 63;
-         tok = strtok(NULL, " "))
-        argv[argc++] = tok;
-    argv[argc] = NULL;
+    int argc = tu_split_args(buf, argv, 64);
     int rc = setup_parse_args(&t->r, "simulate", argc, argv, cause);
     if (rc == 0)
         rc = setup_prepare(&t->r, cause);

@@ -25,6 +25,16 @@ struct tu_run {
 int tu_run(struct tu_run *t, const char *args, int simulate, char **cause);
 void tu_free(struct tu_run *t);
 
+/* Split BUF (modified) at spaces into ARGV, at most MAX - 1 words and a
+ * NULL; returns the count. */
+int tu_split_args(char *buf, char **argv, int max);
+
+/* The settings that change a micro-batch's ops, which folding and the
+ * steady state are tested on (tiny-llama on test-2x4); the first, the
+ * plain one, must fold. */
+extern const char *const tu_fold_settings[];
+extern const int tu_n_fold_settings;
+
 /* Ops of a kind in one iteration (-1: all iterations). */
 int tu_count(const struct sched *s, int iter, enum sched_op_kind kind);
 /* The same, of one process group on one stream. */

@@ -1,0 +1,211 @@
+/*
+ * check_steady.c: a long accumulation step's summary from a short one
+ * (steady.c) is the summary of simulating every micro-batch, byte for
+ * byte.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "check_main.h"
+#include "net.h"
+#include "output.h"
+#include "steady.h"
+#include "testutil.h"
+#include "xalloc.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What a sweep row holds for ARGS (tiny-llama on test-2x4): the summary
+ * JSON, by steady_run, or with STEADY 0 by simulating the whole step
+ * (--exact: no micro-batch skipped).  *used: whether steady_run took the
+ * short step; *mem: the allocator's figures. */
+static struct steady_cache *shared_cache;   /* NULL: none */
+
+static char *
+summary(const char *args, int steady, int *used, struct mem_stats *mem)
+{
+    char *line = xasprintf("simulate --model tiny-llama --topology test-2x4 "
+                           "%s%s", args, steady ? "" : " --exact");
+    char *argv[64];
+    int argc = tu_split_args(line, argv, 64);
+    struct run r;
+    struct net_run nr;
+    struct metrics m;
+    char *cause = NULL;
+    int rc = setup_parse_args(&r, "simulate", argc, argv, &cause);
+    ck_assert_msg(rc == 0, "%s: %s", args, cause);
+    *used = 0;
+    char *key = shared_cache ? steady_key(argc, argv) : NULL;
+    if (steady) {
+        rc = steady_run(&r, shared_cache, key, &nr, &m, used, &cause);
+    } else {
+        rc = setup_prepare(&r, &cause);
+        if (rc == 0)
+            rc = net_run(r.sched, r.topo, &r.cfg, &nr, &cause);
+        if (rc == 0)
+            metrics_compute(r.sched, r.topo, &nr.res, &m);
+    }
+    free(key);
+    ck_assert_msg(rc == 0, "%s: %s", args, cause);
+    struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &nr.res, &m,
+                         r.command_line};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = xopen_memstream(&text, &len);
+    output_summary_json(&v, out);
+    fclose(out);
+    *mem = m.mem;
+    net_run_free(&nr);
+    setup_free(&r);
+    free(line);
+    return text;
+}
+
+/* ARGS's summary by steady_run and by the whole simulation agree;
+ * returns whether the short step was used. */
+static int
+steady_matches(const char *args)
+{
+    int used, exact_used;
+    struct mem_stats ms, mx;
+    char *a = summary(args, 1, &used, &ms);
+    char *b = summary(args, 0, &exact_used, &mx);
+    ck_assert(!exact_used);
+    ck_assert_msg(strcmp(a, b) == 0, "%s:\nsteady %s\nwhole %s", args, a, b);
+    /* Every allocator figure, the peak's moment included. */
+    ck_assert_msg(memcmp(&ms, &mx, sizeof ms) == 0, "%s: allocator", args);
+    free(a);
+    free(b);
+    return used;
+}
+
+START_TEST(test_steady_is_exact)
+{
+    /* The settings folding is tested on (tu_fold_settings), each at 13
+     * and 24 micro-batches: odd and even, so that a period of two
+     * micro-batches is met with A - A' even either way. */
+    static const int accum[] = {13, 24};
+    int used = 0, tried = 0;
+    for (int i = 0; i < tu_n_fold_settings; i++)
+        for (size_t k = 0; k < 2; k++) {
+            char *args = xasprintf("--grad-accum %d %s", accum[k],
+                                   tu_fold_settings[i]);
+            int u = steady_matches(args);
+            if (i == 0)
+                ck_assert_msg(u, "%s: the short step was not used", args);
+            used += u;
+            tried++;
+            free(args);
+        }
+    /* Most settings repeat within the short step; the comparison is
+     * void for those that do not (they are simulated whole). */
+    ck_assert_int_gt(used, tried / 2);
+}
+END_TEST
+
+START_TEST(test_steady_long_step)
+{
+    /* A thousand micro-batches from nine or ten of them, and the same
+     * summary as simulating all thousand. */
+    ck_assert(steady_matches("--grad-accum 1000"));
+    ck_assert(steady_matches("--grad-accum 999 --limit-all-gathers false "
+                             "--set gpu.memory=200MiB"));
+}
+END_TEST
+
+START_TEST(test_steady_step_grows_by_periods)
+{
+    /* Two more micro-batches add one whole period of two, or two of one:
+     * the step time at A + 2 minus that at A is the same for every A past
+     * the short step, and tokens per GPU are micro-batch x sequence x A
+     * (tiny-llama's defaults: 1 x 2048 unless the model says otherwise). */
+    int used;
+    struct mem_stats ms;
+    double t[3];
+    long long tokens[3];
+    for (int i = 0; i < 3; i++) {
+        char *args = xasprintf("--grad-accum %d", 100 + 2 * i);
+        char *j = summary(args, 1, &used, &ms);
+        ck_assert(used);
+        const char *p = strstr(j, "\"step_time_s\": ");
+        ck_assert_ptr_nonnull(p);
+        t[i] = strtod(p + strlen("\"step_time_s\": "), NULL);
+        const char *q = strstr(j, "\"seq_len\": ");
+        const char *mb = strstr(j, "\"micro_batch\": ");
+        ck_assert(q && mb);
+        tokens[i] = strtoll(mb + strlen("\"micro_batch\": "), NULL, 10)
+                    * strtoll(q + strlen("\"seq_len\": "), NULL, 10)
+                    * (100 + 2 * i);
+        const char *tp = strstr(j, "\"tokens_per_s_per_gpu\": ");
+        ck_assert_ptr_nonnull(tp);
+        double per = strtod(tp + strlen("\"tokens_per_s_per_gpu\": "), NULL);
+        /* tokens_per_s_per_gpu = tokens per GPU / step time (3 decimals) */
+        ck_assert_double_eq_tol(per, tokens[i] / t[i], 1e-3);
+        free(j);
+        free(args);
+    }
+    /* Step times print to the nanosecond: equal differences exactly. */
+    ck_assert_int_eq(llround((t[1] - t[0]) * 1e9),
+                     llround((t[2] - t[1]) * 1e9));
+    ck_assert(t[1] > t[0]);
+}
+END_TEST
+
+START_TEST(test_steady_shared_short_step)
+{
+    /* Points that differ only in their accumulation share the short
+     * step: the first of each parity runs it, the others are counted from
+     * it without a schedule; each summary is still the whole simulation's.
+     * A setting that does not fold (NO_SHARD at this size) is remembered
+     * as such and simulated whole every time. */
+    shared_cache = steady_cache_new();
+    static const char *const settings[] = {"", "--limit-all-gathers false "
+                                           "--set gpu.memory=200MiB",
+                                           "--sharding-strategy NO_SHARD"};
+    for (int i = 0; i < 3; i++)
+        for (int a = 30; a <= 33; a++) {
+            char *args = xasprintf("--grad-accum %d %s", a, settings[i]);
+            int u = steady_matches(args);
+            ck_assert_int_eq(u, i < 2);
+            free(args);
+        }
+    steady_cache_free(shared_cache);
+    shared_cache = NULL;
+}
+END_TEST
+
+START_TEST(test_steady_key)
+{
+    /* The key leaves out the accumulation in every spelling, and only
+     * it; words are length-prefixed, so no two command lines share one. */
+    char *a[] = {unconst("sweep"), unconst("--grad-accum"), unconst("12"),
+                 unconst("--nodes=2")};
+    char *b[] = {unconst("sweep"), unconst("--nodes=2"),
+                 unconst("--grad_accum=40")};
+    char *c[] = {unconst("sweep"), unconst("--nodes=3"),
+                 unconst("--grad-accum=12")};
+    char *ka = steady_key(4, a), *kb = steady_key(3, b), *kc = steady_key(3, c);
+    ck_assert_str_eq(ka, "5:sweep 9:--nodes=2 ");
+    ck_assert_str_eq(kb, ka);
+    ck_assert_str_ne(kc, ka);
+    free(ka);
+    free(kb);
+    free(kc);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("steady");
+    TCase *c = tcase_create("core");
+    tcase_set_timeout(c, 120);
+    tcase_add_test(c, test_steady_is_exact);
+    tcase_add_test(c, test_steady_long_step);
+    tcase_add_test(c, test_steady_step_grows_by_periods);
+    tcase_add_test(c, test_steady_shared_short_step);
+    tcase_add_test(c, test_steady_key);
+    suite_add_tcase(s, c);
+    return tu_main(s);
+}
