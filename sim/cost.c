@@ -48,6 +48,8 @@ cost_kernel_ctx(const struct sched *s, struct kernel_ctx *ctx)
     ctx->attn = s->attn;
     ctx->compile = s->compile;
     ctx->layer_cls = s->block_cls;
+    ctx->float8 = s->float8;
+    ctx->float8_weights_gathered = s->float8_all_gather;
 }
 
 double

@@ -13,6 +13,7 @@
  * attention stay as they are (Inductor calls cuBLAS and SDPA for them).
  */
 #include "kernel.h"
+#include "layer.h"
 #include "wrap.h"
 
 #include <string.h>
@@ -94,6 +95,73 @@ feeds_mul(const struct module *m)
             return true;
     }
     return false;
+}
+
+/* A float8 GEMM (torch._scaled_mm): float8 operands, the output in the
+ * B-byte compute dtype. */
+static void
+gemm_fp8(struct klist *l, const char *name, int64_t m, int64_t n, int64_t k,
+         double b)
+{
+    struct kernel *g = push(l, name, KERNEL_GEMM, 1);
+    g->m = m;
+    g->n = n;
+    g->k = k;
+    g->batch = 1;
+    g->fp8 = true;
+    g->flops = 2.0 * (double)m * (double)n * (double)k;
+    g->bytes = (double)m * k + (double)k * n + (double)m * n * b;
+}
+
+/* Dynamic scaling of E elements of B bytes to float8 (torchao
+ * float8/float8_scaling_utils.py hp_tensor_to_float8_dynamic): the amax
+ * (a reduction reading them; per row for rowwise, the same bytes) and the
+ * scaled cast (reading them, writing one byte each). */
+static void
+to_float8(struct klist *l, const char *amax, const char *cast, double E,
+          double b)
+{
+    mem_kernel(l, amax, KERNEL_REDUCTION, 1, E * b);
+    mem_kernel(l, cast, KERNEL_ELEMENTWISE, 1, E * (b + 1));
+}
+
+/* Float8Linear (torchao float8/float8_linear.py,
+ * matmul_with_hp_or_float8_args), which saves the high-precision input
+ * and weight and casts in each direction.  Forward: the input and the
+ * weight to float8 (the weight arrives in float8 when FSDP2 gathered it
+ * so: fsdp_utils.py WeightWithDynamicFloat8CastTensor), then the fp8
+ * GEMM.  Backward: the output gradient to float8 (e5m2), dgrad against
+ * the weight (recast unless gathered in float8), wgrad against the input
+ * recast along the other dimension and the gradient's transpose made
+ * contiguous for _scaled_mm's column-major operand. */
+static void
+linear_float8(struct klist *l, const struct module *m,
+              const struct kernel_ctx *ctx, double T, double b,
+              enum kernel_phase ph)
+{
+    int64_t t = (int64_t)T;
+    double X = T * (double)m->in, Y = T * (double)m->out;
+    double W = (double)m->in * (double)m->out;
+    bool gathered = ctx->float8_weights_gathered;
+    if (ph == PHASE_FWD) {
+        to_float8(l, "amax (input)", "to float8 (input)", X, b);
+        if (!gathered)
+            to_float8(l, "amax (weight)", "to float8 (weight)", W, b);
+        gemm_fp8(l, "_scaled_mm", t, m->out, m->in, b);
+        if (m->bias)
+            mem_kernel(l, "add (bias)", KERNEL_ELEMENTWISE, 1, 2 * Y * b);
+        return;
+    }
+    to_float8(l, "amax (grad)", "to float8 (grad)", Y, b);
+    if (!gathered)
+        to_float8(l, "amax (weight)", "to float8 (weight)", W, b);
+    gemm_fp8(l, "_scaled_mm (dgrad)", t, m->in, m->out, b);
+    to_float8(l, "amax (input)", "to float8 (input, transposed)", X, b);
+    mem_kernel(l, "contiguous (grad transpose)", KERNEL_ELEMENTWISE, 1,
+               2 * Y);
+    gemm_fp8(l, "_scaled_mm (wgrad)", m->out, m->in, t, b);
+    if (m->bias)
+        mem_kernel(l, "sum (bias grad)", KERNEL_REDUCTION, 1, Y * b);
 }
 
 static void
@@ -333,7 +401,10 @@ kernel_list(const struct module *m, const struct kernel_ctx *ctx,
 
     switch (m->kind) {
     case LAYER_LINEAR:
-        linear(&l, m, T, b, ph);
+        if (ctx->float8 != 0 && layer_float8_linear(m))
+            linear_float8(&l, m, ctx, T, b, ph);
+        else
+            linear(&l, m, T, b, ph);
         break;
     case LAYER_EMBEDDING:
         if (fwd) {

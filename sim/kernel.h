@@ -43,6 +43,8 @@ struct kernel {
     double bytes;            /* HBM traffic, all launches */
     int64_t m, n, k;         /* GEMM: (m x k) by (k x n), per launch */
     int64_t batch;           /* GEMM: batched products per launch */
+    bool fp8;                /* GEMM: float8 operands (torch._scaled_mm),
+                                at the GPU's fp8 peak */
     /* Attention: the kernel and what its efficiency depends on. */
     enum attn_kernel attn;
     int64_t head_dim;
@@ -61,6 +63,10 @@ struct kernel_ctx {
                                      elementwise chains */
     const char *layer_cls;        /* transformer block class: a norm
                                      inside one opens a residual branch */
+    int float8;                   /* enum float8_recipe (runconf.h):
+                                     Float8Linear layers */
+    bool float8_weights_gathered; /* their weights arrive in float8
+                                     (FSDP2 float8 all-gather) */
 };
 
 #define KERNEL_MAX_PER_LEAF 32

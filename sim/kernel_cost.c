@@ -134,7 +134,7 @@ kernel_attention_efficiency(const struct topo *t, const struct kernel *k)
 double
 kernel_time_s(const struct topo *t, const struct kernel *k, enum dtype d)
 {
-    double peak = kernel_peak_flops(t, d);
+    double peak = kernel_peak_flops(t, k->fp8 ? DTYPE_FP8 : d);
     double s = 0;
     switch (k->cls) {
     case KERNEL_GEMM:

@@ -382,3 +382,15 @@ layer_param_dim0(const struct module *m, int64_t dim0[4])
     }
     return n;
 }
+
+bool
+layer_float8_linear(const struct module *m)
+{
+    if (m->kind != LAYER_LINEAR || m->in % 16 != 0 || m->out % 16 != 0)
+        return false;
+    static const char *const heads[] = {"output", "lm_head", "embed_out"};
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++)
+        if (m->name != NULL && strcmp(m->name, heads[i]) == 0)
+            return false;
+    return true;
+}

@@ -9,6 +9,7 @@
 #ifndef FSDPSIM_LAYER_H
 #define FSDPSIM_LAYER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "model.h"
@@ -56,5 +57,12 @@ int layer_param_dim0(const struct module *m, int64_t dim0[4]);
 
 /* True for leaves with no compute of their own. */
 int layer_is_compute(const struct module *m);
+
+/* Whether torchao's convert_to_float8_training turns M into a
+ * Float8Linear: an nn.Linear whose dimensions are multiples of 16 (the fp8
+ * GEMM's requirement, float8_linear_utils.py's filter), except the
+ * language-model head, which torchtitan leaves out by name ("output";
+ * Hugging Face models call it lm_head, GPT-NeoX embed_out). */
+bool layer_float8_linear(const struct module *m);
 
 #endif

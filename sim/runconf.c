@@ -86,6 +86,12 @@ const struct config_option config_options[] = {
      "(default: on with fp16 parameters)"},
     {"attention", "KERNEL",
      "attention kernel: auto (the model's config, else SDPA's pick) | flash2 | flash3 | cudnn | flash1 | triton | xformers | math"},
+    {"float8", "none|tensorwise|rowwise",
+     "torchao float8 training of the Linear layers (Hopper and newer): fp8 "
+     "GEMMs with their scaling and cast kernels (default none)"},
+    {"float8_all_gather", "[BOOL]",
+     "FSDP2 with --float8: all-gather the float8 weights (1 byte an "
+     "element) with scales precomputed after each optimizer step"},
     {"compile", "[BOOL]",
      "torch.compile each block: elementwise and norm kernels fused"},
     {"micro_batch", "N", "sequences per GPU per micro-batch (default 1)"},
@@ -209,6 +215,9 @@ static const struct name_value strategy_names[] = {
     {"fsdp", 0}, {"ddp", 1}, {NULL, 0}};
 static const struct name_value optimizer_names[] = {
     {"AdamW", OPTIMIZER_ADAMW}, {"SGD", OPTIMIZER_SGD}, {NULL, 0}};
+static const struct name_value float8_names[] = {
+    {"none", FLOAT8_NONE}, {"tensorwise", FLOAT8_TENSORWISE},
+    {"rowwise", FLOAT8_ROWWISE}, {NULL, 0}};
 static const struct name_value network_names[] = {
     {"analytic", NETWORK_ANALYTIC}, {"simgrid", NETWORK_SIMGRID},
     {NULL, 0}};
@@ -272,6 +281,12 @@ const char *
 optimizer_name(enum optimizer_kind o)
 {
     return lookup_name(optimizer_names, o);
+}
+
+const char *
+float8_name(enum float8_recipe r)
+{
+    return lookup_name(float8_names, r);
 }
 
 bool
@@ -548,6 +563,12 @@ config_set(struct run_config *c, const char *key_in, const char *value,
             c->attention = k;
             rc = 0;
         }
+    } else if (strcmp(key, "float8") == 0) {
+        if (value && (rc = parse_choice(float8_names, value, &v, origin,
+                                        cause)) == 0)
+            c->float8 = v;
+    } else if (strcmp(key, "float8_all_gather") == 0) {
+        rc = set_bool(&c->float8_all_gather, value, origin, cause);
     } else if (strcmp(key, "compile") == 0) {
         rc = set_bool(&c->compile, value, origin, cause);
     } else if (strcmp(key, "micro_batch") == 0) {
@@ -828,6 +849,23 @@ config_validate_knobs(const struct run_config *c, char **cause)
     if (c->ac_frequency_given && c->ac != AC_SELECTIVE_LAYER) {
         *cause = xstrdup("--ac-frequency: only used with "
                          "--activation-checkpointing selective-layer");
+        return -1;
+    }
+    if (c->float8_all_gather
+        && (c->float8 == FLOAT8_NONE || c->fsdp_version != 2)) {
+        *cause = xstrdup("--float8-all-gather: torchao's float8 all-gather "
+                         "is an FSDP2 feature of float8 Linear weights; "
+                         "give --fsdp-version 2 and --float8 tensorwise");
+        return -1;
+    }
+    if (c->float8_all_gather && c->float8 == FLOAT8_ROWWISE) {
+        /* torchao float8/fsdp_utils.py: WeightWithDynamicFloat8CastTensor
+         * is the tensorwise recipe's; rowwise weights are all-gathered in
+         * high precision. */
+        *cause = xstrdup("--float8-all-gather: torchao all-gathers float8 "
+                         "weights only with tensorwise scaling (one scale "
+                         "a weight); use --float8 tensorwise or drop "
+                         "--float8-all-gather");
         return -1;
     }
     if (c->wrap == WRAP_MODULE && c->wrap_classes == NULL) {

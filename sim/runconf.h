@@ -37,6 +37,9 @@ enum backward_prefetch { BWD_PREFETCH_PRE, BWD_PREFETCH_POST,
 enum ac_mode { AC_NONE, AC_FULL, AC_REENTRANT, AC_SELECTIVE_LAYER,
                AC_SELECTIVE_OP };
 enum optimizer_kind { OPTIMIZER_ADAMW, OPTIMIZER_SGD };
+/* torchao float8 training of the Linear layers (convert_to_float8_training):
+ * none, or dynamic scaling per tensor or per row. */
+enum float8_recipe { FLOAT8_NONE, FLOAT8_TENSORWISE, FLOAT8_ROWWISE };
 enum out_format { FORMAT_TEXT, FORMAT_JSON };
 /* How collectives' network time is found (net.h): NCCL's model alone, or
  * flows on a SimGrid platform of the cluster. */
@@ -101,6 +104,9 @@ struct run_config {
     int attention;               /* enum attn_kernel; ATTN_AUTO = the
                                     model's own config, else SDPA's pick */
     bool compile;                /* torch.compile of each block */
+    enum float8_recipe float8;   /* float8 Linear layers (torchao) */
+    bool float8_all_gather;      /* FSDP2 all-gathers their weights in
+                                    float8 (enable_fsdp_float8_all_gather) */
     int64_t micro_batch;         /* sequences per GPU per micro-batch */
     int64_t seq_len;             /* tokens per sequence */
     int64_t grad_accum;          /* micro-batches per optimizer step */
@@ -177,6 +183,7 @@ const char *sharding_name(enum sharding_strategy s);
 const char *backward_prefetch_name(enum backward_prefetch b);
 const char *ac_name(enum ac_mode a);
 const char *optimizer_name(enum optimizer_kind o);
+const char *float8_name(enum float8_recipe r);
 bool sharding_is_hybrid(enum sharding_strategy s);
 /* FULL_SHARD and HYBRID_SHARD free parameters after forward. */
 bool sharding_reshards_after_forward(enum sharding_strategy s);

@@ -1570,6 +1570,8 @@ sched_build(const struct model *m, const struct wrap_plan *p,
         return NULL;
     }
     s->compile = c->compile;
+    s->float8 = c->float8;
+    s->float8_all_gather = c->float8_all_gather;
     s->block_cls = m->layer_cls;
     s->ac = c->ac;
     s->fsdp_version = c->fsdp_version;

@@ -150,6 +150,8 @@ struct sched {
     enum dtype param_dtype, reduce_dtype;
     enum attn_kernel attn;      /* the attention kernel (resolved) */
     bool compile;               /* torch.compile of each block */
+    int float8;                 /* enum float8_recipe (runconf.h) */
+    bool float8_all_gather;     /* FSDP2 gathers float8 weights */
     const char *block_cls;      /* the model's transformer block class */
     int64_t micro_batch;        /* sequences per micro-batch */
     int64_t seq_len;            /* tokens per sequence */

@@ -115,6 +115,22 @@ use_post_forward_mesh(const struct builder *b)
 
 /* ---- unshard ---- */
 
+/* Bytes of NUMEL unsharded elements of unit U (a whole gather when
+ * NUMEL is its padded_numel, scaled down for a shard): its Float8Linear
+ * weights at one byte under the float8 all-gather (torchao
+ * fsdp_utils.py: fsdp_pre_all_gather returns the float8 data), the rest
+ * in the parameter dtype. */
+static double
+gathered_bytes(const struct builder *b, int u, double numel)
+{
+    const struct fsdp_unit *fu = &b->s->units[u];
+    double f8 = fu->padded_numel > 0
+                    ? (double)fu->float8_padded_numel * numel
+                          / (double)fu->padded_numel
+                    : 0;
+    return f8 + (numel - f8) * b->b_param;
+}
+
 /* FSDPParamGroup.unshard (§13.3 step 2): no-op if unsharded or already
  * pending.  foreach_all_gather on the copy-in stream: the param-dtype
  * cast of every shard into one temporary (_get_param_all_gather_inputs'
@@ -143,10 +159,14 @@ f2_unshard(struct builder *b, int u)
             tmp = alloc_buf(b, ST_CI, MEM_OFFLOAD_STAGING, S * b->b_orig, u);
             emit_copy(b, OP_H2D, ST_CI, u, S * b->b_orig, -1, tmp);
         }
-        if (bp != b->b_orig) {
-            int lp = alloc_buf(b, ST_CI, MEM_AG_BUFFER, S * bp, u);
+        if (bp != b->b_orig || fu->float8_padded_numel > 0) {
+            /* The float8 weights' cast uses the scale precomputed after
+             * the optimizer step: fp32 in, one byte out. */
+            double lp_bytes = gathered_bytes(b, u, S);
+            int lp = alloc_buf(b, ST_CI, MEM_AG_BUFFER, lp_bytes, u);
             struct sched_op *cast = emit_copy(b, OP_CAST, ST_CI, u,
-                                              S * (b->b_orig + bp), tmp, lp);
+                                              S * b->b_orig + lp_bytes, tmp,
+                                              lp);
             if (tmp < 0)
                 from_shard(b, cast, u);
             free_buf(b, tmp, -1, u);
@@ -154,9 +174,11 @@ f2_unshard(struct builder *b, int u)
         }
         src = tmp;
     }
-    f->ag_out[u] = alloc_buf(b, ST_CI, MEM_AG_BUFFER, padded * bp, u);
-    struct sched_op *ci = emit_copy(b, OP_CAST, ST_CI, u, 2 * in_numel * bp,
-                                    src, f->ag_out[u]);
+    double gathered = gathered_bytes(b, u, padded);
+    f->ag_out[u] = alloc_buf(b, ST_CI, MEM_AG_BUFFER, gathered, u);
+    struct sched_op *ci = emit_copy(b, OP_CAST, ST_CI, u,
+                                    2 * gathered_bytes(b, u, in_numel), src,
+                                    f->ag_out[u]);
     if (src < 0)
         from_shard(b, ci, u);
     int ci_id = ci->id;
@@ -165,10 +187,43 @@ f2_unshard(struct builder *b, int u)
     wait_stream(b, ST_AG, ST_CI);
     struct sched_op *ag = emit(b, OP_ALLGATHER, ST_AG, u);
     ag->pg = pf ? PG_POST_FORWARD : PG_SHARD;
-    ag->bytes = (uint64_t)(padded * bp);
+    ag->bytes = (uint64_t)gathered;
     ag->dtype = b->s->param_dtype;
     ag->buf_in = ag->buf_out = f->ag_out[u];
     f->ag_op[u] = ag->id;
+}
+
+/* precompute_float8_dynamic_scale_for_fsdp (torchao float8/fsdp_utils.py),
+ * called after optimizer.step(): the amax of every float8 weight's local
+ * shard (torch._foreach_norm(..., ord=inf): a read of each fp32 element),
+ * stacked and all-reduced with MAX over the shard group (one fp32 a
+ * weight), then the scales computed (a tiny kernel). */
+static void
+float8_precompute_scales(struct builder *b)
+{
+    double shard = 0;
+    int weights = 0;
+    for (int u = 0; u < b->s->n_units; u++)
+        shard += (double)b->s->units[u].float8_padded_numel
+                 / b->s->shard_size;
+    if (shard <= 0)
+        return;
+    for (int i = 0; i < b->m->n_modules; i++)
+        weights += layer_float8_linear(b->m->modules[i])
+                   && !b->m->modules[i]->tied;
+    b->hooks++;
+    emit_copy(b, OP_CAST, STREAM_C, -1, shard * b->b_orig, -1, -1);
+    int buf = alloc_buf(b, STREAM_C, MEM_OPTIMIZER_STATE, 4.0 * weights, -1);
+    wait_stream(b, STREAM_P, STREAM_C);
+    struct sched_op *ar = emit(b, OP_ALLREDUCE, STREAM_P, -1);
+    ar->pg = PG_SHARD;
+    ar->bytes = (uint64_t)(4 * weights);
+    ar->dtype = DTYPE_FP32;
+    ar->buf_in = ar->buf_out = buf;
+    int id = ar->id;
+    wait_stream(b, STREAM_C, STREAM_P);
+    free_buf(b, buf, id, -1);
+    emit_copy(b, OP_CAST, STREAM_C, -1, 8.0 * weights, -1, -1);
 }
 
 /* The all-gather output of the previous group, kept through forward so
@@ -216,9 +271,10 @@ f2_wait_for_unshard(struct builder *b, int u)
     if (b->phase == PHASE_FORWARD)
         release_deferred(b);
     wait_event(b, STREAM_C, f->ag_op[u]);
-    b->unsharded[u] = alloc_buf(b, STREAM_C, MEM_UNSHARDED_PARAMS,
-                                padded * bp, u);
-    struct sched_op *co = emit_copy(b, OP_CAST, STREAM_C, u, 2 * padded * bp,
+    double gathered = gathered_bytes(b, u, padded);
+    b->unsharded[u] = alloc_buf(b, STREAM_C, MEM_UNSHARDED_PARAMS, gathered,
+                                u);
+    struct sched_op *co = emit_copy(b, OP_CAST, STREAM_C, u, 2 * gathered,
                                     f->ag_out[u], b->unsharded[u]);
     int co_id = co->id;
     if (f->post_fwd[u] >= 0) {
@@ -252,8 +308,9 @@ f2_reshard(struct builder *b, int u)
             || !b->c->reshard_after_forward)
             return;
         if (use_post_forward_mesh(b)) {
-            double keep = (double)b->s->units[u].padded_numel
-                          / b->s->post_forward_size * b->b_param;
+            double keep = gathered_bytes(
+                b, u, (double)b->s->units[u].padded_numel
+                          / b->s->post_forward_size);
             b->f2->post_fwd[u] = alloc_buf(b, STREAM_C, MEM_UNSHARDED_PARAMS,
                                            keep, u);
             emit_copy(b, OP_CAST, STREAM_C, u, 2 * keep, b->unsharded[u],
@@ -646,6 +703,7 @@ fsdp2_steps(struct builder *b)
             f2_backward_pass(b, sync);
         }
         optimizer_step(b, &opt_state);
+        float8_precompute_scales(b);
     }
 
     free(st.ag_out);

@@ -363,6 +363,17 @@ setup_prepare_plan(struct run *r, char **cause)
                            r->model->name);
         return -1;
     }
+    if (c->float8 != FLOAT8_NONE
+        && (r->topo->arch < GPU_ARCH_HOPPER
+            || !(r->topo->peak_flops[DTYPE_FP8] > 0))) {
+        /* torch._scaled_mm needs float8 tensor cores (sm_89 and newer;
+         * torchao's float8 training checks for them). */
+        *cause = xasprintf("--float8 %s: %s has no float8 tensor cores "
+                           "(torch._scaled_mm needs Hopper or newer, and "
+                           "the topology an fp8 peak in [gpu] fp8)",
+                           float8_name(c->float8), r->topo->gpu_name);
+        return -1;
+    }
     if (setup_nccl(r, cause) != 0)
         return -1;
     int shard = c->sharding == SHARDING_NO_SHARD ? 1

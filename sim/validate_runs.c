@@ -296,11 +296,6 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
                          "of whole micro-batches)");
         return 1;
     }
-    if (has_ci(row->precision, "float8") || has_ci(row->precision, "fp8")) {
-        *why = xasprintf("float8 linear layers ('%s') are not modelled",
-                         row->precision);
-        return 1;
-    }
     a->topology = g->topology;
     a->gpu = g->label;
 
@@ -375,6 +370,17 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
         : has_ci(row->sharding, "NO_SHARD") ? "NO_SHARD"
                                             : row->sharding;
     add_arg(a, "--sharding-strategy", shard);
+    }
+    /* torchao float8 Linear layers: the recipe the precision column names
+     * (tensorwise unless it says rowwise).  The float8 all-gather only
+     * where the row says so: torchtitan's default leaves it off
+     * (enable_fsdp_float8_all_gather = false in its float8 config). */
+    if (has_ci(row->precision, "float8") || has_ci(row->precision, "fp8")) {
+        add_arg(a, "--float8",
+                has_ci(row->precision, "rowwise") ? "rowwise" : "tensorwise");
+        if (has_ci(row->precision, "float8 all-gather")
+            && !has_ci(row->precision, "not stated"))
+            add_arg(a, "--float8-all-gather", "true");
     }
     if (has_ci(row->fsdp_options, "transformer block wrapping"))
         add_arg(a, "--auto-wrap-policy", "transformer");

@@ -126,9 +126,10 @@ aligned_numel(const struct model *m, const struct wrap_plan *p, int unit,
  * §1.8).  Returns that padded total; the shard is it divided by W. */
 static int64_t
 fsdp2_padded_numel(const struct model *m, const struct wrap_plan *p,
-                   int unit, int shard_size)
+                   int unit, int shard_size, int64_t *float8_weights)
 {
     int64_t total = 0, listed = 0;
+    *float8_weights = 0;
     for (int i = 0; i < m->n_modules; i++) {
         if (p->owner[i] != unit)
             continue;
@@ -140,6 +141,10 @@ fsdp2_padded_numel(const struct model *m, const struct wrap_plan *p,
             int64_t rows = (dim0[k] + shard_size - 1) / shard_size;
             total += (int64_t)shard_size * rows * rest;
             listed += sizes[k];
+            /* A Float8Linear's weight (its first tensor, untied) */
+            if (k == 0 && layer_float8_linear(m->modules[i])
+                && !m->modules[i]->tied)
+                *float8_weights += (int64_t)shard_size * rows * rest;
         }
     }
     /* Parameters of a kind with no listed tensors count as one 1-D
@@ -292,8 +297,12 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
         if (shard_size == 1) {
             fu->padded_numel = fu->shard_numel = fu->numel;
         } else if (c->fsdp_version == 2) {
-            fu->padded_numel = fsdp2_padded_numel(m, plan, u, shard_size);
+            int64_t f8 = 0;
+            fu->padded_numel = fsdp2_padded_numel(m, plan, u, shard_size,
+                                                  &f8);
             fu->shard_numel = fu->padded_numel / shard_size;
+            if (c->float8_all_gather)
+                fu->float8_padded_numel = f8;
         } else if (c->use_orig_params) {
             fu->padded_numel = aligned_numel(m, plan, u, align, shard_size);
             fu->shard_numel = fu->padded_numel / shard_size;

@@ -25,6 +25,9 @@ struct fsdp_unit {
     int64_t numel;              /* N: parameters the unit owns */
     int64_t padded_numel;       /* W*S: the all-gather output numel */
     int64_t shard_numel;        /* S: per-rank shard numel */
+    int64_t float8_padded_numel; /* FSDP2 float8 all-gather: the share of
+                                    padded_numel that is Float8Linear
+                                    weights, gathered at one byte */
 };
 
 struct wrap_plan {

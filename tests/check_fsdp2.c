@@ -323,6 +323,45 @@ START_TEST(test_fsdp2_offload_and_fp16)
 }
 END_TEST
 
+/* Float8 all-gather (torchao enable_fsdp_float8_all_gather) on tiny-llama
+ * over 8 H100s: a layer's seven Linear weights (q, k, v, o 256 x 256;
+ * gate, up 688 x 256; down 256 x 688; every dim a multiple of 16 and of
+ * 8, so no padding) are 4 x 65536 + 3 x 176128 = 790528 elements, its
+ * two norms 2 x 256.  In bf16 a layer gathers 791040 x 2 = 1582080 bytes;
+ * with float8 weights 790528 x 1 + 512 x 2 = 791552 (half, but for the
+ * norms).  The root (embedding, final norm, and lm_head, which is left in
+ * bf16 by name) is unchanged.  Each layer gathers twice a step (forward,
+ * and backward after resharding): 8 of each size.  After the optimizer,
+ * the 28 weights' amaxes are all-reduced: 28 x 4 = 112 bytes. */
+START_TEST(test_fsdp2_float8_all_gather_bytes)
+{
+#define H100 "--model tiny-llama --topology dgx-h100 --nodes 1 " \
+             "--fsdp-version 2 --param-dtype bf16 --float8 tensorwise "
+    struct tu_run t, g;
+    run_ok(&t, H100, 0);
+    run_ok(&g, H100 "--float8-all-gather", 0);
+    int bf16 = 0, fp8 = 0, amax = 0;
+    for (int i = 0; i < t.r.sched->n_ops; i++) {
+        const struct sched_op *op = &t.r.sched->ops[i];
+        bf16 += op->iter == 1 && op->kind == OP_ALLGATHER
+                && op->bytes == 1582080;
+    }
+    for (int i = 0; i < g.r.sched->n_ops; i++) {
+        const struct sched_op *op = &g.r.sched->ops[i];
+        fp8 += op->iter == 1 && op->kind == OP_ALLGATHER
+               && op->bytes == 791552;
+        amax += op->iter == 1 && op->kind == OP_ALLREDUCE
+                && op->bytes == 112;
+    }
+    ck_assert_int_eq(bf16, 8);
+    ck_assert_int_eq(fp8, 8);
+    ck_assert_int_eq(amax, 1);
+    tu_free(&t);
+    tu_free(&g);
+#undef H100
+}
+END_TEST
+
 START_TEST(test_fsdp2_errors)
 {
     static const char *const bad[] = {
@@ -375,6 +414,7 @@ main(void)
     tcase_add_test(core, test_fsdp2_gradient_sync_off);
     tcase_add_test(core, test_fsdp2_offload_and_fp16);
     tcase_add_test(core, test_fsdp2_deterministic);
+    tcase_add_test(core, test_fsdp2_float8_all_gather_bytes);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_fsdp2_errors);
