@@ -216,8 +216,11 @@ setup_nccl(struct run *r, char **cause)
     r->nccl.max_channels = (int)c->nccl_max_nchannels;
     return 0;
 bad:
-    *cause = xasprintf("%s", why);
-    free(why);
+    /* why names the NCCL variable or version, not where it was set. */
+    *cause = config_blame(c, c->nccl_version && strstr(why, "NCCL_") == NULL
+                                 ? "nccl_version"
+                             : strncmp(why, "NCCL_PROTO", 10) == 0
+                                 ? "nccl_proto" : "nccl_algo", why);
     return -1;
 }
 
@@ -245,8 +248,8 @@ setup_check_collectives(const struct run *r, char **cause)
     return 0;
 }
 
-int
-setup_prepare(struct run *r, char **cause)
+static int
+setup_prepare_run(struct run *r, char **cause)
 {
     struct run_config *c = &r->cfg;
     char *why = NULL;
@@ -256,12 +259,12 @@ setup_prepare(struct run *r, char **cause)
     else
         r->model = r->own_model = model_load(c->model, &why);
     if (r->model == NULL) {
-        *cause = why;
+        *cause = config_blame(c, "model", why);
         return -1;
     }
     r->topo = topo_load(c->topology, &why);
     if (r->topo == NULL) {
-        *cause = why;
+        *cause = config_blame(c, "topology", why);
         return -1;
     }
     /* Measured values first, so that --set can still override them. */
@@ -273,7 +276,9 @@ setup_prepare(struct run *r, char **cause)
     }
     for (int i = 0; i < c->n_sets; i++) {
         if (topo_set(r->topo, c->sets[i], &why) != 0) {
-            *cause = why;
+            /* topo_set's messages start "--set ASSIGNMENT: ". */
+            *cause = config_blame_origin(config_set_origin(c, i), "--set",
+                                         why);
             return -1;
         }
     }
@@ -351,6 +356,17 @@ setup_prepare(struct run *r, char **cause)
         return -1;
     r->sched->nccl = r->nccl;
     return setup_check_collectives(r, cause);
+}
+
+int
+setup_prepare(struct run *r, char **cause)
+{
+    if (setup_prepare_run(r, cause) == 0)
+        return 0;
+    /* A message that starts with a flag ("--wrap: ...") names the run
+     * file's line instead when the value came from one. */
+    *cause = config_blame(&r->cfg, NULL, *cause);
+    return -1;
 }
 
 void
