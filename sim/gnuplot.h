@@ -19,11 +19,15 @@ int gnuplot_run(const char *name, const char *const *args, const char *out,
                 char **cause);
 
 /* A temporary data file for a plot: open for writing under TMPDIR, its
- * path in *path (caller unlinks and frees).  NULL with *cause. */
+ * path in *path (gnuplot_data_remove).  NULL with *cause. */
 #include <stdio.h>
 FILE *gnuplot_data_open(const char *what, char **path, char **cause);
 /* Close it; -1 with *cause (the file removed, *path freed and NULL) when
  * a write failed. */
 int gnuplot_data_close(FILE *f, char **path, char **cause);
+/* Unlink and free it (NULL: nothing).  Until then SIGINT, SIGTERM and
+ * SIGHUP remove it, as they do the script, the plot's temporary name and
+ * the gnuplot child (atomic_file.h). */
+void gnuplot_data_remove(char *path);
 
 #endif

@@ -32,8 +32,7 @@ plot_dat(struct html *h, const struct run_view *v,
         return -1;
     const char *args[] = {dat, GNUPLOT_OUT, "svg", NULL};
     int rc = html_plot(h, what, args, caption, cause);
-    unlink(dat);
-    free(dat);
+    gnuplot_data_remove(dat);
     return rc;
 }
 
