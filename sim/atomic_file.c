@@ -131,6 +131,84 @@ atomic_file_track_child(pid_t pid)
     open_child = pid;
 }
 
+/*
+ * Two fsdpsim runs writing the same file (two sweeps given one --out)
+ * would each rename a complete file over the other's, and one result
+ * would vanish with both reporting success.  So the writer holds
+ * PATH.lock, created whole (written under a temporary name, then link()ed,
+ * which fails if the name exists) and holding its process id, from open
+ * to commit or abort; a second writer is refused while that process
+ * lives.  A lock left by a process that died without cleaning up (kill
+ * -9) names a process that no longer exists and is taken over.
+ */
+static int
+take_lock(struct atomic_file *af, char **cause)
+{
+    af->lock_path = xasprintf("%s.lock", af->path);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        char *tmp = xasprintf("%s.lock.XXXXXX", af->path);
+        int fd = atomic_file_mkstemp(tmp);
+        if (fd < 0) {
+            *cause = xasprintf("%s: cannot create file: %s", af->path,
+                               strerror(errno));
+            free(tmp);
+            return -1;
+        }
+        char pid[32];
+        int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+        int bad = write(fd, pid, (size_t)n) != n;
+        bad |= close(fd) != 0;
+        sigset_t old;
+        atomic_file_hold_signals(&old);
+        int linked = !bad && link(tmp, af->lock_path) == 0;
+        int link_errno = errno;
+        if (linked)
+            atomic_file_track(af->lock_path);
+        atomic_file_release_signals(&old);
+        atomic_file_remove(tmp);
+        free(tmp);
+        if (linked)
+            return 0;
+        if (bad || link_errno != EEXIST) {
+            *cause = xasprintf("%s: cannot create file: %s", af->path,
+                               strerror(bad ? EIO : link_errno));
+            return -1;
+        }
+        /* Somebody holds it: alive, or gone without removing it? */
+        long holder = 0;
+        FILE *f = fopen(af->lock_path, "r");
+        if (f != NULL) {
+            if (fscanf(f, "%ld", &holder) != 1)
+                holder = 0;
+            fclose(f);
+        }
+        if (holder > 0 && (kill((pid_t)holder, 0) == 0 || errno == EPERM)) {
+            *cause = xasprintf("%s: another fsdpsim (process %ld) is "
+                               "writing this file; wait for it to finish "
+                               "or write elsewhere (remove %s if no such "
+                               "process runs)", af->path, holder,
+                               af->lock_path);
+            return -1;
+        }
+        unlink(af->lock_path);
+    }
+    *cause = xasprintf("%s: cannot take %s (another process keeps "
+                       "recreating it)", af->path, af->lock_path);
+    return -1;
+}
+
+/* Free AF's names, removing the lock; AF is zeroed. */
+static void
+release(struct atomic_file *af)
+{
+    if (af->lock_path != NULL && af->lock_held)
+        atomic_file_remove(af->lock_path);
+    free(af->lock_path);
+    free(af->path);
+    free(af->tmp_path);
+    memset(af, 0, sizeof *af);
+}
+
 int
 atomic_file_open(struct atomic_file *af, const char *path, char **cause)
 {
@@ -142,20 +220,24 @@ atomic_file_open(struct atomic_file *af, const char *path, char **cause)
         if (af->f == NULL) {
             *cause = xasprintf("%s: cannot write: %s", path,
                                strerror(errno));
-            free(af->path);
-            memset(af, 0, sizeof *af);
+            release(af);
             return -1;
         }
         return 0;
     }
+    if (take_lock(af, cause) != 0) {
+        release(af);
+        return -1;
+    }
+    af->lock_held = 1;
     af->tmp_path = xasprintf("%s.tmp.XXXXXX", path);
     int fd = atomic_file_mkstemp(af->tmp_path);
     if (fd < 0) {
         *cause = xasprintf("%s: cannot create file: %s", path,
                            strerror(errno));
-        free(af->path);
         free(af->tmp_path);
-        memset(af, 0, sizeof *af);
+        af->tmp_path = NULL;
+        release(af);
         return -1;
     }
     /* mkstemp creates 0600; give the file the mode a plain fopen would. */
@@ -167,9 +249,7 @@ atomic_file_open(struct atomic_file *af, const char *path, char **cause)
         *cause = xasprintf("%s: %s", path, strerror(errno));
         close(fd);
         atomic_file_remove(af->tmp_path);
-        free(af->path);
-        free(af->tmp_path);
-        memset(af, 0, sizeof *af);
+        release(af);
         return -1;
     }
     return 0;
@@ -186,16 +266,12 @@ atomic_file_commit(struct atomic_file *af, char **cause)
         *cause = xasprintf("%s: write failed: %s", af->path,
                            strerror(errno ? errno : EIO));
         atomic_file_remove(af->tmp_path);
-        free(af->path);
-        free(af->tmp_path);
-        memset(af, 0, sizeof *af);
+        release(af);
         return -1;
     }
     if (af->tmp_path)
         atomic_file_untrack(af->tmp_path);
-    free(af->path);
-    free(af->tmp_path);
-    memset(af, 0, sizeof *af);
+    release(af);
     return 0;
 }
 
@@ -205,7 +281,5 @@ atomic_file_abort(struct atomic_file *af)
     if (af->f != NULL)
         fclose(af->f);
     atomic_file_remove(af->tmp_path);
-    free(af->path);
-    free(af->tmp_path);
-    memset(af, 0, sizeof *af);
+    release(af);
 }

@@ -6,7 +6,8 @@
  * error or Ctrl-C never leaves a half-written file that looks finished.
  * A target that exists and is not a regular file (/dev/null, /dev/stdout,
  * a FIFO) is written directly: renaming over it would replace a device
- * or pipe with a plain file.
+ * or pipe with a plain file.  While a file is being written, a second
+ * fsdpsim writing the same path is refused (PATH.lock, atomic_file.c).
  */
 #ifndef FSDPSIM_ATOMIC_FILE_H
 #define FSDPSIM_ATOMIC_FILE_H
@@ -19,6 +20,8 @@ struct atomic_file {
     FILE *f;
     char *tmp_path;             /* NULL when writing directly */
     char *path;
+    char *lock_path;            /* PATH.lock, held while writing */
+    int lock_held;
 };
 
 /* Open; -1 with *cause (caller frees) when the directory is not writable. */

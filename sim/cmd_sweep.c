@@ -36,15 +36,18 @@
  * rows after it. */
 #define SWEEP_WINDOW 4096
 
-/* Set by SIGINT.  A signal handler can reach nothing but globals; the
- * main thread polls it every tick. */
+/* The signal that stopped the sweep (SIGINT, SIGTERM or SIGHUP: each
+ * keeps the rows done, as Ctrl-C does), 0 while it runs.  A signal
+ * handler can reach nothing but globals; the main thread polls it every
+ * tick. */
 static volatile sig_atomic_t sweep_interrupted;
+static const int sweep_stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_STOP_SIGNALS 3
 
 static void
 on_sigint(int sig)
 {
-    (void)sig;
-    sweep_interrupted = 1;
+    sweep_interrupted = sig;
 }
 
 void
@@ -105,10 +108,13 @@ cmd_sweep_help(FILE *out)
             "simulate options (the base of every point):\n",
             SWEEP_MAX_POINTS);
     setup_print_options(out);
-    fprintf(out, "\nCtrl-C stops the sweep: the rows done so far are kept "
-            "as a complete CSV.\nexit status: 0 ok (error rows included), "
-            "2 bad input or no valid point,\n3 a file could not be "
-            "written or gnuplot failed, 130 interrupted.\n");
+    fprintf(out, "\nCtrl-C (or SIGTERM, SIGHUP) stops the sweep: the rows "
+            "done so far are kept\nas a complete CSV.  Two sweeps may not "
+            "write one --out at once (the second\nis refused).\n"
+            "exit status: 0 ok (error rows included), 2 bad input or no "
+            "valid point,\n3 a file could not be written or gnuplot "
+            "failed, 128 + the signal when\nstopped by one (130 Ctrl-C, "
+            "143 SIGTERM, 129 SIGHUP).\n");
 }
 
 /* ---- running the points ---- */
@@ -556,11 +562,17 @@ cmd_sweep(int argc, char **argv)
         out = af.f;
     }
     /* After atomic_file_open, which installs its own handler to remove
-     * the temporary file: Ctrl-C now keeps the rows written instead. */
-    struct sigaction sa = {.sa_handler = on_sigint}, old_sa;
+     * the temporary file: these signals now keep the rows written
+     * instead.  One that is ignored (nohup's SIGHUP) stays ignored. */
+    struct sigaction sa = {.sa_handler = on_sigint};
+    struct sigaction old_sa[N_STOP_SIGNALS];
     sigemptyset(&sa.sa_mask);
     sweep_interrupted = 0;
-    sigaction(SIGINT, &sa, &old_sa);
+    for (int i = 0; i < N_STOP_SIGNALS; i++) {
+        sigaction(sweep_stop_signals[i], NULL, &old_sa[i]);
+        if (old_sa[i].sa_handler != SIG_IGN)
+            sigaction(sweep_stop_signals[i], &sa, NULL);
+    }
     batch_keep_heap();
 
     int jsonl = o.format && strcmp(o.format, "jsonl") == 0;
@@ -592,7 +604,8 @@ cmd_sweep(int argc, char **argv)
     if (jobs > p.n_local)
         jobs = (int)p.n_local;
     int interrupted = p.n_local > 0 ? run_points(&p, jobs, out) : 0;
-    sigaction(SIGINT, &old_sa, NULL);
+    for (int i = 0; i < N_STOP_SIGNALS; i++)
+        sigaction(sweep_stop_signals[i], &old_sa[i], NULL);
     for (int64_t i = 0; i < p.n_local; i++)
         free(p.rows[i]);
     free(p.rows);
@@ -613,7 +626,9 @@ cmd_sweep(int argc, char **argv)
         fprintf(stderr, "fsdpsim: interrupted: %lld of %lld points written"
                 "%s%s\n", (long long)p.written, (long long)p.n_local,
                 o.out ? " to " : "", o.out ? o.out : "");
-        status = EXIT_INTERRUPTED;
+        /* As the shell reports a process the signal ended: 130 for
+         * Ctrl-C, 143 for SIGTERM, 129 for SIGHUP. */
+        status = 128 + (int)sweep_interrupted;
     } else if (p.n_ok == 0 && p.n_local > 0 && shard_n == 1) {
         /* (A shard may hold only error rows: the whole sweep decides.) */
         char *msg = xasprintf("no point of the sweep could be simulated; "
