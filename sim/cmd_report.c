@@ -78,9 +78,10 @@ is_number(const char *s, size_t n)
 }
 
 /* 0, or EXIT_USAGE with one message: is PATH the .dat KIND (0 timeline,
- * 1 memory) says? */
+ * 1 memory) says?  *last_us: the latest time it holds (timeline: end_us,
+ * field 9; memory: t_us, field 1), for the plots' one time unit. */
 static int
-check_dat(const char *path, int kind)
+check_dat(const char *path, int kind, double *last_us)
 {
     enum textfile_error error;
     char *text = textfile_read(path, REPORT_MAX_DAT_BYTES, 0, &error);
@@ -142,6 +143,11 @@ check_dat(const char *path, int kind)
                                     dat_what[kind]);
                     goto out;
                 }
+                if (fields == (kind == 0 ? 8 : 0)) {
+                    double t = strtod(line + start, NULL);
+                    if (t > *last_us)
+                        *last_us = t;
+                }
                 fields++;
             }
             if (fields > 0 && columns == 0) {
@@ -179,9 +185,9 @@ out:
 /* Run one embedded script; 0 ok, 2 bad input, 3 system failure. */
 static int
 plot(const char *script_name, const char *data, const char *out,
-     const char *term)
+     const char *term, struct plot_time_base tb)
 {
-    const char *args[] = {data, GNUPLOT_OUT, term, NULL};
+    const char *args[] = {data, GNUPLOT_OUT, term, tb.per_us, tb.unit, NULL};
     char *cause = NULL;
     if (gnuplot_run(script_name, args, out, &cause) != 0) {
         cmd_error("report", cause, 0);
@@ -194,7 +200,8 @@ plot(const char *script_name, const char *data, const char *out,
 
 /* Both plots in one page; 0, 2 or 3 as plot(). */
 static int
-html_report(const char *timeline, const char *memory, const char *path)
+html_report(const char *timeline, const char *memory, const char *path,
+            struct plot_time_base tb)
 {
     const char *data[] = {timeline, memory};
     const char *script[] = {"timeline", "memory"};
@@ -211,7 +218,8 @@ html_report(const char *timeline, const char *memory, const char *path)
             continue;
         html_h2(&h, script[i]);
         html_p(&h, "From %s.", data[i]);
-        const char *args[] = {data[i], GNUPLOT_OUT, "svg", NULL};
+        const char *args[] = {data[i], GNUPLOT_OUT, "svg", tb.per_us,
+                              tb.unit, NULL};
         if ((rc = html_plot(&h, script[i], args, caption[i], &cause)) != 0)
             html_abort(&h);
     }
@@ -279,22 +287,25 @@ cmd_report(int argc, char **argv)
                   "--memory FILE (written by fsdpsim simulate)", 1);
         return EXIT_USAGE;
     }
-    /* Both inputs are checked before anything is drawn. */
-    if (timeline && check_dat(timeline, 0) != 0)
+    /* Both inputs are checked before anything is drawn, and give the
+     * span from which the plots' one time unit is chosen. */
+    double last_us = 0;
+    if (timeline && check_dat(timeline, 0, &last_us) != 0)
         return EXIT_USAGE;
-    if (memory && check_dat(memory, 1) != 0)
+    if (memory && check_dat(memory, 1, &last_us) != 0)
         return EXIT_USAGE;
+    struct plot_time_base tb = gnuplot_time_base(last_us);
     if (html)
-        return html_report(timeline, memory, html);
+        return html_report(timeline, memory, html, tb);
     int rc = 0;
     if (timeline) {
         char *out = xasprintf("%s-timeline.%s", prefix, term);
-        rc = plot("timeline", timeline, out, term);
+        rc = plot("timeline", timeline, out, term, tb);
         free(out);
     }
     if (!rc && memory) {
         char *out = xasprintf("%s-memory.%s", prefix, term);
-        rc = plot("memory", memory, out, term);
+        rc = plot("memory", memory, out, term, tb);
         free(out);
     }
     return rc;

@@ -180,6 +180,16 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
     return rc;
 }
 
+struct plot_time_base
+gnuplot_time_base(double span_us)
+{
+    if (span_us < 2e3)
+        return (struct plot_time_base){"us", "1"};
+    if (span_us < 2e7)
+        return (struct plot_time_base){"ms", "1000"};
+    return (struct plot_time_base){"s", "1000000"};
+}
+
 FILE *
 gnuplot_data_open(const char *what, char **path, char **cause)
 {
