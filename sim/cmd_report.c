@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd.h"
 #include "gnuplot.h"
+#include "report_dat.h"
 #include "report_html.h"
 #include "textfile.h"
 #include "xalloc.h"
@@ -48,132 +49,37 @@ cmd_report_help(FILE *out)
             "exit status: 0 ok, 2 bad input, 3 gnuplot missing or failed.\n");
 }
 
-/*
- * What each .dat must look like before gnuplot sees it: the column header
- * fsdpsim simulate writes, then rows of exactly that many fields.  The
- * timeline's fields 1 (stream) and 3 (kind) are names, every other field a
- * finite number.  At least one row.  A run writes a few MiB at most; the
- * bound keeps /dev/zero-like mistakes from being read without end (devices
- * and FIFOs are refused anyway).
- */
+/* A run writes a few MiB at most; the bound keeps /dev/zero-like
+ * mistakes from being read without end (devices and FIFOs are refused
+ * anyway). */
 #define REPORT_MAX_DAT_BYTES ((size_t)256 << 20)
 
-static const char *const dat_header[] = {
-    "# stream_index stream op kind unit iter micro start_us end_us bytes",
-    "# t_us allocated_bytes reserved_bytes"};
-static const char *const dat_flag[] = {"--timeline", "--memory"};
-static const char *const dat_what[] = {"a timeline .dat", "a memory .dat"};
-
-static int
-is_number(const char *s, size_t n)
-{
-    char buf[64];
-    if (n == 0 || n >= sizeof buf)
-        return 0;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    char *end;
-    double v = strtod(buf, &end);
-    return *end == '\0' && isfinite(v);
-}
-
 /* 0, or EXIT_USAGE with one message: is PATH the .dat KIND (0 timeline,
- * 1 memory) says?  *last_us: the latest time it holds (timeline: end_us,
- * field 9; memory: t_us, field 1), for the plots' one time unit. */
+ * 1 memory) says?  *last_us: the latest time it holds, for the plots' one
+ * time unit. */
 static int
-check_dat(const char *path, int kind, double *last_us)
+check_dat(const char *path, enum report_dat_kind kind, double *last_us)
 {
     enum textfile_error error;
     char *text = textfile_read(path, REPORT_MAX_DAT_BYTES, 0, &error);
     char *msg = NULL;
+    const char *flag = report_dat_flag(kind);
     if (text == NULL) {
         msg = error == TEXTFILE_OPEN || error == TEXTFILE_READ
-                  ? xasprintf("%s %s: cannot read: %s", dat_flag[kind], path,
+                  ? xasprintf("%s %s: cannot read: %s", flag, path,
                               strerror(errno))
               : error == TEXTFILE_NOT_REGULAR
-                  ? xasprintf("%s %s: not a regular file", dat_flag[kind],
-                              path)
+                  ? xasprintf("%s %s: not a regular file", flag, path)
               : error == TEXTFILE_TOO_BIG
                   ? xasprintf("%s %s: larger than 256 MiB (is it %s from "
-                              "fsdpsim simulate?)", dat_flag[kind], path,
-                              dat_what[kind])
+                              "fsdpsim simulate?)", flag, path,
+                              report_dat_what(kind))
                   : xasprintf("%s %s: holds a NUL byte (is it %s from "
-                              "fsdpsim simulate?)", dat_flag[kind], path,
-                              dat_what[kind]);
-        goto out;
+                              "fsdpsim simulate?)", flag, path,
+                              report_dat_what(kind));
+    } else {
+        report_dat_check(text, kind, path, last_us, &msg);
     }
-    int columns = 0, rows = 0, line_no = 0;
-    for (char *line = text; *line;) {
-        char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        line_no++;
-        if (len > 0 && line[len - 1] == '\r')
-            len--;
-        if (len > 0 && line[0] == '#') {
-            for (int other = 0; other < 2 && columns == 0; other++) {
-                size_t hl = strlen(dat_header[other]);
-                if (len < hl || strncmp(line, dat_header[other], hl) != 0)
-                    continue;
-                if (other != kind) {
-                    msg = xasprintf("%s %s:%d: this is %s, not %s",
-                                    dat_flag[kind], path, line_no,
-                                    dat_what[other], dat_what[kind]);
-                    goto out;
-                }
-                for (size_t i = 1; i < len; i++)
-                    if (line[i] != ' ' && line[i - 1] == ' ')
-                        columns++;
-            }
-        } else {
-            int fields = 0;
-            size_t i = 0;
-            while (i < len) {
-                while (i < len && (line[i] == ' ' || line[i] == '\t'))
-                    i++;
-                if (i == len)
-                    break;
-                size_t start = i;
-                while (i < len && line[i] != ' ' && line[i] != '\t')
-                    i++;
-                int name = kind == 0 && (fields == 1 || fields == 3);
-                if (!name && !is_number(line + start, i - start)) {
-                    msg = xasprintf("%s %s:%d: field %d is not a number "
-                                    "(is it %s from fsdpsim simulate?)",
-                                    dat_flag[kind], path, line_no, fields + 1,
-                                    dat_what[kind]);
-                    goto out;
-                }
-                if (fields == (kind == 0 ? 8 : 0)) {
-                    double t = strtod(line + start, NULL);
-                    if (t > *last_us)
-                        *last_us = t;
-                }
-                fields++;
-            }
-            if (fields > 0 && columns == 0) {
-                msg = xasprintf("%s %s:%d: data before the column header "
-                                "'%s' (is it %s from fsdpsim simulate?)",
-                                dat_flag[kind], path, line_no,
-                                dat_header[kind], dat_what[kind]);
-                goto out;
-            }
-            if (fields > 0 && fields != columns) {
-                msg = xasprintf("%s %s:%d: %d fields, the header names %d",
-                                dat_flag[kind], path, line_no, fields,
-                                columns);
-                goto out;
-            }
-            rows += fields > 0;
-        }
-        line = nl ? nl + 1 : line + len;
-    }
-    if (columns == 0)
-        msg = xasprintf("%s %s: no column header '%s' (is it %s from "
-                        "fsdpsim simulate?)", dat_flag[kind], path,
-                        dat_header[kind], dat_what[kind]);
-    else if (rows == 0)
-        msg = xasprintf("%s %s: no rows to plot", dat_flag[kind], path);
-out:
     free(text);
     if (msg == NULL)
         return 0;
@@ -290,9 +196,9 @@ cmd_report(int argc, char **argv)
     /* Both inputs are checked before anything is drawn, and give the
      * span from which the plots' one time unit is chosen. */
     double last_us = 0;
-    if (timeline && check_dat(timeline, 0, &last_us) != 0)
+    if (timeline && check_dat(timeline, REPORT_DAT_TIMELINE, &last_us) != 0)
         return EXIT_USAGE;
-    if (memory && check_dat(memory, 1, &last_us) != 0)
+    if (memory && check_dat(memory, REPORT_DAT_MEMORY, &last_us) != 0)
         return EXIT_USAGE;
     struct plot_time_base tb = gnuplot_time_base(last_us);
     if (html)
