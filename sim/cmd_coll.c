@@ -197,14 +197,17 @@ cmd_coll(int argc, char **argv)
             *(c == 'b' ? &minb : c == 'e' ? &maxb : &step) = v;
             break;
         }
-        case 'f':
-            factor = strtod(optarg, NULL);
-            if (!(factor > 1 && factor <= 1024)) {
+        case 'f': {
+            char *end;
+            factor = strtod(optarg, &end);
+            if (end == optarg || *end != '\0'
+                || !(factor > 1 && factor <= 1024)) {
                 msg = xasprintf("-f: '%s' is not a step factor above 1",
                                 optarg);
                 goto fail;
             }
             break;
+        }
         case 'd': type = optarg; break;
         case 'o': redop = optarg; break;
         case 1000: sets[n_sets++] = optarg; break;

@@ -157,11 +157,13 @@ cmd_compare(int argc, char **argv)
             char *end;
             tol = strtod(optarg, &end);
             if (end == optarg || *end != '\0' || !(tol >= 0 && tol <= 1e6)) {
+                /* A bad value, not a bad command line: one line, no
+                 * usage. */
                 msg = xasprintf("--tol: '%s' is not a percentage (e.g. "
                                 "--tol 10)", optarg);
-                int rc = usage_error(msg);
+                cmd_error("compare", msg, 0);
                 free(msg);
-                return rc;
+                return EXIT_USAGE;
             }
             break;
         }

@@ -334,11 +334,13 @@ cmd_validate(int argc, char **argv)
             tol = strtod(optarg, &end);
             if (end == optarg || (*end != '\0' && strcmp(end, "%") != 0) ||
                 !(tol >= 0 && tol <= 1e6)) {
+                /* A bad value, not a bad command line: one line, no
+                 * usage. */
                 msg = xasprintf("--tol: '%s' is not a percentage (e.g. "
                                 "--tol 20)", optarg);
-                rc = usage_error(msg);
+                cmd_error("validate", msg, 0);
                 free(msg);
-                return rc;
+                return EXIT_USAGE;
             }
             break;
         }

@@ -689,6 +689,7 @@ struct file_ctx {
     char **seen;
     int *seen_line;
     int n_seen;
+    int n_keys;                 /* lines that set something, 'set' too */
 };
 
 static int
@@ -752,6 +753,7 @@ file_handler(void *user, const char *section, const char *name,
     free(value);
     if (rc != 0)
         return file_fail(ctx, why);
+    ctx->n_keys++;
     return 1;
 }
 
@@ -783,6 +785,14 @@ config_load_text(struct run_config *c, const char *text, const char *origin,
     if (ctx.cause != NULL) {
         *cause = xasprintf("%s:%d: %s", origin, ctx.cause_line, ctx.cause);
         free(ctx.cause);
+        return -1;
+    }
+    if (ctx.n_keys == 0) {
+        /* Empty, or comments only: the wrong file far more often than a
+         * run of every default. */
+        *cause = xasprintf("%s: holds no settings (a run file has lines "
+                           "such as 'model = llama2-7b'; see 'fsdpsim help "
+                           "simulate')", origin);
         return -1;
     }
     return 0;

@@ -63,6 +63,15 @@ parse_number_prefix(const char *s, const char *what, double *v,
         *cause = xasprintf("empty %s (write a number with its unit)", what);
         return -1;
     }
+    /* strtod also reads C's hexadecimal floats ("0x10" is 16, "0x1p3"
+     * is 8): no unit or count is written so, and "0x10" read as 16 GB or
+     * 16 nodes would be a silent surprise. */
+    const char *digits = s + (*s == '+' || *s == '-');
+    if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+        *cause = xasprintf("'%s' is not a decimal number (%s expected; "
+                           "write e.g. 16, not 0x10)", s, what);
+        return -1;
+    }
     char *end;
     errno = 0;
     double x = strtod(s, &end);
@@ -261,6 +270,9 @@ int
 units_parse_nccl_size(const char *s, double *bytes)
 {
     char *end;
+    const char *digits = s + (*s == '+' || *s == '-');
+    if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
+        return -1;              /* a hexadecimal float, see above */
     double v = strtod(s, &end);
     if (end == s || isnan(v) || v < 0 || v > 1e15)
         return -1;
@@ -272,7 +284,8 @@ units_parse_nccl_size(const char *s, double *bytes)
         v *= 1073741824, end++;
     if (*end == 'B')
         end++;
-    if (*end != '\0')
+    /* A buffer is whole bytes: 1.5 (or 1.3K) is a typing slip. */
+    if (*end != '\0' || v != floor(v))
         return -1;
     *bytes = v;
     return 0;

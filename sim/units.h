@@ -32,7 +32,8 @@ int units_parse_real(const char *s, double lo, double hi, double *out,
 int units_parse_bool(const char *s, bool *out, char **cause);
 
 /* nccl-tests' own size syntax for -b/-e/-i: a number with an optional K,
- * M or G meaning powers of 1024 (and an optional B); 0 or -1. */
+ * M or G meaning powers of 1024 (and an optional B), whole bytes in
+ * decimal; 0 or -1. */
 int units_parse_nccl_size(const char *s, double *bytes);
 
 /* Human-readable forms, written into buf (at least 32 bytes). */
