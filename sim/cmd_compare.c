@@ -62,13 +62,16 @@ usage_error(const char *msg)
 }
 
 /* Write one side as plot data: lane, stream name, kind, start and end in
- * ms from the step's first op.  0, or -1 on I/O error. */
-static int
-write_plot_data(const char *path, const struct compare_timeline *tl)
+ * ms from the step's first op, into a temporary file (gnuplot.h) whose
+ * path is returned; NULL with *cause. */
+static char *
+write_plot_data(const char *what, const struct compare_timeline *tl,
+                char **cause)
 {
-    FILE *f = fopen(path, "w");
+    char *path;
+    FILE *f = gnuplot_data_open(what, &path, cause);
     if (f == NULL)
-        return -1;
+        return NULL;
     int64_t t0 = compare_step_start_ns(tl);
     fputs("# lane stream kind start_ms end_ms\n", f);
     for (int i = 0; i < tl->n_ops; i++) {
@@ -77,41 +80,33 @@ write_plot_data(const char *path, const struct compare_timeline *tl)
                 tl->stream_names[o->stream], compare_kind_name(o->kind),
                 (o->start_ns - t0) * 1e-6, (o->end_ns - t0) * 1e-6);
     }
-    int bad = ferror(f);
-    return fclose(f) == 0 && !bad ? 0 : -1;
+    gnuplot_data_close(f, &path, cause);
+    return path;
 }
 
 
 /* PREFIX-compare.TERM from both timelines; 0, or EXIT_SYSTEM with one
- * message. */
+ * message.  The data files are temporaries SIGINT, SIGTERM and SIGHUP
+ * remove, as they do the plot's. */
 static int
 plot(const struct compare_timeline *pred, const struct compare_timeline *meas,
      const char *pred_path, const char *meas_path, const char *prefix,
      const char *term)
 {
-    const char *tmp = getenv("TMPDIR");
-    char *dir = xasprintf("%s/fsdpsim-cmp-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (mkdtemp(dir) == NULL) {
-        char *msg = xasprintf("cannot create a temporary directory: %s",
-                              strerror(errno));
-        cmd_error("compare", msg, 0);
-        free(msg);
-        free(dir);
-        return EXIT_SYSTEM;
-    }
-    char *pdat = xasprintf("%s/pred.dat", dir);
-    char *mdat = xasprintf("%s/meas.dat", dir);
+    char *cause = NULL;
+    char *pdat = write_plot_data("cmp-pred", pred, &cause);
+    char *mdat = pdat ? write_plot_data("cmp-meas", meas, &cause) : NULL;
     char *out = xasprintf("%s-compare.%s", prefix, term);
     int rc = 0;
-    if (write_plot_data(pdat, pred) != 0 || write_plot_data(mdat, meas) != 0) {
-        cmd_error("compare", "cannot write a temporary file", 0);
+    if (mdat == NULL) {
+        cmd_error("compare", cause, 0);
+        free(cause);
         rc = EXIT_SYSTEM;
     } else {
         char *ptitle = xasprintf("predicted: %s", pred_path);
         char *mtitle = xasprintf("measured: %s", meas_path);
         const char *args[] = {pdat, mdat, GNUPLOT_OUT, term, ptitle, mtitle,
                               NULL};
-        char *cause = NULL;
         if (gnuplot_run("compare", args, out, &cause) != 0) {
             cmd_error("compare", cause, 0);
             free(cause);
@@ -122,13 +117,9 @@ plot(const struct compare_timeline *pred, const struct compare_timeline *meas,
         free(ptitle);
         free(mtitle);
     }
-    unlink(pdat);
-    unlink(mdat);
-    rmdir(dir);
-    free(pdat);
-    free(mdat);
+    gnuplot_data_remove(pdat);
+    gnuplot_data_remove(mdat);
     free(out);
-    free(dir);
     return rc;
 }
 
