@@ -6,6 +6,7 @@
 #include "xalloc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,37 +142,71 @@ atomic_file_track_child(pid_t pid)
  * lives.  A lock left by a process that died without cleaning up (kill
  * -9) names a process that no longer exists and is taken over.
  */
+/* Create LOCK holding this process's id: 0, 1 when it exists, -1 with
+ * errno.  Written whole under a temporary name and link()ed, which fails
+ * if LOCK exists; where the file system has no hard links (FAT, some
+ * network file systems) an O_EXCL create, written right after. */
+static int
+create_lock(const char *path, const char *lock)
+{
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    char *tmp = xasprintf("%s.lock.XXXXXX", path);
+    int fd = atomic_file_mkstemp(tmp);
+    if (fd < 0) {
+        free(tmp);
+        return -1;
+    }
+    int bad = write(fd, pid, (size_t)n) != n;
+    bad |= close(fd) != 0;
+    sigset_t old;
+    atomic_file_hold_signals(&old);
+    int linked = !bad && link(tmp, lock) == 0;
+    int err = bad ? EIO : errno;
+    if (linked)
+        atomic_file_track(lock);
+    atomic_file_release_signals(&old);
+    atomic_file_remove(tmp);
+    free(tmp);
+    if (linked)
+        return 0;
+    if (err == EEXIST)
+        return 1;
+    if (err != EPERM && err != ENOTSUP && err != EOPNOTSUPP && err != EXDEV) {
+        errno = err;
+        return -1;
+    }
+    atomic_file_hold_signals(&old);
+    fd = open(lock, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    err = errno;
+    if (fd >= 0)
+        atomic_file_track(lock);
+    atomic_file_release_signals(&old);
+    if (fd < 0) {
+        errno = err;
+        return err == EEXIST ? 1 : -1;
+    }
+    bad = write(fd, pid, (size_t)n) != n;
+    bad |= close(fd) != 0;
+    if (bad) {
+        atomic_file_remove(unconst(lock));
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
 static int
 take_lock(struct atomic_file *af, char **cause)
 {
     af->lock_path = xasprintf("%s.lock", af->path);
     for (int attempt = 0; attempt < 2; attempt++) {
-        char *tmp = xasprintf("%s.lock.XXXXXX", af->path);
-        int fd = atomic_file_mkstemp(tmp);
-        if (fd < 0) {
+        int made = create_lock(af->path, af->lock_path);
+        if (made == 0)
+            return 0;
+        if (made < 0) {
             *cause = xasprintf("%s: cannot create file: %s", af->path,
                                strerror(errno));
-            free(tmp);
-            return -1;
-        }
-        char pid[32];
-        int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-        int bad = write(fd, pid, (size_t)n) != n;
-        bad |= close(fd) != 0;
-        sigset_t old;
-        atomic_file_hold_signals(&old);
-        int linked = !bad && link(tmp, af->lock_path) == 0;
-        int link_errno = errno;
-        if (linked)
-            atomic_file_track(af->lock_path);
-        atomic_file_release_signals(&old);
-        atomic_file_remove(tmp);
-        free(tmp);
-        if (linked)
-            return 0;
-        if (bad || link_errno != EEXIST) {
-            *cause = xasprintf("%s: cannot create file: %s", af->path,
-                               strerror(bad ? EIO : link_errno));
             return -1;
         }
         /* Somebody holds it: alive, or gone without removing it? */

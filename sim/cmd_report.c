@@ -119,6 +119,9 @@ html_report(const char *timeline, const char *memory, const char *path,
     struct html h;
     char *cause = NULL;
     int rc = html_open(&h, path, "fsdpsim report", &cause);
+    if (rc == 0)
+        html_p(&h, "Both plots share one time axis: simulated time since "
+               "the run's start, in %s.", tb.unit);
     for (int i = 0; i < 2 && rc == 0; i++) {
         if (data[i] == NULL)
             continue;

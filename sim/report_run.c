@@ -66,6 +66,8 @@ report_run_view(struct html *h, const struct run_view *v, char **cause)
     fclose(mem);
     html_pre(h, text);
     free(text);
+    html_p(h, "Both plots share one time axis: simulated time since the "
+           "run's start, in %s.", tb.unit);
     if (plot_dat(h, v, output_timeline_dat, "timeline",
                  "Timeline of the simulated steps, one row per CUDA stream "
                  "(C compute, U all-gather, P reduce-scatter); gaps on C "
