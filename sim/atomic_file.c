@@ -43,15 +43,13 @@ on_signal(int sig)
     raise(sig);
 }
 
-/* The handler, once; a signal the caller ignores (nohup) stays ignored,
- * and one somebody else handles (sweep's SIGINT) keeps its handler. */
+/* The handler on each signal left at its default, checked again at each
+ * file (tune's workers take SIGINT for a while, then give it back): a
+ * signal the caller ignores (nohup) stays ignored, and one somebody else
+ * handles (sweep's SIGINT) keeps its handler. */
 static void
 install_handler(void)
 {
-    static int installed;
-    if (installed)
-        return;
-    installed = 1;
     for (int i = 0; i < N_CLEANUP_SIGNALS; i++) {
         struct sigaction old;
         if (sigaction(cleanup_signals[i], NULL, &old) == 0
