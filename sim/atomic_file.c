@@ -215,6 +215,12 @@ take_lock(struct atomic_file *af, char **cause)
                 holder = 0;
             fclose(f);
         }
+        if (holder == (long)getpid()) {
+            *cause = xasprintf("%s: this command writes it already (the "
+                               "same file given for two outputs?)",
+                               af->path);
+            return -1;
+        }
         if (holder > 0 && (kill((pid_t)holder, 0) == 0 || errno == EPERM)) {
             *cause = xasprintf("%s: another fsdpsim (process %ld) is "
                                "writing this file; wait for it to finish "

@@ -473,6 +473,14 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
         free(msg);
         return -2;
     }
+    if (o->out && o->report && strcmp(o->out, o->report) == 0) {
+        char *msg = xasprintf("--out and --report both name %s: the report "
+                              "would replace the CSV (give two files)",
+                              o->out);
+        cmd_error("sweep", msg, 0);
+        free(msg);
+        return -2;
+    }
     if (o->shard && (o->plot || o->report)) {
         cmd_error("sweep", "--shard writes part of the points: plot or "
                   "report the merged CSV instead (fsdpsim merge)", 0);

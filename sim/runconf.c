@@ -908,9 +908,31 @@ config_validate_knobs(const struct run_config *c, char **cause)
     return 0;
 }
 
+/* Two outputs given one file: the second would silently replace the
+ * first. */
+static int
+config_validate_outputs(const struct run_config *c, char **cause)
+{
+    const char *const path[] = {c->trace_path, c->timeline_path,
+                                c->memory_path, c->metrics_path};
+    static const char *const flag[] = {"--trace", "--timeline", "--memory",
+                                       "--metrics"};
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 4; j++)
+            if (path[i] && path[j] && strcmp(path[i], path[j]) == 0) {
+                *cause = xasprintf("%s and %s both name %s: the second "
+                                   "would replace the first (give two "
+                                   "files)", flag[i], flag[j], path[i]);
+                return -1;
+            }
+    return 0;
+}
+
 static int
 config_validate_fields(const struct run_config *c, char **cause)
 {
+    if (config_validate_outputs(c, cause) != 0)
+        return -1;
     if (c->nccl_min_nchannels > 0 && c->nccl_max_nchannels > 0
         && c->nccl_min_nchannels > c->nccl_max_nchannels) {
         *cause = xasprintf("%s %lld is above %s %lld (NCCL_MIN_NCHANNELS "
