@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd.h"
+#include "atomic_file.h"
 #include "gnuplot.h"
 #include "report_dat.h"
 #include "report_html.h"
@@ -100,7 +101,6 @@ plot(const char *script_name, const char *data, const char *out,
         free(cause);
         return EXIT_SYSTEM;
     }
-    printf("%s\n", out);
     return 0;
 }
 
@@ -206,16 +206,29 @@ cmd_report(int argc, char **argv)
     struct plot_time_base tb = gnuplot_time_base(last_us);
     if (html)
         return html_report(timeline, memory, html, tb);
-    int rc = 0;
-    if (timeline) {
-        char *out = xasprintf("%s-timeline.%s", prefix, term);
-        rc = plot("timeline", timeline, out, term, tb);
-        free(out);
+    /* Both plots or neither: the timeline's, once drawn, stays a file
+     * the signal handler removes until the memory plot is drawn too, and
+     * goes if that fails; the names are printed once both exist. */
+    char *tl_out = timeline ? xasprintf("%s-timeline.%s", prefix, term)
+                            : NULL;
+    char *mem_out = memory ? xasprintf("%s-memory.%s", prefix, term) : NULL;
+    int rc = tl_out ? plot("timeline", timeline, tl_out, term, tb) : 0;
+    if (rc == 0 && tl_out && mem_out)
+        atomic_file_track(tl_out);
+    if (rc == 0 && mem_out) {
+        rc = plot("memory", memory, mem_out, term, tb);
+        if (tl_out && rc != 0)
+            atomic_file_remove(tl_out);
+        else if (tl_out)
+            atomic_file_untrack(tl_out);
     }
-    if (!rc && memory) {
-        char *out = xasprintf("%s-memory.%s", prefix, term);
-        rc = plot("memory", memory, out, term, tb);
-        free(out);
+    if (rc == 0) {
+        if (tl_out)
+            printf("%s\n", tl_out);
+        if (mem_out)
+            printf("%s\n", mem_out);
     }
+    free(tl_out);
+    free(mem_out);
     return rc;
 }
