@@ -147,7 +147,9 @@ cmd_compare(int argc, char **argv)
         case 1000: {
             char *end;
             tol = strtod(optarg, &end);
-            if (end == optarg || *end != '\0' || !(tol >= 0 && tol <= 1e6)) {
+            /* (strtod also reads hexadecimal floats: 0x10.) */
+            if (end == optarg || *end != '\0' || strpbrk(optarg, "xX")
+                || !(tol >= 0 && tol <= 1e6)) {
                 /* A bad value, not a bad command line: one line, no
                  * usage. */
                 msg = xasprintf("--tol: '%s' is not a percentage (e.g. "

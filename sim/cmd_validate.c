@@ -332,8 +332,9 @@ cmd_validate(int argc, char **argv)
         case 1001: {
             char *end;
             tol = strtod(optarg, &end);
+            /* (strtod also reads hexadecimal floats: 0x10.) */
             if (end == optarg || (*end != '\0' && strcmp(end, "%") != 0) ||
-                !(tol >= 0 && tol <= 1e6)) {
+                strpbrk(optarg, "xX") != NULL || !(tol >= 0 && tol <= 1e6)) {
                 /* A bad value, not a bad command line: one line, no
                  * usage. */
                 msg = xasprintf("--tol: '%s' is not a percentage (e.g. "
