@@ -69,6 +69,23 @@ last_message(int fd)
     return k ? xstrdup(out) : NULL;
 }
 
+/* The directory temporaries go to, and the message when one cannot be
+ * written there (naming TMPDIR, the usual culprit). */
+static const char *
+temp_dir(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    return tmp && *tmp ? tmp : "/tmp";
+}
+
+static char *
+temp_failure(int err)
+{
+    const char *tmp = getenv("TMPDIR");
+    return xasprintf("cannot write a temporary file in %s%s: %s", temp_dir(),
+                     tmp && *tmp ? " (TMPDIR)" : "", strerror(err));
+}
+
 int
 gnuplot_run(const char *name, const char *const *args, const char *out,
             char **cause)
@@ -79,14 +96,11 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
                            name);
         return -1;
     }
-    const char *tmp = getenv("TMPDIR");
-    char *script = xasprintf("%s/fsdpsim-gp-XXXXXX",
-                             tmp && *tmp ? tmp : "/tmp");
+    char *script = xasprintf("%s/fsdpsim-gp-XXXXXX", temp_dir());
     int fd = atomic_file_mkstemp(script);
     size_t len = strlen(f->text);
     if (fd < 0 || write(fd, f->text, len) != (ssize_t)len) {
-        *cause = xasprintf("cannot write a temporary file: %s",
-                           strerror(errno));
+        *cause = temp_failure(errno);
         if (fd >= 0) {
             close(fd);
             atomic_file_remove(script);
@@ -113,8 +127,7 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
     umask(mask);
     fchmod(ofd, 0666 & ~mask);
     close(ofd);
-    char *errpath = xasprintf("%s/fsdpsim-gperr-XXXXXX",
-                              tmp && *tmp ? tmp : "/tmp");
+    char *errpath = xasprintf("%s/fsdpsim-gperr-XXXXXX", temp_dir());
     int efd = mkstemp(errpath);
     if (efd >= 0)
         unlink(errpath);
@@ -193,14 +206,11 @@ gnuplot_time_base(double span_us)
 FILE *
 gnuplot_data_open(const char *what, char **path, char **cause)
 {
-    const char *tmp = getenv("TMPDIR");
-    *path = xasprintf("%s/fsdpsim-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
-                      what);
+    *path = xasprintf("%s/fsdpsim-%s-XXXXXX", temp_dir(), what);
     int fd = atomic_file_mkstemp(*path);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (f == NULL) {
-        *cause = xasprintf("cannot write a temporary file: %s",
-                           strerror(errno));
+        *cause = temp_failure(errno);
         if (fd >= 0) {
             close(fd);
             atomic_file_remove(*path);
@@ -218,7 +228,7 @@ gnuplot_data_close(FILE *f, char **path, char **cause)
     bad |= fclose(f) != 0;
     if (!bad)
         return 0;
-    *cause = xstrdup("cannot write a temporary file");
+    *cause = temp_failure(errno ? errno : EIO);
     gnuplot_data_remove(*path);
     *path = NULL;
     return -1;
