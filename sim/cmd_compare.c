@@ -184,15 +184,15 @@ cmd_compare(int argc, char **argv)
                                : "give two files only: PRED MEASURED");
     if (strcmp(term, "png") != 0 && strcmp(term, "svg") != 0) {
         msg = xasprintf("--term: '%s' is not png or svg", term);
-        int rc = usage_error(msg);
+        cmd_error("compare", msg, 0);
         free(msg);
-        return rc;
+        return EXIT_USAGE;
     }
     if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
         msg = xasprintf("--format: '%s' is not text or json", format);
-        int rc = usage_error(msg);
+        cmd_error("compare", msg, 0);
         free(msg);
-        return rc;
+        return EXIT_USAGE;
     }
     const char *pred_path = argv[optind], *meas_path = argv[optind + 1];
     struct compare_timeline pred, meas;

@@ -351,9 +351,9 @@ cmd_validate(int argc, char **argv)
             if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
                 msg = xasprintf("--format: '%s' is not one of text | json",
                                 optarg);
-                rc = usage_error(msg);
+                cmd_error("validate", msg, 0);
                 free(msg);
-                return rc;
+                return EXIT_USAGE;
             }
             json = strcmp(optarg, "json") == 0;
             break;
