@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "gnuplot.h"
 #include "compare.h"
+#include "units.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -147,8 +148,7 @@ cmd_compare(int argc, char **argv)
         case 1000: {
             char *end;
             tol = strtod(optarg, &end);
-            /* (strtod also reads hexadecimal floats: 0x10.) */
-            if (end == optarg || *end != '\0' || strpbrk(optarg, "xX")
+            if (end == optarg || *end != '\0' || units_is_hex_float(optarg)
                 || !(tol >= 0 && tol <= 1e6)) {
                 /* A bad value, not a bad command line: one line, no
                  * usage. */

@@ -30,6 +30,7 @@
 #include "textfile.h"
 #include "topo.h"
 #include "validate_runs.h"
+#include "units.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -332,9 +333,8 @@ cmd_validate(int argc, char **argv)
         case 1001: {
             char *end;
             tol = strtod(optarg, &end);
-            /* (strtod also reads hexadecimal floats: 0x10.) */
             if (end == optarg || (*end != '\0' && strcmp(end, "%") != 0) ||
-                strpbrk(optarg, "xX") != NULL || !(tol >= 0 && tol <= 1e6)) {
+                units_is_hex_float(optarg) || !(tol >= 0 && tol <= 1e6)) {
                 /* A bad value, not a bad command line: one line, no
                  * usage. */
                 msg = xasprintf("--tol: '%s' is not a percentage (e.g. "

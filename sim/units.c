@@ -52,6 +52,15 @@ unit_list(const struct unit *u)
     return s;
 }
 
+bool
+units_is_hex_float(const char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    s += *s == '+' || *s == '-';
+    return s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+}
+
 /* Split "25.5GBps" into a finite non-negative number and a unit suffix. */
 static int
 parse_number_prefix(const char *s, const char *what, double *v,
@@ -66,8 +75,7 @@ parse_number_prefix(const char *s, const char *what, double *v,
     /* strtod also reads C's hexadecimal floats ("0x10" is 16, "0x1p3"
      * is 8): no unit or count is written so, and "0x10" read as 16 GB or
      * 16 nodes would be a silent surprise. */
-    const char *digits = s + (*s == '+' || *s == '-');
-    if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    if (units_is_hex_float(s)) {
         *cause = xasprintf("'%s' is not a decimal number (%s expected; "
                            "write e.g. 16, not 0x10)", s, what);
         return -1;
@@ -270,9 +278,8 @@ int
 units_parse_nccl_size(const char *s, double *bytes)
 {
     char *end;
-    const char *digits = s + (*s == '+' || *s == '-');
-    if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
-        return -1;              /* a hexadecimal float, see above */
+    if (units_is_hex_float(s))
+        return -1;
     double v = strtod(s, &end);
     if (end == s || isnan(v) || v < 0 || v > 1e15)
         return -1;

@@ -469,6 +469,11 @@ START_TEST(test_units_hex_refused)
     expect_error(units_parse_bandwidth, "0x1p3Gbps",
                  "'0x1p3Gbps' is not a decimal number (bandwidth expected; "
                  "write e.g. 16, not 0x10)");
+    ck_assert(units_is_hex_float("0x10"));
+    ck_assert(units_is_hex_float(" -0X1p3"));
+    ck_assert(!units_is_hex_float("10"));
+    ck_assert(!units_is_hex_float("0"));
+    ck_assert(!units_is_hex_float("x10"));
     int64_t n = -1;
     char *cause = NULL;
     ck_assert_int_eq(units_parse_count("-0X2", 0, 10, &n, &cause), -1);
