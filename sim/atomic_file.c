@@ -252,6 +252,10 @@ int
 atomic_file_open(struct atomic_file *af, const char *path, char **cause)
 {
     memset(af, 0, sizeof *af);
+    if (*path == '\0') {
+        *cause = xstrdup("an output file name is empty (give a path)");
+        return -1;
+    }
     af->path = xstrdup(path);
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {

@@ -182,6 +182,11 @@ cmd_compare(int argc, char **argv)
         return usage_error(argc - optind < 2
                                ? "give two files: PRED MEASURED"
                                : "give two files only: PRED MEASURED");
+    if (prefix != NULL && *prefix == '\0') {
+        cmd_error("compare", "--plot: the prefix is empty (the plot would "
+                  "be named -compare.png)", 0);
+        return EXIT_USAGE;
+    }
     if (strcmp(term, "png") != 0 && strcmp(term, "svg") != 0) {
         msg = xasprintf("--term: '%s' is not png or svg", term);
         cmd_error("compare", msg, 0);

@@ -191,6 +191,12 @@ cmd_report(int argc, char **argv)
         free(msg);
         return EXIT_USAGE;
     }
+    if (*prefix == '\0' || (html && *html == '\0')) {
+        cmd_error("report", html && *html == '\0' ? "--html: the file name "
+                  "is empty" : "--out: the prefix is empty (plots would be "
+                  "named -timeline.png)", 0);
+        return EXIT_USAGE;
+    }
     if (!timeline && !memory) {
         cmd_error("report", "nothing to plot: give --timeline FILE and/or "
                   "--memory FILE (written by fsdpsim simulate)", 1);
