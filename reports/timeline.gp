@@ -1,10 +1,14 @@
 # timeline.gp: Gantt chart of one simulated run, one row per CUDA stream.
-# usage: gnuplot -c timeline.gp TIMELINE.dat OUT.png [png|svg]
+# usage: gnuplot -c timeline.gp TIMELINE.dat OUT.png [png|svg [PER_US UNIT]]
 # Columns of TIMELINE.dat (fsdpsim simulate --timeline): stream_index
 # stream op kind unit iter micro start_us end_us bytes.
 datafile = ARG1
 outfile = ARG2
 term = (ARGC >= 3 && ARG3 ne "") ? ARG3 : "png"
+# ARG4 ARG5: the report's one time unit (fsdpsim picks it once for all its
+# plots): microseconds per unit and its name.  Default ms.
+per_us = (ARGC >= 5 && ARG4 ne "") ? real(ARG4) : 1000.0
+unit = (ARGC >= 5 && ARG5 ne "") ? ARG5 : "ms"
 if (term eq "svg") {
     set terminal svg size 1200,500 font "DejaVu Sans,10" background "white"
 } else {
@@ -13,7 +17,8 @@ if (term eq "svg") {
 set output outfile
 set termoption noenhanced
 set title "fsdpsim timeline (per stream)"
-set xlabel "time (ms)"
+# Both plots share one clock: simulated time since the run's start.
+set xlabel sprintf("simulated time since the run's start (%s); GPU ops, the memory plot's clock", unit)
 set ytics ("C compute" 0, "PU pre-unshard" 1, "U all-gather" 2, "P reduce-scatter" 3, "A all-reduce" 4, "HOST" 5)
 set yrange [5.6:-0.6]
 set grid xtics
@@ -25,7 +30,7 @@ kc(k) = k eq "forward" ? 0x2b6cb0 : k eq "backward" ? 0x805ad5 : \
         k eq "reducescatter" ? 0xdd6b20 : k eq "allreduce" ? 0xc53030 : \
         k eq "optimizer" ? 0x2d3748 : k eq "h2d" || k eq "d2h" ? 0xd69e2e : \
         0xa0aec0
-plot datafile using (($8+$9)/2000.0):1:(($9-$8)/2000.0):(0.38):(kc(strcol(4))) \
+plot datafile using (($8+$9)/(2*per_us)):1:(($9-$8)/(2*per_us)):(0.38):(kc(strcol(4))) \
      with boxxyerror lc rgb variable notitle, \
      NaN with boxes lc rgb "#2b6cb0" title "forward", \
      NaN with boxes lc rgb "#805ad5" title "backward", \

@@ -6,22 +6,36 @@
 #include "xalloc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <pthread.h>
 #include <unistd.h>
 
-/* Temporary files being written, so that SIGINT or SIGTERM can remove them
+/* Temporary files being written and the child process drawing into one,
+ * so that SIGINT, SIGTERM or SIGHUP can end the child and remove the files
  * before the process dies: an interrupted run leaves neither a partial
- * output nor a stray temporary file.  Only the handler and the functions
- * below touch it; the paths are kept alive until commit or abort. */
-#define ATOMIC_MAX_OPEN 8
+ * output, a stray temporary file nor an orphaned gnuplot.  Only the
+ * handler and the functions below touch them; the paths are kept alive
+ * until untracked. */
+#define ATOMIC_MAX_OPEN 16
 static const char *volatile open_tmp[ATOMIC_MAX_OPEN];
+static volatile pid_t open_child;
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_CLEANUP_SIGNALS 3
 
 static void
 on_signal(int sig)
 {
+    pid_t child = open_child;
+    if (child > 0) {
+        /* Ended first, so it writes nothing after its file is gone. */
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+    }
     for (int i = 0; i < ATOMIC_MAX_OPEN; i++)
         if (open_tmp[i] != NULL)
             unlink(open_tmp[i]);
@@ -29,16 +43,48 @@ on_signal(int sig)
     raise(sig);
 }
 
+/* The handler on each signal left at its default, checked again at each
+ * file (tune's workers take SIGINT for a while, then give it back): a
+ * signal the caller ignores (nohup) stays ignored, and one somebody else
+ * handles (sweep's SIGINT) keeps its handler. */
 static void
-track(const char *tmp)
+install_handler(void)
 {
-    static int installed;
-    if (!installed) {
-        installed = 1;
-        signal(SIGINT, on_signal);
-        signal(SIGTERM, on_signal);
-        signal(SIGHUP, on_signal);
+    for (int i = 0; i < N_CLEANUP_SIGNALS; i++) {
+        struct sigaction old;
+        if (sigaction(cleanup_signals[i], NULL, &old) == 0
+            && old.sa_handler != SIG_DFL)
+            continue;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        for (int j = 0; j < N_CLEANUP_SIGNALS; j++)
+            sigaddset(&sa.sa_mask, cleanup_signals[j]);
+        sigaction(cleanup_signals[i], &sa, NULL);
     }
+}
+
+void
+atomic_file_hold_signals(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (int i = 0; i < N_CLEANUP_SIGNALS; i++)
+        sigaddset(&set, cleanup_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+void
+atomic_file_release_signals(const sigset_t *old)
+{
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+void
+atomic_file_track(const char *tmp)
+{
+    install_handler();
     for (int i = 0; i < ATOMIC_MAX_OPEN; i++) {
         if (open_tmp[i] == NULL) {
             open_tmp[i] = tmp;
@@ -47,18 +93,169 @@ track(const char *tmp)
     }
 }
 
-static void
-untrack(const char *tmp)
+void
+atomic_file_untrack(const char *path)
 {
     for (int i = 0; i < ATOMIC_MAX_OPEN; i++)
-        if (open_tmp[i] == tmp)
+        if (open_tmp[i] == path)
             open_tmp[i] = NULL;
+}
+
+int
+atomic_file_mkstemp(char *template)
+{
+    sigset_t old;
+    atomic_file_hold_signals(&old);
+    int fd = mkstemp(template);
+    if (fd >= 0)
+        atomic_file_track(template);
+    atomic_file_release_signals(&old);
+    return fd;
+}
+
+void
+atomic_file_remove(char *path)
+{
+    if (path == NULL)
+        return;
+    unlink(path);
+    atomic_file_untrack(path);
+}
+
+void
+atomic_file_track_child(pid_t pid)
+{
+    if (pid > 0)
+        install_handler();
+    open_child = pid;
+}
+
+/*
+ * Two fsdpsim runs writing the same file (two sweeps given one --out)
+ * would each rename a complete file over the other's, and one result
+ * would vanish with both reporting success.  So the writer holds
+ * PATH.lock, created whole (written under a temporary name, then link()ed,
+ * which fails if the name exists) and holding its process id, from open
+ * to commit or abort; a second writer is refused while that process
+ * lives.  A lock left by a process that died without cleaning up (kill
+ * -9) names a process that no longer exists and is taken over.
+ */
+/* Create LOCK holding this process's id: 0, 1 when it exists, -1 with
+ * errno.  Written whole under a temporary name and link()ed, which fails
+ * if LOCK exists; where the file system has no hard links (FAT, some
+ * network file systems) an O_EXCL create, written right after. */
+static int
+create_lock(const char *path, const char *lock)
+{
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    char *tmp = xasprintf("%s.lock.XXXXXX", path);
+    int fd = atomic_file_mkstemp(tmp);
+    if (fd < 0) {
+        free(tmp);
+        return -1;
+    }
+    int bad = write(fd, pid, (size_t)n) != n;
+    bad |= close(fd) != 0;
+    sigset_t old;
+    atomic_file_hold_signals(&old);
+    int linked = !bad && link(tmp, lock) == 0;
+    int err = bad ? EIO : errno;
+    if (linked)
+        atomic_file_track(lock);
+    atomic_file_release_signals(&old);
+    atomic_file_remove(tmp);
+    free(tmp);
+    if (linked)
+        return 0;
+    if (err == EEXIST)
+        return 1;
+    if (err != EPERM && err != ENOTSUP && err != EOPNOTSUPP && err != EXDEV) {
+        errno = err;
+        return -1;
+    }
+    atomic_file_hold_signals(&old);
+    fd = open(lock, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    err = errno;
+    if (fd >= 0)
+        atomic_file_track(lock);
+    atomic_file_release_signals(&old);
+    if (fd < 0) {
+        errno = err;
+        return err == EEXIST ? 1 : -1;
+    }
+    bad = write(fd, pid, (size_t)n) != n;
+    bad |= close(fd) != 0;
+    if (bad) {
+        atomic_file_remove(unconst(lock));
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+static int
+take_lock(struct atomic_file *af, char **cause)
+{
+    af->lock_path = xasprintf("%s.lock", af->path);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int made = create_lock(af->path, af->lock_path);
+        if (made == 0)
+            return 0;
+        if (made < 0) {
+            *cause = xasprintf("%s: cannot create file: %s", af->path,
+                               strerror(errno));
+            return -1;
+        }
+        /* Somebody holds it: alive, or gone without removing it? */
+        long holder = 0;
+        FILE *f = fopen(af->lock_path, "r");
+        if (f != NULL) {
+            if (fscanf(f, "%ld", &holder) != 1)
+                holder = 0;
+            fclose(f);
+        }
+        if (holder == (long)getpid()) {
+            *cause = xasprintf("%s: this command writes it already (the "
+                               "same file given for two outputs?)",
+                               af->path);
+            return -1;
+        }
+        if (holder > 0 && (kill((pid_t)holder, 0) == 0 || errno == EPERM)) {
+            *cause = xasprintf("%s: another fsdpsim (process %ld) is "
+                               "writing this file; wait for it to finish "
+                               "or write elsewhere (remove %s if no such "
+                               "process runs)", af->path, holder,
+                               af->lock_path);
+            return -1;
+        }
+        unlink(af->lock_path);
+    }
+    *cause = xasprintf("%s: cannot take %s (another process keeps "
+                       "recreating it)", af->path, af->lock_path);
+    return -1;
+}
+
+/* Free AF's names, removing the lock; AF is zeroed. */
+static void
+release(struct atomic_file *af)
+{
+    if (af->lock_path != NULL && af->lock_held)
+        atomic_file_remove(af->lock_path);
+    free(af->lock_path);
+    free(af->path);
+    free(af->tmp_path);
+    memset(af, 0, sizeof *af);
 }
 
 int
 atomic_file_open(struct atomic_file *af, const char *path, char **cause)
 {
     memset(af, 0, sizeof *af);
+    if (*path == '\0') {
+        *cause = xstrdup("an output file name is empty (give a path)");
+        return -1;
+    }
     af->path = xstrdup(path);
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -66,23 +263,26 @@ atomic_file_open(struct atomic_file *af, const char *path, char **cause)
         if (af->f == NULL) {
             *cause = xasprintf("%s: cannot write: %s", path,
                                strerror(errno));
-            free(af->path);
-            memset(af, 0, sizeof *af);
+            release(af);
             return -1;
         }
         return 0;
     }
+    if (take_lock(af, cause) != 0) {
+        release(af);
+        return -1;
+    }
+    af->lock_held = 1;
     af->tmp_path = xasprintf("%s.tmp.XXXXXX", path);
-    int fd = mkstemp(af->tmp_path);
+    int fd = atomic_file_mkstemp(af->tmp_path);
     if (fd < 0) {
         *cause = xasprintf("%s: cannot create file: %s", path,
                            strerror(errno));
-        free(af->path);
         free(af->tmp_path);
-        memset(af, 0, sizeof *af);
+        af->tmp_path = NULL;
+        release(af);
         return -1;
     }
-    track(af->tmp_path);
     /* mkstemp creates 0600; give the file the mode a plain fopen would. */
     mode_t mask = umask(0);
     umask(mask);
@@ -91,11 +291,8 @@ atomic_file_open(struct atomic_file *af, const char *path, char **cause)
     if (af->f == NULL) {
         *cause = xasprintf("%s: %s", path, strerror(errno));
         close(fd);
-        unlink(af->tmp_path);
-        untrack(af->tmp_path);
-        free(af->path);
-        free(af->tmp_path);
-        memset(af, 0, sizeof *af);
+        atomic_file_remove(af->tmp_path);
+        release(af);
         return -1;
     }
     return 0;
@@ -111,20 +308,13 @@ atomic_file_commit(struct atomic_file *af, char **cause)
     if (bad || (af->tmp_path && rename(af->tmp_path, af->path) != 0)) {
         *cause = xasprintf("%s: write failed: %s", af->path,
                            strerror(errno ? errno : EIO));
-        if (af->tmp_path) {
-            unlink(af->tmp_path);
-            untrack(af->tmp_path);
-        }
-        free(af->path);
-        free(af->tmp_path);
-        memset(af, 0, sizeof *af);
+        atomic_file_remove(af->tmp_path);
+        release(af);
         return -1;
     }
     if (af->tmp_path)
-        untrack(af->tmp_path);
-    free(af->path);
-    free(af->tmp_path);
-    memset(af, 0, sizeof *af);
+        atomic_file_untrack(af->tmp_path);
+    release(af);
     return 0;
 }
 
@@ -133,11 +323,6 @@ atomic_file_abort(struct atomic_file *af)
 {
     if (af->f != NULL)
         fclose(af->f);
-    if (af->tmp_path != NULL) {
-        unlink(af->tmp_path);
-        untrack(af->tmp_path);
-    }
-    free(af->path);
-    free(af->tmp_path);
-    memset(af, 0, sizeof *af);
+    atomic_file_remove(af->tmp_path);
+    release(af);
 }

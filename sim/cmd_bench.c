@@ -36,7 +36,8 @@ cmd_bench_help(FILE *out)
             "Time the simulator: build and simulate the run %d times and "
             "print the wall\ntime per simulated step and the peak RSS.  "
             "Without options: GPT-3 175B,\nFULL_SHARD, bf16, micro-batch 1 "
-            "x 2048, on 128 dgx-a100-80g nodes (1024 GPUs).\nWith "
+            "x 2048, on 128 dgx-a100-80g nodes (1024 GPUs);\nwith --config "
+            "FILE, the run file and simulate's defaults instead.  With\n"
             "--grad-accum it also says how many micro-batches were folded "
             "(--exact\nsimulates them all).  With --network simgrid the "
             "first run, which fills the\nSimGrid memo, is reported on its "
@@ -151,6 +152,14 @@ cmd_bench(int argc, char **argv)
         "bench", "--model", "gpt3-175b", "--topology", "dgx-a100-80g",
         "--nodes", "128", "--param-dtype", "bf16", "--seq-len", "2048"};
     int nd = (int)(sizeof defaults / sizeof defaults[0]);
+    /* Flags override a run file, so bench's defaults given as flags would
+     * silently replace the --config file's model, topology and nodes:
+     * with a run file, it and simulate's defaults decide. */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--config") == 0
+            || strncmp(argv[i], "--config=", 9) == 0
+            || strncmp(argv[i], "-c", 2) == 0)
+            nd = 1;
     char **av = xcalloc(nd + argc + 1, sizeof(char *));
     for (int i = 0; i < nd; i++)
         av[i] = unconst(defaults[i]);

@@ -456,8 +456,7 @@ cmd_calibrate(int argc, char **argv)
             if (parse_op(optarg, &hint) != 0) {
                 msg = xasprintf("--op: unknown op '%s' (allgather, "
                                 "reducescatter or allreduce)", optarg);
-                rc = usage_error(msg);
-                goto done;
+                goto fail;      /* a bad value: one line */
             }
             break;
         case 1002: version = optarg; break;
@@ -487,6 +486,12 @@ cmd_calibrate(int argc, char **argv)
         rc = usage_error("give nccl-tests output with --nccl-tests FILE or "
                          "a profiler trace with --profile TRACE.json");
         goto done;
+    }
+    if (cal_out != NULL && strcmp(cal_out, out) == 0) {
+        msg = xasprintf("--out and --calibration-out both name %s: the "
+                        "second would replace the first (give two files)",
+                        out);
+        goto fail;
     }
     /* The trace first, so that a bad one is the only thing said. */
     if (profile != NULL && kineto_kernels_read(profile, &trace, &cause) != 0)

@@ -116,6 +116,14 @@ estimate_row(const struct topo *t, const struct nccl_config *nc,
     if (sgrid && net_coll_time(t, net, op, g, bytes, r, &r->time_s, cause)
                      != 0)
         return -1;
+    /* The bound simulate's engine has (2^62 ns, 146 years): a time past
+     * it comes from rates no hardware has, not from a collective. */
+    if (!(r->time_s <= 4.6e9)) {
+        *cause = xasprintf("%.0f bytes would take longer than 146 years; "
+                           "check the topology's rates (a bandwidth far too "
+                           "low?)", bytes);
+        return -1;
+    }
     return 0;
 }
 
@@ -203,14 +211,17 @@ cmd_coll(int argc, char **argv)
             *(c == 'b' ? &minb : c == 'e' ? &maxb : &step) = v;
             break;
         }
-        case 'f':
-            factor = strtod(optarg, NULL);
-            if (!(factor > 1 && factor <= 1024)) {
+        case 'f': {
+            char *end;
+            factor = strtod(optarg, &end);
+            if (end == optarg || *end != '\0'
+                || !(factor > 1 && factor <= 1024)) {
                 msg = xasprintf("-f: '%s' is not a step factor above 1",
                                 optarg);
                 goto fail;
             }
             break;
+        }
         case 'd': type = optarg; break;
         case 'o': redop = optarg; break;
         case 1000: sets[n_sets++] = optarg; break;
@@ -399,6 +410,13 @@ cmd_coll(int argc, char **argv)
     double an_us;
     if (estimate_row(t, &nc, op, rop, &g, floor(minb / tbytes) * tbytes,
                      sgrid, &net, &r, &an_us, &cause) != 0)
+        goto fail_cause;
+    /* The largest size takes longest: one past the time bound is found
+     * before the table too, not after half of it. */
+    struct coll_result last;
+    if (maxb > minb
+        && estimate_row(t, &nc, op, rop, &g, floor(maxb / tbytes) * tbytes,
+                        sgrid, &net, &last, &an_us, &cause) != 0)
         goto fail_cause;
     if (explain && !json) {
         /* The choice and the data path at the first size (coll.c). */

@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "gnuplot.h"
 #include "compare.h"
+#include "units.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -62,13 +63,16 @@ usage_error(const char *msg)
 }
 
 /* Write one side as plot data: lane, stream name, kind, start and end in
- * ms from the step's first op.  0, or -1 on I/O error. */
-static int
-write_plot_data(const char *path, const struct compare_timeline *tl)
+ * ms from the step's first op, into a temporary file (gnuplot.h) whose
+ * path is returned; NULL with *cause. */
+static char *
+write_plot_data(const char *what, const struct compare_timeline *tl,
+                char **cause)
 {
-    FILE *f = fopen(path, "w");
+    char *path;
+    FILE *f = gnuplot_data_open(what, &path, cause);
     if (f == NULL)
-        return -1;
+        return NULL;
     int64_t t0 = compare_step_start_ns(tl);
     fputs("# lane stream kind start_ms end_ms\n", f);
     for (int i = 0; i < tl->n_ops; i++) {
@@ -77,41 +81,33 @@ write_plot_data(const char *path, const struct compare_timeline *tl)
                 tl->stream_names[o->stream], compare_kind_name(o->kind),
                 (o->start_ns - t0) * 1e-6, (o->end_ns - t0) * 1e-6);
     }
-    int bad = ferror(f);
-    return fclose(f) == 0 && !bad ? 0 : -1;
+    gnuplot_data_close(f, &path, cause);
+    return path;
 }
 
 
 /* PREFIX-compare.TERM from both timelines; 0, or EXIT_SYSTEM with one
- * message. */
+ * message.  The data files are temporaries SIGINT, SIGTERM and SIGHUP
+ * remove, as they do the plot's. */
 static int
 plot(const struct compare_timeline *pred, const struct compare_timeline *meas,
      const char *pred_path, const char *meas_path, const char *prefix,
      const char *term)
 {
-    const char *tmp = getenv("TMPDIR");
-    char *dir = xasprintf("%s/fsdpsim-cmp-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (mkdtemp(dir) == NULL) {
-        char *msg = xasprintf("cannot create a temporary directory: %s",
-                              strerror(errno));
-        cmd_error("compare", msg, 0);
-        free(msg);
-        free(dir);
-        return EXIT_SYSTEM;
-    }
-    char *pdat = xasprintf("%s/pred.dat", dir);
-    char *mdat = xasprintf("%s/meas.dat", dir);
+    char *cause = NULL;
+    char *pdat = write_plot_data("cmp-pred", pred, &cause);
+    char *mdat = pdat ? write_plot_data("cmp-meas", meas, &cause) : NULL;
     char *out = xasprintf("%s-compare.%s", prefix, term);
     int rc = 0;
-    if (write_plot_data(pdat, pred) != 0 || write_plot_data(mdat, meas) != 0) {
-        cmd_error("compare", "cannot write a temporary file", 0);
+    if (mdat == NULL) {
+        cmd_error("compare", cause, 0);
+        free(cause);
         rc = EXIT_SYSTEM;
     } else {
         char *ptitle = xasprintf("predicted: %s", pred_path);
         char *mtitle = xasprintf("measured: %s", meas_path);
         const char *args[] = {pdat, mdat, GNUPLOT_OUT, term, ptitle, mtitle,
                               NULL};
-        char *cause = NULL;
         if (gnuplot_run("compare", args, out, &cause) != 0) {
             cmd_error("compare", cause, 0);
             free(cause);
@@ -122,13 +118,9 @@ plot(const struct compare_timeline *pred, const struct compare_timeline *meas,
         free(ptitle);
         free(mtitle);
     }
-    unlink(pdat);
-    unlink(mdat);
-    rmdir(dir);
-    free(pdat);
-    free(mdat);
+    gnuplot_data_remove(pdat);
+    gnuplot_data_remove(mdat);
     free(out);
-    free(dir);
     return rc;
 }
 
@@ -156,12 +148,15 @@ cmd_compare(int argc, char **argv)
         case 1000: {
             char *end;
             tol = strtod(optarg, &end);
-            if (end == optarg || *end != '\0' || !(tol >= 0 && tol <= 1e6)) {
+            if (end == optarg || *end != '\0' || units_is_hex_float(optarg)
+                || !(tol >= 0 && tol <= 1e6)) {
+                /* A bad value, not a bad command line: one line, no
+                 * usage. */
                 msg = xasprintf("--tol: '%s' is not a percentage (e.g. "
                                 "--tol 10)", optarg);
-                int rc = usage_error(msg);
+                cmd_error("compare", msg, 0);
                 free(msg);
-                return rc;
+                return EXIT_USAGE;
             }
             break;
         }
@@ -187,17 +182,22 @@ cmd_compare(int argc, char **argv)
         return usage_error(argc - optind < 2
                                ? "give two files: PRED MEASURED"
                                : "give two files only: PRED MEASURED");
+    if (prefix != NULL && *prefix == '\0') {
+        cmd_error("compare", "--plot: the prefix is empty (the plot would "
+                  "be named -compare.png)", 0);
+        return EXIT_USAGE;
+    }
     if (strcmp(term, "png") != 0 && strcmp(term, "svg") != 0) {
         msg = xasprintf("--term: '%s' is not png or svg", term);
-        int rc = usage_error(msg);
+        cmd_error("compare", msg, 0);
         free(msg);
-        return rc;
+        return EXIT_USAGE;
     }
     if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
         msg = xasprintf("--format: '%s' is not text or json", format);
-        int rc = usage_error(msg);
+        cmd_error("compare", msg, 0);
         free(msg);
-        return rc;
+        return EXIT_USAGE;
     }
     const char *pred_path = argv[optind], *meas_path = argv[optind + 1];
     struct compare_timeline pred, meas;

@@ -188,7 +188,7 @@ parse_cli(int argc, char **argv, struct plan_cli *o, char **base,
     }
     if (o->term && strcmp(o->term, "png") != 0 && strcmp(o->term, "svg")) {
         char *msg = xasprintf("--term: '%s' is not png or svg", o->term);
-        usage_error(msg);
+        cmd_error("plan", msg, 0);
         free(msg);
         return -2;
     }

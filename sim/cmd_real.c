@@ -123,7 +123,8 @@ run_real_binary(int argc, char **argv)
 #endif
 
 /* Remove real-only options from argv (they are not simulate options);
- * returns -1 with a message on a bad value. */
+ * returns -1 with a message when the command line is malformed (a value
+ * missing: usage follows), -2 when a value is bad (one line). */
 struct real_opts {
     int dry_run;
     int64_t warmup;
@@ -150,7 +151,7 @@ take_real_opts(int *argc, char **argv, struct real_opts *ro, char **cause)
             char *why = NULL;
             if (val == NULL) {
                 *cause = xasprintf("option '%s' needs a value", a);
-                return -1;
+                return -1;      /* the command line's shape: usage */
             }
             if (is_warmup
                     ? units_parse_count(val, 1, 100, &ro->warmup, &why)
@@ -158,7 +159,7 @@ take_real_opts(int *argc, char **argv, struct real_opts *ro, char **cause)
                 *cause = xasprintf("%s: %s", is_warmup ? "--warmup"
                                                        : "--timeout", why);
                 free(why);
-                return -1;
+                return -2;      /* a bad value: one line */
             }
         } else {
             argv[w++] = argv[i];
@@ -237,8 +238,9 @@ real_run_cmd(int argc, char **argv)
     struct real_opts ro;
     struct run r;
     char *cause = NULL;
-    if (take_real_opts(&argc, argv, &ro, &cause) != 0) {
-        cmd_error("real", cause, 1);
+    int bad = take_real_opts(&argc, argv, &ro, &cause);
+    if (bad != 0) {
+        cmd_error("real", cause, bad == -1);
         free(cause);
         return EXIT_USAGE;
     }

@@ -9,7 +9,9 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd.h"
+#include "atomic_file.h"
 #include "gnuplot.h"
+#include "report_dat.h"
 #include "report_html.h"
 #include "textfile.h"
 #include "xalloc.h"
@@ -48,126 +50,37 @@ cmd_report_help(FILE *out)
             "exit status: 0 ok, 2 bad input, 3 gnuplot missing or failed.\n");
 }
 
-/*
- * What each .dat must look like before gnuplot sees it: the column header
- * fsdpsim simulate writes, then rows of exactly that many fields.  The
- * timeline's fields 1 (stream) and 3 (kind) are names, every other field a
- * finite number.  At least one row.  A run writes a few MiB at most; the
- * bound keeps /dev/zero-like mistakes from being read without end (devices
- * and FIFOs are refused anyway).
- */
+/* A run writes a few MiB at most; the bound keeps /dev/zero-like
+ * mistakes from being read without end (devices and FIFOs are refused
+ * anyway). */
 #define REPORT_MAX_DAT_BYTES ((size_t)256 << 20)
 
-static const char *const dat_header[] = {
-    "# stream_index stream op kind unit iter micro start_us end_us bytes",
-    "# t_us allocated_bytes reserved_bytes"};
-static const char *const dat_flag[] = {"--timeline", "--memory"};
-static const char *const dat_what[] = {"a timeline .dat", "a memory .dat"};
-
-static int
-is_number(const char *s, size_t n)
-{
-    char buf[64];
-    if (n == 0 || n >= sizeof buf)
-        return 0;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    char *end;
-    double v = strtod(buf, &end);
-    return *end == '\0' && isfinite(v);
-}
-
 /* 0, or EXIT_USAGE with one message: is PATH the .dat KIND (0 timeline,
- * 1 memory) says? */
+ * 1 memory) says?  *last_us: the latest time it holds, for the plots' one
+ * time unit. */
 static int
-check_dat(const char *path, int kind)
+check_dat(const char *path, enum report_dat_kind kind, double *last_us)
 {
     enum textfile_error error;
     char *text = textfile_read(path, REPORT_MAX_DAT_BYTES, 0, &error);
     char *msg = NULL;
+    const char *flag = report_dat_flag(kind);
     if (text == NULL) {
         msg = error == TEXTFILE_OPEN || error == TEXTFILE_READ
-                  ? xasprintf("%s %s: cannot read: %s", dat_flag[kind], path,
+                  ? xasprintf("%s %s: cannot read: %s", flag, path,
                               strerror(errno))
               : error == TEXTFILE_NOT_REGULAR
-                  ? xasprintf("%s %s: not a regular file", dat_flag[kind],
-                              path)
+                  ? xasprintf("%s %s: not a regular file", flag, path)
               : error == TEXTFILE_TOO_BIG
                   ? xasprintf("%s %s: larger than 256 MiB (is it %s from "
-                              "fsdpsim simulate?)", dat_flag[kind], path,
-                              dat_what[kind])
+                              "fsdpsim simulate?)", flag, path,
+                              report_dat_what(kind))
                   : xasprintf("%s %s: holds a NUL byte (is it %s from "
-                              "fsdpsim simulate?)", dat_flag[kind], path,
-                              dat_what[kind]);
-        goto out;
+                              "fsdpsim simulate?)", flag, path,
+                              report_dat_what(kind));
+    } else {
+        report_dat_check(text, kind, path, last_us, &msg);
     }
-    int columns = 0, rows = 0, line_no = 0;
-    for (char *line = text; *line;) {
-        char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        line_no++;
-        if (len > 0 && line[len - 1] == '\r')
-            len--;
-        if (len > 0 && line[0] == '#') {
-            for (int other = 0; other < 2 && columns == 0; other++) {
-                size_t hl = strlen(dat_header[other]);
-                if (len < hl || strncmp(line, dat_header[other], hl) != 0)
-                    continue;
-                if (other != kind) {
-                    msg = xasprintf("%s %s:%d: this is %s, not %s",
-                                    dat_flag[kind], path, line_no,
-                                    dat_what[other], dat_what[kind]);
-                    goto out;
-                }
-                for (size_t i = 1; i < len; i++)
-                    if (line[i] != ' ' && line[i - 1] == ' ')
-                        columns++;
-            }
-        } else {
-            int fields = 0;
-            size_t i = 0;
-            while (i < len) {
-                while (i < len && (line[i] == ' ' || line[i] == '\t'))
-                    i++;
-                if (i == len)
-                    break;
-                size_t start = i;
-                while (i < len && line[i] != ' ' && line[i] != '\t')
-                    i++;
-                int name = kind == 0 && (fields == 1 || fields == 3);
-                if (!name && !is_number(line + start, i - start)) {
-                    msg = xasprintf("%s %s:%d: field %d is not a number "
-                                    "(is it %s from fsdpsim simulate?)",
-                                    dat_flag[kind], path, line_no, fields + 1,
-                                    dat_what[kind]);
-                    goto out;
-                }
-                fields++;
-            }
-            if (fields > 0 && columns == 0) {
-                msg = xasprintf("%s %s:%d: data before the column header "
-                                "'%s' (is it %s from fsdpsim simulate?)",
-                                dat_flag[kind], path, line_no,
-                                dat_header[kind], dat_what[kind]);
-                goto out;
-            }
-            if (fields > 0 && fields != columns) {
-                msg = xasprintf("%s %s:%d: %d fields, the header names %d",
-                                dat_flag[kind], path, line_no, fields,
-                                columns);
-                goto out;
-            }
-            rows += fields > 0;
-        }
-        line = nl ? nl + 1 : line + len;
-    }
-    if (columns == 0)
-        msg = xasprintf("%s %s: no column header '%s' (is it %s from "
-                        "fsdpsim simulate?)", dat_flag[kind], path,
-                        dat_header[kind], dat_what[kind]);
-    else if (rows == 0)
-        msg = xasprintf("%s %s: no rows to plot", dat_flag[kind], path);
-out:
     free(text);
     if (msg == NULL)
         return 0;
@@ -179,22 +92,22 @@ out:
 /* Run one embedded script; 0 ok, 2 bad input, 3 system failure. */
 static int
 plot(const char *script_name, const char *data, const char *out,
-     const char *term)
+     const char *term, struct plot_time_base tb)
 {
-    const char *args[] = {data, GNUPLOT_OUT, term, NULL};
+    const char *args[] = {data, GNUPLOT_OUT, term, tb.per_us, tb.unit, NULL};
     char *cause = NULL;
     if (gnuplot_run(script_name, args, out, &cause) != 0) {
         cmd_error("report", cause, 0);
         free(cause);
         return EXIT_SYSTEM;
     }
-    printf("%s\n", out);
     return 0;
 }
 
 /* Both plots in one page; 0, 2 or 3 as plot(). */
 static int
-html_report(const char *timeline, const char *memory, const char *path)
+html_report(const char *timeline, const char *memory, const char *path,
+            struct plot_time_base tb)
 {
     const char *data[] = {timeline, memory};
     const char *script[] = {"timeline", "memory"};
@@ -206,12 +119,16 @@ html_report(const char *timeline, const char *memory, const char *path)
     struct html h;
     char *cause = NULL;
     int rc = html_open(&h, path, "fsdpsim report", &cause);
+    if (rc == 0)
+        html_p(&h, "Both plots share one time axis: simulated time since "
+               "the run's start, in %s.", tb.unit);
     for (int i = 0; i < 2 && rc == 0; i++) {
         if (data[i] == NULL)
             continue;
         html_h2(&h, script[i]);
         html_p(&h, "From %s.", data[i]);
-        const char *args[] = {data[i], GNUPLOT_OUT, "svg", NULL};
+        const char *args[] = {data[i], GNUPLOT_OUT, "svg", tb.per_us,
+                              tb.unit, NULL};
         if ((rc = html_plot(&h, script[i], args, caption[i], &cause)) != 0)
             html_abort(&h);
     }
@@ -274,28 +191,50 @@ cmd_report(int argc, char **argv)
         free(msg);
         return EXIT_USAGE;
     }
+    if (*prefix == '\0' || (html && *html == '\0')) {
+        cmd_error("report", html && *html == '\0' ? "--html: the file name "
+                  "is empty" : "--out: the prefix is empty (plots would be "
+                  "named -timeline.png)", 0);
+        return EXIT_USAGE;
+    }
     if (!timeline && !memory) {
         cmd_error("report", "nothing to plot: give --timeline FILE and/or "
                   "--memory FILE (written by fsdpsim simulate)", 1);
         return EXIT_USAGE;
     }
-    /* Both inputs are checked before anything is drawn. */
-    if (timeline && check_dat(timeline, 0) != 0)
+    /* Both inputs are checked before anything is drawn, and give the
+     * span from which the plots' one time unit is chosen. */
+    double last_us = 0;
+    if (timeline && check_dat(timeline, REPORT_DAT_TIMELINE, &last_us) != 0)
         return EXIT_USAGE;
-    if (memory && check_dat(memory, 1) != 0)
+    if (memory && check_dat(memory, REPORT_DAT_MEMORY, &last_us) != 0)
         return EXIT_USAGE;
+    struct plot_time_base tb = gnuplot_time_base(last_us);
     if (html)
-        return html_report(timeline, memory, html);
-    int rc = 0;
-    if (timeline) {
-        char *out = xasprintf("%s-timeline.%s", prefix, term);
-        rc = plot("timeline", timeline, out, term);
-        free(out);
+        return html_report(timeline, memory, html, tb);
+    /* Both plots or neither: the timeline's, once drawn, stays a file
+     * the signal handler removes until the memory plot is drawn too, and
+     * goes if that fails; the names are printed once both exist. */
+    char *tl_out = timeline ? xasprintf("%s-timeline.%s", prefix, term)
+                            : NULL;
+    char *mem_out = memory ? xasprintf("%s-memory.%s", prefix, term) : NULL;
+    int rc = tl_out ? plot("timeline", timeline, tl_out, term, tb) : 0;
+    if (rc == 0 && tl_out && mem_out)
+        atomic_file_track(tl_out);
+    if (rc == 0 && mem_out) {
+        rc = plot("memory", memory, mem_out, term, tb);
+        if (tl_out && rc != 0)
+            atomic_file_remove(tl_out);
+        else if (tl_out)
+            atomic_file_untrack(tl_out);
     }
-    if (!rc && memory) {
-        char *out = xasprintf("%s-memory.%s", prefix, term);
-        rc = plot("memory", memory, out, term);
-        free(out);
+    if (rc == 0) {
+        if (tl_out)
+            printf("%s\n", tl_out);
+        if (mem_out)
+            printf("%s\n", mem_out);
     }
+    free(tl_out);
+    free(mem_out);
     return rc;
 }

@@ -55,6 +55,13 @@ search_split_args(const char *cmd, int argc, char **argv,
             free(msg);
             return -1;
         }
+        if (*v == '\0') {
+            /* "--plot=" would write "-tune.png", "--out=" nothing useful. */
+            char *msg = xasprintf("%s: the value is empty", own[k].long_name);
+            cmd_error(cmd, msg, 0);
+            free(msg);
+            return -2;
+        }
         if (own[k].val) {
             *own[k].val = v;
         } else {

@@ -28,7 +28,7 @@ struct search_opt {
 /* Split argv (argv[0] the command) into the command's own options and
  * the simulate options, appended to base from *base_argc on (base holds
  * argc + *base_argc entries).  0, 1 for -h/--help, -1 after printing a
- * usage error.  Lists are freed with search_list_free. */
+ * usage error, -2 after printing that a value is empty.  Lists are freed with search_list_free. */
 int search_split_args(const char *cmd, int argc, char **argv,
                       const struct search_opt *own, int n_own, char **base,
                       int *base_argc);

@@ -100,6 +100,17 @@ cmd_simulate(int argc, char **argv)
         setup_free(&r);
         return 0;
     }
+    if (rc == 0 && report) {
+        /* The page would replace one of the other outputs, or they it. */
+        const char *const other[] = {r.cfg.trace_path, r.cfg.timeline_path,
+                                     r.cfg.memory_path, r.cfg.metrics_path};
+        for (int i = 0; i < 4 && rc == 0; i++)
+            if (other[i] && strcmp(other[i], report) == 0) {
+                cause = xasprintf("--report and another output both name "
+                                  "%s (give two files)", report);
+                rc = -2;
+            }
+    }
     /* The JSON summary alone needs no op's times: a long accumulation
      * step is counted from a short one (steady.h). */
     int summary_only = rc == 0 && r.cfg.format == FORMAT_JSON && !report

@@ -37,15 +37,18 @@
  * rows after it. */
 #define SWEEP_WINDOW 4096
 
-/* Set by SIGINT.  A signal handler can reach nothing but globals; the
- * main thread polls it every tick. */
+/* The signal that stopped the sweep (SIGINT, SIGTERM or SIGHUP: each
+ * keeps the rows done, as Ctrl-C does), 0 while it runs.  A signal
+ * handler can reach nothing but globals; the main thread polls it every
+ * tick. */
 static volatile sig_atomic_t sweep_interrupted;
+static const int sweep_stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_STOP_SIGNALS 3
 
 static void
 on_sigint(int sig)
 {
-    (void)sig;
-    sweep_interrupted = 1;
+    sweep_interrupted = sig;
 }
 
 void
@@ -58,13 +61,13 @@ cmd_sweep_help(FILE *out)
             "[--term png|svg]] [--report FILE.html]\n"
             "                     [--jobs N] [--shard K/N]\n\n"
             "Simulate every combination of the varied settings and write "
-            "one CSV row per\npoint: the varied values, status (ok or "
-            "error), message, then every field of\n'simulate --format "
-            "json' (mem_breakdown.CATEGORY for the breakdown).  Each\n"
-            "point is the simulate command line with --KEY=VALUE appended "
-            "per axis, so\nvaried values override the base options.  A "
-            "point with invalid settings\ngets status=error and the message; "
-            "one that does not fit has fits=false.\n\n"
+            "one CSV row per\npoint: the varied values (columns vary.KEY), "
+            "status (ok or error), message,\nthen every field of 'simulate "
+            "--format json' (mem_breakdown.CATEGORY for\nthe breakdown).  "
+            "Each point is the simulate command line with --KEY=VALUE\n"
+            "appended per axis, so varied values override the base options.  "
+            "A point with\ninvalid settings gets status=error and the "
+            "message; one\nthat does not fit has fits=false.\n\n"
             "KEY is any simulate option (grad_accum or grad-accum, nodes, "
             "micro_batch,\nsharding_strategy, ...; set=SECTION.KEY for a "
             "topology field).  SPEC is\n"
@@ -111,10 +114,13 @@ cmd_sweep_help(FILE *out)
             "proves they repeat (the same row as\n--exact, byte for byte), "
             "shared by the points that differ only in grad_accum.\nOn a "
             "terminal, stderr shows points done, rate and time left.\n"
-            "Ctrl-C stops the sweep: the rows done so far are kept "
-            "as a complete CSV.\nexit status: 0 ok (error rows included), "
-            "2 bad input or no valid point,\n3 a file could not be "
-            "written or gnuplot failed, 130 interrupted.\n");
+            "Ctrl-C (or SIGTERM, SIGHUP) stops the sweep: the rows "
+            "done so far are kept\nas a complete CSV.  Two sweeps may not "
+            "write one --out at once (the second\nis refused).\n"
+            "exit status: 0 ok (error rows included), 2 bad input or no "
+            "valid point,\n3 a file could not be written or gnuplot "
+            "failed, 128 + the signal when\nstopped by one (130 Ctrl-C, "
+            "143 SIGTERM, 129 SIGHUP).\n");
 }
 
 /* ---- running the points ---- */
@@ -471,6 +477,14 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
         free(msg);
         return -2;
     }
+    if (o->out && o->report && strcmp(o->out, o->report) == 0) {
+        char *msg = xasprintf("--out and --report both name %s: the report "
+                              "would replace the CSV (give two files)",
+                              o->out);
+        cmd_error("sweep", msg, 0);
+        free(msg);
+        return -2;
+    }
     if (o->shard && (o->plot || o->report)) {
         cmd_error("sweep", "--shard writes part of the points: plot or "
                   "report the merged CSV instead (fsdpsim merge)", 0);
@@ -560,11 +574,17 @@ cmd_sweep(int argc, char **argv)
         out = af.f;
     }
     /* After atomic_file_open, which installs its own handler to remove
-     * the temporary file: Ctrl-C now keeps the rows written instead. */
-    struct sigaction sa = {.sa_handler = on_sigint}, old_sa;
+     * the temporary file: these signals now keep the rows written
+     * instead.  One that is ignored (nohup's SIGHUP) stays ignored. */
+    struct sigaction sa = {.sa_handler = on_sigint};
+    struct sigaction old_sa[N_STOP_SIGNALS];
     sigemptyset(&sa.sa_mask);
     sweep_interrupted = 0;
-    sigaction(SIGINT, &sa, &old_sa);
+    for (int i = 0; i < N_STOP_SIGNALS; i++) {
+        sigaction(sweep_stop_signals[i], NULL, &old_sa[i]);
+        if (old_sa[i].sa_handler != SIG_IGN)
+            sigaction(sweep_stop_signals[i], &sa, NULL);
+    }
     batch_keep_heap();
 
     int jsonl = o.format && strcmp(o.format, "jsonl") == 0;
@@ -596,7 +616,8 @@ cmd_sweep(int argc, char **argv)
     if (jobs > p.n_local)
         jobs = (int)p.n_local;
     int interrupted = p.n_local > 0 ? run_points(&p, jobs, out) : 0;
-    sigaction(SIGINT, &old_sa, NULL);
+    for (int i = 0; i < N_STOP_SIGNALS; i++)
+        sigaction(sweep_stop_signals[i], &old_sa[i], NULL);
     for (int64_t i = 0; i < p.n_local; i++)
         free(p.rows[i]);
     free(p.rows);
@@ -617,7 +638,9 @@ cmd_sweep(int argc, char **argv)
         fprintf(stderr, "fsdpsim: interrupted: %lld of %lld points written"
                 "%s%s\n", (long long)p.written, (long long)p.n_local,
                 o.out ? " to " : "", o.out ? o.out : "");
-        status = EXIT_INTERRUPTED;
+        /* As the shell reports a process the signal ended: 130 for
+         * Ctrl-C, 143 for SIGTERM, 129 for SIGHUP. */
+        status = 128 + (int)sweep_interrupted;
     } else if (p.n_ok == 0 && p.n_local > 0 && shard_n == 1) {
         /* (A shard may hold only error rows: the whole sweep decides.) */
         char *msg = xasprintf("no point of the sweep could be simulated; "

@@ -30,6 +30,7 @@
 #include "textfile.h"
 #include "topo.h"
 #include "validate_runs.h"
+#include "units.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -341,12 +342,14 @@ cmd_validate(int argc, char **argv)
             char *end;
             tol = strtod(optarg, &end);
             if (end == optarg || (*end != '\0' && strcmp(end, "%") != 0) ||
-                !(tol >= 0 && tol <= 1e6)) {
+                units_is_hex_float(optarg) || !(tol >= 0 && tol <= 1e6)) {
+                /* A bad value, not a bad command line: one line, no
+                 * usage. */
                 msg = xasprintf("--tol: '%s' is not a percentage (e.g. "
                                 "--tol 20)", optarg);
-                rc = usage_error(msg);
+                cmd_error("validate", msg, 0);
                 free(msg);
-                return rc;
+                return EXIT_USAGE;
             }
             break;
         }
@@ -356,9 +359,9 @@ cmd_validate(int argc, char **argv)
             if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
                 msg = xasprintf("--format: '%s' is not one of text | json",
                                 optarg);
-                rc = usage_error(msg);
+                cmd_error("validate", msg, 0);
                 free(msg);
-                return rc;
+                return EXIT_USAGE;
             }
             json = strcmp(optarg, "json") == 0;
             break;

@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "gnuplot.h"
+#include "atomic_file.h"
 #include "builtin.h"
 #include "xalloc.h"
 
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,6 +69,23 @@ last_message(int fd)
     return k ? xstrdup(out) : NULL;
 }
 
+/* The directory temporaries go to, and the message when one cannot be
+ * written there (naming TMPDIR, the usual culprit). */
+static const char *
+temp_dir(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    return tmp && *tmp ? tmp : "/tmp";
+}
+
+static char *
+temp_failure(int err)
+{
+    const char *tmp = getenv("TMPDIR");
+    return xasprintf("cannot write a temporary file in %s%s: %s", temp_dir(),
+                     tmp && *tmp ? " (TMPDIR)" : "", strerror(err));
+}
+
 int
 gnuplot_run(const char *name, const char *const *args, const char *out,
             char **cause)
@@ -77,37 +96,38 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
                            name);
         return -1;
     }
-    const char *tmp = getenv("TMPDIR");
-    char *script = xasprintf("%s/fsdpsim-gp-XXXXXX",
-                             tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(script);
+    char *script = xasprintf("%s/fsdpsim-gp-XXXXXX", temp_dir());
+    int fd = atomic_file_mkstemp(script);
     size_t len = strlen(f->text);
     if (fd < 0 || write(fd, f->text, len) != (ssize_t)len) {
-        *cause = xasprintf("cannot write a temporary file: %s",
-                           strerror(errno));
+        *cause = temp_failure(errno);
         if (fd >= 0) {
             close(fd);
-            unlink(script);
+            atomic_file_remove(script);
         }
         free(script);
         return -1;
     }
     close(fd);
-    char *tmp_out = xasprintf("%s.tmp.%ld", out, (long)getpid());
     /* The plot's directory must take a file: say so ourselves rather than
-     * leave it to gnuplot's wording. */
-    int ofd = open(tmp_out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+     * leave it to gnuplot's wording.  A unique name, so that two runs
+     * drawing the same plot do not write into one file. */
+    char *tmp_out = xasprintf("%s.tmp.XXXXXX", out);
+    int ofd = atomic_file_mkstemp(tmp_out);
     if (ofd < 0) {
         *cause = xasprintf("%s: cannot write the plot: %s", out,
                            strerror(errno));
-        unlink(script);
+        atomic_file_remove(script);
         free(script);
         free(tmp_out);
         return -1;
     }
+    /* mkstemp creates 0600; give the plot the mode a plain fopen would. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(ofd, 0666 & ~mask);
     close(ofd);
-    char *errpath = xasprintf("%s/fsdpsim-gperr-XXXXXX",
-                              tmp && *tmp ? tmp : "/tmp");
+    char *errpath = xasprintf("%s/fsdpsim-gperr-XXXXXX", temp_dir());
     int efd = mkstemp(errpath);
     if (efd >= 0)
         unlink(errpath);
@@ -122,8 +142,12 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
                                                               : args[i]);
     argv[n] = NULL;
     fflush(stdout);
+    /* Signals wait until the child is tracked, so none can orphan it. */
+    sigset_t held;
+    atomic_file_hold_signals(&held);
     pid_t pid = fork();
     if (pid == 0) {
+        atomic_file_release_signals(&held);
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) {
             dup2(null, STDIN_FILENO);
@@ -134,15 +158,18 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
         execvp(GNUPLOT_PATH, argv);
         _exit(127);
     }
+    atomic_file_track_child(pid > 0 ? pid : 0);
+    atomic_file_release_signals(&held);
     int status = -1;
     if (pid > 0)
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
-    unlink(script);
+    atomic_file_track_child(0);
+    atomic_file_remove(script);
     free(script);
     int rc = 0;
     if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        unlink(tmp_out);
+        atomic_file_remove(tmp_out);
         char *said = efd >= 0 ? last_message(efd) : NULL;
         if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 127)
             *cause = xstrdup("gnuplot not found (install gnuplot-nox)");
@@ -155,8 +182,10 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
     } else if (rename(tmp_out, out) != 0) {
         *cause = xasprintf("%s: cannot rename the plot into place: %s", out,
                            strerror(errno));
-        unlink(tmp_out);
+        atomic_file_remove(tmp_out);
         rc = -1;
+    } else {
+        atomic_file_untrack(tmp_out);
     }
     if (efd >= 0)
         close(efd);
@@ -164,20 +193,27 @@ gnuplot_run(const char *name, const char *const *args, const char *out,
     return rc;
 }
 
+struct plot_time_base
+gnuplot_time_base(double span_us)
+{
+    if (span_us < 2e3)
+        return (struct plot_time_base){"us", "1"};
+    if (span_us < 2e7)
+        return (struct plot_time_base){"ms", "1000"};
+    return (struct plot_time_base){"s", "1000000"};
+}
+
 FILE *
 gnuplot_data_open(const char *what, char **path, char **cause)
 {
-    const char *tmp = getenv("TMPDIR");
-    *path = xasprintf("%s/fsdpsim-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
-                      what);
-    int fd = mkstemp(*path);
+    *path = xasprintf("%s/fsdpsim-%s-XXXXXX", temp_dir(), what);
+    int fd = atomic_file_mkstemp(*path);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (f == NULL) {
-        *cause = xasprintf("cannot write a temporary file: %s",
-                           strerror(errno));
+        *cause = temp_failure(errno);
         if (fd >= 0) {
             close(fd);
-            unlink(*path);
+            atomic_file_remove(*path);
         }
         free(*path);
         *path = NULL;
@@ -192,9 +228,15 @@ gnuplot_data_close(FILE *f, char **path, char **cause)
     bad |= fclose(f) != 0;
     if (!bad)
         return 0;
-    *cause = xstrdup("cannot write a temporary file");
-    unlink(*path);
-    free(*path);
+    *cause = temp_failure(errno ? errno : EIO);
+    gnuplot_data_remove(*path);
     *path = NULL;
     return -1;
+}
+
+void
+gnuplot_data_remove(char *path)
+{
+    atomic_file_remove(path);
+    free(path);
 }

@@ -4,6 +4,7 @@
 #include "cmd.h"
 #include "output.h"
 #include "runconf.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -121,8 +122,13 @@ cmd_help(int argc, char **argv)
 static int
 cmd_version(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    if (argc > 1) {
+        char *msg = xasprintf("unexpected argument '%s' (version takes "
+                              "none)", argv[1]);
+        cmd_error("version", msg, 0);
+        free(msg);
+        return EXIT_USAGE;
+    }
     printf("fsdpsim %s\n", PACKAGE_VERSION);
     return 0;
 }

@@ -204,8 +204,12 @@ net_run(const struct sched *s, const struct topo *t,
     } else {
         struct run_call a = {s, t, c, r, cause, -1};
         on_simgrid_thread(run_call, &a);
-        if (a.rc != 0)
+        if (a.rc != 0) {
+            /* "--platform FILE: ..." names the run file's line instead
+             * when the platform was given there. */
+            *cause = config_blame(c, NULL, *cause);
             return -1;
+        }
     }
     if (r->res.too_long) {
         net_run_free(r);

@@ -828,23 +828,24 @@ netsg_open(const struct topo *t, const char *platform, char **cause)
             goto out;
         path = xstrdup(platform);
     } else {
-        /* SimGrid reads platforms from files only. */
+        /* SimGrid reads platforms from files only: a temporary one,
+         * which SIGINT, SIGTERM and SIGHUP remove (atomic_file.h). */
         const char *dir = getenv("TMPDIR");
         path = xasprintf("%s/fsdpsim-platform-XXXXXX",
                          dir && *dir ? dir : "/tmp");
-        int fd = mkstemp(path);
+        int fd = atomic_file_mkstemp(path);
         FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
         if (f == NULL || fputs(xml, f) == EOF || fclose(f) != 0) {
             *cause = xasprintf("--network simgrid: cannot write the "
                                "platform to %s: %s", path, strerror(errno));
             if (fd >= 0)
-                unlink(path);
+                atomic_file_remove(path);
             goto out;
         }
         /* The writer's output passes the same checks as a user's. */
         if (net_platform_check_text(xml, "generated platform", t->nodes,
                                     t->gpus_per_node, cause) != 0) {
-            unlink(path);
+            atomic_file_remove(path);
             goto out;
         }
     }
@@ -853,7 +854,7 @@ netsg_open(const struct topo *t, const char *platform, char **cause)
     start_engine();
     rc = load(t, path, cause);
     if (platform == NULL)
-        unlink(path);
+        atomic_file_remove(path);
     sg.open = true;
     sg.signature = sig;
     sig = NULL;

@@ -10,6 +10,7 @@
  * the allocation wrappers) from the program, which exports its symbols
  * (-rdynamic); keep_linked below makes sure the linker keeps them.
  */
+#include "atomic_file.h"
 #include "net_simgrid.h"
 #include "net_platform.h"
 #include "xalloc.h"
@@ -30,7 +31,8 @@ __attribute__((used)) static const void *const keep_linked[] = {
     (const void *)net_platform_write, (const void *)xopen_memstream,
     (const void *)xgrow, (const void *)xcalloc, (const void *)xstrdup,
     (const void *)xasprintf, (const void *)topo_placement_name,
-    (const void *)topo_shape_name};
+    (const void *)topo_shape_name, (const void *)atomic_file_mkstemp,
+    (const void *)atomic_file_remove};
 
 static const struct netsg_api *api;
 static char *load_error;

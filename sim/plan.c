@@ -19,6 +19,7 @@
 #include "plan.h"
 #include "batch.h"
 #include "search.h"
+#include "units.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -70,6 +71,8 @@ parse_amount(const char *s, double *v, const char **end)
         s++;
     if (!isdigit((unsigned char)*s) && *s != '.')
         return -1;
+    if (units_is_hex_float(s))
+        return -1;
     *v = strtod(s, &e);
     switch (*e) {
     case 'k': case 'K': *v *= 1e3; e++; break;
@@ -109,7 +112,7 @@ plan_parse_duration(const char *opt, const char *s, double *sec,
                  {"w", 7 * 86400}, {NULL, 0}};
     char *end;
     double v = strtod(s, &end);
-    if (end != s && isfinite(v) && v > 0)
+    if (end != s && isfinite(v) && v > 0 && !units_is_hex_float(s))
         for (int i = 0; units[i].unit; i++)
             if (strcmp(end, units[i].unit) == 0) {
                 *sec = v * units[i].s;
@@ -170,7 +173,7 @@ plan_parse_rate(const char *opt, const char *s, double *per_s, char **cause)
                  {"/month", 730 * 3600.0}, {NULL, 0}};
     char *end;
     double v = strtod(s, &end);
-    if (end != s && isfinite(v) && v >= 0) {
+    if (end != s && isfinite(v) && v >= 0 && !units_is_hex_float(s)) {
         if (*end == '%') {
             v /= 100;
             end++;

@@ -189,8 +189,7 @@ html_plot(struct html *h, const char *script, const char *const *args,
         table_html_escape(h->f, caption);
         fputs("</figcaption>\n</figure>\n", h->f);
     }
-    unlink(path);
-    free(path);
+    gnuplot_data_remove(path);
     return rc;
 }
 
@@ -201,8 +200,7 @@ html_plot_or_file(struct html *h, const char *script,
 {
     int rc = h ? html_plot(h, script, args, caption, cause)
                : gnuplot_run(script, args, out, cause);
-    unlink(dat);
-    free(dat);
+    gnuplot_data_remove(dat);
     return rc;
 }
 

@@ -21,7 +21,7 @@
 static int
 plot_dat(struct html *h, const struct run_view *v,
          void (*writer)(const struct run_view *, FILE *), const char *what,
-         const char *caption, char **cause)
+         const char *caption, struct plot_time_base tb, char **cause)
 {
     char *dat;
     FILE *f = gnuplot_data_open(what, &dat, cause);
@@ -30,16 +30,35 @@ plot_dat(struct html *h, const struct run_view *v,
     writer(v, f);
     if (gnuplot_data_close(f, &dat, cause) != 0)
         return -1;
-    const char *args[] = {dat, GNUPLOT_OUT, "svg", NULL};
+    const char *args[] = {dat, GNUPLOT_OUT, "svg", tb.per_us, tb.unit,
+                          NULL};
     int rc = html_plot(h, what, args, caption, cause);
-    unlink(dat);
-    free(dat);
+    gnuplot_data_remove(dat);
     return rc;
+}
+
+/* The latest time either plot shows, in microseconds: the last op's end
+ * or memory sample. */
+static double
+run_span_us(const struct run_view *v)
+{
+    int64_t last = 0;
+    for (int i = 0; i < v->sched->n_ops; i++)
+        if (v->res->times[i].end_ns > last)
+            last = v->res->times[i].end_ns;
+    int n;
+    const struct mem_sample *ms = mem_samples(v->res->mem, &n);
+    for (int i = 0; i < n; i++)
+        if (ms[i].t_ns > last)
+            last = ms[i].t_ns;
+    return (double)last / 1e3;
 }
 
 int
 report_run_view(struct html *h, const struct run_view *v, char **cause)
 {
+    /* One time unit for both plots, chosen once. */
+    struct plot_time_base tb = gnuplot_time_base(run_span_us(v));
     char *text = NULL;
     size_t len = 0;
     FILE *mem = xopen_memstream(&text, &len);
@@ -47,15 +66,17 @@ report_run_view(struct html *h, const struct run_view *v, char **cause)
     fclose(mem);
     html_pre(h, text);
     free(text);
+    html_p(h, "Both plots share one time axis: simulated time since the "
+           "run's start, in %s.", tb.unit);
     if (plot_dat(h, v, output_timeline_dat, "timeline",
                  "Timeline of the simulated steps, one row per CUDA stream "
                  "(C compute, U all-gather, P reduce-scatter); gaps on C "
-                 "are exposed communication or host waits.", cause) != 0)
+                 "are exposed communication or host waits.", tb, cause) != 0)
         return -1;
     return plot_dat(h, v, output_memory_dat, "memory",
                     "Device memory per GPU over the steps: reserved by the "
                     "caching allocator, allocated, and each category.",
-                    cause);
+                    tb, cause);
 }
 
 int

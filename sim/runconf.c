@@ -16,6 +16,7 @@
 #include "xalloc.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -183,7 +184,125 @@ config_free(struct run_config *c)
     free(c->nccl_proto);
     for (int i = 0; i < NCCL_VAR_COUNT; i++)
         free(c->nccl_vars[i]);
+    for (int i = 0; i < c->n_sets; i++)
+        free(c->set_origins ? c->set_origins[i] : NULL);
+    free(c->set_origins);
+    if (c->origins != NULL)
+        for (int i = 0; config_options[i].key; i++)
+            free(c->origins[i]);
+    free(c->origins);
     memset(c, 0, sizeof *c);
+}
+
+/* ---- where each value came from ------------------------------------- */
+
+/* "--seq-len" for each entry of config_options[], built once. */
+static char **flag_names;
+static int n_flag_names;
+static pthread_once_t flag_names_once = PTHREAD_ONCE_INIT;
+
+static void
+flag_names_build(void)
+{
+    while (config_options[n_flag_names].key)
+        n_flag_names++;
+    flag_names = xcalloc((size_t)n_flag_names, sizeof *flag_names);
+    for (int i = 0; i < n_flag_names; i++) {
+        char *f = xasprintf("--%s", config_options[i].key);
+        for (char *p = f + 2; *p; p++)
+            if (*p == '_')
+                *p = '-';
+        flag_names[i] = f;
+    }
+}
+
+/* KEY's entry in config_options[] (dashes or underscores), or -1. */
+static int
+option_index(const char *key, size_t len)
+{
+    pthread_once(&flag_names_once, flag_names_build);
+    for (int i = 0; i < n_flag_names; i++) {
+        const char *k = config_options[i].key;
+        size_t j = 0;
+        while (j < len && k[j] != '\0'
+               && (key[j] == k[j] || (key[j] == '-' && k[j] == '_')))
+            j++;
+        if (j == len && k[j] == '\0')
+            return i;
+    }
+    return -1;
+}
+
+/* A flag's origin is its own name: only other sources are kept. */
+static char *
+kept_origin(const char *origin)
+{
+    if (origin == NULL || *origin == '\0' || strncmp(origin, "--", 2) == 0)
+        return NULL;
+    return xstrdup(origin);
+}
+
+static void
+record_origin(struct run_config *c, const char *key, const char *origin)
+{
+    int i = option_index(key, strlen(key));
+    if (i < 0)
+        return;
+    if (c->origins == NULL)
+        c->origins = xcalloc((size_t)n_flag_names, sizeof *c->origins);
+    free(c->origins[i]);
+    c->origins[i] = kept_origin(origin);
+}
+
+const char *
+config_origin(const struct run_config *c, const char *key)
+{
+    int i = option_index(key, strlen(key));
+    if (i < 0)
+        return key;
+    if (c->origins != NULL && c->origins[i] != NULL)
+        return c->origins[i];
+    return flag_names[i];
+}
+
+const char *
+config_set_origin(const struct run_config *c, int i)
+{
+    if (c->set_origins != NULL && c->set_origins[i] != NULL)
+        return c->set_origins[i];
+    return "--set";
+}
+
+char *
+config_blame_origin(const char *origin, const char *flag, char *msg)
+{
+    if (origin == NULL || strncmp(origin, "--", 2) == 0)
+        return msg;
+    size_t n = strlen(flag);
+    char *out;
+    if (strncmp(msg, flag, n) == 0
+        && (msg[n] == ':' || msg[n] == ' ' || msg[n] == '='))
+        out = xasprintf("%s%s", origin, msg + n);
+    else
+        out = xasprintf("%s: %s", origin, msg);
+    free(msg);
+    return out;
+}
+
+char *
+config_blame(const struct run_config *c, const char *key, char *msg)
+{
+    int i;
+    if (key != NULL) {
+        i = option_index(key, strlen(key));
+    } else {
+        if (strncmp(msg, "--", 2) != 0)
+            return msg;
+        i = option_index(msg + 2, strcspn(msg + 2, " :="));
+    }
+    if (i < 0 || c->origins == NULL)
+        return msg;
+    return config_blame_origin(c->origins[i], flag_names[i], msg);
 }
 
 struct name_value {
@@ -426,9 +545,12 @@ normalise_key(const char *key)
     return k;
 }
 
-int
-config_set(struct run_config *c, const char *key_in, const char *value,
-           const char *origin, char **cause)
+/* config_set(), with RECORD the origin kept for later messages (a run
+ * file's "path:line: key" while ORIGIN, for this call's own message, is
+ * just the key). */
+static int
+config_apply(struct run_config *c, const char *key_in, const char *value,
+             const char *origin, const char *record, char **cause)
 {
     char *key = normalise_key(key_in);
     int rc = -1, v = 0;
@@ -456,6 +578,9 @@ config_set(struct run_config *c, const char *key_in, const char *value,
                                "inter.nic_bandwidth=400Gbps", origin);
         } else {
             c->sets = xrealloc(c->sets, sizeof *c->sets * (c->n_sets + 1));
+            c->set_origins = xrealloc(c->set_origins, sizeof *c->set_origins
+                                                          * (c->n_sets + 1));
+            c->set_origins[c->n_sets] = kept_origin(record);
             c->sets[c->n_sets++] = xstrdup(value);
             rc = 0;
         }
@@ -648,19 +773,32 @@ config_set(struct run_config *c, const char *key_in, const char *value,
     } else if (strcmp(key, "metrics") == 0) {
         rc = set_string(&c->metrics_path, value, origin, cause);
     } else {
-        *cause = xasprintf("%s: unknown setting '%s' (see 'fsdpsim help "
-                           "simulate' for the list)", origin, key_in);
+        /* A run file's origin is the key itself: name it once. */
+        *cause = xasprintf("%s%sunknown setting '%s' (see 'fsdpsim help "
+                           "simulate' for the list)",
+                           strcmp(origin, key_in) == 0 ? "" : origin,
+                           strcmp(origin, key_in) == 0 ? "" : ": ", key_in);
         free(key);
         return -1;
     }
     if (rc != 0 && *cause == NULL)
         *cause = xasprintf("%s: needs a value", origin);
+    if (rc == 0 && strcmp(key, "set") != 0)
+        record_origin(c, key, record);
     free(key);
     return rc;
 }
 
+int
+config_set(struct run_config *c, const char *key, const char *value,
+           const char *origin, char **cause)
+{
+    return config_apply(c, key, value, origin, origin, cause);
+}
+
 struct file_ctx {
     struct run_config *c;
+    const char *origin;         /* the file, as messages name it */
     struct ini_lines rd;        /* rd.line: the line being parsed */
     char *cause;
     int cause_line;
@@ -669,6 +807,7 @@ struct file_ctx {
     char **seen;
     int *seen_line;
     int n_seen;
+    int n_keys;                 /* lines that set something, 'set' too */
 };
 
 static int
@@ -724,14 +863,15 @@ file_handler(void *user, const char *section, const char *name,
     }
     char *value = ini_lines_value(&ctx->rd, raw_value);
     char *why = NULL;
-    int rc = config_set(ctx->c, name, value, "", &why);
+    /* The message names the key (the line is put in front of it); the
+     * value keeps its line for checks made later. */
+    char *record = xasprintf("%s:%d: %s", ctx->origin, ctx->rd.line, name);
+    int rc = config_apply(ctx->c, name, value, name, record, &why);
+    free(record);
     free(value);
-    if (rc != 0) {
-        /* config_set prefixed an empty origin: drop ": ". */
-        char *msg = xstrdup(why + (strncmp(why, ": ", 2) == 0 ? 2 : 0));
-        free(why);
-        return file_fail(ctx, msg);
-    }
+    if (rc != 0)
+        return file_fail(ctx, why);
+    ctx->n_keys++;
     return 1;
 }
 
@@ -742,6 +882,7 @@ config_load_text(struct run_config *c, const char *text, const char *origin,
     struct file_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.c = c;
+    ctx.origin = origin;
     ini_lines_init(&ctx.rd, text, 0);
     int line = ini_lines_parse(&ctx.rd, file_handler, NULL, &ctx);
     if (ctx.rd.too_long && ctx.cause == NULL) {
@@ -762,6 +903,14 @@ config_load_text(struct run_config *c, const char *text, const char *origin,
     if (ctx.cause != NULL) {
         *cause = xasprintf("%s:%d: %s", origin, ctx.cause_line, ctx.cause);
         free(ctx.cause);
+        return -1;
+    }
+    if (ctx.n_keys == 0) {
+        /* Empty, or comments only: the wrong file far more often than a
+         * run of every default. */
+        *cause = xasprintf("%s: holds no settings (a run file has lines "
+                           "such as 'model = llama2-7b'; see 'fsdpsim help "
+                           "simulate')", origin);
         return -1;
     }
     return 0;
@@ -894,15 +1043,38 @@ config_validate_knobs(const struct run_config *c, char **cause)
     return 0;
 }
 
-int
-config_validate(const struct run_config *c, char **cause)
+/* Two outputs given one file: the second would silently replace the
+ * first. */
+static int
+config_validate_outputs(const struct run_config *c, char **cause)
 {
+    const char *const path[] = {c->trace_path, c->timeline_path,
+                                c->memory_path, c->metrics_path};
+    static const char *const flag[] = {"--trace", "--timeline", "--memory",
+                                       "--metrics"};
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 4; j++)
+            if (path[i] && path[j] && strcmp(path[i], path[j]) == 0) {
+                *cause = xasprintf("%s and %s both name %s: the second "
+                                   "would replace the first (give two "
+                                   "files)", flag[i], flag[j], path[i]);
+                return -1;
+            }
+    return 0;
+}
+
+static int
+config_validate_fields(const struct run_config *c, char **cause)
+{
+    if (config_validate_outputs(c, cause) != 0)
+        return -1;
     if (c->nccl_min_nchannels > 0 && c->nccl_max_nchannels > 0
         && c->nccl_min_nchannels > c->nccl_max_nchannels) {
-        *cause = xasprintf("--nccl-min-nchannels %lld is above "
-                           "--nccl-max-nchannels %lld (NCCL_MIN_NCHANNELS "
+        *cause = xasprintf("%s %lld is above %s %lld (NCCL_MIN_NCHANNELS "
                            "must not exceed NCCL_MAX_NCHANNELS)",
+                           config_origin(c, "nccl_min_nchannels"),
                            (long long)c->nccl_min_nchannels,
+                           config_origin(c, "nccl_max_nchannels"),
                            (long long)c->nccl_max_nchannels);
         return -1;
     }
@@ -951,4 +1123,14 @@ config_validate(const struct run_config *c, char **cause)
         return -1;
     }
     return 0;
+}
+
+int
+config_validate(const struct run_config *c, char **cause)
+{
+    if (config_validate_fields(c, cause) == 0)
+        return 0;
+    /* Each message starts with the flag it is about. */
+    *cause = config_blame(c, NULL, *cause);
+    return -1;
 }

@@ -52,6 +52,7 @@ struct run_config {
     int nodes;                   /* 0 = the topology's value */
     int gpus_per_node;           /* 0 = the topology's value */
     char **sets;                 /* topology overrides "section.key=value" */
+    char **set_origins;          /* where each came from, as origins[] */
     int n_sets;
 
     enum sharding_strategy sharding;
@@ -142,6 +143,13 @@ struct run_config {
     char *memory_path;
     char *metrics_path;
     char *config_path;
+
+    /* Where each key's value came from, indexed as config_options[]:
+     * "run.ini:4: seq_len" for a run file's line, the environment
+     * variable, or NULL for a flag or the default.  Checks made long after
+     * parsing (config_validate, setup_prepare) name it through
+     * config_blame(), so an error in a run file points at its line. */
+    char **origins;
 };
 
 void config_init(struct run_config *c);
@@ -153,6 +161,22 @@ void config_free(struct run_config *c);
  * Returns 0, or -1 with *cause set (caller frees). */
 int config_set(struct run_config *c, const char *key, const char *value,
                const char *origin, char **cause);
+
+/* Where KEY's value came from: its run-file line and name
+ * ("run.ini:4: seq_len"), "NCCL_ALGO (environment)", or the flag
+ * ("--seq-len") when given on the command line or left at its default. */
+const char *config_origin(const struct run_config *c, const char *key);
+/* The same for the I-th --set / set line. */
+const char *config_set_origin(const struct run_config *c, int i);
+
+/* MSG (freed here) about KEY's value, or about the flag MSG starts with
+ * when KEY is NULL, restated to name where that value came from: a
+ * leading "--flag" becomes the origin, or the origin is put in front.
+ * Unchanged when the value came from the command line. */
+char *config_blame(const struct run_config *c, const char *key, char *msg);
+/* The same with an origin given as config_set_origin() returns it, for
+ * messages that start with "--set". */
+char *config_blame_origin(const char *origin, const char *flag, char *msg);
 
 /* Read a run file; keys before any section or under [run]. */
 int config_load_file(struct run_config *c, const char *path, char **cause);

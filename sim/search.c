@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "search.h"
+#include "units.h"
 #include "xalloc.h"
 
 #include <math.h>
@@ -53,7 +54,7 @@ search_parse_percent(const char *opt, const char *s, double *frac,
     char *end;
     double v = strtod(s, &end);
     if (end == s || (*end != '\0' && strcmp(end, "%") != 0) || !isfinite(v)
-        || v < 0 || v > 90) {
+        || v < 0 || v > 90 || units_is_hex_float(s)) {
         *cause = xasprintf("%s: '%s' is not a percentage from 0%% to 90%% "
                            "(write e.g. %s 10%%)", opt, s, opt);
         return -1;

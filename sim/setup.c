@@ -232,8 +232,11 @@ setup_nccl(struct run *r, char **cause)
             goto bad;
     return 0;
 bad:
-    *cause = xasprintf("%s", why);
-    free(why);
+    /* why names the NCCL variable or version, not where it was set. */
+    *cause = config_blame(c, c->nccl_version && strstr(why, "NCCL_") == NULL
+                                 ? "nccl_version"
+                             : strncmp(why, "NCCL_PROTO", 10) == 0
+                                 ? "nccl_proto" : "nccl_algo", why);
     return -1;
 }
 
@@ -261,8 +264,8 @@ setup_check_collectives(const struct run *r, char **cause)
     return 0;
 }
 
-int
-setup_prepare(struct run *r, char **cause)
+static int
+setup_prepare_run(struct run *r, char **cause)
 {
     if (setup_prepare_plan(r, cause) != 0)
         return -1;
@@ -280,12 +283,12 @@ setup_prepare_plan(struct run *r, char **cause)
     else
         r->model = r->own_model = model_load(c->model, &why);
     if (r->model == NULL) {
-        *cause = why;
+        *cause = config_blame(c, "model", why);
         return -1;
     }
     r->topo = topo_load(c->topology, &why);
     if (r->topo == NULL) {
-        *cause = why;
+        *cause = config_blame(c, "topology", why);
         return -1;
     }
     /* Measured values first, so that --set can still override them. */
@@ -297,7 +300,9 @@ setup_prepare_plan(struct run *r, char **cause)
     }
     for (int i = 0; i < c->n_sets; i++) {
         if (topo_set(r->topo, c->sets[i], &why) != 0) {
-            *cause = why;
+            /* topo_set's messages start "--set ASSIGNMENT: ". */
+            *cause = config_blame_origin(config_set_origin(c, i), "--set",
+                                         why);
             return -1;
         }
     }
@@ -396,6 +401,17 @@ setup_build_sched(struct run *r, char **cause)
         return -1;
     r->sched->nccl = r->nccl;
     return setup_check_collectives(r, cause);
+}
+
+int
+setup_prepare(struct run *r, char **cause)
+{
+    if (setup_prepare_run(r, cause) == 0)
+        return 0;
+    /* A message that starts with a flag ("--wrap: ...") names the run
+     * file's line instead when the value came from one. */
+    *cause = config_blame(&r->cfg, NULL, *cause);
+    return -1;
 }
 
 void

@@ -783,8 +783,14 @@ void
 sweep_csv_header(const struct sweep *sw, char *const *metric_names,
                  int n_metrics, FILE *out)
 {
+    /* The varied values are named vary.KEY, as JSON lines hold them in
+     * "vary": a varied key is also a result column (nodes,
+     * sharding_strategy), and a header naming one column twice is read
+     * by most tools as one column or refused. */
     for (int i = 0; i < sw->n_axes; i++) {
-        sweep_csv_field(out, sw->axes[i].key);
+        char *name = xasprintf("vary.%s", sw->axes[i].key);
+        sweep_csv_field(out, name);
+        free(name);
         fputc(',', out);
     }
     fputs("status,message", out);

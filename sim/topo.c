@@ -1069,6 +1069,17 @@ topo_apply_calibration_text(struct topo *t, const char *text,
     struct parse ps = {.t = &copy, .overlay = true};
     if (parse_text(&ps, text, origin, cause) != 0)
         return -1;
+    /* A file with no value at all (empty, or comments only) is the wrong
+     * file far more often than a calibration that changes nothing. */
+    int any = 0;
+    for (size_t k = 0; k < N_KEYS && !any; k++)
+        any = ps.seen[k] != 0;
+    if (!any) {
+        *cause = xasprintf("%s: holds no calibration values (write one "
+                           "with 'fsdpsim calibrate --out FILE' or 'real "
+                           "bench --calibration-out FILE')", origin);
+        return -1;
+    }
     *t = copy;
     return 0;
 }

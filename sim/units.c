@@ -52,6 +52,15 @@ unit_list(const struct unit *u)
     return s;
 }
 
+bool
+units_is_hex_float(const char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    s += *s == '+' || *s == '-';
+    return s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+}
+
 /* Split "25.5GBps" into a finite non-negative number and a unit suffix. */
 static int
 parse_number_prefix(const char *s, const char *what, double *v,
@@ -61,6 +70,14 @@ parse_number_prefix(const char *s, const char *what, double *v,
         s++;
     if (*s == '\0') {
         *cause = xasprintf("empty %s (write a number with its unit)", what);
+        return -1;
+    }
+    /* strtod also reads C's hexadecimal floats ("0x10" is 16, "0x1p3"
+     * is 8): no unit or count is written so, and "0x10" read as 16 GB or
+     * 16 nodes would be a silent surprise. */
+    if (units_is_hex_float(s)) {
+        *cause = xasprintf("'%s' is not a decimal number (%s expected; "
+                           "write e.g. 16, not 0x10)", s, what);
         return -1;
     }
     char *end;
@@ -261,6 +278,8 @@ int
 units_parse_nccl_size(const char *s, double *bytes)
 {
     char *end;
+    if (units_is_hex_float(s))
+        return -1;
     double v = strtod(s, &end);
     if (end == s || isnan(v) || v < 0 || v > 1e15)
         return -1;
@@ -272,7 +291,8 @@ units_parse_nccl_size(const char *s, double *bytes)
         v *= 1073741824, end++;
     if (*end == 'B')
         end++;
-    if (*end != '\0')
+    /* A buffer is whole bytes: 1.5 (or 1.3K) is a typing slip. */
+    if (*end != '\0' || v != floor(v))
         return -1;
     *bytes = v;
     return 0;

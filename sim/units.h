@@ -31,8 +31,14 @@ int units_parse_real(const char *s, double lo, double hi, double *out,
 /* true/false, yes/no, on/off, 1/0 (any case). */
 int units_parse_bool(const char *s, bool *out, char **cause);
 
+/* Whether S (after blanks and a sign) is a C hexadecimal float such as
+ * 0x10 or 0x1p3, which strtod reads but no fsdpsim number is written as:
+ * every parser refuses it rather than take 0x10 for 16. */
+bool units_is_hex_float(const char *s);
+
 /* nccl-tests' own size syntax for -b/-e/-i: a number with an optional K,
- * M or G meaning powers of 1024 (and an optional B); 0 or -1. */
+ * M or G meaning powers of 1024 (and an optional B), whole bytes in
+ * decimal; 0 or -1. */
 int units_parse_nccl_size(const char *s, double *bytes);
 
 /* Human-readable forms, written into buf (at least 32 bytes). */

@@ -312,7 +312,8 @@ START_TEST(test_sweep_tiny_llama)
         ck_assert_double_eq_tol(per_gpu[q + 2], 2 * per_gpu[q],
                                 3 * TOKENS_TOL);
 
-    /* The rows: varied values, ok, an empty message, then the metrics;
+    /* The rows: varied values (named vary.KEY in the header), ok, an
+     * empty message, then the metrics;
      * 2 + 2 + n fields, so 2 + 1 + n commas (no field needs quoting). */
     char *text = NULL;
     size_t len = 0;
@@ -321,7 +322,7 @@ START_TEST(test_sweep_tiny_llama)
     for (int p = 0; p < 4; p++)
         sweep_csv_row(&sw, p, &res[p], n, f);
     fclose(f);
-    ck_assert(strncmp(text, "grad_accum,nodes,status,message,model,", 38)
+    ck_assert(strncmp(text, "vary.grad_accum,vary.nodes,status,message,model,", 48)
               == 0);
     const char *line = strstr(text, "\r\n") + 2;
     ck_assert(strncmp(line, "1,1,ok,,tiny-llama,", 19) == 0);

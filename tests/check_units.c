@@ -459,6 +459,45 @@ START_TEST(test_units_bad_numbers)
 }
 END_TEST
 
+/* C's hexadecimal floats are refused, not read as 16 or 8 (strtod would
+ * take both). */
+START_TEST(test_units_hex_refused)
+{
+    expect_error(units_parse_bytes, "0x10GB",
+                 "'0x10GB' is not a decimal number (size expected; write "
+                 "e.g. 16, not 0x10)");
+    expect_error(units_parse_bandwidth, "0x1p3Gbps",
+                 "'0x1p3Gbps' is not a decimal number (bandwidth expected; "
+                 "write e.g. 16, not 0x10)");
+    ck_assert(units_is_hex_float("0x10"));
+    ck_assert(units_is_hex_float(" -0X1p3"));
+    ck_assert(!units_is_hex_float("10"));
+    ck_assert(!units_is_hex_float("0"));
+    ck_assert(!units_is_hex_float("x10"));
+    int64_t n = -1;
+    char *cause = NULL;
+    ck_assert_int_eq(units_parse_count("-0X2", 0, 10, &n, &cause), -1);
+    ck_assert_int_eq(n, -1);
+    free(cause);
+}
+END_TEST
+
+/* nccl-tests' sizes are whole bytes: 1.5K is 1536 bytes, 1.5 is none,
+ * and a hexadecimal float is refused like the other numbers. */
+START_TEST(test_units_nccl_size)
+{
+    double b = 0;
+    ck_assert_int_eq(units_parse_nccl_size("1.5K", &b), 0);
+    ck_assert_double_eq(b, 1536);
+    ck_assert_int_eq(units_parse_nccl_size("8GB", &b), 0);
+    ck_assert_double_eq(b, 8.0 * 1073741824);
+    ck_assert_int_eq(units_parse_nccl_size("1.5", &b), -1);
+    ck_assert_int_eq(units_parse_nccl_size("1.3K", &b), -1); /* 1331.2 */
+    ck_assert_int_eq(units_parse_nccl_size("0x10", &b), -1);
+    ck_assert_int_eq(units_parse_nccl_size("nan", &b), -1);
+}
+END_TEST
+
 START_TEST(test_units_count_errors)
 {
     /* Fractions. */
@@ -544,6 +583,8 @@ units_suite(void)
     tcase_add_test(tc, test_units_missing_unit);
     tcase_add_test(tc, test_units_unknown_unit);
     tcase_add_test(tc, test_units_bad_numbers);
+    tcase_add_test(tc, test_units_hex_refused);
+    tcase_add_test(tc, test_units_nccl_size);
     tcase_add_test(tc, test_units_count_errors);
     tcase_add_test(tc, test_units_real_errors);
     tcase_add_test(tc, test_units_bool_errors);

@@ -45,7 +45,7 @@ for h in "$srcdir"/tests/fuzz/fuzz_*.c; do
         fuzz_model_ini) seeds="$srcdir/models/*.ini $srcdir/tests/data/*.ini" ;;
         fuzz_hf_config) seeds="$srcdir/models/*.json $srcdir/tests/data/*.json" ;;
         fuzz_topology) seeds="$srcdir/topologies/*.ini $srcdir/tests/data/*topology*.ini" ;;
-        fuzz_runfile) seeds="$srcdir/tests/data/*run*.ini" ;;
+        fuzz_runfile|fuzz_runfile_sections) seeds="$srcdir/tests/data/*run*.ini" ;;
         fuzz_nccl_tests) seeds="$srcdir/tests/data/nccl-tests-* $srcdir/tests/data/published-*.csv" ;;
         fuzz_platform) seeds="$srcdir/tests/data/*platform*.xml" ;;
         *) seeds= ;;

@@ -1,0 +1,1 @@
+simulate --config @SRCDIR@/tests/data/run-bad-model.ini
