@@ -151,6 +151,22 @@ struct ctx {
     double intra, share;        /* bytes/s: intra-node, NIC share */
 };
 
+/* Does NCCL build its trees in the simple pattern, all of a node's
+ * network traffic through one GPU (NCCL_TOPO_PATTERN_TREE), which
+ * tuning.cc charges 0.85 of the tree's bandwidth for (from 2.19;
+ * comm->maxTreePattern from 2.26)?  init.cc starts the tree search from
+ * NCCL_TOPO_PATTERN_BALANCED_TREE; search.cc ncclTopoCompute falls back to
+ * the simple pattern only on Hopper and newer ("Try a simpler tree",
+ * ccMin >= 90; taken here as found there) or with one GPU a node (every
+ * pattern but the ring becomes TREE).  NCCL 2.18 has no such factor. */
+static bool
+tree_pattern_is_simple(const struct ctx *x)
+{
+    if (x->nc->version < 219)
+        return false;
+    return x->g->ranks_per_node == 1 || x->arch >= GPU_ARCH_HOPPER;
+}
+
 /* Bus bandwidth (bytes/s) and latency (us) of (algorithm, protocol), or
  * bus 0 when NCCL would not use it. */
 static void
@@ -206,15 +222,18 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
         double b = multi ? 2 * fmin(x->share, ppn > 1 ? x->intra : INFINITY)
                          : x->intra;
         b *= fmin(scale, 1.0);
+        /* tuning.cc ncclTopoTuneModel: every tree all-reduce gets 0.92
+         * and the per-channel tree cap first, whatever the protocol; LL
+         * and LL128 then take their own factor and cap on top. */
+        b = fmin(TREE_FACTOR * b,
+                 x->ch * per_ch_max_tree_bw[x->arch][x->nidx] * 1e9);
         if (p == PROTO_LL)
             b = fmin(b / 3.8, ll_max_bw[x->arch][x->nidx] * 1e9);
         else if (p == PROTO_LL128)
             b = fmin(b * (multi ? 120.0 / 128.0 : 7.0 / 9.0),
                      x->ch * per_ch_max_tree_ll128_bw[x->arch][x->nidx] * 1e9);
-        else
-            b = fmin(TREE_FACTOR * b,
-                     x->ch * per_ch_max_tree_bw[x->arch][x->nidx] * 1e9);
-        b *= TREE_PATTERN_FACTOR;
+        if (tree_pattern_is_simple(x))
+            b *= TREE_PATTERN_FACTOR;
         /* The correction stands in for the pipeline fill, which the data
          * path derives itself: it gets the bandwidth before it. */
         *path_bus = b;
@@ -644,6 +663,15 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
      *   and each step pays a TCP round trip (SOCKET_STEP_US, an
      *   estimate) over the link's latency. */
     struct topo tl = *t;
+    /* The network plugin's NCCL_BUFFSIZE, where the user set none: NCCL
+     * loads the plugin at every communicator's init, one node or many,
+     * and reads the variable after it (init.cc computeBuffSizes). */
+    struct nccl_config ncl = *nc;
+    if (!nc->buffsize_given && t->plugin_buffsize > 0)
+        ncl.buffsize = (long)t->plugin_buffsize;
+    nc = &ncl;
+    r->buffsize = (double)ncl.buffsize;
+    r->buffsize_from_plugin = !ncl.buffsize_given && t->plugin_buffsize > 0;
     bool p2p_off = p2p_disabled(t, nc);
     /* Without GPUDirect RDMA (NCCL_NET_GDR_LEVEL below the GPU-NIC path)
      * net.cc puts the network buffers in host memory: every byte a NIC

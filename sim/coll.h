@@ -59,6 +59,9 @@ struct coll_result {
     int net_hops;           /* Ring: network links on the critical path */
     double net_lat_s;       /* Ring: latency of one network hop */
     double chan_Bps;        /* data rate of one channel's bottleneck hop */
+    double buffsize;        /* NCCL_BUFFSIZE in force (Simple steps are an
+                               eighth of it) */
+    bool buffsize_from_plugin;  /* the network plugin's (topology) */
 };
 
 /* Time of one collective moving nbytes in NCCL's convention (for

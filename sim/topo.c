@@ -202,6 +202,12 @@ static const struct topo_key keys[] = {
      * (NCCL_COLLNET_ENABLE=1): off unless a cluster says so, as NCCL. */
     {"inter", "sharp", KIND_BOOL, F(sharp), false, "false", "false", 0, 0,
      false, NULL},
+    /* A network plugin may set NCCL's environment at load time, before
+     * NCCL reads it (aws-ofi-nccl src/platform-aws.cpp platform_data_map:
+     * NCCL_BUFFSIZE=8388608 on p4d, p4de, p5, p5e, p5en, p6, never
+     * overwriting a value the user set). */
+    {"inter", "plugin_buffsize", KIND_BYTES, F(plugin_buffsize), false, "0",
+     "8MiB", 0, 1073741824.0, false, "allowed 0 (none) up to 1GiB"},
     /* [network]: the fabric above the NICs, for --network simgrid.  A
      * leaf's uplinks carry (nodes under it x NICs x NIC rate) divided by
      * the oversubscription ratio (a 2:1 leaf has half as much capacity
@@ -1204,6 +1210,16 @@ topo_validate(const struct topo *t, char **cause)
             free(why);
             return -1;
         }
+    }
+    /* As nccl_config_set_var checks NCCL_BUFFSIZE itself. */
+    if (t->plugin_buffsize != 0
+        && (t->plugin_buffsize < 8192 || fmod(t->plugin_buffsize, 128) != 0)) {
+        *cause = xasprintf("topology '%s': [inter] plugin_buffsize = %.0f B "
+                           "is no buffer NCCL can cut into NCCL_STEPS (8) "
+                           "steps of whole 16-byte lines; write 0 (none) or "
+                           "a multiple of 128 B from 8KiB to 1GiB", name,
+                           t->plugin_buffsize);
+        return -1;
     }
     long long gpus = (long long)t->nodes * t->gpus_per_node;
     if (gpus > MAX_TOTAL_GPUS) {

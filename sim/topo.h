@@ -97,6 +97,8 @@ struct topo {
     double inter_latency_ns;
     bool rail_optimized;
     bool sharp;                 /* in-network reduction (NCCL CollNet) */
+    double plugin_buffsize;     /* NCCL_BUFFSIZE the network plugin sets
+                                   where the environment does not; 0 none */
     /* [network]: the switches between the NICs (used by --network
      * simgrid; the analytic model assumes a non-blocking network) */
     enum net_shape shape;
