@@ -383,6 +383,54 @@ algo_time(const struct ctx *x, int a, double bus, double lat_us,
 #define LL128_BUFFSIZE (120.0 * 640 * 8 * 8)
 #define NVLS_CHUNKSIZE 131072.0     /* NCCL_NVLS_CHUNKSIZE default */
 
+/* The NCCL settings a network plugin puts in the environment where the
+ * user has not (topo.h plugin_*): NCCL loads the plugin at every
+ * communicator's init, one node or many, before it reads them. */
+static void
+plugin_config(const struct topo *t, const struct nccl_config *nc,
+              struct nccl_config *out)
+{
+    *out = *nc;
+    if (!nc->buffsize_given && t->plugin_buffsize > 0)
+        out->buffsize = (long)t->plugin_buffsize;
+}
+
+/* NVLS's step (bytes): from 2.21 NCCL_NVLS_CHUNKSIZE (128 KiB; the
+ * plugin's where it sets one), the step of NVLS's own buffers
+ * (transport/nvls.cc nvlsStepSize = comm->nvlsChunkSize); before, NVLS
+ * connections used the Simple buffers, NCCL_BUFFSIZE / NCCL_STEPS
+ * (nvls.cc buffSize = comm->buffSizes[NCCL_PROTO_SIMPLE]). */
+static double
+nvls_step_bytes(const struct topo *t, const struct nccl_config *nc)
+{
+    if (nc->version < 221)
+        return nc->buffsize / 8.0;
+    return t->plugin_nvls_chunksize > 0 ? t->plugin_nvls_chunksize
+                                        : NVLS_CHUNKSIZE;
+}
+
+/* The chunk NVLS and NVLS Tree start from before shrinking it for small
+ * sizes (enqueue.cc calcCollChunking).  NVLS: the Simple step
+ * (NCCL_BUFFSIZE / 8) capped at 128 KiB, from 2.21 at comm->nvlsChunkSize.
+ * NVLS Tree: the Simple step, from 2.21 comm->nvlsChunkSize; from 2.19
+ * at most 64 KiB on 4 nodes or more, which from 2.20
+ * NCCL_NVLSTREE_MAX_CHUNKSIZE replaces (the plugin's, where it sets it). */
+static double
+nvls_start_chunk(const struct topo *t, const struct nccl_config *nc,
+                 bool tree, int nodes)
+{
+    double step = nc->buffsize / 8.0;
+    if (!tree)
+        return fmin(step, nc->version < 221 ? NVLS_CHUNKSIZE
+                                            : nvls_step_bytes(t, nc));
+    double chunk = nc->version < 221 ? step : nvls_step_bytes(t, nc);
+    if (nc->version >= 220 && t->plugin_nvls_chunksize > 0)
+        chunk = fmin(chunk, t->plugin_nvls_chunksize);
+    else if (nc->version >= 219 && nodes >= 4)
+        chunk = fmin(chunk, 65536);
+    return chunk;
+}
+
 /* GPUDirect RDMA: NCCL uses it when the GPU-NIC path is no longer than
  * NCCL_NET_GDR_LEVEL (src/graph/paths.cc ncclTopoCheckGdr, default PXB).
  * The built-in nodes put each NIC under a PCIe switch with its GPUs
@@ -563,12 +611,16 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
     if (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) {
         /* bus here is the data path's algorithm bandwidth. */
         int nc = NVLS_CHANNELS, heads = ppn;
-        double ops = (double)nc * heads, chunk = NVLS_CHUNKSIZE;
+        double ops = (double)nc * heads;
+        double chunk = nvls_start_chunk(x->t, x->nc, a == NCCL_ALGO_NVLS_TREE,
+                                        N);
         if (a == NCCL_ALGO_NVLS) {
             if (nb < 64 * ops * chunk && chunk > 65536) chunk = 65536;
             if (nb < 8 * ops * chunk && chunk > 32768) chunk = 32768;
             if (nb < 2 * ops * chunk && chunk > 16384) chunk = 16384;
         } else {
+            if (nb < 32 * ops * chunk && chunk > 262144) chunk = 262144;
+            if (nb < 16 * ops * chunk && chunk > 131072) chunk = 131072;
             if (nb < 4 * ops * chunk && chunk > 65536) chunk = 65536;
             if (nb < 1 * ops * chunk && chunk > 32768) chunk = 32768;
         }
@@ -618,8 +670,11 @@ coll_nvls_buffer_bytes(const struct topo *t, const struct nccl_config *nc,
     if (t->fabric != FABRIC_NVSWITCH || t->arch < GPU_ARCH_HOPPER
         || nc->nvls_enable == 0 || p2p_disabled(t, nc) || ranks_per_node < 2)
         return 0;
+    struct nccl_config ncl;
+    plugin_config(t, nc, &ncl);
     double heads = ranks_per_node;
-    double buffers = NVLS_CHANNELS * 2.0 * 8 * NVLS_CHUNKSIZE * heads;
+    double buffers = NVLS_CHANNELS * 2.0 * 8 * nvls_step_bytes(t, &ncl)
+                     * heads;
     double credits = NVLS_CHANNELS * 2.0 * 64 * heads;
     return ceil(buffers / NVLS_MEM_ALIGN) * NVLS_MEM_ALIGN
            + ceil(credits / NVLS_MEM_ALIGN) * NVLS_MEM_ALIGN;
@@ -663,12 +718,11 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
      *   and each step pays a TCP round trip (SOCKET_STEP_US, an
      *   estimate) over the link's latency. */
     struct topo tl = *t;
-    /* The network plugin's NCCL_BUFFSIZE, where the user set none: NCCL
-     * loads the plugin at every communicator's init, one node or many,
-     * and reads the variable after it (init.cc computeBuffSizes). */
-    struct nccl_config ncl = *nc;
-    if (!nc->buffsize_given && t->plugin_buffsize > 0)
-        ncl.buffsize = (long)t->plugin_buffsize;
+    /* What the network plugin sets where the user set nothing
+     * (plugin_config; init.cc computeBuffSizes reads NCCL_BUFFSIZE after
+     * the plugin loaded). */
+    struct nccl_config ncl;
+    plugin_config(t, nc, &ncl);
     nc = &ncl;
     r->buffsize = (double)ncl.buffsize;
     r->buffsize_from_plugin = !ncl.buffsize_given && t->plugin_buffsize > 0;

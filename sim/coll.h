@@ -79,7 +79,8 @@ int coll_estimate(const struct topo *t, const struct nccl_config *nc,
  * (src/group.cc connects it lazily; src/transport/nvls.cc
  * ncclNvlsBufferSetup): per head (one per local rank) nvlsChannels (16 on
  * Hopper) x 2 (reduce and broadcast) x NCCL_STEPS (8) x
- * NCCL_NVLS_CHUNKSIZE (128 KiB), rounded up to the 2 MiB multicast
+ * NCCL_NVLS_CHUNKSIZE (128 KiB, or the network plugin's; before 2.21 each
+ * buffer was NCCL_BUFFSIZE), rounded up to the 2 MiB multicast
  * granularity (nvlsAllocateMem, NVLS_MEM_ALIGN_SIZE), plus the credits
  * (16 x 2 x 64 B a head, one more 2 MiB granule).  0 where NVLS is not
  * available (not Hopper+NVSwitch, NCCL_NVLS_ENABLE=0, one GPU a node). */

@@ -719,6 +719,68 @@ START_TEST(test_nvls_buffer_bytes)
 }
 END_TEST
 
+/* NVLS's step and its buffers by version and plugin, on 8 H100s: before
+ * 2.21 NVLS used the Simple buffers, NCCL_BUFFSIZE (4 MiB) each: 8 x 16 x
+ * 2 x 4 MiB = 1 GiB + the 2 MiB credit granule; from 2.21 an
+ * NCCL_NVLS_CHUNKSIZE of 512 KiB (aws-ofi-nccl on p5) gives 8 x 16 x 2 x
+ * 8 x 512 KiB, the same 1026 MiB. */
+START_TEST(test_nvls_step_by_version_and_plugin)
+{
+    char *cause = NULL;
+    struct topo *t = topo_load("dgx-h100", &cause);
+    ck_assert_ptr_nonnull(t);
+    struct nccl_config nc;
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_version(&nc, "2.20", &cause), 0);
+    ck_assert_double_eq(coll_nvls_buffer_bytes(t, &nc, 8),
+                        1026.0 * 1048576);
+    nccl_config_init(&nc);
+    ck_assert_int_eq(topo_set(t, "inter.plugin_nvls_chunksize=512KiB",
+                              &cause), 0);
+    ck_assert_double_eq(coll_nvls_buffer_bytes(t, &nc, 8),
+                        1026.0 * 1048576);
+    topo_free(t);
+}
+END_TEST
+
+/* NVLS Tree's chunk for a 4 GiB all-reduce of 8 H100s a node (16
+ * channels x 8 heads = 128 concurrent ops, 32 MiB each): no size rule
+ * shrinks a chunk of 512 KiB or less here (4 GiB >= 32 x 128 x 512 KiB).
+ * 2.28: NCCL_NVLS_CHUNKSIZE, 128 KiB, on 2 nodes; 64 KiB from 4 nodes
+ * (treeMaxChunkSize); the plugin's 512 KiB replaces both.  2.19 and 2.20
+ * start from the Simple step, 4 MiB / 8 = 512 KiB, on 2 nodes, and cap it
+ * at 64 KiB from 4. */
+static double
+nvls_tree_chunk(const char *version, int nodes, const char *plugin)
+{
+    char *cause = NULL;
+    struct topo *t = topo_load("dgx-h100", &cause);
+    ck_assert_ptr_nonnull(t);
+    if (plugin != NULL)
+        ck_assert_int_eq(topo_set(t, plugin, &cause), 0);
+    struct nccl_config nc;
+    forced(&nc, "NVLSTree", "Simple");
+    ck_assert_int_eq(nccl_config_set_version(&nc, version, &cause), 0);
+    struct coll_group g = {8 * nodes, nodes, 8};
+    struct coll_result r;
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 4294967296.0, &r);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_NVLS_TREE);
+    topo_free(t);
+    return r.chunk_bytes;
+}
+
+START_TEST(test_nvls_tree_chunk)
+{
+    const char *p5 = "inter.plugin_nvls_chunksize=512KiB";
+    ck_assert_double_eq(nvls_tree_chunk("2.28", 2, NULL), 131072);
+    ck_assert_double_eq(nvls_tree_chunk("2.28", 4, NULL), 65536);
+    ck_assert_double_eq(nvls_tree_chunk("2.28", 2, p5), 524288);
+    ck_assert_double_eq(nvls_tree_chunk("2.28", 4, p5), 524288);
+    ck_assert_double_eq(nvls_tree_chunk("2.20", 2, NULL), 524288);
+    ck_assert_double_eq(nvls_tree_chunk("2.19", 4, NULL), 65536);
+}
+END_TEST
+
 START_TEST(test_path_socket_slower_than_ib)
 {
     struct topo *t = test_topo();
@@ -882,6 +944,8 @@ main(void)
     tcase_add_test(core, test_path_tree_credit_bound);
     tcase_add_test(core, test_path_ring_net_bandwidth_bound);
     tcase_add_test(core, test_nvls_buffer_bytes);
+    tcase_add_test(core, test_nvls_step_by_version_and_plugin);
+    tcase_add_test(core, test_nvls_tree_chunk);
     tcase_add_test(core, test_path_ring_net_pipeline_bound);
     tcase_add_test(core, test_path_flush_and_gdr);
     tcase_add_test(core, test_path_p2p_level);
