@@ -433,6 +433,12 @@ cmd_coll(int argc, char **argv)
                r.nthreads, r.hops, r.loops, r.loops == 1 ? "" : "s",
                r.chunk_bytes, r.syncs, r.syncs == 1 ? "" : "s",
                r.hop_lat_s * 1e6, r.chan_Bps / 1e9);
+        if (r.proto == PROTO_SIMPLE && r.algo <= NCCL_ALGO_RING)
+            printf("#   Simple buffer: NCCL_BUFFSIZE %.0f B (%s), steps of "
+                   "%.0f B\n", r.buffsize,
+                   r.buffsize_from_plugin ? "set by the network plugin"
+                   : nc.buffsize_given ? "set by the user" : "NCCL's default",
+                   r.buffsize / 8);
         if (r.net_hops > 0)
             printf("#   ring: %d network hop%s on the critical path, %.2f us "
                    "each\n", r.net_hops, r.net_hops == 1 ? "" : "s",

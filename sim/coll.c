@@ -151,6 +151,22 @@ struct ctx {
     double intra, share;        /* bytes/s: intra-node, NIC share */
 };
 
+/* Does NCCL build its trees in the simple pattern, all of a node's
+ * network traffic through one GPU (NCCL_TOPO_PATTERN_TREE), which
+ * tuning.cc charges 0.85 of the tree's bandwidth for (from 2.19;
+ * comm->maxTreePattern from 2.26)?  init.cc starts the tree search from
+ * NCCL_TOPO_PATTERN_BALANCED_TREE; search.cc ncclTopoCompute falls back to
+ * the simple pattern only on Hopper and newer ("Try a simpler tree",
+ * ccMin >= 90; taken here as found there) or with one GPU a node (every
+ * pattern but the ring becomes TREE).  NCCL 2.18 has no such factor. */
+static bool
+tree_pattern_is_simple(const struct ctx *x)
+{
+    if (x->nc->version < 219)
+        return false;
+    return x->g->ranks_per_node == 1 || x->arch >= GPU_ARCH_HOPPER;
+}
+
 /* Bus bandwidth (bytes/s) and latency (us) of (algorithm, protocol), or
  * bus 0 when NCCL would not use it. */
 static void
@@ -206,15 +222,18 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
         double b = multi ? 2 * fmin(x->share, ppn > 1 ? x->intra : INFINITY)
                          : x->intra;
         b *= fmin(scale, 1.0);
+        /* tuning.cc ncclTopoTuneModel: every tree all-reduce gets 0.92
+         * and the per-channel tree cap first, whatever the protocol; LL
+         * and LL128 then take their own factor and cap on top. */
+        b = fmin(TREE_FACTOR * b,
+                 x->ch * per_ch_max_tree_bw[x->arch][x->nidx] * 1e9);
         if (p == PROTO_LL)
             b = fmin(b / 3.8, ll_max_bw[x->arch][x->nidx] * 1e9);
         else if (p == PROTO_LL128)
             b = fmin(b * (multi ? 120.0 / 128.0 : 7.0 / 9.0),
                      x->ch * per_ch_max_tree_ll128_bw[x->arch][x->nidx] * 1e9);
-        else
-            b = fmin(TREE_FACTOR * b,
-                     x->ch * per_ch_max_tree_bw[x->arch][x->nidx] * 1e9);
-        b *= TREE_PATTERN_FACTOR;
+        if (tree_pattern_is_simple(x))
+            b *= TREE_PATTERN_FACTOR;
         /* The correction stands in for the pipeline fill, which the data
          * path derives itself: it gets the bandwidth before it. */
         *path_bus = b;
@@ -363,6 +382,54 @@ algo_time(const struct ctx *x, int a, double bus, double lat_us,
 #define LL_BUFFSIZE (8.0 * 512 * 8 * 16)
 #define LL128_BUFFSIZE (120.0 * 640 * 8 * 8)
 #define NVLS_CHUNKSIZE 131072.0     /* NCCL_NVLS_CHUNKSIZE default */
+
+/* The NCCL settings a network plugin puts in the environment where the
+ * user has not (topo.h plugin_*): NCCL loads the plugin at every
+ * communicator's init, one node or many, before it reads them. */
+static void
+plugin_config(const struct topo *t, const struct nccl_config *nc,
+              struct nccl_config *out)
+{
+    *out = *nc;
+    if (!nc->buffsize_given && t->plugin_buffsize > 0)
+        out->buffsize = (long)t->plugin_buffsize;
+}
+
+/* NVLS's step (bytes): from 2.21 NCCL_NVLS_CHUNKSIZE (128 KiB; the
+ * plugin's where it sets one), the step of NVLS's own buffers
+ * (transport/nvls.cc nvlsStepSize = comm->nvlsChunkSize); before, NVLS
+ * connections used the Simple buffers, NCCL_BUFFSIZE / NCCL_STEPS
+ * (nvls.cc buffSize = comm->buffSizes[NCCL_PROTO_SIMPLE]). */
+static double
+nvls_step_bytes(const struct topo *t, const struct nccl_config *nc)
+{
+    if (nc->version < 221)
+        return nc->buffsize / 8.0;
+    return t->plugin_nvls_chunksize > 0 ? t->plugin_nvls_chunksize
+                                        : NVLS_CHUNKSIZE;
+}
+
+/* The chunk NVLS and NVLS Tree start from before shrinking it for small
+ * sizes (enqueue.cc calcCollChunking).  NVLS: the Simple step
+ * (NCCL_BUFFSIZE / 8) capped at 128 KiB, from 2.21 at comm->nvlsChunkSize.
+ * NVLS Tree: the Simple step, from 2.21 comm->nvlsChunkSize; from 2.19
+ * at most 64 KiB on 4 nodes or more, which from 2.20
+ * NCCL_NVLSTREE_MAX_CHUNKSIZE replaces (the plugin's, where it sets it). */
+static double
+nvls_start_chunk(const struct topo *t, const struct nccl_config *nc,
+                 bool tree, int nodes)
+{
+    double step = nc->buffsize / 8.0;
+    if (!tree)
+        return fmin(step, nc->version < 221 ? NVLS_CHUNKSIZE
+                                            : nvls_step_bytes(t, nc));
+    double chunk = nc->version < 221 ? step : nvls_step_bytes(t, nc);
+    if (nc->version >= 220 && t->plugin_nvls_chunksize > 0)
+        chunk = fmin(chunk, t->plugin_nvls_chunksize);
+    else if (nc->version >= 219 && nodes >= 4)
+        chunk = fmin(chunk, 65536);
+    return chunk;
+}
 
 /* GPUDirect RDMA: NCCL uses it when the GPU-NIC path is no longer than
  * NCCL_NET_GDR_LEVEL (src/graph/paths.cc ncclTopoCheckGdr, default PXB).
@@ -544,12 +611,16 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
     if (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) {
         /* bus here is the data path's algorithm bandwidth. */
         int nc = NVLS_CHANNELS, heads = ppn;
-        double ops = (double)nc * heads, chunk = NVLS_CHUNKSIZE;
+        double ops = (double)nc * heads;
+        double chunk = nvls_start_chunk(x->t, x->nc, a == NCCL_ALGO_NVLS_TREE,
+                                        N);
         if (a == NCCL_ALGO_NVLS) {
             if (nb < 64 * ops * chunk && chunk > 65536) chunk = 65536;
             if (nb < 8 * ops * chunk && chunk > 32768) chunk = 32768;
             if (nb < 2 * ops * chunk && chunk > 16384) chunk = 16384;
         } else {
+            if (nb < 32 * ops * chunk && chunk > 262144) chunk = 262144;
+            if (nb < 16 * ops * chunk && chunk > 131072) chunk = 131072;
             if (nb < 4 * ops * chunk && chunk > 65536) chunk = 65536;
             if (nb < 1 * ops * chunk && chunk > 32768) chunk = 32768;
         }
@@ -599,8 +670,11 @@ coll_nvls_buffer_bytes(const struct topo *t, const struct nccl_config *nc,
     if (t->fabric != FABRIC_NVSWITCH || t->arch < GPU_ARCH_HOPPER
         || nc->nvls_enable == 0 || p2p_disabled(t, nc) || ranks_per_node < 2)
         return 0;
+    struct nccl_config ncl;
+    plugin_config(t, nc, &ncl);
     double heads = ranks_per_node;
-    double buffers = NVLS_CHANNELS * 2.0 * 8 * NVLS_CHUNKSIZE * heads;
+    double buffers = NVLS_CHANNELS * 2.0 * 8 * nvls_step_bytes(t, &ncl)
+                     * heads;
     double credits = NVLS_CHANNELS * 2.0 * 64 * heads;
     return ceil(buffers / NVLS_MEM_ALIGN) * NVLS_MEM_ALIGN
            + ceil(credits / NVLS_MEM_ALIGN) * NVLS_MEM_ALIGN;
@@ -644,6 +718,14 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
      *   and each step pays a TCP round trip (SOCKET_STEP_US, an
      *   estimate) over the link's latency. */
     struct topo tl = *t;
+    /* What the network plugin sets where the user set nothing
+     * (plugin_config; init.cc computeBuffSizes reads NCCL_BUFFSIZE after
+     * the plugin loaded). */
+    struct nccl_config ncl;
+    plugin_config(t, nc, &ncl);
+    nc = &ncl;
+    r->buffsize = (double)ncl.buffsize;
+    r->buffsize_from_plugin = !ncl.buffsize_given && t->plugin_buffsize > 0;
     bool p2p_off = p2p_disabled(t, nc);
     /* Without GPUDirect RDMA (NCCL_NET_GDR_LEVEL below the GPU-NIC path)
      * net.cc puts the network buffers in host memory: every byte a NIC

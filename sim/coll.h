@@ -59,6 +59,9 @@ struct coll_result {
     int net_hops;           /* Ring: network links on the critical path */
     double net_lat_s;       /* Ring: latency of one network hop */
     double chan_Bps;        /* data rate of one channel's bottleneck hop */
+    double buffsize;        /* NCCL_BUFFSIZE in force (Simple steps are an
+                               eighth of it) */
+    bool buffsize_from_plugin;  /* the network plugin's (topology) */
 };
 
 /* Time of one collective moving nbytes in NCCL's convention (for
@@ -76,7 +79,8 @@ int coll_estimate(const struct topo *t, const struct nccl_config *nc,
  * (src/group.cc connects it lazily; src/transport/nvls.cc
  * ncclNvlsBufferSetup): per head (one per local rank) nvlsChannels (16 on
  * Hopper) x 2 (reduce and broadcast) x NCCL_STEPS (8) x
- * NCCL_NVLS_CHUNKSIZE (128 KiB), rounded up to the 2 MiB multicast
+ * NCCL_NVLS_CHUNKSIZE (128 KiB, or the network plugin's; before 2.21 each
+ * buffer was NCCL_BUFFSIZE), rounded up to the 2 MiB multicast
  * granularity (nvlsAllocateMem, NVLS_MEM_ALIGN_SIZE), plus the credits
  * (16 x 2 x 64 B a head, one more 2 MiB granule).  0 where NVLS is not
  * available (not Hopper+NVSwitch, NCCL_NVLS_ENABLE=0, one GPU a node). */

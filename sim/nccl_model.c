@@ -182,6 +182,7 @@ nccl_config_set_var(struct nccl_config *nc, const char *name, const char *s,
             return -1;
         }
         nc->buffsize = (long)v;
+        nc->buffsize_given = true;
     } else if (strcmp(k, "NTHREADS") == 0) {
         /* src/graph/tuning.cc getNthreads: not a multiple of 32, or out
          * of 64..512, is logged "Invalid NCCL_NTHREADS" and replaced. */

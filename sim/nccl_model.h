@@ -48,6 +48,8 @@ struct nccl_config {
      * defaults are NCCL's. */
     int nvls_enable;        /* NCCL_NVLS_ENABLE: 0 off, 1 on, 2 auto */
     long buffsize;          /* NCCL_BUFFSIZE, Simple (default 4 MiB) */
+    bool buffsize_given;    /* set by the user (a plugin's does not
+                               replace it) */
     int nthreads;           /* NCCL_NTHREADS, 0 = NCCL's default */
     bool ib_disable;        /* NCCL_IB_DISABLE=1: socket transport */
     bool p2p_disable;       /* NCCL_P2P_DISABLE=1: SHM through the host */

@@ -202,6 +202,17 @@ static const struct topo_key keys[] = {
      * (NCCL_COLLNET_ENABLE=1): off unless a cluster says so, as NCCL. */
     {"inter", "sharp", KIND_BOOL, F(sharp), false, "false", "false", 0, 0,
      false, NULL},
+    /* A network plugin may set NCCL's environment at load time, before
+     * NCCL reads it (aws-ofi-nccl src/platform-aws.cpp platform_data_map:
+     * NCCL_BUFFSIZE=8388608 on p4d, p4de, p5, p5e, p5en, p6, never
+     * overwriting a value the user set). */
+    {"inter", "plugin_buffsize", KIND_BYTES, F(plugin_buffsize), false, "0",
+     "8MiB", 0, 1073741824.0, false, "allowed 0 (none) up to 1GiB"},
+    /* aws-ofi-nccl sets NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE
+     * to 524288 on p5, p5e, p5en (the same table). */
+    {"inter", "plugin_nvls_chunksize", KIND_BYTES, F(plugin_nvls_chunksize),
+     false, "0", "512KiB", 0, 1073741824.0, false,
+     "allowed 0 (none) up to 1GiB"},
     /* [network]: the fabric above the NICs, for --network simgrid.  A
      * leaf's uplinks carry (nodes under it x NICs x NIC rate) divided by
      * the oversubscription ratio (a 2:1 leaf has half as much capacity
@@ -1213,6 +1224,24 @@ topo_validate(const struct topo *t, char **cause)
             *cause = xasprintf("topology '%s': [%s] %s %s", name,
                                k->section, k->key, why);
             free(why);
+            return -1;
+        }
+    }
+    /* As nccl_config_set_var checks NCCL_BUFFSIZE itself; an NVLS chunk
+     * is one NVLS step, cut the same way. */
+    const struct { const char *key; double v; } plugin_sizes[] = {
+        {"plugin_buffsize", t->plugin_buffsize},
+        {"plugin_nvls_chunksize", t->plugin_nvls_chunksize * 8}};
+    for (size_t i = 0; i < sizeof plugin_sizes / sizeof plugin_sizes[0];
+         i++) {
+        double v = plugin_sizes[i].v;
+        if (v != 0 && (v < 8192 || fmod(v, 128) != 0)) {
+            *cause = xasprintf("topology '%s': [inter] %s = %.0f B is no "
+                               "buffer NCCL can cut into NCCL_STEPS (8) "
+                               "steps of whole 16-byte lines; write 0 (none) "
+                               "or a multiple of %s B from %s to 1GiB", name,
+                               plugin_sizes[i].key, i == 0 ? v : v / 8,
+                               i == 0 ? "128" : "16", i == 0 ? "8KiB" : "1KiB");
             return -1;
         }
     }

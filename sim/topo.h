@@ -97,6 +97,10 @@ struct topo {
     double inter_latency_ns;
     bool rail_optimized;
     bool sharp;                 /* in-network reduction (NCCL CollNet) */
+    double plugin_buffsize;     /* NCCL_BUFFSIZE the network plugin sets
+                                   where the environment does not; 0 none */
+    double plugin_nvls_chunksize;   /* NCCL_NVLS_CHUNKSIZE and
+                                       NCCL_NVLSTREE_MAX_CHUNKSIZE it sets */
     /* [network]: the switches between the NICs (used by --network
      * simgrid; the analytic model assumes a non-blocking network) */
     enum net_shape shape;

@@ -110,7 +110,8 @@ START_TEST(test_coll_replicate_group_shares_nics)
     /* HSDP replicate all-reduce: 2 ranks, one per node; the 4 such groups
      * of a node share its NIC: 9.6e9 / 4 = 2.4e9.  Tree: the buffer goes
      * up and down through the NIC share once, NCCL's tree busBw = 2 x
-     * 2.4e9, times 0.92 (Simple) and 0.85 (tree pattern), algorithm
+     * 2.4e9, times 0.92 (tree all-reduce) and 0.85 (one GPU a node: NCCL
+     * builds the simple tree pattern), algorithm
      * bandwidth half of it: 2.4e9 x 0.92 x 0.85 = 1.8768e9; latency 8.4 +
      * 2 x (0 + log2(2) x (14 + 10)) = 56.4 us.  Ring: 2 crossing steps,
      * latency (8.4 + 2 x 34) x 1.4 (the multi-node plateau) = 106.96 us,
@@ -496,8 +497,9 @@ START_TEST(test_path_ring_pipeline_bound)
 END_TEST
 
 /* Tree Simple all-reduce over 2 nodes x 4 on test-2x4: 2 channels (2 per
- * NIC); bus 0.85 x 0.92 x 2 x 9.6e9, algbw half of it, per channel half
- * again; intra hops faster by 80e9 / 9.6e9.  Hops: 2 x 3 chain hops
+ * NIC); bus 0.92 x 2 x 9.6e9 (an Ampere node of 4 GPUs: NCCL's balanced
+ * tree pattern, no 0.85), algbw half of it, per channel half again;
+ * intra hops faster by 80e9 / 9.6e9.  Hops: 2 x 3 chain hops
  * (max(4.0, 1.0) us each) and 2 tree hops (14 + 2 x 10 us). */
 static void
 tree_case(double bytes, double *want, struct coll_result *r)
@@ -508,12 +510,12 @@ tree_case(double bytes, double *want, struct coll_result *r)
     forced(&nc, "Tree", "Simple");
     estimate_nc(t, &nc, COLL_ALLREDUCE, &g, bytes, r);
     ck_assert_int_eq(r->algo, NCCL_ALGO_TREE);
-    double ch = 0.5 * 0.85 * 0.92 * 2 * 9.6e9 / 2, in = ch * 80e9 / 9.6e9;
+    double ch = 0.5 * 0.92 * 2 * 9.6e9 / 2, in = ch * 80e9 / 9.6e9;
     double C = bytes / 2, chunk = 524288;
     double M = C > chunk ? ceil(C / chunk) : 1, c = C / M;
     double fill = 6 * (c / in + 4e-6) + 2 * (c / ch + 34e-6) - c / ch;
     /* Credits: chunk i + 8 waits for chunk i's slot, a cycle of c / ch
-     * plus 2 x 34 us; none wait here (c / ch is 140 us at 512 KiB). */
+     * plus 2 x 34 us; none wait here (c / ch is 118.7 us at 512 KiB). */
     double lat = floor((M - 1) / 8) * fmax(0, c / ch + 68e-6 - 8 * c / ch);
     *want = 8.4e-6 + fill + M * c / ch + lat;
     ck_assert_double_eq_tol(r->fill_s, fill, fill * REL_TOL);
@@ -593,10 +595,10 @@ START_TEST(test_path_ring_net_pipeline_bound)
 END_TEST
 
 /* The same tree with a network step of 600 us (a far, slow fabric):
- * hop 14 + 2 x 600 = 1214 us, so a slot's cycle, 140.3 + 2428 us, is more
- * than 8 chunk transfers (1122 us): of 1024 chunks a channel, every group
- * of 8 after the first (floor(1023 / 8) = 127) waits 140.3 + 2428 - 8 x
- * 140.3 us for its credits. */
+ * hop 14 + 2 x 600 = 1214 us, so a slot's cycle, 118.7 + 2428 us, is more
+ * than 8 chunk transfers (950 us): of 1024 chunks a channel, every group
+ * of 8 after the first (floor(1023 / 8) = 127) waits 118.7 + 2428 - 8 x
+ * 118.7 us for its credits. */
 START_TEST(test_path_tree_credit_bound)
 {
     struct topo *t = test_topo();
@@ -607,7 +609,7 @@ START_TEST(test_path_tree_credit_bound)
     struct coll_result r;
     forced(&nc, "Tree", "Simple");
     estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1073741824.0, &r);
-    double ch = 0.5 * 0.85 * 0.92 * 2 * 9.6e9 / 2, c = 524288;
+    double ch = 0.5 * 0.92 * 2 * 9.6e9 / 2, c = 524288;
     double wait = 127 * (c / ch + 2 * 1214e-6 - 8 * c / ch);
     ck_assert_int_eq(r.loops, 1024);
     ck_assert_double_eq_tol(r.steplat_s, wait, wait * REL_TOL);
@@ -717,6 +719,68 @@ START_TEST(test_nvls_buffer_bytes)
 }
 END_TEST
 
+/* NVLS's step and its buffers by version and plugin, on 8 H100s: before
+ * 2.21 NVLS used the Simple buffers, NCCL_BUFFSIZE (4 MiB) each: 8 x 16 x
+ * 2 x 4 MiB = 1 GiB + the 2 MiB credit granule; from 2.21 an
+ * NCCL_NVLS_CHUNKSIZE of 512 KiB (aws-ofi-nccl on p5) gives 8 x 16 x 2 x
+ * 8 x 512 KiB, the same 1026 MiB. */
+START_TEST(test_nvls_step_by_version_and_plugin)
+{
+    char *cause = NULL;
+    struct topo *t = topo_load("dgx-h100", &cause);
+    ck_assert_ptr_nonnull(t);
+    struct nccl_config nc;
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_version(&nc, "2.20", &cause), 0);
+    ck_assert_double_eq(coll_nvls_buffer_bytes(t, &nc, 8),
+                        1026.0 * 1048576);
+    nccl_config_init(&nc);
+    ck_assert_int_eq(topo_set(t, "inter.plugin_nvls_chunksize=512KiB",
+                              &cause), 0);
+    ck_assert_double_eq(coll_nvls_buffer_bytes(t, &nc, 8),
+                        1026.0 * 1048576);
+    topo_free(t);
+}
+END_TEST
+
+/* NVLS Tree's chunk for a 4 GiB all-reduce of 8 H100s a node (16
+ * channels x 8 heads = 128 concurrent ops, 32 MiB each): no size rule
+ * shrinks a chunk of 512 KiB or less here (4 GiB >= 32 x 128 x 512 KiB).
+ * 2.28: NCCL_NVLS_CHUNKSIZE, 128 KiB, on 2 nodes; 64 KiB from 4 nodes
+ * (treeMaxChunkSize); the plugin's 512 KiB replaces both.  2.19 and 2.20
+ * start from the Simple step, 4 MiB / 8 = 512 KiB, on 2 nodes, and cap it
+ * at 64 KiB from 4. */
+static double
+nvls_tree_chunk(const char *version, int nodes, const char *plugin)
+{
+    char *cause = NULL;
+    struct topo *t = topo_load("dgx-h100", &cause);
+    ck_assert_ptr_nonnull(t);
+    if (plugin != NULL)
+        ck_assert_int_eq(topo_set(t, plugin, &cause), 0);
+    struct nccl_config nc;
+    forced(&nc, "NVLSTree", "Simple");
+    ck_assert_int_eq(nccl_config_set_version(&nc, version, &cause), 0);
+    struct coll_group g = {8 * nodes, nodes, 8};
+    struct coll_result r;
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 4294967296.0, &r);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_NVLS_TREE);
+    topo_free(t);
+    return r.chunk_bytes;
+}
+
+START_TEST(test_nvls_tree_chunk)
+{
+    const char *p5 = "inter.plugin_nvls_chunksize=512KiB";
+    ck_assert_double_eq(nvls_tree_chunk("2.28", 2, NULL), 131072);
+    ck_assert_double_eq(nvls_tree_chunk("2.28", 4, NULL), 65536);
+    ck_assert_double_eq(nvls_tree_chunk("2.28", 2, p5), 524288);
+    ck_assert_double_eq(nvls_tree_chunk("2.28", 4, p5), 524288);
+    ck_assert_double_eq(nvls_tree_chunk("2.20", 2, NULL), 524288);
+    ck_assert_double_eq(nvls_tree_chunk("2.19", 4, NULL), 65536);
+}
+END_TEST
+
 START_TEST(test_path_socket_slower_than_ib)
 {
     struct topo *t = test_topo();
@@ -799,6 +863,75 @@ START_TEST(test_path_refusals)
 END_TEST
 
 
+/* NCCL's tree estimate, 1 GiB all-reduce over 2 nodes x 4 on test-2x4
+ * (no tree correction from 2^24 lines of 64 B up).  Simple: busBw 2 x
+ * 9.6e9 x 0.92 = 17.664e9, algbw half of it; latency 8.4 + 2 x (3 x 4.0
+ * + (14 + 10)) = 80.4 us.  Only where NCCL builds the simple tree
+ * pattern (Hopper; from 2.19) does it take 0.85 of that.  LL128 takes
+ * 0.92 first too, then 120/128: 16.56e9 (under its 2 x 20e9 cap);
+ * latency 14 + 2 x (3 x 1.25 + (8.5 + 10)) = 58.5 us. */
+START_TEST(test_coll_tree_pattern_and_factor)
+{
+    struct topo *t = test_topo();
+    char *cause = NULL;
+    struct coll_group g = {8, 2, 4};
+    struct nccl_config nc;
+    struct coll_result r;
+    double B = 1073741824.0;
+    forced(&nc, "Tree", "Simple");
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, B, &r);
+    double want = 80.4e-6 + B / (0.5 * 17.664e9);
+    ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
+    ck_assert_int_eq(topo_set(t, "gpu.arch=hopper", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, B, &r);
+    want = 80.4e-6 + B / (0.5 * 17.664e9 * 0.85);
+    ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
+    ck_assert_int_eq(nccl_config_set_version(&nc, "2.18", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, B, &r);
+    want = 80.4e-6 + B / (0.5 * 17.664e9);
+    ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
+    ck_assert_int_eq(topo_set(t, "gpu.arch=ampere", &cause), 0);
+    forced(&nc, "Tree", "LL128");
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, B, &r);
+    want = 58.5e-6 + B / (0.5 * 16.56e9);
+    ck_assert_int_eq(r.proto, PROTO_LL128);
+    ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
+    topo_free(t);
+}
+END_TEST
+
+/* A network plugin's NCCL_BUFFSIZE (aws-ofi-nccl: 8 MiB): the 1 GiB
+ * all-gather of test_path_ring_bandwidth_bound cuts each rank's 16 MiB a
+ * channel into chunks of 8 MiB / 8 x 4 = 4 MiB, 4 loops instead of 8;
+ * the user's own NCCL_BUFFSIZE wins over the plugin's. */
+START_TEST(test_path_plugin_buffsize)
+{
+    struct topo *t = test_topo();
+    char *cause = NULL;
+    struct coll_group g = {4, 1, 4};
+    struct nccl_config nc;
+    struct coll_result r;
+    ck_assert_int_eq(topo_set(t, "inter.plugin_buffsize=8MiB", &cause), 0);
+    estimate(t, COLL_ALLGATHER, &g, 1073741824.0, &r);
+    ck_assert_int_eq(r.proto, PROTO_SIMPLE);
+    ck_assert_int_eq(r.loops, 4);
+    ck_assert_double_eq(r.buffsize, 8388608.0);
+    ck_assert(r.buffsize_from_plugin);
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "NCCL_BUFFSIZE", "4194304",
+                                         &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLGATHER, &g, 1073741824.0, &r);
+    ck_assert_int_eq(r.loops, 8);
+    ck_assert(!r.buffsize_from_plugin);
+    ck_assert_int_eq(topo_set(t, "inter.plugin_buffsize=1000B", &cause), 0);
+    ck_assert_int_eq(topo_validate(t, &cause), -1);
+    ck_assert_msg(strstr(cause, "plugin_buffsize") != NULL, "%s", cause);
+    free(cause);
+    topo_free(t);
+}
+END_TEST
+
+
 int
 main(void)
 {
@@ -811,6 +944,8 @@ main(void)
     tcase_add_test(core, test_path_tree_credit_bound);
     tcase_add_test(core, test_path_ring_net_bandwidth_bound);
     tcase_add_test(core, test_nvls_buffer_bytes);
+    tcase_add_test(core, test_nvls_step_by_version_and_plugin);
+    tcase_add_test(core, test_nvls_tree_chunk);
     tcase_add_test(core, test_path_ring_net_pipeline_bound);
     tcase_add_test(core, test_path_flush_and_gdr);
     tcase_add_test(core, test_path_p2p_level);
@@ -830,6 +965,8 @@ main(void)
     tcase_add_test(core, test_coll_proto_override);
     tcase_add_test(core, test_coll_max_channels_scales_bandwidth);
     tcase_add_test(core, test_coll_nccl_algo_tree_by_version);
+    tcase_add_test(core, test_coll_tree_pattern_and_factor);
+    tcase_add_test(core, test_path_plugin_buffsize);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_coll_single_rank_is_free);
