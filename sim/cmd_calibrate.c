@@ -487,6 +487,16 @@ cmd_calibrate(int argc, char **argv)
                          "a profiler trace with --profile TRACE.json");
         goto done;
     }
+    if ((out != NULL && *out == '\0')
+        || (cal_out != NULL && *cal_out == '\0')) {
+        cmd_error("calibrate", *out == '\0'
+                                   ? "--out: the file name is empty (give "
+                                     "a path)"
+                                   : "--calibration-out: the file name is "
+                                     "empty (give a path)", 0);
+        rc = EXIT_USAGE;
+        goto done;
+    }
     if (cal_out != NULL && strcmp(cal_out, out) == 0) {
         msg = xasprintf("--out and --calibration-out both name %s: the "
                         "second would replace the first (give two files)",

@@ -111,6 +111,12 @@ cmd_topology(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
+    if (xml_path != NULL && *xml_path == '\0') {
+        cmd_error("topology", "--simgrid-xml: the file name is empty (give "
+                  "a path, or no value for standard output)", 0);
+        free(sets);
+        return EXIT_USAGE;
+    }
     if (optind < argc && name == NULL)
         name = argv[optind++];
     if (optind < argc) {
