@@ -7,6 +7,7 @@
 #include "kernel.h"
 #include "layer.h"
 #include "model.h"
+#include "runconf.h"
 #include "topo.h"
 #include "units.h"
 #include "xalloc.h"
@@ -22,7 +23,7 @@ cmd_models_help(FILE *out)
     fprintf(out, "usage: fsdpsim models [--show NAME|FILE [--micro-batch N] "
             "[--seq-len N] [--param-dtype D]\n"
             "                      [--kernels [--topology T] [--attention K] "
-            "[--compile]]]\n\n"
+            "[--compile]\n                       [--float8 R]]]\n\n"
             "Without options, list the built-in models with their parameter "
             "counts.\nWith --show, print the module tree of a built-in model, "
             "a native .ini or a\nHugging Face config.json: per module its own "
@@ -34,8 +35,9 @@ cmd_models_help(FILE *out)
             "forward and backward, with their\nshape, FLOPs, HBM bytes, "
             "efficiency and time on the GPU of --topology\n(default "
             "dgx-a100-80g), attention kernel --attention (%s;\ndefault: the "
-            "model's config, else SDPA's pick) and --compile (fused\n"
-            "elementwise chains), then the totals per micro-batch.\n",
+            "model's config, else SDPA's pick), --compile (fused\n"
+            "elementwise chains) and --float8 tensorwise|rowwise (torchao "
+            "Float8Linear\nlayers), then the totals per micro-batch.\n",
             attn_kernel_choices);
 }
 
@@ -74,7 +76,7 @@ struct show_opts {
     const char *show;
     const char *micro_batch, *seq_len, *dtype;
     bool kernels, compile;
-    const char *topology, *attention;
+    const char *topology, *attention, *float8;
 };
 
 /* Parse "--show X" (and, for models, the micro-batch shape) / "-h";
@@ -91,6 +93,7 @@ parse_show(const char *cmd, int argc, char **argv, struct show_opts *so)
         {"topology", required_argument, NULL, 't'},
         {"attention", required_argument, NULL, 'a'},
         {"compile", no_argument, NULL, 'c'},
+        {"float8", required_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int models = strcmp(cmd, "models") == 0;
@@ -115,6 +118,8 @@ parse_show(const char *cmd, int argc, char **argv, struct show_opts *so)
             so->attention = optarg;
         } else if (models && c == 'c') {
             so->compile = true;
+        } else if (models && c == 'f') {
+            so->float8 = optarg;
         } else if (c == 'h') {
             return 1;
         } else {
@@ -188,14 +193,34 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
         free(msg);
         return EXIT_USAGE;
     }
+    int float8 = FLOAT8_NONE;
+    if (so->float8 != NULL) {
+        float8 = strcmp(so->float8, "tensorwise") == 0 ? FLOAT8_TENSORWISE
+                 : strcmp(so->float8, "rowwise") == 0  ? FLOAT8_ROWWISE
+                 : strcmp(so->float8, "none") == 0     ? FLOAT8_NONE
+                                                       : -1;
+        if (float8 < 0) {
+            char *msg = xasprintf("--float8: '%s' is not one of none | "
+                                  "tensorwise | rowwise", so->float8);
+            cmd_error("models", msg, 0);
+            free(msg);
+            return EXIT_USAGE;
+        }
+    }
     struct topo *t = topo_load_sized(so->topology ? so->topology
                                                   : "dgx-a100-80g",
                                      0, 0, false, &cause);
     struct kernel_ctx ctx = {.micro_batch = mb, .seq_len = seq,
                              .act_bytes = dtype_bytes(d),
                              .compile = so->compile,
-                             .layer_cls = m->layer_cls};
-    if (t == NULL
+                             .layer_cls = m->layer_cls,
+                             .float8 = float8};
+    if (t != NULL && float8 != FLOAT8_NONE
+        && !(t->peak_flops[DTYPE_FP8] > 0))
+        cause = xasprintf("--float8 %s: %s has no float8 tensor cores "
+                          "(give a Hopper topology, e.g. dgx-h100)",
+                          so->float8, t->gpu_name);
+    if (t == NULL || cause != NULL
         || kernel_attention_for(m, want, t, d, &ctx.attn, &cause) != 0) {
         cmd_error("models", cause, 0);
         free(cause);
@@ -236,9 +261,9 @@ cmd_models(int argc, char **argv)
             model_free(m);
             return rc;
         }
-        if (so.topology || so.attention || so.compile) {
-            cmd_error("models", "--topology, --attention and --compile go "
-                      "with --kernels", 0);
+        if (so.topology || so.attention || so.compile || so.float8) {
+            cmd_error("models", "--topology, --attention, --compile and "
+                      "--float8 go with --kernels", 0);
             model_free(m);
             return EXIT_USAGE;
         }
