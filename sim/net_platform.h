@@ -24,9 +24,14 @@
  * backend's reference run makes non-blocking. */
 #define NET_FABRIC_PREFIX "fabric-"
 
-/* Most nodes a generated platform holds: it lists a route per ordered
- * pair of nodes (N(N-1) routes, about 17 MB at 256). */
-#define NET_PLATFORM_MAX_NODES 256
+/* Most nodes a generated platform holds. */
+#define NET_PLATFORM_MAX_NODES 16384
+
+/* Most children one zone of zones of a generated platform holds, and
+ * most hosts and routers one zone of hosts (a block) holds: SimGrid's
+ * Floyd routing costs V^3 at load and V^2 memory in a zone of V. */
+#define NET_PLATFORM_FANOUT 64
+#define NET_PLATFORM_BLOCK_POINTS 161
 
 /* 0 when net_platform_write can describe T, else -1 with *cause. */
 int net_platform_supported(const struct topo *t, char **cause);

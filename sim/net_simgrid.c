@@ -123,25 +123,6 @@ struct flow {
 };
 
 static void
-flow_sender(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    struct flow *f = sg_actor_self_get_data();
-    sg_mailbox_put(sg_mailbox_by_name(f->mbox), &token, (long)f->bytes);
-    f->end_s = simgrid_get_clock();
-}
-
-static void
-flow_receiver(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    struct flow *f = sg_actor_self_get_data();
-    sg_mailbox_get(sg_mailbox_by_name(f->mbox));
-}
-
-static void
 start_actor(const char *name, sg_host_t h, void (*code)(int, char **),
             void *data)
 {
@@ -150,17 +131,83 @@ start_actor(const char *name, sg_host_t h, void (*code)(int, char **),
     sg_actor_start_(a, code, 0, NULL);
 }
 
+/* What one host sends and receives in a run of flows. */
+struct host_flows {
+    struct flow *f;             /* the run's flows */
+    int *out, n_out;            /* indices of the flows it sends */
+    int *in, n_in;              /* ... and receives */
+};
+
+/* One actor per host, not two per flow: it posts every send and receive
+ * of its host at once and notes when each send ends.  A ring step of
+ * 2,048 nodes is 16,384 flows; an actor's stack with its guard page is
+ * two memory mappings, and Linux allows a process 65,530 by default
+ * (vm.max_map_count), so actors per flow ran out at that size. */
+static void
+host_main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    struct host_flows *me = sg_actor_self_get_data();
+    int n = me->n_out + me->n_in;
+    sg_comm_t *comms = xcalloc(n > 0 ? n : 1, sizeof *comms);
+    int *which = xcalloc(n > 0 ? n : 1, sizeof *which);
+    void *got;
+    for (int k = 0; k < me->n_out; k++) {
+        struct flow *f = &me->f[me->out[k]];
+        comms[k] = sg_mailbox_put_async(sg_mailbox_by_name(f->mbox), &token,
+                                        (long)f->bytes);
+        which[k] = me->out[k];
+    }
+    for (int k = 0; k < me->n_in; k++) {
+        comms[me->n_out + k] = sg_mailbox_get_async(
+            sg_mailbox_by_name(me->f[me->in[k]].mbox), &got);
+        which[me->n_out + k] = -1;
+    }
+    /* The matching receive is posted at time 0 too, so a send ends when
+     * its flow has arrived. */
+    while (n > 0) {
+        ssize_t k = sg_comm_wait_any(comms, (size_t)n);
+        if (which[k] >= 0)
+            me->f[which[k]].end_s = simgrid_get_clock();
+        comms[k] = comms[n - 1];
+        which[k] = which[n - 1];
+        n--;
+    }
+    free(comms);
+    free(which);
+}
+
 /* Run the flows, all starting now; sets each end_s to its duration.
  * Returns the longest. */
 static double
 run_flows(struct flow *f, int n)
 {
     double t0 = simgrid_get_clock();
+    int hosts = sg.nodes * sg.gpn;
+    struct host_flows *h = xcalloc(hosts, sizeof *h);
+    int *slots = xcalloc(2 * (size_t)(n > 0 ? n : 1), sizeof *slots);
     for (int k = 0; k < n; k++) {
         snprintf(f[k].mbox, sizeof f[k].mbox, "f%d", k);
-        start_actor("send", sg.hosts[f[k].src], flow_sender, &f[k]);
-        start_actor("recv", sg.hosts[f[k].dst], flow_receiver, &f[k]);
+        h[f[k].src].n_out++;
+        h[f[k].dst].n_in++;
     }
+    int used = 0;
+    for (int i = 0; i < hosts; i++) {
+        h[i].f = f;
+        h[i].out = slots + used;
+        used += h[i].n_out;
+        h[i].in = slots + used;
+        used += h[i].n_in;
+        h[i].n_out = h[i].n_in = 0;
+    }
+    for (int k = 0; k < n; k++) {
+        h[f[k].src].out[h[f[k].src].n_out++] = k;
+        h[f[k].dst].in[h[f[k].dst].n_in++] = k;
+    }
+    for (int i = 0; i < hosts; i++)
+        if (h[i].n_out + h[i].n_in > 0)
+            start_actor("host", sg.hosts[i], host_main, &h[i]);
     simgrid_run();
     sg.runs++;
     sg.flows += n;
@@ -170,6 +217,8 @@ run_flows(struct flow *f, int n)
         if (f[k].end_s > last)
             last = f[k].end_s;
     }
+    free(slots);
+    free(h);
     return last;
 }
 
@@ -650,22 +699,45 @@ set_rates(const struct topo *t, bool from_platform)
     forget();
 }
 
+/* SimGrid computes the routing tables of Floyd and Dijkstra zones when
+ * it seals the platform, at the first simgrid_run(), and refuses to route
+ * before (s4u EngineImpl::seal_platform): a run without actors seals it,
+ * so that route latencies can be asked for at once. */
+static void
+load_and_seal(const char *path)
+{
+    simgrid_load_platform(path);
+    simgrid_run();
+}
+
 /* Load the checked platform file and find the job's hosts and the fabric
  * links; 0, or -1 with *cause when a host is missing. */
 static int
 load(const struct topo *t, const char *path, char **cause)
 {
-    simgrid_load_platform(path);
+    load_and_seal(path);
     sg.hosts = xcalloc((size_t)sg.nodes * sg.gpn, sizeof *sg.hosts);
-    char name[48];
-    for (int i = 0; i < sg.nodes; i++)
-        for (int g = 0; g < sg.gpn; g++) {
-            snprintf(name, sizeof name, "node%d-gpu%d", i, g);
-            sg.hosts[i * sg.gpn + g] = sg_host_by_name(name);
-            if (sg.hosts[i * sg.gpn + g] == NULL) {
-                *cause = xasprintf("%s: no host '%s'", path, name);
-                return -1;
-            }
+    /* One list of every host, not a search per name: SimGrid looks a name
+     * up through every zone of the platform in turn. */
+    size_t n_all = sg_host_count();
+    sg_host_t *all = sg_host_list();
+    for (size_t k = 0; k < n_all; k++) {
+        int i, g;
+        char again[48];
+        const char *name = sg_host_get_name(all[k]);
+        if (sscanf(name, "node%d-gpu%d", &i, &g) != 2 || i < 0
+            || i >= sg.nodes || g < 0 || g >= sg.gpn)
+            continue;
+        snprintf(again, sizeof again, "node%d-gpu%d", i, g);
+        if (strcmp(again, name) == 0)
+            sg.hosts[i * sg.gpn + g] = all[k];
+    }
+    free(all);
+    for (int h = 0; h < sg.nodes * sg.gpn; h++)
+        if (sg.hosts[h] == NULL) {
+            *cause = xasprintf("%s: no host 'node%d-gpu%d'", path,
+                               h / sg.gpn, h % sg.gpn);
+            return -1;
         }
     set_rates(t, true);
     return 0;
@@ -699,7 +771,7 @@ probe_platform(const char *path, int nodes, int gpn, char **cause)
         close(fds[0]);
         close(fds[1]);
         start_engine();
-        simgrid_load_platform(path);
+        load_and_seal(path);
         char a[48], b[48];
         for (int i = 0; i < nodes; i++)
             for (int g = 0; g < gpn; g++) {

@@ -298,45 +298,56 @@ START_TEST(test_simgrid_platform_errors)
 {
     expect_platform_error("<!DOCTYPE platform SYSTEM \"https://simgrid.org/"
                           "simgrid.dtd\">", "",
-                          "p.xml:7: no <!DOCTYPE platform SYSTEM \"https://"
+                          "p.xml:12: no <!DOCTYPE platform SYSTEM \"https://"
                           "simgrid.org/simgrid.dtd\"> before <platform> "
                           "(SimGrid needs it: add it as the second line)");
     expect_platform_error("bandwidth=\"10GBps\"", "bandwidth=\"10\"",
-                          "p.xml:16: <link> bandwidth=\"10\": not a "
+                          "p.xml:34: <link> bandwidth=\"10\": not a "
                           "bandwidth with a unit (write e.g. \"25GBps\" or "
                           "\"200Gbps\")");
     expect_platform_error("<link_ctn id=\"node1-nic\"",
                           "<link_ctn id=\"node7-nic\"",
-                          "p.xml:18: <link_ctn id=\"node7-nic\">: no link "
+                          "p.xml:49: <link_ctn id=\"node7-nic\">: no link "
                           "'node7-nic' is defined above it");
     expect_platform_error("</zone>", "",
-                          "p.xml:21: </platform> closes <zone> (close the "
+                          "p.xml:51: </platform> closes <zone> (close the "
                           "inner element first)");
-    expect_platform_error("radical=\"0-3\"", "radical=\"0-2\"",
-                          "p.xml: no host 'node0-gpu3': the job's 2 nodes x "
-                          "4 GPUs need hosts node<i>-gpu<g> (start from "
-                          "'fsdpsim topology --simgrid-xml')");
+    expect_platform_error("<host id=\"node0-gpu3\"", "<host id=\"node0-gpu9\"",
+                          "p.xml:43: <route src=\"node0-gpu3\">: nothing "
+                          "named 'node0-gpu3' is defined above it");
     /* A radical at LONG_MAX once overflowed the host loop's counter. */
-    expect_platform_error("radical=\"0-3\"",
-                          "radical=\"9223372036854775807\"",
-                          "p.xml:14: cluster 'node0': radical "
+    expect_platform_error("<router id=\"world-router\"/>",
+                          "<cluster id=\"c\" prefix=\"c\" suffix=\"\" "
+                          "radical=\"9223372036854775807\" speed=\"1Gf\" "
+                          "bw=\"1GBps\" lat=\"0us\"/>",
+                          "p.xml:29: cluster 'c': radical "
                           "'9223372036854775807' is not a list of numbers "
                           "and ranges (write e.g. radical=\"0-7\")");
-    expect_platform_error("<cluster id=\"node1\"",
-                          "<cluster id=\"node0\"",
-                          "p.xml:15: id 'node0' is defined twice (ids of "
-                          "zones, hosts and routers must be unique)");
+    /* The 2-node platform checked for a job of 3 nodes. */
+    struct topo *t = topo_with("test-2x4", NULL, 0);
+    char *xml = platform_text(t), *cause = NULL;
+    ck_assert_int_eq(net_platform_check_text(xml, "p.xml", 3, 4, &cause), -1);
+    ck_assert_str_eq(cause, "p.xml: no host 'node2-gpu0': the job's 3 nodes "
+                     "x 4 GPUs need hosts node<i>-gpu<g> (start from "
+                     "'fsdpsim topology --simgrid-xml')");
+    free(cause);
+    free(xml);
+    topo_free(t);
+    expect_platform_error("<router id=\"node1-router\"",
+                          "<router id=\"node0-router\"",
+                          "p.xml:28: id 'node0-router' is defined twice (ids "
+                          "of zones, hosts and routers must be unique)");
 }
 END_TEST
 
 START_TEST(test_simgrid_unroutable_platform_is_an_error)
 {
-    /* Passes the checks, but node 1 has no route back to node 0: SimGrid
+    /* Passes the checks, but node 1 has no route to the switch: SimGrid
      * would abort; the probe in a child process turns that into an
      * error, and this process never started SimGrid. */
     struct topo *t = topo_with("test-2x4", NULL, 0);
     char *xml = platform_text(t);
-    char *cut = strstr(xml, "    <zoneRoute src=\"node1\"");
+    char *cut = strstr(xml, "    <route src=\"node1-router\"");
     ck_assert_ptr_nonnull(cut);
     char *end = strstr(cut, "\n") + 1;
     memmove(cut, end, strlen(end) + 1);
