@@ -217,6 +217,91 @@ START_TEST(test_simgrid_concurrent_share)
 }
 END_TEST
 
+/* test-2x4 on 4 nodes, 2 per leaf, packed (nodes 0 and 1 under leaf 0,
+ * 2 and 3 under leaf 1), 4:1: a leaf's uplinks carry 2 x 10 GB/s / 4 =
+ * 5 GB/s each way; spine_latency 0, so a route across the spine keeps
+ * the 11 us of one across a leaf. */
+static const char *const packed_4to1[] = {
+    "network.shape=fat_tree", "network.nodes_per_leaf=2",
+    "network.oversubscription=4:1", "network.placement=packed", NULL};
+
+START_TEST(test_simgrid_fat_tree_leaf_and_spine)
+{
+    struct topo *t = topo_with("test-2x4", packed_4to1, 4);
+    open_or_fail(t, NULL);
+    double end[2];
+    double bytes[] = {1e9, 1e9};
+    /* Under their own leaves, node 0 -> 1 and node 2 -> 3 cross no
+     * uplink: each has its NICs' 10 GB/s, 11 us + 1e9 / 10e9. */
+    const char *src[] = {"node0-gpu0", "node2-gpu0"};
+    const char *dst[] = {"node1-gpu0", "node3-gpu0"};
+    netsg_flows(2, src, dst, bytes, end);
+    ck_assert_double_eq_tol(end[0], 11e-6 + 1e9 / 10e9, TIME_TOL_S);
+    ck_assert_double_eq_tol(end[1], 11e-6 + 1e9 / 10e9, TIME_TOL_S);
+    /* One flow across the spine: leaf 0's uplink (5 GB/s) is its
+     * bottleneck, 11 us + 1e9 / 5e9. */
+    const char *src1[] = {"node0-gpu0"}, *dst1[] = {"node2-gpu0"};
+    netsg_flows(1, src1, dst1, bytes, end);
+    ck_assert_double_eq_tol(end[0], 11e-6 + 1e9 / 5e9, TIME_TOL_S);
+    /* Two across, node 0 -> 2 and node 1 -> 3: both leave through leaf
+     * 0's uplink and enter through leaf 1's, 2.5 GB/s each (max-min),
+     * 11 us + 1e9 / 2.5e9. */
+    const char *src2[] = {"node0-gpu0", "node1-gpu0"};
+    const char *dst2[] = {"node2-gpu0", "node3-gpu0"};
+    netsg_flows(2, src2, dst2, bytes, end);
+    ck_assert_double_eq_tol(end[0], 11e-6 + 1e9 / 2.5e9, TIME_TOL_S);
+    ck_assert_double_eq_tol(end[1], 11e-6 + 1e9 / 2.5e9, TIME_TOL_S);
+    topo_free(t);
+}
+END_TEST
+
+START_TEST(test_simgrid_parts_never_limit)
+{
+    /* 30 nodes on one switch: more than a block of test-2x4 nodes holds
+     * ((161 - 1) / (4 + 2) = 26), so the world's nodes sit in parts
+     * joined by trunks.  A flow from node 0 to node 29 crosses two
+     * trunks (FATPIPE, no latency) and keeps 11 us + 1e9 / 10e9; two
+     * flows out of node 0's part to node 29's share nothing but the
+     * trunks: still 10 GB/s each. */
+    struct topo *t = topo_with("test-2x4", NULL, 30);
+    char *xml = tu_topo_text(t, net_platform_write);
+    ck_assert_ptr_nonnull(strstr(xml, "world-part1-trunk"));
+    free(xml);
+    open_or_fail(t, NULL);
+    const char *src[] = {"node0-gpu0", "node1-gpu0"};
+    const char *dst[] = {"node29-gpu0", "node28-gpu0"};
+    double bytes[] = {1e9, 1e9}, end[2];
+    netsg_flows(2, src, dst, bytes, end);
+    ck_assert_double_eq_tol(end[0], 11e-6 + 1e9 / 10e9, TIME_TOL_S);
+    ck_assert_double_eq_tol(end[1], 11e-6 + 1e9 / 10e9, TIME_TOL_S);
+    topo_free(t);
+}
+END_TEST
+
+START_TEST(test_simgrid_platform_grows_linearly)
+{
+    /* 2,048 DGX-class nodes (8 GPUs) on a fat tree of 4 nodes per leaf:
+     * one route per GPU (to its node), per node (to its leaf), per leaf
+     * (to the spine) and per part (to its zone's switch), each
+     * symmetrical: fewer than (8 + 2) x 2,048 = 20,480, where a route per
+     * ordered pair of nodes was 4,192,256.  The checks pass. */
+    static const char *const ft[] = {
+        "network.shape=fat_tree", "network.nodes_per_leaf=4",
+        "node.gpus_per_node=8", NULL};
+    struct topo *t = topo_with("test-2x4", ft, 2048);
+    char *xml = tu_topo_text(t, net_platform_write), *cause = NULL;
+    int routes = 0;
+    for (const char *p = xml; (p = strstr(p, "oute src=")) != NULL; p++)
+        routes++;
+    ck_assert_int_gt(routes, 2048 * 8);
+    ck_assert_int_lt(routes, 2048 * 10);
+    ck_assert_msg(net_platform_check_text(xml, "gen.xml", 2048, 8, &cause)
+                  == 0, "%s", cause ? cause : "");
+    free(xml);
+    topo_free(t);
+}
+END_TEST
+
 /* ---- platform files --------------------------------------------------- */
 
 static char *platform_text(const struct topo *t);
@@ -378,10 +463,13 @@ simgrid_suite(void)
     tcase_add_test(core, test_simgrid_background_load);
     tcase_add_test(core, test_simgrid_concurrent_share);
     tcase_add_test(core, test_simgrid_user_platform_edits_count);
+    tcase_add_test(core, test_simgrid_fat_tree_leaf_and_spine);
+    tcase_add_test(core, test_simgrid_parts_never_limit);
     tcase_set_timeout(core, 60);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_simgrid_generated_platforms_pass_checks);
+    tcase_add_test(errors, test_simgrid_platform_grows_linearly);
     tcase_add_test(errors, test_simgrid_platform_errors);
     tcase_add_test(errors, test_simgrid_unroutable_platform_is_an_error);
     tcase_set_timeout(errors, 60);
