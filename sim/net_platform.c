@@ -99,9 +99,10 @@ net_platform_supported(const struct topo *t, char **cause)
     if (t->nodes <= NET_PLATFORM_MAX_NODES)
         return 0;
     *cause = xasprintf("%d nodes: a SimGrid platform built from a topology "
-                       "holds at most %d nodes (use fewer nodes, or give "
-                       "your own platform with --platform)", t->nodes,
-                       NET_PLATFORM_MAX_NODES);
+                       "holds at most %d nodes, since SimGrid takes longer "
+                       "to load it with the square of the nodes (use fewer "
+                       "nodes, or give your own platform with --platform)",
+                       t->nodes, NET_PLATFORM_MAX_NODES);
     return -1;
 }
 
