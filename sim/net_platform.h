@@ -33,7 +33,7 @@
 /* Most children one zone of zones of a generated platform holds, and
  * most hosts and routers one zone of hosts (a block) holds: SimGrid's
  * Floyd routing costs V^3 at load and V^2 memory in a zone of V. */
-#define NET_PLATFORM_FANOUT 64
+#define NET_PLATFORM_FANOUT 256
 #define NET_PLATFORM_BLOCK_POINTS 161
 
 /* 0 when net_platform_write can describe T, else -1 with *cause. */
