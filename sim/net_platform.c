@@ -96,13 +96,14 @@ put_lat(FILE *out, const char *attr, double ns)
 int
 net_platform_supported(const struct topo *t, char **cause)
 {
-    if (t->nodes <= NET_PLATFORM_MAX_NODES)
+    long gpus = (long)t->nodes * t->gpus_per_node;
+    if (gpus <= NET_PLATFORM_MAX_GPUS)
         return 0;
-    *cause = xasprintf("%d nodes: a SimGrid platform built from a topology "
-                       "holds at most %d nodes, since SimGrid takes longer "
-                       "to load it with the square of the nodes (use fewer "
-                       "nodes, or give your own platform with --platform)",
-                       t->nodes, NET_PLATFORM_MAX_NODES);
+    *cause = xasprintf("%d nodes x %d GPUs: --network simgrid simulates "
+                       "at most %d GPUs, since it runs a SimGrid actor per "
+                       "GPU and Linux allows a process only so many memory "
+                       "mappings (use fewer nodes, or --network analytic)",
+                       t->nodes, t->gpus_per_node, NET_PLATFORM_MAX_GPUS);
     return -1;
 }
 
