@@ -2,12 +2,13 @@
  * net_platform.c: the SimGrid platform of a topology (see
  * net_platform.h; net_platform_check.c checks platform files).
  *
- * The platform (SimGrid 3.32, DTD 4.1; shapes from toolchain.md §2.3,
- * which loaded and ran each of them):
- *   - one <cluster> per node: a host per GPU, each with its own
- *     SPLITDUPLEX link at the [intra] bandwidth (its NVLink port) and an
- *     NVSwitch backbone that never limits (FATPIPE); the cluster's router
- *     is where the node's NICs attach;
+ * The platform (SimGrid 3.32, DTD 4.1), in what it models as it was
+ * when each node was a <cluster> and the top zone listed the route of
+ * every pair of nodes (toolchain.md §2.3), and with the same routes:
+ *   - a host per GPU, node<i>-gpu<g>, behind its own SPLITDUPLEX link at
+ *     the [intra] bandwidth (its NVLink port, node<i>_link_<g>, named as
+ *     a cluster names them) to its node's router (the NVSwitch, which
+ *     never limits: each flow through it is held to its ports);
  *   - one SPLITDUPLEX link per node for its NICs together ([inter]
  *     nics_per_node x nic_bandwidth): NCCL stripes a ring's traffic over
  *     every NIC of a node (one channel per NIC, PXN moving data to the
@@ -21,22 +22,37 @@
  *     uplinks, fabric-leaf<L>, at nodes_per_leaf x the node's NIC rate
  *     divided by the oversubscription ratio.  The spine does not block:
  *     its capacity is what the leaves' uplinks bring to it.
- * Routing is a tree of zones, one per switch, each with 2 routes per
- * child (to and from the switch), not a route per pair of nodes: a leaf
- * zone holds its nodes' clusters and a router zone "<leaf>-switch" (a
- * zone cannot hold both zones and routers), with routes node <-> switch
- * through the node's NIC link; the top zone "world" holds the leaves and
- * its own switch (the spine), with routes leaf <-> spine through the
- * leaf's uplink; on a single switch the world holds the nodes.  Zones
- * route with Floyd, whose shortest path (fewest links) in a star is the
- * one path through its switch, so a route is exactly the links of today's
- * per-pair table: out through the source's NICs, up from its leaf and
- * down to the other's when they differ, in through the destination's
- * NICs.  Floyd costs V^3 at load and V^2 memory for V children, so a zone
- * with more than NET_PLATFORM_FANOUT children splits them into parts
- * ("<zone>-part<k>", each with its own switch) joined to its switch by
- * routes without links: the same links, the same bottlenecks.  2,048
- * nodes are about 8,400 routes (4.2 million for a route per pair).
+ *
+ * Routing is a tree of zones, routed with Floyd, each with one
+ * symmetrical route per child to its switch (a router): not a route per
+ * pair of nodes, 4.2 million at 2,048 nodes, but one per GPU, node, leaf
+ * and part, some 19,000.  In a tree Floyd's shortest path (fewest links)
+ * is the one path, so a route holds exactly the links it held in the
+ * per-pair table: out through the source's port and NICs, up from its
+ * leaf and down to the other's when they differ, in through the
+ * destination's NICs and port.
+ *   - A block is a zone of hosts and routers: the GPUs, routers and links
+ *     of a few nodes, and its own router, to which the nodes' NICs lead;
+ *     when it holds whole leaves, their routers sit between (the NICs lead
+ *     to them, their uplinks to the block's router).
+ *   - A leaf is a block, or when its nodes do not fit in one, a zone of
+ *     blocks ("leaf<L>-part<k>") and a router zone ("leaf<L>-switch": a
+ *     zone holds either zones or hosts and routers, not both).
+ *   - The top zone, "world", holds the leaves behind their uplinks (the
+ *     nodes on a single switch), or when many leaves fit in one block,
+ *     blocks of leaves; its router is the spine.
+ *   - Zones of zones hold at most NET_PLATFORM_FANOUT children and
+ *     blocks NET_PLATFORM_BLOCK_POINTS hosts and routers, since Floyd
+ *     costs V^3 at load and V^2 memory; past that, children are split
+ *     into parts ("<zone>-part<k>"), each joined to the zone's router by a
+ *     trunk, a FATPIPE link (each flow alone) as fast as the part's links
+ *     together, which never limits a flow (SimGrid refuses a route
+ *     without links).
+ * Blocks of several nodes matter for load time: SimGrid 3.32 looks up
+ * every new host and link by name through every zone in turn, and seals
+ * each zone by scanning every host, so loading costs about zones x
+ * (hosts + links); a <cluster> per node made 2,048 nodes 44 s to load,
+ * blocks of 16 make it 2 s.
  *
  * Why not SimGrid's own <cluster topology="FAT_TREE"> (FatTreeZone): its
  * leaves are single hosts, every link of it has the cluster's one rate
@@ -44,7 +60,8 @@
  * over one of them; a node here is eight GPUs behind NVLink ports and an
  * NVSwitch, with NICs at another rate, and a leaf's uplinks are one pool
  * (NCCL spreads a ring's channels over every NIC and rail, and
- * oversubscription such as 3:2 is no whole number of cables).
+ * oversubscription such as 3:2 is no whole number of cables).  No
+ * topology declares a torus or a dragonfly.
  *
  * SimGrid computes Floyd's tables when it seals the platform, at its first
  * simgrid_run(), and refuses routes asked for before: the backend runs
@@ -171,6 +188,17 @@ write_joins(const struct writer *w, const char *id, const struct child *c,
     }
 }
 
+/* Part K of zone ID as its switch sees it: behind a trunk at BPS, its
+ * members' links together. */
+static void
+part_child(struct child *c, const char *id, int k, double Bps)
+{
+    snprintf(c->name, sizeof c->name, "%s-part%d", id, k);
+    snprintf(c->link, sizeof c->link, "%s-trunk", c->name);
+    c->Bps = Bps;
+    c->trunk = true;
+}
+
 /* Split COUNT members into PARTS parts of at most PER (the last ones
  * one fewer); the size of part K. */
 static int
@@ -285,10 +313,7 @@ write_nodes(const struct writer *w, const char *id, const int *m, int count,
     fprintf(w->out, "<zone id=\"%s\" routing=\"Floyd\">\n", id);
     for (int k = 0; k < parts; k++) {
         int n = part_size(count, parts, k);
-        snprintf(c[k].name, sizeof c[k].name, "%s-part%d", id, k);
-        snprintf(c[k].link, sizeof c[k].link, "%s-trunk", c[k].name);
-        c[k].Bps = n * w->lr.nic_Bps;
-        c[k].trunk = true;
+        part_child(&c[k], id, k, n * w->lr.nic_Bps);
         write_nodes(w, c[k].name, m + part_start(count, parts, k), n,
                     depth + 1);
     }
@@ -352,10 +377,7 @@ write_leaves(const struct writer *w, const char *id, const int *l, int count,
     for (int k = 0; k < n_children; k++) {
         if (parts > 0) {
             int n = part_size(count, parts, k);
-            snprintf(c[k].name, sizeof c[k].name, "%s-part%d", id, k);
-            snprintf(c[k].link, sizeof c[k].link, "%s-trunk", c[k].name);
-            c[k].Bps = n * w->lr.uplink_Bps;
-            c[k].trunk = true;
+            part_child(&c[k], id, k, n * w->lr.uplink_Bps);
             write_leaves(w, c[k].name, l + part_start(count, parts, k), n,
                          depth + 1);
             continue;

@@ -217,40 +217,42 @@ START_TEST(test_simgrid_concurrent_share)
 }
 END_TEST
 
-/* test-2x4 on 4 nodes, 2 per leaf, packed (nodes 0 and 1 under leaf 0,
- * 2 and 3 under leaf 1), 4:1: a leaf's uplinks carry 2 x 10 GB/s / 4 =
- * 5 GB/s each way; spine_latency 0, so a route across the spine keeps
- * the 11 us of one across a leaf. */
-static const char *const packed_4to1[] = {
-    "network.shape=fat_tree", "network.nodes_per_leaf=2",
-    "network.oversubscription=4:1", "network.placement=packed", NULL};
+/* Two 1 GB flows, S0 -> D0 and S1 -> D1, started together: each must end
+ * at WANT_S. */
+static void
+expect_two_flows(const char *s0, const char *d0, const char *s1,
+                 const char *d1, double want_s)
+{
+    const char *src[] = {s0, s1}, *dst[] = {d0, d1};
+    double bytes[] = {1e9, 1e9}, end[2];
+    netsg_flows(2, src, dst, bytes, end);
+    ck_assert_double_eq_tol(end[0], want_s, TIME_TOL_S);
+    ck_assert_double_eq_tol(end[1], want_s, TIME_TOL_S);
+}
 
 START_TEST(test_simgrid_fat_tree_leaf_and_spine)
 {
-    struct topo *t = topo_with("test-2x4", packed_4to1, 4);
+    /* spread_4to1 on 4 nodes: 2 leaves, node i under leaf i mod 2 (nodes
+     * 0 and 2 under leaf 0, 1 and 3 under leaf 1); a leaf's uplinks carry
+     * 2 x 10 GB/s / 4 = 5 GB/s each way, and spine_latency 0 keeps the 11
+     * us of a route across one leaf for a route across the spine. */
+    struct topo *t = topo_with("test-2x4", spread_4to1, 4);
     open_or_fail(t, NULL);
-    double end[2];
-    double bytes[] = {1e9, 1e9};
-    /* Under their own leaves, node 0 -> 1 and node 2 -> 3 cross no
+    /* Under their own leaves, node 0 -> 2 and node 1 -> 3 cross no
      * uplink: each has its NICs' 10 GB/s, 11 us + 1e9 / 10e9. */
-    const char *src[] = {"node0-gpu0", "node2-gpu0"};
-    const char *dst[] = {"node1-gpu0", "node3-gpu0"};
-    netsg_flows(2, src, dst, bytes, end);
-    ck_assert_double_eq_tol(end[0], 11e-6 + 1e9 / 10e9, TIME_TOL_S);
-    ck_assert_double_eq_tol(end[1], 11e-6 + 1e9 / 10e9, TIME_TOL_S);
+    expect_two_flows("node0-gpu0", "node2-gpu0", "node1-gpu0",
+                     "node3-gpu0", 11e-6 + 1e9 / 10e9);
     /* One flow across the spine: leaf 0's uplink (5 GB/s) is its
      * bottleneck, 11 us + 1e9 / 5e9. */
-    const char *src1[] = {"node0-gpu0"}, *dst1[] = {"node2-gpu0"};
+    const char *src1[] = {"node0-gpu0"}, *dst1[] = {"node1-gpu0"};
+    double bytes[] = {1e9}, end[1];
     netsg_flows(1, src1, dst1, bytes, end);
     ck_assert_double_eq_tol(end[0], 11e-6 + 1e9 / 5e9, TIME_TOL_S);
-    /* Two across, node 0 -> 2 and node 1 -> 3: both leave through leaf
+    /* Two across, node 0 -> 1 and node 2 -> 3: both leave through leaf
      * 0's uplink and enter through leaf 1's, 2.5 GB/s each (max-min),
      * 11 us + 1e9 / 2.5e9. */
-    const char *src2[] = {"node0-gpu0", "node1-gpu0"};
-    const char *dst2[] = {"node2-gpu0", "node3-gpu0"};
-    netsg_flows(2, src2, dst2, bytes, end);
-    ck_assert_double_eq_tol(end[0], 11e-6 + 1e9 / 2.5e9, TIME_TOL_S);
-    ck_assert_double_eq_tol(end[1], 11e-6 + 1e9 / 2.5e9, TIME_TOL_S);
+    expect_two_flows("node0-gpu0", "node1-gpu0", "node2-gpu0",
+                     "node3-gpu0", 11e-6 + 1e9 / 2.5e9);
     topo_free(t);
 }
 END_TEST
@@ -268,12 +270,8 @@ START_TEST(test_simgrid_parts_never_limit)
     ck_assert_ptr_nonnull(strstr(xml, "world-part1-trunk"));
     free(xml);
     open_or_fail(t, NULL);
-    const char *src[] = {"node0-gpu0", "node1-gpu0"};
-    const char *dst[] = {"node29-gpu0", "node28-gpu0"};
-    double bytes[] = {1e9, 1e9}, end[2];
-    netsg_flows(2, src, dst, bytes, end);
-    ck_assert_double_eq_tol(end[0], 11e-6 + 1e9 / 10e9, TIME_TOL_S);
-    ck_assert_double_eq_tol(end[1], 11e-6 + 1e9 / 10e9, TIME_TOL_S);
+    expect_two_flows("node0-gpu0", "node29-gpu0", "node1-gpu0",
+                     "node28-gpu0", 11e-6 + 1e9 / 10e9);
     topo_free(t);
 }
 END_TEST
