@@ -661,6 +661,12 @@ nominal(const struct topo *t, const char *name, double *bw, double *lat)
     } else if (sscanf(name, "node%d-ni%c", &a, &c) == 2) {
         *bw = lr.nic_Bps;
         *lat = lr.nic_lat_ns * 1e-9;
+    } else if (strlen(name) > 6
+               && strcmp(name + strlen(name) - 6, "-trunk") == 0) {
+        /* Between a zone's parts: as fast as the part's links together
+         * in the platform written, so that it never limits; unbounded
+         * when a sweep raises the rates of those links. */
+        *bw = UNBOUNDED_BPS;
     } else {
         return false;
     }

@@ -272,6 +272,17 @@ START_TEST(test_simgrid_parts_never_limit)
     open_or_fail(t, NULL);
     expect_two_flows("node0-gpu0", "node29-gpu0", "node1-gpu0",
                      "node28-gpu0", 11e-6 + 1e9 / 10e9);
+    /* The same platform with 1 TB/s ports and 200 GB/s NICs, as a sweep
+     * over rates gets it: a trunk written at 15 nodes x 10 GB/s would
+     * hold the flows to 150 GB/s together; it still never limits, so
+     * each has its NICs' 200 GB/s: 11 us + 1e9 / 200e9. */
+    static const char *const fast[] = {
+        "intra.bandwidth=1000GBps", "inter.nic_bandwidth=1600Gbps", NULL};
+    struct topo *f = topo_with("test-2x4", fast, 30);
+    open_or_fail(f, NULL);
+    expect_two_flows("node0-gpu0", "node29-gpu0", "node1-gpu0",
+                     "node28-gpu0", 11e-6 + 1e9 / 200e9);
+    topo_free(f);
     topo_free(t);
 }
 END_TEST
