@@ -716,15 +716,13 @@ load_and_seal(const char *path)
     simgrid_run();
 }
 
-/* Load the checked platform file and find the job's hosts and the fabric
- * links; 0, or -1 with *cause when a host is missing. */
+/* The job's hosts, node<i>-gpu<g> at [i * GPN + g], from one list of
+ * every host rather than a search per name (SimGrid looks a name up
+ * through every zone of the platform in turn).  Returns -1, or the index
+ * of a host the platform lacks. */
 static int
-load(const struct topo *t, const char *path, char **cause)
+find_hosts(int nodes, int gpn, sg_host_t *hosts)
 {
-    load_and_seal(path);
-    sg.hosts = xcalloc((size_t)sg.nodes * sg.gpn, sizeof *sg.hosts);
-    /* One list of every host, not a search per name: SimGrid looks a name
-     * up through every zone of the platform in turn. */
     size_t n_all = sg_host_count();
     sg_host_t *all = sg_host_list();
     for (size_t k = 0; k < n_all; k++) {
@@ -732,22 +730,39 @@ load(const struct topo *t, const char *path, char **cause)
         char again[48];
         const char *name = sg_host_get_name(all[k]);
         if (sscanf(name, "node%d-gpu%d", &i, &g) != 2 || i < 0
-            || i >= sg.nodes || g < 0 || g >= sg.gpn)
+            || i >= nodes || g < 0 || g >= gpn)
             continue;
         snprintf(again, sizeof again, "node%d-gpu%d", i, g);
         if (strcmp(again, name) == 0)
-            sg.hosts[i * sg.gpn + g] = all[k];
+            hosts[i * gpn + g] = all[k];
     }
     free(all);
-    for (int h = 0; h < sg.nodes * sg.gpn; h++)
-        if (sg.hosts[h] == NULL) {
-            *cause = xasprintf("%s: no host 'node%d-gpu%d'", path,
-                               h / sg.gpn, h % sg.gpn);
-            return -1;
-        }
+    for (int h = 0; h < nodes * gpn; h++)
+        if (hosts[h] == NULL)
+            return h;
+    return -1;
+}
+
+/* Load the checked platform file and find the job's hosts and the fabric
+ * links; 0, or -1 with *cause when a host is missing. */
+static int
+load(const struct topo *t, const char *path, char **cause)
+{
+    load_and_seal(path);
+    sg.hosts = xcalloc((size_t)sg.nodes * sg.gpn, sizeof *sg.hosts);
+    int missing = find_hosts(sg.nodes, sg.gpn, sg.hosts);
+    if (missing >= 0) {
+        *cause = xasprintf("%s: no host 'node%d-gpu%d'", path,
+                           missing / sg.gpn, missing % sg.gpn);
+        return -1;
+    }
     set_rates(t, true);
     return 0;
 }
+
+/* Up to this many nodes the probe asks for a route between every pair
+ * of nodes (65,536 routes); more would take minutes. */
+#define PROBE_ALL_PAIRS_NODES 256
 
 /* SimGrid aborts on what it cannot route, and the checks of
  * net_platform_check stop short of routing.  So a user's platform is
@@ -778,20 +793,37 @@ probe_platform(const char *path, int nodes, int gpn, char **cause)
         close(fds[1]);
         start_engine();
         load_and_seal(path);
-        char a[48], b[48];
+        sg_host_t *h = xcalloc((size_t)nodes * gpn, sizeof *h);
+        if (find_hosts(nodes, gpn, h) >= 0)
+            _exit(0);       /* the parent's load says which is missing */
         for (int i = 0; i < nodes; i++)
             for (int g = 0; g < gpn; g++) {
                 /* Ring neighbours, the node's GPUs, and GPU 0 of every
-                 * node to GPU 0 of every other (trees, PAT, HSDP). */
-                snprintf(a, sizeof a, "node%d-gpu%d", i, g);
-                snprintf(b, sizeof b, "node%d-gpu%d",
-                         g + 1 < gpn ? i : (i + 1) % nodes, (g + 1) % gpn);
-                sg_host_get_route_latency(sg_host_by_name(a),
-                                          sg_host_by_name(b));
-                for (int j = 0; g == 0 && j < nodes; j++) {
-                    snprintf(b, sizeof b, "node%d-gpu0", j);
-                    sg_host_get_route_latency(sg_host_by_name(a),
-                                              sg_host_by_name(b));
+                 * node to GPU 0 of every other (trees, PAT, HSDP); past
+                 * PROBE_ALL_PAIRS_NODES, to those a ring, PAT (i + 2^k)
+                 * and the trees (parent (i - 1) / 2, mirrored) over the
+                 * whole cluster reach, both ways. */
+                int next = g + 1 < gpn ? i : (i + 1) % nodes;
+                sg_host_get_route_latency(h[i * gpn + g],
+                                          h[next * gpn + (g + 1) % gpn]);
+                if (g > 0)
+                    continue;
+                if (nodes <= PROBE_ALL_PAIRS_NODES) {
+                    for (int j = 0; j < nodes; j++)
+                        sg_host_get_route_latency(h[i * gpn], h[j * gpn]);
+                    continue;
+                }
+                int m = nodes - 1 - i;
+                int peers[] = {i > 0 ? (i - 1) / 2 : i,
+                               m > 0 ? nodes - 1 - (m - 1) / 2 : i};
+                for (int k = 0; k < 2; k++) {
+                    sg_host_get_route_latency(h[i * gpn], h[peers[k] * gpn]);
+                    sg_host_get_route_latency(h[peers[k] * gpn], h[i * gpn]);
+                }
+                for (int d = 1; d < nodes; d *= 2) {
+                    int j = (i + d) % nodes;
+                    sg_host_get_route_latency(h[i * gpn], h[j * gpn]);
+                    sg_host_get_route_latency(h[j * gpn], h[i * gpn]);
                 }
             }
         _exit(0);
