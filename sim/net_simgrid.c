@@ -481,6 +481,25 @@ coll_memo(const struct netsg_coll *c)
             sg.reused++;
             return &sg.colls[i];
         }
+    /* An all-gather and a reduce-scatter of one size over one group send
+     * the same flows (ring: n - 1 steps of nbytes / n from each rank to
+     * the next; coll_flows and coll_steps look at the operation only for
+     * an all-reduce's steps): FSDP's pairs share one simulation. */
+    for (size_t i = 0; i < sg.n_colls; i++) {
+        const struct netsg_coll *o = &sg.colls[i].c;
+        if (o->algo == c->algo && o->g.ranks == c->g.ranks
+            && o->g.nodes == c->g.nodes
+            && o->g.ranks_per_node == c->g.ranks_per_node
+            && o->nbytes == c->nbytes && coll_steps(o) == coll_steps(c)) {
+            struct memo_coll m = sg.colls[i];
+            m.c = *c;
+            sg.reused++;
+            sg.colls = xgrow(sg.colls, &sg.cap_colls, sg.n_colls + 1,
+                             sizeof *sg.colls);
+            sg.colls[sg.n_colls] = m;
+            return &sg.colls[sg.n_colls++];
+        }
+    }
     struct memo_coll m = {*c, 1, 0, 0};
     /* Inside one node nothing crosses the fabric: nothing to simulate. */
     if (c->g.nodes > 1 && c->g.ranks > 1 && c->nbytes > 0) {
