@@ -24,11 +24,20 @@
  * backend's reference run makes non-blocking. */
 #define NET_FABRIC_PREFIX "fabric-"
 
-/* Most nodes a generated platform holds: it lists a route per ordered
- * pair of nodes (N(N-1) routes, about 17 MB at 256). */
-#define NET_PLATFORM_MAX_NODES 256
+/* Most GPUs a generated platform holds: the backend runs a SimGrid actor
+ * per GPU that sends or receives, and each actor's stack with its guard
+ * page takes two of the 65,530 memory mappings Linux gives a process by
+ * default (vm.max_map_count); 2,048 nodes of 8 GPUs load in about 2 s. */
+#define NET_PLATFORM_MAX_GPUS 16384
 
-/* 0 when net_platform_write can describe T, else -1 with *cause. */
+/* Most children one zone of zones of a generated platform holds, and
+ * most hosts and routers one zone of hosts (a block) holds: SimGrid's
+ * Floyd routing costs V^3 at load and V^2 memory in a zone of V. */
+#define NET_PLATFORM_FANOUT 256
+#define NET_PLATFORM_BLOCK_POINTS 161
+
+/* 0 when the backend can simulate T's GPUs (on its own platform or a
+ * user's), else -1 with *cause. */
 int net_platform_supported(const struct topo *t, char **cause);
 
 /* The rates (bytes/s) and one-way latencies (ns) of a generated

@@ -123,25 +123,6 @@ struct flow {
 };
 
 static void
-flow_sender(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    struct flow *f = sg_actor_self_get_data();
-    sg_mailbox_put(sg_mailbox_by_name(f->mbox), &token, (long)f->bytes);
-    f->end_s = simgrid_get_clock();
-}
-
-static void
-flow_receiver(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    struct flow *f = sg_actor_self_get_data();
-    sg_mailbox_get(sg_mailbox_by_name(f->mbox));
-}
-
-static void
 start_actor(const char *name, sg_host_t h, void (*code)(int, char **),
             void *data)
 {
@@ -150,17 +131,83 @@ start_actor(const char *name, sg_host_t h, void (*code)(int, char **),
     sg_actor_start_(a, code, 0, NULL);
 }
 
+/* What one host sends and receives in a run of flows. */
+struct host_flows {
+    struct flow *f;             /* the run's flows */
+    int *out, n_out;            /* indices of the flows it sends */
+    int *in, n_in;              /* ... and receives */
+};
+
+/* One actor per host, not two per flow: it posts every send and receive
+ * of its host at once and notes when each send ends.  A ring step of
+ * 2,048 nodes is 16,384 flows; an actor's stack with its guard page is
+ * two memory mappings, and Linux allows a process 65,530 by default
+ * (vm.max_map_count), so actors per flow ran out at that size. */
+static void
+host_main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    struct host_flows *me = sg_actor_self_get_data();
+    int n = me->n_out + me->n_in;
+    sg_comm_t *comms = xcalloc(n > 0 ? n : 1, sizeof *comms);
+    int *which = xcalloc(n > 0 ? n : 1, sizeof *which);
+    void *got;
+    for (int k = 0; k < me->n_out; k++) {
+        struct flow *f = &me->f[me->out[k]];
+        comms[k] = sg_mailbox_put_async(sg_mailbox_by_name(f->mbox), &token,
+                                        (long)f->bytes);
+        which[k] = me->out[k];
+    }
+    for (int k = 0; k < me->n_in; k++) {
+        comms[me->n_out + k] = sg_mailbox_get_async(
+            sg_mailbox_by_name(me->f[me->in[k]].mbox), &got);
+        which[me->n_out + k] = -1;
+    }
+    /* The matching receive is posted at time 0 too, so a send ends when
+     * its flow has arrived. */
+    while (n > 0) {
+        ssize_t k = sg_comm_wait_any(comms, (size_t)n);
+        if (which[k] >= 0)
+            me->f[which[k]].end_s = simgrid_get_clock();
+        comms[k] = comms[n - 1];
+        which[k] = which[n - 1];
+        n--;
+    }
+    free(comms);
+    free(which);
+}
+
 /* Run the flows, all starting now; sets each end_s to its duration.
  * Returns the longest. */
 static double
 run_flows(struct flow *f, int n)
 {
     double t0 = simgrid_get_clock();
+    int hosts = sg.nodes * sg.gpn;
+    struct host_flows *h = xcalloc(hosts, sizeof *h);
+    int *slots = xcalloc(2 * (size_t)(n > 0 ? n : 1), sizeof *slots);
     for (int k = 0; k < n; k++) {
         snprintf(f[k].mbox, sizeof f[k].mbox, "f%d", k);
-        start_actor("send", sg.hosts[f[k].src], flow_sender, &f[k]);
-        start_actor("recv", sg.hosts[f[k].dst], flow_receiver, &f[k]);
+        h[f[k].src].n_out++;
+        h[f[k].dst].n_in++;
     }
+    int used = 0;
+    for (int i = 0; i < hosts; i++) {
+        h[i].f = f;
+        h[i].out = slots + used;
+        used += h[i].n_out;
+        h[i].in = slots + used;
+        used += h[i].n_in;
+        h[i].n_out = h[i].n_in = 0;
+    }
+    for (int k = 0; k < n; k++) {
+        h[f[k].src].out[h[f[k].src].n_out++] = k;
+        h[f[k].dst].in[h[f[k].dst].n_in++] = k;
+    }
+    for (int i = 0; i < hosts; i++)
+        if (h[i].n_out + h[i].n_in > 0)
+            start_actor("host", sg.hosts[i], host_main, &h[i]);
     simgrid_run();
     sg.runs++;
     sg.flows += n;
@@ -170,6 +217,8 @@ run_flows(struct flow *f, int n)
         if (f[k].end_s > last)
             last = f[k].end_s;
     }
+    free(slots);
+    free(h);
     return last;
 }
 
@@ -432,6 +481,25 @@ coll_memo(const struct netsg_coll *c)
             sg.reused++;
             return &sg.colls[i];
         }
+    /* An all-gather and a reduce-scatter of one size over one group send
+     * the same flows (ring: n - 1 steps of nbytes / n from each rank to
+     * the next; coll_flows and coll_steps look at the operation only for
+     * an all-reduce's steps): FSDP's pairs share one simulation. */
+    for (size_t i = 0; i < sg.n_colls; i++) {
+        const struct netsg_coll *o = &sg.colls[i].c;
+        if (o->algo == c->algo && o->g.ranks == c->g.ranks
+            && o->g.nodes == c->g.nodes
+            && o->g.ranks_per_node == c->g.ranks_per_node
+            && o->nbytes == c->nbytes && coll_steps(o) == coll_steps(c)) {
+            struct memo_coll m = sg.colls[i];
+            m.c = *c;
+            sg.reused++;
+            sg.colls = xgrow(sg.colls, &sg.cap_colls, sg.n_colls + 1,
+                             sizeof *sg.colls);
+            sg.colls[sg.n_colls] = m;
+            return &sg.colls[sg.n_colls++];
+        }
+    }
     struct memo_coll m = {*c, 1, 0, 0};
     /* Inside one node nothing crosses the fabric: nothing to simulate. */
     if (c->g.nodes > 1 && c->g.ranks > 1 && c->nbytes > 0) {
@@ -612,6 +680,12 @@ nominal(const struct topo *t, const char *name, double *bw, double *lat)
     } else if (sscanf(name, "node%d-ni%c", &a, &c) == 2) {
         *bw = lr.nic_Bps;
         *lat = lr.nic_lat_ns * 1e-9;
+    } else if (strlen(name) > 6
+               && strcmp(name + strlen(name) - 6, "-trunk") == 0) {
+        /* Between a zone's parts: as fast as the part's links together
+         * in the platform written, so that it never limits; unbounded
+         * when a sweep raises the rates of those links. */
+        *bw = UNBOUNDED_BPS;
     } else {
         return false;
     }
@@ -650,26 +724,64 @@ set_rates(const struct topo *t, bool from_platform)
     forget();
 }
 
+/* SimGrid computes the routing tables of Floyd and Dijkstra zones when
+ * it seals the platform, at the first simgrid_run(), and refuses to route
+ * before (s4u EngineImpl::seal_platform): a run without actors seals it,
+ * so that route latencies can be asked for at once. */
+static void
+load_and_seal(const char *path)
+{
+    simgrid_load_platform(path);
+    simgrid_run();
+}
+
+/* The job's hosts, node<i>-gpu<g> at [i * GPN + g], from one list of
+ * every host rather than a search per name (SimGrid looks a name up
+ * through every zone of the platform in turn).  Returns -1, or the index
+ * of a host the platform lacks. */
+static int
+find_hosts(int nodes, int gpn, sg_host_t *hosts)
+{
+    size_t n_all = sg_host_count();
+    sg_host_t *all = sg_host_list();
+    for (size_t k = 0; k < n_all; k++) {
+        int i, g;
+        char again[48];
+        const char *name = sg_host_get_name(all[k]);
+        if (sscanf(name, "node%d-gpu%d", &i, &g) != 2 || i < 0
+            || i >= nodes || g < 0 || g >= gpn)
+            continue;
+        snprintf(again, sizeof again, "node%d-gpu%d", i, g);
+        if (strcmp(again, name) == 0)
+            hosts[i * gpn + g] = all[k];
+    }
+    free(all);
+    for (int h = 0; h < nodes * gpn; h++)
+        if (hosts[h] == NULL)
+            return h;
+    return -1;
+}
+
 /* Load the checked platform file and find the job's hosts and the fabric
  * links; 0, or -1 with *cause when a host is missing. */
 static int
 load(const struct topo *t, const char *path, char **cause)
 {
-    simgrid_load_platform(path);
+    load_and_seal(path);
     sg.hosts = xcalloc((size_t)sg.nodes * sg.gpn, sizeof *sg.hosts);
-    char name[48];
-    for (int i = 0; i < sg.nodes; i++)
-        for (int g = 0; g < sg.gpn; g++) {
-            snprintf(name, sizeof name, "node%d-gpu%d", i, g);
-            sg.hosts[i * sg.gpn + g] = sg_host_by_name(name);
-            if (sg.hosts[i * sg.gpn + g] == NULL) {
-                *cause = xasprintf("%s: no host '%s'", path, name);
-                return -1;
-            }
-        }
+    int missing = find_hosts(sg.nodes, sg.gpn, sg.hosts);
+    if (missing >= 0) {
+        *cause = xasprintf("%s: no host 'node%d-gpu%d'", path,
+                           missing / sg.gpn, missing % sg.gpn);
+        return -1;
+    }
     set_rates(t, true);
     return 0;
 }
+
+/* Up to this many nodes the probe asks for a route between every pair
+ * of nodes (65,536 routes); more would take minutes. */
+#define PROBE_ALL_PAIRS_NODES 256
 
 /* SimGrid aborts on what it cannot route, and the checks of
  * net_platform_check stop short of routing.  So a user's platform is
@@ -699,21 +811,38 @@ probe_platform(const char *path, int nodes, int gpn, char **cause)
         close(fds[0]);
         close(fds[1]);
         start_engine();
-        simgrid_load_platform(path);
-        char a[48], b[48];
+        load_and_seal(path);
+        sg_host_t *h = xcalloc((size_t)nodes * gpn, sizeof *h);
+        if (find_hosts(nodes, gpn, h) >= 0)
+            _exit(0);       /* the parent's load says which is missing */
         for (int i = 0; i < nodes; i++)
             for (int g = 0; g < gpn; g++) {
                 /* Ring neighbours, the node's GPUs, and GPU 0 of every
-                 * node to GPU 0 of every other (trees, PAT, HSDP). */
-                snprintf(a, sizeof a, "node%d-gpu%d", i, g);
-                snprintf(b, sizeof b, "node%d-gpu%d",
-                         g + 1 < gpn ? i : (i + 1) % nodes, (g + 1) % gpn);
-                sg_host_get_route_latency(sg_host_by_name(a),
-                                          sg_host_by_name(b));
-                for (int j = 0; g == 0 && j < nodes; j++) {
-                    snprintf(b, sizeof b, "node%d-gpu0", j);
-                    sg_host_get_route_latency(sg_host_by_name(a),
-                                              sg_host_by_name(b));
+                 * node to GPU 0 of every other (trees, PAT, HSDP); past
+                 * PROBE_ALL_PAIRS_NODES, to those a ring, PAT (i + 2^k)
+                 * and the trees (parent (i - 1) / 2, mirrored) over the
+                 * whole cluster reach, both ways. */
+                int next = g + 1 < gpn ? i : (i + 1) % nodes;
+                sg_host_get_route_latency(h[i * gpn + g],
+                                          h[next * gpn + (g + 1) % gpn]);
+                if (g > 0)
+                    continue;
+                if (nodes <= PROBE_ALL_PAIRS_NODES) {
+                    for (int j = 0; j < nodes; j++)
+                        sg_host_get_route_latency(h[i * gpn], h[j * gpn]);
+                    continue;
+                }
+                int m = nodes - 1 - i;
+                int peers[] = {i > 0 ? (i - 1) / 2 : i,
+                               m > 0 ? nodes - 1 - (m - 1) / 2 : i};
+                for (int k = 0; k < 2; k++) {
+                    sg_host_get_route_latency(h[i * gpn], h[peers[k] * gpn]);
+                    sg_host_get_route_latency(h[peers[k] * gpn], h[i * gpn]);
+                }
+                for (int d = 1; d < nodes; d *= 2) {
+                    int j = (i + d) % nodes;
+                    sg_host_get_route_latency(h[i * gpn], h[j * gpn]);
+                    sg_host_get_route_latency(h[j * gpn], h[i * gpn]);
                 }
             }
         _exit(0);
@@ -783,7 +912,7 @@ int
 netsg_open(const struct topo *t, const char *platform, char **cause)
 {
     char *xml = NULL, *sig;
-    if (platform == NULL && net_platform_supported(t, cause) != 0)
+    if (net_platform_supported(t, cause) != 0)
         return -1;
     /* A key, not the platform text: a warm open (every sweep point, every
      * bench run) must not write megabytes of XML to compare them. */

@@ -217,6 +217,100 @@ START_TEST(test_simgrid_concurrent_share)
 }
 END_TEST
 
+/* Two 1 GB flows, S0 -> D0 and S1 -> D1, started together: each must end
+ * at WANT_S. */
+static void
+expect_two_flows(const char *s0, const char *d0, const char *s1,
+                 const char *d1, double want_s)
+{
+    const char *src[] = {s0, s1}, *dst[] = {d0, d1};
+    double bytes[] = {1e9, 1e9}, end[2];
+    netsg_flows(2, src, dst, bytes, end);
+    ck_assert_double_eq_tol(end[0], want_s, TIME_TOL_S);
+    ck_assert_double_eq_tol(end[1], want_s, TIME_TOL_S);
+}
+
+START_TEST(test_simgrid_fat_tree_leaf_and_spine)
+{
+    /* spread_4to1 on 4 nodes: 2 leaves, node i under leaf i mod 2 (nodes
+     * 0 and 2 under leaf 0, 1 and 3 under leaf 1); a leaf's uplinks carry
+     * 2 x 10 GB/s / 4 = 5 GB/s each way, and spine_latency 0 keeps the 11
+     * us of a route across one leaf for a route across the spine. */
+    struct topo *t = topo_with("test-2x4", spread_4to1, 4);
+    open_or_fail(t, NULL);
+    /* Under their own leaves, node 0 -> 2 and node 1 -> 3 cross no
+     * uplink: each has its NICs' 10 GB/s, 11 us + 1e9 / 10e9. */
+    expect_two_flows("node0-gpu0", "node2-gpu0", "node1-gpu0",
+                     "node3-gpu0", 11e-6 + 1e9 / 10e9);
+    /* One flow across the spine: leaf 0's uplink (5 GB/s) is its
+     * bottleneck, 11 us + 1e9 / 5e9. */
+    const char *src1[] = {"node0-gpu0"}, *dst1[] = {"node1-gpu0"};
+    double bytes[] = {1e9}, end[1];
+    netsg_flows(1, src1, dst1, bytes, end);
+    ck_assert_double_eq_tol(end[0], 11e-6 + 1e9 / 5e9, TIME_TOL_S);
+    /* Two across, node 0 -> 1 and node 2 -> 3: both leave through leaf
+     * 0's uplink and enter through leaf 1's, 2.5 GB/s each (max-min),
+     * 11 us + 1e9 / 2.5e9. */
+    expect_two_flows("node0-gpu0", "node1-gpu0", "node2-gpu0",
+                     "node3-gpu0", 11e-6 + 1e9 / 2.5e9);
+    topo_free(t);
+}
+END_TEST
+
+START_TEST(test_simgrid_parts_never_limit)
+{
+    /* 30 nodes on one switch: more than a block of test-2x4 nodes holds
+     * ((161 - 1) / (4 + 2) = 26), so the world's nodes sit in parts
+     * joined by trunks.  A flow from node 0 to node 29 crosses two
+     * trunks (FATPIPE, no latency) and keeps 11 us + 1e9 / 10e9; two
+     * flows out of node 0's part to node 29's share nothing but the
+     * trunks: still 10 GB/s each. */
+    struct topo *t = topo_with("test-2x4", NULL, 30);
+    char *xml = tu_topo_text(t, net_platform_write);
+    ck_assert_ptr_nonnull(strstr(xml, "world-part1-trunk"));
+    free(xml);
+    open_or_fail(t, NULL);
+    expect_two_flows("node0-gpu0", "node29-gpu0", "node1-gpu0",
+                     "node28-gpu0", 11e-6 + 1e9 / 10e9);
+    /* The same platform with 1 TB/s ports and 200 GB/s NICs, as a sweep
+     * over rates gets it: a trunk written at 15 nodes x 10 GB/s would
+     * hold the flows to 150 GB/s together; it still never limits, so
+     * each has its NICs' 200 GB/s: 11 us + 1e9 / 200e9. */
+    static const char *const fast[] = {
+        "intra.bandwidth=1000GBps", "inter.nic_bandwidth=1600Gbps", NULL};
+    struct topo *f = topo_with("test-2x4", fast, 30);
+    open_or_fail(f, NULL);
+    expect_two_flows("node0-gpu0", "node29-gpu0", "node1-gpu0",
+                     "node28-gpu0", 11e-6 + 1e9 / 200e9);
+    topo_free(f);
+    topo_free(t);
+}
+END_TEST
+
+START_TEST(test_simgrid_platform_grows_linearly)
+{
+    /* 2,048 DGX-class nodes (8 GPUs) on a fat tree of 4 nodes per leaf:
+     * one route per GPU (to its node), per node (to its leaf), per leaf
+     * (to the spine) and per part (to its zone's switch), each
+     * symmetrical: fewer than (8 + 2) x 2,048 = 20,480, where a route per
+     * ordered pair of nodes was 4,192,256.  The checks pass. */
+    static const char *const ft[] = {
+        "network.shape=fat_tree", "network.nodes_per_leaf=4",
+        "node.gpus_per_node=8", NULL};
+    struct topo *t = topo_with("test-2x4", ft, 2048);
+    char *xml = tu_topo_text(t, net_platform_write), *cause = NULL;
+    int routes = 0;
+    for (const char *p = xml; (p = strstr(p, "oute src=")) != NULL; p++)
+        routes++;
+    ck_assert_int_gt(routes, 2048 * 8);
+    ck_assert_int_lt(routes, 2048 * 10);
+    ck_assert_msg(net_platform_check_text(xml, "gen.xml", 2048, 8, &cause)
+                  == 0, "%s", cause ? cause : "");
+    free(xml);
+    topo_free(t);
+}
+END_TEST
+
 /* ---- platform files --------------------------------------------------- */
 
 static char *platform_text(const struct topo *t);
@@ -298,45 +392,56 @@ START_TEST(test_simgrid_platform_errors)
 {
     expect_platform_error("<!DOCTYPE platform SYSTEM \"https://simgrid.org/"
                           "simgrid.dtd\">", "",
-                          "p.xml:7: no <!DOCTYPE platform SYSTEM \"https://"
+                          "p.xml:12: no <!DOCTYPE platform SYSTEM \"https://"
                           "simgrid.org/simgrid.dtd\"> before <platform> "
                           "(SimGrid needs it: add it as the second line)");
     expect_platform_error("bandwidth=\"10GBps\"", "bandwidth=\"10\"",
-                          "p.xml:16: <link> bandwidth=\"10\": not a "
+                          "p.xml:34: <link> bandwidth=\"10\": not a "
                           "bandwidth with a unit (write e.g. \"25GBps\" or "
                           "\"200Gbps\")");
     expect_platform_error("<link_ctn id=\"node1-nic\"",
                           "<link_ctn id=\"node7-nic\"",
-                          "p.xml:18: <link_ctn id=\"node7-nic\">: no link "
+                          "p.xml:49: <link_ctn id=\"node7-nic\">: no link "
                           "'node7-nic' is defined above it");
     expect_platform_error("</zone>", "",
-                          "p.xml:21: </platform> closes <zone> (close the "
+                          "p.xml:51: </platform> closes <zone> (close the "
                           "inner element first)");
-    expect_platform_error("radical=\"0-3\"", "radical=\"0-2\"",
-                          "p.xml: no host 'node0-gpu3': the job's 2 nodes x "
-                          "4 GPUs need hosts node<i>-gpu<g> (start from "
-                          "'fsdpsim topology --simgrid-xml')");
+    expect_platform_error("<host id=\"node0-gpu3\"", "<host id=\"node0-gpu9\"",
+                          "p.xml:43: <route src=\"node0-gpu3\">: nothing "
+                          "named 'node0-gpu3' is defined above it");
     /* A radical at LONG_MAX once overflowed the host loop's counter. */
-    expect_platform_error("radical=\"0-3\"",
-                          "radical=\"9223372036854775807\"",
-                          "p.xml:14: cluster 'node0': radical "
+    expect_platform_error("<router id=\"world-router\"/>",
+                          "<cluster id=\"c\" prefix=\"c\" suffix=\"\" "
+                          "radical=\"9223372036854775807\" speed=\"1Gf\" "
+                          "bw=\"1GBps\" lat=\"0us\"/>",
+                          "p.xml:29: cluster 'c': radical "
                           "'9223372036854775807' is not a list of numbers "
                           "and ranges (write e.g. radical=\"0-7\")");
-    expect_platform_error("<cluster id=\"node1\"",
-                          "<cluster id=\"node0\"",
-                          "p.xml:15: id 'node0' is defined twice (ids of "
-                          "zones, hosts and routers must be unique)");
+    /* The 2-node platform checked for a job of 3 nodes. */
+    struct topo *t = topo_with("test-2x4", NULL, 0);
+    char *xml = platform_text(t), *cause = NULL;
+    ck_assert_int_eq(net_platform_check_text(xml, "p.xml", 3, 4, &cause), -1);
+    ck_assert_str_eq(cause, "p.xml: no host 'node2-gpu0': the job's 3 nodes "
+                     "x 4 GPUs need hosts node<i>-gpu<g> (start from "
+                     "'fsdpsim topology --simgrid-xml')");
+    free(cause);
+    free(xml);
+    topo_free(t);
+    expect_platform_error("<router id=\"node1-router\"",
+                          "<router id=\"node0-router\"",
+                          "p.xml:28: id 'node0-router' is defined twice (ids "
+                          "of zones, hosts and routers must be unique)");
 }
 END_TEST
 
 START_TEST(test_simgrid_unroutable_platform_is_an_error)
 {
-    /* Passes the checks, but node 1 has no route back to node 0: SimGrid
+    /* Passes the checks, but node 1 has no route to the switch: SimGrid
      * would abort; the probe in a child process turns that into an
      * error, and this process never started SimGrid. */
     struct topo *t = topo_with("test-2x4", NULL, 0);
     char *xml = platform_text(t);
-    char *cut = strstr(xml, "    <zoneRoute src=\"node1\"");
+    char *cut = strstr(xml, "    <route src=\"node1-router\"");
     ck_assert_ptr_nonnull(cut);
     char *end = strstr(cut, "\n") + 1;
     memmove(cut, end, strlen(end) + 1);
@@ -367,10 +472,13 @@ simgrid_suite(void)
     tcase_add_test(core, test_simgrid_background_load);
     tcase_add_test(core, test_simgrid_concurrent_share);
     tcase_add_test(core, test_simgrid_user_platform_edits_count);
+    tcase_add_test(core, test_simgrid_fat_tree_leaf_and_spine);
+    tcase_add_test(core, test_simgrid_parts_never_limit);
     tcase_set_timeout(core, 60);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_simgrid_generated_platforms_pass_checks);
+    tcase_add_test(errors, test_simgrid_platform_grows_linearly);
     tcase_add_test(errors, test_simgrid_platform_errors);
     tcase_add_test(errors, test_simgrid_unroutable_platform_is_an_error);
     tcase_set_timeout(errors, 60);

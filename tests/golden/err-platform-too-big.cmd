@@ -1,1 +1,1 @@
-topology test-2x4 --nodes 300 --simgrid-xml
+topology test-2x4 --nodes 5000 --simgrid-xml
