@@ -42,7 +42,7 @@
  * others run the same list for their collectives.
  *
  * Assumptions: one process per node drives all its GPUs (one thread
- * each); across nodes the processes have met through sim/rendezvous.c,
+ * each); across nodes the processes have met through sim/core/rendezvous.c,
  * which carries the NCCL unique ids.  Operand contents are scratch values: only the timing
  * and the memory footprint are real.  Scratch operands (sized for the
  * largest leaf, capped) live outside the ledger's pool.

@@ -37,7 +37,7 @@ pg_place(const struct sched *s, enum sched_pg pg, int rank, int *color,
  * NCCL group per process group (as ncclCommInitAll does).  Each
  * communicator's unique id comes from the process that hosts its
  * position-0 rank; across nodes the processes swap their ids with one
- * all-gather (sim/rendezvous.c), as torch.distributed does through its
+ * all-gather (sim/core/rendezvous.c), as torch.distributed does through its
  * store. */
 int
 init_comms(struct exec_run *r, char **cause)

@@ -1,7 +1,7 @@
 /*
  * main.c: fsdpsim-real's entry point.  fsdpsim never links CUDA; its
  * `real run` and `real bench` exec this program as `fsdpsim-real real
- * ...` (sim/cmd_real.c), which links the core library, the real command
+ * ...` (sim/cli/cmd_real.c), which links the core library, the real command
  * and the CUDA sources, and nothing else of the CLI.
  */
 #include "cmd.h"

@@ -3,7 +3,7 @@
  * mpirun meets the other nodes through MPI itself: MPI gives the rank and
  * the node count, and MPI_Allgather carries NCCL's unique ids, so no
  * MASTER_ADDR or port is needed.  Without --with-mpi, mpirun still works
- * through sim/rendezvous.c's TCP all-gather.
+ * through sim/core/rendezvous.c's TCP all-gather.
  *
  * MPI is initialised only when the process was started by mpirun (Open
  * MPI's OMPI_COMM_WORLD_SIZE is set): a plain `fsdpsim real run` on one

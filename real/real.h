@@ -40,7 +40,7 @@ struct real_options {
 };
 
 /* The process's place in a multi-process job, from the variables
- * torchrun, srun or mpirun set (sim/rendezvous.h).  One process per node,
+ * torchrun, srun or mpirun set (sim/core/rendezvous.h).  One process per node,
  * one thread per GPU. */
 struct rendezvous;
 struct real_launch {
@@ -84,7 +84,7 @@ struct real_bench_options {
     int64_t micro_batch, seq_len;
     enum dtype dtype;
 };
-/* What the bench measured, for the calibration file (sim/calib_file.h). */
+/* What the bench measured, for the calibration file (sim/io/calib_file.h). */
 struct real_bench_result {
     double gemm_flops_per_s;    /* every GEMM of the sweep: their FLOPs
                                  * over their time; 0 without a model */

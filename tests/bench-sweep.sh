@@ -10,7 +10,7 @@
 #   accumulation 1..100: grad_accum 100 x micro_batch 100 = 10,000
 # Each prints its wall time.  A longer step than 10 micro-batches is
 # counted from one of 9 or 10 when the engine proves its micro-batches
-# repeat (sim/steady.h; GPT-3 here does), and the points that differ only
+# repeat (sim/net/steady.h; GPT-3 here does), and the points that differ only
 # in grad_accum share that short step: the third grid simulates its 1,000
 # points of up to 10 micro-batches and 200 short steps.
 #

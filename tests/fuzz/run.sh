@@ -13,7 +13,7 @@ seconds=${3:-60}
 CC=${FUZZ_CC:-clang}
 out=$builddir/fuzz
 mkdir -p "$out/obj" "$out/crashes"
-flags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -std=c11 -D_DEFAULT_SOURCE -include $builddir/config.h -I$srcdir/sim -I$builddir/sim $(pkg-config --cflags jansson inih gsl)"
+flags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -std=c11 -D_DEFAULT_SOURCE -include $builddir/config.h $(for l in core net io plan cli; do printf -- "-iquote %s/sim/%s " "$srcdir" "$l"; done) -iquote $builddir/sim/core $(pkg-config --cflags jansson inih gsl)"
 libs="$(pkg-config --libs jansson inih gsl) -lm"
 # The SimGrid backend is a plugin (net_simgrid.c, loaded by
 # net_simgrid_load.c on first use), not part of the library: no harness
@@ -24,9 +24,9 @@ fi
 
 # The library, instrumented for coverage.
 objs=
-for src in $(ls "$srcdir"/sim/*.c "$builddir"/sim/builtin_data.c | sort -u); do
+for src in $(ls "$srcdir"/sim/*/*.c "$builddir"/sim/core/builtin_data.c | sort -u); do
     base=$(basename "$src" .c)
-    case $src in "$srcdir"/sim/builtin_data.c) [ "$srcdir" = "$builddir" ] || continue ;; esac
+    case $src in "$srcdir"/sim/core/builtin_data.c) [ "$srcdir" = "$builddir" ] || continue ;; esac
     case $base in main|cmd_*|net_simgrid) continue ;; esac
     obj=$out/obj/$base.o
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ]; then

@@ -62,7 +62,7 @@ void cmd_plan_help(FILE *out);
 /* "fsdpsim: msg" on stderr, plus the usage hint for usage errors
  * (cmd_common.c). */
 void cmd_error(const char *cmd, const char *msg, int usage_hint);
-/* The command named NAME, or NULL: each program's own table (sim/main.c,
+/* The command named NAME, or NULL: each program's own table (sim/cli/main.c,
  * real/main.c). */
 const struct cmd_entry *cmd_find(const char *name);
 /* After a command: RC, or EXIT_SYSTEM with one line when standard output

@@ -12,7 +12,7 @@
  * Launching: one process per node, one thread per GPU.  A multi-node run
  * takes its rank and the node count from torchrun, srun or mpirun and
  * meets the other nodes' processes at MASTER_ADDR:MASTER_PORT
- * (sim/rendezvous.h), e.g. `torchrun --nnodes N --nproc-per-node 1
+ * (sim/core/rendezvous.h), e.g. `torchrun --nnodes N --nproc-per-node 1
  * --rdzv-endpoint HOST:PORT --no-python fsdpsim real run ...`.
  */
 #include "cmd.h"

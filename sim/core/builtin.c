@@ -1,6 +1,6 @@
 /*
  * builtin.c: lists of the built-in files (see builtin.h).  The files
- * themselves are in builtin_data.c, which sim/gen-builtin.sh generates.
+ * themselves are in builtin_data.c, which sim/core/gen-builtin.sh generates.
  */
 #include "builtin.h"
 #include "xalloc.h"
