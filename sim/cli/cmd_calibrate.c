@@ -23,7 +23,7 @@
 #include "cmd.h"
 #include "coll.h"
 #include "kineto_kernels.h"
-#include "nccl_model.h"
+#include "nccl_env.h"
 #include "nccl_tests.h"
 #include "profile_fit.h"
 #include "published.h"

@@ -13,7 +13,7 @@
  */
 #include "cmd.h"
 #include "coll.h"
-#include "nccl_model.h"
+#include "nccl_env.h"
 #include "net.h"
 #include "runconf.h"
 #include "topo.h"

@@ -23,7 +23,7 @@
 #include "calib.h"
 #include "cmd.h"
 #include "coll.h"
-#include "nccl_model.h"
+#include "nccl_env.h"
 #include "nccl_tests.h"
 #include "published.h"
 #include "model_cache.h"

@@ -17,7 +17,7 @@
 #ifndef FSDPSIM_COLL_H
 #define FSDPSIM_COLL_H
 
-#include "nccl_model.h"
+#include "nccl_env.h"
 #include "topo.h"
 
 /* The reduction a collective performs: FSDP1 sums; FSDP2 averages (NCCL

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "nccl_model.h"
+#include "nccl_env.h"
 #include "topo.h"
 
 enum sharding_strategy {

@@ -25,7 +25,7 @@
 #include "attn_table.h"
 #include "runconf.h"
 #include "model.h"
-#include "nccl_model.h"
+#include "nccl_env.h"
 #include "topo.h"
 #include "wrap.h"
 

@@ -11,7 +11,7 @@
 
 #include "runconf.h"
 #include "model.h"
-#include "nccl_model.h"
+#include "nccl_env.h"
 #include "sched.h"
 #include "topo.h"
 #include "wrap.h"

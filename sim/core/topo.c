@@ -17,7 +17,7 @@
 #include "topo.h"
 #include "builtin.h"
 #include "ini_lines.h"
-#include "nccl_model.h"
+#include "nccl_env.h"
 #include "textfile.h"
 #include "units.h"
 #include "xalloc.h"

@@ -13,7 +13,7 @@
 #ifndef FSDPSIM_CALIB_FILE_H
 #define FSDPSIM_CALIB_FILE_H
 
-#include "nccl_model.h"
+#include "nccl_env.h"
 #include "topo.h"
 
 #include <stdio.h>

@@ -14,7 +14,7 @@
 #ifndef FSDPSIM_NCCL_TESTS_H
 #define FSDPSIM_NCCL_TESTS_H
 
-#include "nccl_model.h"
+#include "nccl_env.h"
 
 /* Files and rows beyond these are refused: a sweep is a few dozen rows,
  * and a bigger file is the wrong file (a full job log, a core dump). */

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "coll.h"
-#include "nccl_model.h"
+#include "nccl_env.h"
 #include "topo.h"
 
 /* One collective as it runs on the cluster: every instance of its

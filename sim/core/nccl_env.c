@@ -1,5 +1,5 @@
 /*
- * nccl_model.c: NCCL versions and environment (see nccl_model.h).
+ * nccl_env.c: NCCL versions and environment (see nccl_env.h).
  *
  * Facts per version, read from NVIDIA/nccl at the release tags
  * (doc/fsdp-semantics.md §14.1-14.2):
@@ -13,7 +13,7 @@
  *   bare list again applies to all collectives with no fallback
  *   (NVIDIA/nccl#317, #1304, #1670).
  */
-#include "nccl_model.h"
+#include "nccl_env.h"
 #include "xalloc.h"
 
 #include <ctype.h>

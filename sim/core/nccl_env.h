@@ -1,5 +1,5 @@
 /*
- * nccl_model.h: which NCCL the job runs and what its environment forces.
+ * nccl_env.h: which NCCL the job runs and what its environment forces.
  *
  * NCCL's choice of algorithm and protocol depends on its version (which
  * algorithms exist for all-gather and reduce-scatter, how NCCL_ALGO is
@@ -10,8 +10,8 @@
  * and says which (algorithm, protocol) pairs a collective may use.
  * Ownership: plain values, nothing to free.
  */
-#ifndef FSDPSIM_NCCL_MODEL_H
-#define FSDPSIM_NCCL_MODEL_H
+#ifndef FSDPSIM_NCCL_ENV_H
+#define FSDPSIM_NCCL_ENV_H
 
 #include <stdbool.h>
 
