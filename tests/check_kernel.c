@@ -107,8 +107,9 @@ START_TEST(test_float8_linear_kernels)
      * float8 the weight's two kernels go.  Backward: the gradient's amax
      * and cast, the weight's, dgrad, the input's, the gradient's
      * transpose (2Y), wgrad: 9 kernels.  The head (lm_head) stays bf16. */
+    char up[] = "up_proj", lm_head[] = "lm_head";
     struct module m = {.kind = LAYER_LINEAR, .in = 256, .out = 688,
-                       .name = (char *)"up_proj"};
+                       .name = up};
     struct kernel_ctx c = ctx_of(1, 512);
     c.float8 = FLOAT8_TENSORWISE;
     struct kernel k[KERNEL_MAX_PER_LEAF];
@@ -142,7 +143,7 @@ START_TEST(test_float8_linear_kernels)
                             1e-3 * half);
     topo_free(t);
     struct module head = m;
-    head.name = (char *)"lm_head";
+    head.name = lm_head;
     c.float8_weights_gathered = false;
     ck_assert_int_eq(kernel_list(&head, &c, PHASE_FWD, k), 1);
 }
