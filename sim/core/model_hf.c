@@ -89,6 +89,15 @@ json_text(const json_t *v)
     return r;
 }
 
+/* Record that KEY's value V is not WANT ("a string", "at most 8"). */
+static void
+hf_wrong(struct hf *h, const char *key, const json_t *v, const char *want)
+{
+    char *got = json_text(v);
+    hf_error(h, "key '%s': must be %s (got %s)", key, want, got);
+    free(got);
+}
+
 /*
  * Integer KEY in [1, hi].  A missing or null key takes DEF when it is >= 0
  * and is an error otherwise.  Integral reals (4.0) are accepted, as Python
@@ -115,17 +124,13 @@ hf_int(struct hf *h, const char *key, int64_t def, int64_t hi)
         ok = x == floor(x);
     }
     if (!ok || x < 1) {
-        char *got = json_text(v);
-        hf_error(h, "key '%s': must be a positive integer (got %s)", key,
-                 got);
-        free(got);
+        hf_wrong(h, key, v, "a positive integer");
         return 0;
     }
     if (x > (double)hi) {
-        char *got = json_text(v);
-        hf_error(h, "key '%s': must be at most %lld (got %s)", key,
-                 (long long)hi, got);
-        free(got);
+        char want[40];
+        snprintf(want, sizeof want, "at most %lld", (long long)hi);
+        hf_wrong(h, key, v, want);
         return 0;
     }
     return (int64_t)x;
@@ -138,9 +143,7 @@ hf_bool(struct hf *h, const char *key, bool def)
     if (v == NULL || json_is_null(v))
         return def;
     if (!json_is_boolean(v)) {
-        char *got = json_text(v);
-        hf_error(h, "key '%s': must be true or false (got %s)", key, got);
-        free(got);
+        hf_wrong(h, key, v, "true or false");
         return def;
     }
     return json_is_true(v);
@@ -156,10 +159,7 @@ hf_prob(struct hf *h, json_t *obj, const char *key, double def)
         return def;
     double p = json_is_number(v) ? json_number_value(v) : -1;
     if (!(p >= 0 && p <= 1)) {
-        char *got = json_text(v);
-        hf_error(h, "key '%s': must be a probability from 0 to 1 (got %s)",
-                 key, got);
-        free(got);
+        hf_wrong(h, key, v, "a probability from 0 to 1");
         return def;
     }
     return p;
@@ -186,9 +186,7 @@ hf_string(struct hf *h, const char *key, const char *def)
         return def;
     }
     if (!json_is_string(v)) {
-        char *got = json_text(v);
-        hf_error(h, "key '%s': must be a string (got %s)", key, got);
-        free(got);
+        hf_wrong(h, key, v, "a string");
         return def;
     }
     return json_string_value(v);
@@ -276,9 +274,7 @@ hf_attention(struct hf *h)
     if (v == NULL || json_is_null(v))
         return;
     if (!json_is_string(v)) {
-        char *got = json_text(v);
-        hf_error(h, "key '%s': must be a string (got %s)", from, got);
-        free(got);
+        hf_wrong(h, from, v, "a string");
         return;
     }
     const char *name = json_string_value(v);
