@@ -911,16 +911,16 @@ optimizer_shape(struct builder *b, int tensors, double numel)
     b->s->optimizer_tensors = tensors > 0 ? tensors : 1;
 }
 
-/* One fp32 scalar all-reduced over the shard group (found_inf, a squared
- * norm), from C through P and back: its op's id. */
-static int
-scalar_all_reduce(struct builder *b)
+/* COUNT fp32 values all-reduced over the shard group (found_inf, a
+ * squared norm, float8 amaxes), from C through P and back: its op's id. */
+int
+fp32_all_reduce(struct builder *b, int count)
 {
-    int buf = alloc_buf(b, STREAM_C, MEM_OPTIMIZER_STATE, 4, -1);
+    int buf = alloc_buf(b, STREAM_C, MEM_OPTIMIZER_STATE, 4.0 * count, -1);
     wait_stream(b, STREAM_P, STREAM_C);
     struct sched_op *ar = emit(b, OP_ALLREDUCE, STREAM_P, -1);
     ar->pg = PG_SHARD;
-    ar->bytes = 4;
+    ar->bytes = (uint64_t)(4 * count);
     ar->dtype = DTYPE_FP32;
     ar->buf_in = ar->buf_out = buf;
     int id = ar->id;
@@ -958,7 +958,7 @@ grad_scaler_step(struct builder *b, double grad_numel, int sharded_scaler)
     struct sched_op *un = emit(b, OP_CAST, STREAM_C, -1);
     un->bytes = (uint64_t)(grad_numel * 8);
     if (sharded_scaler)
-        scalar_all_reduce(b);
+        fp32_all_reduce(b, 1);
     host_reads_gpu(b);
 }
 
@@ -995,7 +995,7 @@ clip_gradients(struct builder *b, double numel, int distributed)
     }
     emit_copy(b, OP_CAST, STREAM_C, -1, numel * b->b_orig, -1, -1);
     if (distributed)
-        scalar_all_reduce(b);
+        fp32_all_reduce(b, 1);
     emit_copy(b, OP_CAST, STREAM_C, -1, 2 * numel * b->b_orig, -1, -1);
     /* fms-fsdp-style loops read the norm with .item(). */
     if (b->c->loss_item)

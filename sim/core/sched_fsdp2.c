@@ -213,16 +213,7 @@ float8_precompute_scales(struct builder *b)
                    && !b->m->modules[i]->tied;
     b->hooks++;
     emit_copy(b, OP_CAST, STREAM_C, -1, shard * b->b_orig, -1, -1);
-    int buf = alloc_buf(b, STREAM_C, MEM_OPTIMIZER_STATE, 4.0 * weights, -1);
-    wait_stream(b, STREAM_P, STREAM_C);
-    struct sched_op *ar = emit(b, OP_ALLREDUCE, STREAM_P, -1);
-    ar->pg = PG_SHARD;
-    ar->bytes = (uint64_t)(4 * weights);
-    ar->dtype = DTYPE_FP32;
-    ar->buf_in = ar->buf_out = buf;
-    int id = ar->id;
-    wait_stream(b, STREAM_C, STREAM_P);
-    free_buf(b, buf, id, -1);
+    fp32_all_reduce(b, weights);
     emit_copy(b, OP_CAST, STREAM_C, -1, 8.0 * weights, -1, -1);
 }
 

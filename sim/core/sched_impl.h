@@ -123,6 +123,8 @@ void forward_run(struct builder *b, int w);
 void backward_run(struct builder *b, int w);
 void free_region_inputs(struct builder *b);
 void optimizer_step(struct builder *b, int *opt_state);
+/* COUNT fp32 values all-reduced over the shard group: the op's id. */
+int fp32_all_reduce(struct builder *b, int count);
 
 /* FSDP2: every step of the run (sched_fsdp2.c). */
 void fsdp2_steps(struct builder *b);
