@@ -193,19 +193,12 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
         free(msg);
         return EXIT_USAGE;
     }
-    int float8 = FLOAT8_NONE;
-    if (so->float8 != NULL) {
-        float8 = strcmp(so->float8, "tensorwise") == 0 ? FLOAT8_TENSORWISE
-                 : strcmp(so->float8, "rowwise") == 0  ? FLOAT8_ROWWISE
-                 : strcmp(so->float8, "none") == 0     ? FLOAT8_NONE
-                                                       : -1;
-        if (float8 < 0) {
-            char *msg = xasprintf("--float8: '%s' is not one of none | "
-                                  "tensorwise | rowwise", so->float8);
-            cmd_error("models", msg, 0);
-            free(msg);
-            return EXIT_USAGE;
-        }
+    enum float8_recipe float8 = FLOAT8_NONE;
+    if (so->float8 != NULL
+        && float8_parse(so->float8, "--float8", &float8, &cause) != 0) {
+        cmd_error("models", cause, 0);
+        free(cause);
+        return EXIT_USAGE;
     }
     struct topo *t = topo_load_sized(so->topology ? so->topology
                                                   : "dgx-a100-80g",

@@ -408,6 +408,17 @@ float8_name(enum float8_recipe r)
     return lookup_name(float8_names, r);
 }
 
+int
+float8_parse(const char *s, const char *origin, enum float8_recipe *out,
+             char **cause)
+{
+    int v;
+    if (parse_choice(float8_names, s, &v, origin, cause) != 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 bool
 sharding_is_hybrid(enum sharding_strategy s)
 {

@@ -208,6 +208,10 @@ const char *backward_prefetch_name(enum backward_prefetch b);
 const char *ac_name(enum ac_mode a);
 const char *optimizer_name(enum optimizer_kind o);
 const char *float8_name(enum float8_recipe r);
+/* S as a float8 recipe: 0, or -1 with *cause ("ORIGIN: 'S' is not one
+ * of ..."; caller frees). */
+int float8_parse(const char *s, const char *origin, enum float8_recipe *out,
+                 char **cause);
 bool sharding_is_hybrid(enum sharding_strategy s);
 /* FULL_SHARD and HYBRID_SHARD free parameters after forward. */
 bool sharding_reshards_after_forward(enum sharding_strategy s);
