@@ -110,7 +110,7 @@ START_TEST(test_steady_long_step)
      * summary as simulating all thousand. */
     ck_assert(steady_matches("--grad-accum 1000"));
     ck_assert(steady_matches("--grad-accum 999 --limit-all-gathers false "
-                             "--set gpu.memory=200MiB"));
+                             "--set gpu.memory=230MiB"));
 }
 END_TEST
 
@@ -161,7 +161,7 @@ START_TEST(test_steady_shared_short_step)
      * as such and simulated whole every time. */
     shared_cache = steady_cache_new();
     static const char *const settings[] = {"", "--limit-all-gathers false "
-                                           "--set gpu.memory=200MiB",
+                                           "--set gpu.memory=230MiB",
                                            "--sharding-strategy NO_SHARD"};
     for (int i = 0; i < 3; i++)
         for (int a = 30; a <= 33; a++) {

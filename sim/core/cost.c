@@ -68,9 +68,6 @@ cost_leaf_time_s(const struct topo *t, const struct module *m,
     return sec;
 }
 
-/* Selective op-level checkpointing: the recompute of leaf M runs only
- * its kernels that are neither matrix products nor attention (their
- * outputs were saved), i.e. the elementwise and reduction kernels. */
 /* Launches of one multi-tensor pass (aten/src/ATen/native/cuda/
  * MultiTensorApply.cuh): the tensors are cut into chunks of 65,536
  * elements and one launch takes at most 320 blocks, a chunk each
@@ -90,6 +87,11 @@ multi_tensor_launches(const struct sched *s)
     return n > 1e6 ? 1000000 : (int)n;
 }
 
+/* Selective op-level checkpointing: the recompute of leaf M runs its
+ * kernels that are neither matrix products nor attention (their outputs
+ * were saved), i.e. the elementwise and reduction kernels; a Linear whose
+ * output the policy does not save runs its whole forward again (the
+ * caller takes its forward time). */
 static double
 cost_leaf_recompute_selective_s(const struct topo *t, const struct module *m,
                                 const struct kernel_ctx *ctx, enum dtype d,
@@ -180,7 +182,9 @@ cost_table_build(const struct sched *s, const struct topo *t,
     for (int l = 0; l < s->n_leaves; l++) {
         int hit = -1;
         for (int k = 0; k < n_leaf_memo && hit < 0; k++)
-            if (same_kernels(s->leaves[memo_leaf[k]], s->leaves[l]))
+            if (same_kernels(s->leaves[memo_leaf[k]], s->leaves[l])
+                && (!sac || s->leaf_sac_gemm[memo_leaf[k]]
+                                == s->leaf_sac_gemm[l]))
                 hit = memo_leaf[k];
         if (hit >= 0) {
             fwd_s[l] = fwd_s[hit];
@@ -197,9 +201,13 @@ cost_table_build(const struct sched *s, const struct topo *t,
                                     PHASE_FWD, &fwd_k[l]);
         bwd_s[l] = cost_leaf_time_s(t, s->leaves[l], &kc, s->param_dtype,
                                     PHASE_BWD, &bwd_k[l]);
-        if (sac)
+        if (sac && s->leaf_sac_gemm[l]) {
+            rec_s[l] = fwd_s[l];
+            rec_k[l] = fwd_k[l];
+        } else if (sac) {
             rec_s[l] = cost_leaf_recompute_selective_s(
                 t, s->leaves[l], &kc, s->param_dtype, &rec_k[l]);
+        }
         if (n_leaf_memo < COST_MEMO)
             memo_leaf[n_leaf_memo++] = l;
     }

@@ -43,12 +43,6 @@ is_activation(const struct module *m)
     return m->kind == LAYER_ACTIVATION;
 }
 
-static int
-is_not_compute(const struct module *m)
-{
-    return !layer_is_compute(m);
-}
-
 /* The nearest sibling registered before M that PASS does not look past,
  * or NULL. */
 static const struct module *
@@ -66,8 +60,8 @@ earlier_sibling(const struct module *m, int (*pass)(const struct module *))
     return NULL;
 }
 
-static int
-shares_input(const struct module *m)
+bool
+layer_shares_input(const struct module *m)
 {
     if (m->kind != LAYER_LINEAR)
         return 0;
@@ -91,7 +85,7 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
         w->model_flops = w->palm_flops = w->fwd_flops;
         w->fwd_bytes = (T * in + in * out + T * out) * b;
         w->bwd_bytes = 2 * w->fwd_bytes;
-        w->saved_bytes = shares_input(m) ? 0 : T * in * b;
+        w->saved_bytes = layer_shares_input(m) ? 0 : T * in * b;
         w->gemm_m = (int64_t)T;
         w->gemm_n = m->out;
         w->gemm_k = m->in;
@@ -256,44 +250,48 @@ layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
     return (double)micro_batch * (double)m->heads * s * s * act_bytes;
 }
 
-/* Whether m's input is the output of a matrix product or attention: the
- * nearest earlier compute sibling is a Linear, attention or MHA. */
-static int
-input_from_matmul(const struct module *m)
+/* Cross-entropy over V classes as aten runs it on upcast logits
+ * (aten/src/ATen/native/LossNLL.cpp cross_entropy -> log_softmax then
+ * nll_loss; its backward nll_loss_backward then _log_softmax_backward_data):
+ * forward, the fp32 copy of the logits is log_softmax's input while its
+ * fp32 output (the saved tensor) is written; backward, nll_loss_backward
+ * writes a zero-filled fp32 gradient of the log-probabilities with one
+ * entry per row set, and _log_softmax_backward_data a second fp32 tensor
+ * from it and the saved output, both live at once. */
+int
+layer_transients(const struct module *m, int64_t micro_batch,
+                 int64_t seq_len, int act_bytes, bool backward,
+                 double *bytes_each)
 {
-    const struct module *s = earlier_sibling(m, is_not_compute);
-    return s != NULL && (s->kind == LAYER_LINEAR
-                         || s->kind == LAYER_ATTENTION
-                         || s->kind == LAYER_MHA);
+    *bytes_each = 0;
+    if (m->kind != LAYER_CROSS_ENTROPY)
+        return 0;
+    double tv = (double)micro_batch * (double)seq_len * (double)m->out;
+    *bytes_each = tv * (act_bytes > 4 ? act_bytes : 4);
+    return backward ? 2 : 1;
 }
 
 double
 layer_sac_saved_bytes(const struct module *m, int64_t micro_batch,
-                      int64_t seq_len, int act_bytes)
+                      int64_t seq_len, int act_bytes, bool mm_saved,
+                      bool abs_saved)
 {
     const double T = (double)micro_batch * (double)seq_len;
     const double b = act_bytes;
-    struct layer_work w;
-    layer_work(m, micro_batch, seq_len, act_bytes, &w);
     switch (m->kind) {
-    case LAYER_LINEAR:      /* its input: o_proj reads attention's output */
-    case LAYER_ACTIVATION:  /* act_fn(gate_proj(x)) */
-        return input_from_matmul(m) ? w.saved_bytes : 0;
-    case LAYER_MUL:         /* act_fn(gate) * up: up_proj's output */
-        return input_from_matmul(m) ? w.saved_bytes / 2 : 0;
-    case LAYER_ATTENTION: {
-        /* v and the kernel's output and log-sum-exp are kept; q and k too
-         * unless rotary embedding (elementwise) produced them. */
-        double h = (double)m->heads, kv = (double)m->kv_heads;
-        double d = (double)m->head_dim;
-        double kept = T * (h + kv) * d * b + T * h * 4;
-        if (!m->rope)
-            kept += T * (h + kv) * d * b;
-        return kept < w.saved_bytes ? kept : w.saved_bytes;
-    }
+    case LAYER_LINEAR:      /* the aten.mm's output, when the policy
+                               saves this one; a float8 Linear's
+                               abs(input), whose max is its scale */
+        return (mm_saved ? T * (double)m->out * b : 0)
+               + (abs_saved ? T * (double)m->in * b : 0);
+    case LAYER_ATTENTION:   /* _scaled_dot_product_flash_attention's
+                               output and its fp32 log-sum-exp */
+        return T * (double)m->heads * (double)m->head_dim * b
+               + T * (double)m->heads * 4;
     case LAYER_MHA:         /* in-projection outputs and attention output */
         return 4 * T * (double)m->out * b;
-    default:                /* norms, embeddings, the loss: recomputed */
+    default:                /* norms, rotary, activations, products,
+                               embeddings, the loss: recomputed */
         return 0;
     }
 }

@@ -41,12 +41,32 @@ void layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
 double layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
                                int64_t seq_len, int act_bytes);
 
-/* Selective op-level checkpointing (torchtitan's policy: the outputs of
- * matrix products and attention are saved, the rest recomputed): the part
- * of layer_work's saved_bytes that such outputs make up, kept from
- * forward to backward; the rest is rematerialised by the recompute. */
+/* The temporaries leaf M's kernels hold while its forward (BACKWARD
+ * false) or backward runs, on top of the activations it saves, freed when
+ * the leaf is done: how many tensors, each of *BYTES_EACH (separate
+ * allocations, as the caching allocator sees them).  Only the loss's are
+ * large enough to matter (a vocabulary-wide tensor per token); 0 for
+ * other leaves. */
+int layer_transients(const struct module *m, int64_t micro_batch,
+                     int64_t seq_len, int act_bytes, bool backward,
+                     double *bytes_each);
+
+/* Selective op-level checkpointing, torchtitan's policy
+ * (torchtitan/parallelisms/parallelize_llama.py, _save_list and
+ * _custom_policy): the outputs of aten.mm, of the flash and
+ * memory-efficient SDPA kernels (and abs/max for float8) are saved, except
+ * every second aten.mm of a block, counted in forward order; everything
+ * else is recomputed in backward.  The bytes leaf M's saved ops keep from
+ * forward to backward; MM_SAVED says whether M's aten.mm is one the
+ * policy saves (sched.c counts them), ABS_SAVED whether the abs() of its
+ * input a float8 Linear takes for its scale is kept. */
 double layer_sac_saved_bytes(const struct module *m, int64_t micro_batch,
-                             int64_t seq_len, int act_bytes);
+                             int64_t seq_len, int act_bytes, bool mm_saved,
+                             bool abs_saved);
+
+/* Whether Linear M reads the same tensor as the nearest earlier sibling
+ * Linear (q/k/v, gate/up), which autograd saves once. */
+bool layer_shares_input(const struct module *m);
 
 /* The parameter tensors a leaf registers (weight, bias, ...), in order; for
  * use_orig_params alignment padding.  Returns their count (<= 4). */

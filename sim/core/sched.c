@@ -15,6 +15,7 @@
 #include "layer.h"
 #include "xalloc.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,18 +216,45 @@ ac_block_selected(const struct builder *b, const struct module *blk,
     return count % b->c->ac_frequency == 0;
 }
 
-/* selective-op: what a checkpointed leaf keeps, and its recompute's FLOPs
- * (everything but matrix products and attention). */
+/* selective-op: what a checkpointed leaf keeps, and its recompute's FLOPs.
+ * torchtitan's policy saves aten.mm outputs but every second one of a
+ * block (its mm counter starts at 0 for each checkpointed call and the
+ * even-numbered ones are recomputed: a Llama block saves wq, wv, w1, w2
+ * and recomputes wk, wo, w3); a Linear with a bias runs aten.addmm and a
+ * float8 one torch._scaled_mm, neither in the save list, so both are
+ * recomputed and not counted.  Attention's SDPA output is saved, and so
+ * is the abs() a float8 Linear takes of its input for the scale
+ * (torchao float8 hp_tensor_to_float8_dynamic -> tensor_to_amax:
+ * max(abs(x))): once per Linear in eager, once per input tensor under
+ * torch.compile, whose graph CSE merges the q/k/v (and gate/up) copies.
+ * The weights' abs() is not: with the float8 all-gather the weight
+ * arrives cast (an unsharded-weight abs() would be kept otherwise, which
+ * this does not model). */
 static void
-sac_account(struct builder *b, const struct module *mod,
+sac_account(struct builder *b, const struct module *mod, int leaf,
             struct walk_step *st, const struct layer_work *lw)
 {
     if (b->c->ac != AC_SELECTIVE_OP)
         return;
-    st->sac_kept_bytes += layer_sac_saved_bytes(mod, b->c->micro_batch,
-                                                b->c->seq_len, b->b_param);
-    if (mod->kind != LAYER_LINEAR && mod->kind != LAYER_ATTENTION
-        && mod->kind != LAYER_MHA)
+    if (st->ckpt != b->sac_block) {
+        b->sac_block = st->ckpt;
+        b->sac_mm = 0;
+    }
+    bool mm_saved = false, gemm_recomputed = false, abs_saved = false;
+    if (mod->kind == LAYER_LINEAR) {
+        bool fp8 = b->c->float8 != FLOAT8_NONE && layer_float8_linear(mod);
+        bool is_mm = !mod->bias && !fp8;
+        abs_saved = fp8 && !(b->c->compile && layer_shares_input(mod));
+        if (is_mm)
+            mm_saved = ++b->sac_mm % 2 == 1;
+        gemm_recomputed = !mm_saved;
+        b->s->leaf_sac_gemm[leaf] = gemm_recomputed;
+    }
+    st->sac_kept_bytes += layer_sac_saved_bytes(
+        mod, b->c->micro_batch, b->c->seq_len, b->b_param, mm_saved,
+        abs_saved);
+    if ((mod->kind != LAYER_LINEAR && mod->kind != LAYER_ATTENTION
+         && mod->kind != LAYER_MHA) || gemm_recomputed)
         st->sac_recompute_flops += lw->fwd_flops;
 }
 
@@ -421,6 +449,26 @@ post_forward(struct builder *b, int u)
 }
 
 
+/* The temporaries held while one compute op runs (the loss's
+ * vocabulary-wide tensors), N of EACH bytes allocated one after the other
+ * into TMP; transient_free releases them after op LAST. */
+#define MAX_TRANSIENTS 2
+static void
+transient_alloc(struct builder *b, int n, double each, int unit, int *tmp)
+{
+    for (int i = 0; i < MAX_TRANSIENTS; i++)
+        tmp[i] = i < n && each > 0
+                     ? alloc_buf(b, STREAM_C, MEM_ACTIVATIONS, each, unit)
+                     : -1;
+}
+
+static void
+transient_free(struct builder *b, const int *tmp, int last, int unit)
+{
+    for (int i = 0; i < MAX_TRANSIENTS; i++)
+        free_buf(b, tmp[i], last, unit);
+}
+
 void
 forward_run(struct builder *b, int w)
 {
@@ -440,12 +488,16 @@ forward_run(struct builder *b, int w)
         b->run_act[w] = alloc_buf(b, STREAM_C, MEM_ACTIVATIONS,
                                   st->saved_bytes, st->unit);
     }
+    int tmp[MAX_TRANSIENTS];
+    transient_alloc(b, st->fwd_transients, st->fwd_transient_bytes,
+                    st->unit, tmp);
     struct sched_op *op = emit(b, OP_FORWARD, STREAM_C, st->unit);
     op->leaf_begin = st->leaf_begin;
     op->leaf_end = st->leaf_end;
     op->flops = st->fwd_flops;
     op->model_flops = st->model_flops;
     op->dtype = b->s->param_dtype;
+    transient_free(b, tmp, op->id, st->unit);
 }
 
 static void
@@ -729,6 +781,9 @@ backward_run(struct builder *b, int w)
     const struct walk_step *st = &b->walk[w];
     if (st->ckpt >= 0 && !b->recomputed[st->ckpt])
         recompute_region(b, st->ckpt, OP_RECOMPUTE);
+    int tmp[MAX_TRANSIENTS];
+    transient_alloc(b, st->bwd_transients, st->bwd_transient_bytes,
+                    st->unit, tmp);
     struct sched_op *op = emit(b, OP_BACKWARD, STREAM_C, st->unit);
     op->leaf_begin = st->leaf_begin;
     op->leaf_end = st->leaf_end;
@@ -736,6 +791,7 @@ backward_run(struct builder *b, int w)
     op->model_flops = 2 * st->model_flops;
     op->dtype = b->s->param_dtype;
     int bwd = op->id;
+    transient_free(b, tmp, bwd, st->unit);
     free_buf(b, b->run_act[w], bwd, st->unit);
     b->run_act[w] = -1;
     sac_free(b, w, bwd);
@@ -1077,6 +1133,20 @@ ckpt_region_of(const struct builder *b, const struct module *mod)
     return -1;
 }
 
+/* Keep the larger of a run's temporaries so far and leaf MOD's. */
+static void
+note_transients(const struct builder *b, const struct module *mod,
+                bool backward, int *count, double *each)
+{
+    double e;
+    int n = layer_transients(mod, b->c->micro_batch, b->c->seq_len,
+                             b->b_param, backward, &e);
+    if (n * e > *count * *each) {
+        *count = n;
+        *each = e;
+    }
+}
+
 static void
 walk_module(struct builder *b, const struct module *mod)
 {
@@ -1109,8 +1179,12 @@ walk_module(struct builder *b, const struct module *mod)
         last->model_flops += lw.model_flops;
         last->palm_flops += lw.palm_flops;
         last->saved_bytes += lw.saved_bytes;
+        note_transients(b, mod, false, &last->fwd_transients,
+                        &last->fwd_transient_bytes);
+        note_transients(b, mod, true, &last->bwd_transients,
+                        &last->bwd_transient_bytes);
         if (ckpt >= 0)
-            sac_account(b, mod, last, &lw);
+            sac_account(b, mod, leaf, last, &lw);
     }
     for (int i = 0; i < mod->n_children; i++)
         walk_module(b, mod->children[i]);
@@ -1139,6 +1213,9 @@ build_walk(struct builder *b)
         n_leaves++;
     }
     b->s->leaves = xcalloc(n_leaves ? n_leaves : 1, sizeof *b->s->leaves);
+    b->s->leaf_sac_gemm = xcalloc(n_leaves ? n_leaves : 1,
+                                  sizeof *b->s->leaf_sac_gemm);
+    b->sac_block = -1;
     walk_module(b, m->root);
 
     b->prev_run = xmalloc(sizeof(int) * (b->n_walk ? b->n_walk : 1));
@@ -1436,6 +1513,13 @@ ddp_backward_pass(struct builder *b, int sync)
             struct layer_work lw;
             layer_work(mod, b->c->micro_batch, b->c->seq_len, b->b_param,
                        &lw);
+            double each;
+            int tmp[MAX_TRANSIENTS];
+            transient_alloc(b,
+                            layer_transients(mod, b->c->micro_batch,
+                                             b->c->seq_len, b->b_param, true,
+                                             &each),
+                            each, 0, tmp);
             struct sched_op *op = emit(b, OP_BACKWARD, STREAM_C, 0);
             op->leaf_begin = l;
             op->leaf_end = l + 1;
@@ -1443,6 +1527,7 @@ ddp_backward_pass(struct builder *b, int sync)
             op->model_flops = 2 * lw.model_flops;
             op->dtype = b->s->param_dtype;
             last = op->id;
+            transient_free(b, tmp, last, 0);
             if (n > 0)
                 ddp_grad_ready(b, l, sync);
         }
@@ -1623,6 +1708,8 @@ sched_build(const struct model *m, const struct wrap_plan *p,
                            "coarser (fewer units)", estimate, SCHED_MAX_OPS);
         builder_free(&b);
         free(s->leaves);
+    free(s->leaf_sac_gemm);
+        free(s->leaf_sac_gemm);
         free(s);
         return NULL;
     }
@@ -1727,5 +1814,6 @@ sched_free(struct sched *s)
     free(s->dep_pool);
     free(s->ops);
     free(s->leaves);
+    free(s->leaf_sac_gemm);
     free(s);
 }

@@ -133,6 +133,10 @@ struct sched {
     int *dep_pool;              /* every op's deps, in op order */
     const struct module **leaves; /* execution order */
     int n_leaves;
+    /* per leaf, under AC_SELECTIVE_OP: its forward GEMM is recomputed in
+     * backward (the policy does not save that Linear's output; sched.c
+     * sac_account) */
+    bool *leaf_sac_gemm;
     const struct fsdp_unit *units;
     int n_units;
     int n_buffers;
@@ -164,7 +168,8 @@ struct sched {
     struct nccl_config nccl;    /* the NCCL the collectives run on */
 
     /* Activation checkpointing: under AC_SELECTIVE_OP a recompute op runs
-     * only its leaves' non-GEMM, non-attention kernels (cost.c). */
+     * its leaves' non-GEMM, non-attention kernels and the GEMMs of the
+     * Linears whose outputs the policy does not save (cost.c). */
     enum ac_mode ac;
     /* GradScaler (fp16): the fp32 gradient elements its unscale_ and inf
      * check read and write each step, 0 without one. */

@@ -24,6 +24,11 @@ struct walk_step {
     /* selective-op: bytes of saved_bytes kept through forward (matmul and
      * attention outputs), and the FLOPs its recompute runs */
     double sac_kept_bytes, sac_recompute_flops;
+    /* the temporaries one leaf of the run holds while its forward /
+     * backward kernels run (layer_transients): count and size of each,
+     * the leaf with the most bytes */
+    int fwd_transients, bwd_transients;
+    double fwd_transient_bytes, bwd_transient_bytes;
 };
 
 struct ddp_state;
@@ -52,6 +57,8 @@ struct builder {
     struct pb_key *pb_keys;   /* scratch for sorting pb_order */
     int n_pb, pb_next;
     int last_bwd_unit;        /* unit of the last backward op issued */
+    int sac_block, sac_mm;    /* selective-op: the checkpointed module
+                                 being walked and its aten.mm count */
 
     int last_op[STREAM_COUNT];
     int *pending[STREAM_COUNT];

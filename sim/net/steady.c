@@ -77,6 +77,7 @@ boil_down(const struct sched *s, const struct topo *t,
     sh->head.ops = NULL;
     sh->head.dep_pool = NULL;
     sh->head.leaves = NULL;
+    sh->head.leaf_sac_gemm = NULL;
     sh->head.units = NULL;
     sh->head.block_cls = NULL;
     sh->n_jumps = r->n_jumps;
