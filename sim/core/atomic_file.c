@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -194,6 +195,31 @@ create_lock(const char *path, const char *lock)
     return 0;
 }
 
+/* The process id LOCK holds: 0 when it holds none yet (a writer without
+ * hard links creates it empty and writes its id right after) or cannot
+ * be read, -1 when LOCK is gone. */
+static long
+lock_holder(const char *lock, time_t *mtime)
+{
+    struct stat st;
+    if (stat(lock, &st) != 0)
+        return -1;
+    *mtime = st.st_mtime;
+    long holder = 0;
+    FILE *f = fopen(lock, "r");
+    if (f != NULL) {
+        if (fscanf(f, "%ld", &holder) != 1)
+            holder = 0;
+        fclose(f);
+    }
+    return holder;
+}
+
+/* An empty lock younger than this is being written; older, its writer
+ * died between creating and filling it. */
+#define LOCK_FILL_GRACE_S 2
+#define LOCK_POLL_NS 50000000L
+
 static int
 take_lock(struct atomic_file *af, char **cause)
 {
@@ -207,14 +233,21 @@ take_lock(struct atomic_file *af, char **cause)
                                strerror(errno));
             return -1;
         }
-        /* Somebody holds it: alive, or gone without removing it? */
-        long holder = 0;
-        FILE *f = fopen(af->lock_path, "r");
-        if (f != NULL) {
-            if (fscanf(f, "%ld", &holder) != 1)
-                holder = 0;
-            fclose(f);
+        /* Somebody holds it: alive, or gone without removing it?  An
+         * empty lock is given time to be filled before it counts as
+         * abandoned, so two writers never both take it. */
+        time_t mtime = 0;
+        long holder = lock_holder(af->lock_path, &mtime);
+        for (int waits = 0; holder == 0 && time(NULL) - mtime
+                                                < LOCK_FILL_GRACE_S
+                            && waits < 2 * LOCK_FILL_GRACE_S * 20;
+             waits++) {
+            struct timespec nap = {0, LOCK_POLL_NS};
+            nanosleep(&nap, NULL);
+            holder = lock_holder(af->lock_path, &mtime);
         }
+        if (holder < 0)
+            continue;           /* removed meanwhile: try again */
         if (holder == (long)getpid()) {
             *cause = xasprintf("%s: this command writes it already (the "
                                "same file given for two outputs?)",
@@ -234,6 +267,32 @@ take_lock(struct atomic_file *af, char **cause)
     *cause = xasprintf("%s: cannot take %s (another process keeps "
                        "recreating it)", af->path, af->lock_path);
     return -1;
+}
+
+/* Open the FIFO (or other non-regular file) PATH for writing, as is: a
+ * FIFO nobody reads would block the open forever, so it is opened without
+ * blocking and refused with ENXIO. */
+static FILE *
+open_special(const char *path, const struct stat *st, char **cause)
+{
+    int flags = O_WRONLY | (S_ISFIFO(st->st_mode) ? O_NONBLOCK : 0);
+    int fd = open(path, flags);
+    if (fd < 0) {
+        *cause = errno == ENXIO
+                     ? xasprintf("%s: no process is reading this FIFO "
+                                 "(start its reader first)", path)
+                     : xasprintf("%s: cannot write: %s", path,
+                                 strerror(errno));
+        return NULL;
+    }
+    if (flags & O_NONBLOCK)
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "w");
+    if (f == NULL) {
+        *cause = xasprintf("%s: cannot write: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
 }
 
 /* Free AF's names, removing the lock; AF is zeroed. */
@@ -259,10 +318,11 @@ atomic_file_open(struct atomic_file *af, const char *path, char **cause)
     af->path = xstrdup(path);
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        af->f = fopen(path, "w");
+        af->f = S_ISDIR(st.st_mode) ? NULL : open_special(path, &st, cause);
         if (af->f == NULL) {
-            *cause = xasprintf("%s: cannot write: %s", path,
-                               strerror(errno));
+            if (S_ISDIR(st.st_mode))
+                *cause = xasprintf("%s: is a directory (give a file name)",
+                                   path);
             release(af);
             return -1;
         }
