@@ -172,6 +172,92 @@ START_TEST(test_dropout_kernels)
 }
 END_TEST
 
+START_TEST(test_fused_loss_kernels)
+{
+    /* lm_head = Linear(4096 -> 32000, no bias), loss = CrossEntropy(32000)
+     * on 2 x 4096 tokens (BT = 8192), bf16.  Liger's chunking:
+     * inc_factor = ceil(32000 / 4096) = 8, chunk_size =
+     * next_power_of_2(ceil(8192 / 8)) = 1024, 8 chunks, none shorter.
+     * Forward, ten entries: the zeroed grad_input (8192 x 4096) and
+     * grad_weight (32000 x 4096), (33554432 + 131072000) x 2 = 329252864
+     * bytes; the target count (13 x 8192 = 106496 bytes); per chunk (8
+     * launches each) the logits GEMM 1024 x 32000 x 4096, the CE kernel
+     * (two loads, one store of 1024 x 32000 bf16: 8 x 196608000 =
+     * 1572864000 bytes), grad_input's GEMM 1024 x 4096 x 32000 and its
+     * slice copy (8 x 2 x 1024 x 4096 x 2 = 134217728), grad_weight's
+     * GEMM 32000 x 4096 x 1024, its .float() (8 x 131072000 x 6 =
+     * 6291456000) and the += (8 x 131072000 x 8 = 8388608000); the
+     * loss's sum (4 x 8192).  The three GEMMs carry 3 x 2 x 8192 x 32000
+     * x 4096 FLOPs, the head's forward and backward of the plain loss.
+     * The head itself launches nothing; backward is torch.equal against
+     * 1.0 alone.  Saved: grad_input and grad_weight, 329252864 bytes,
+     * against the plain loss's fp32 logits 8192 x 32000 x 4 = 1048576000
+     * and the head's input. */
+    struct module root = {.kind = LAYER_CONTAINER};
+    struct module head = {.kind = LAYER_LINEAR, .in = 4096, .out = 32000,
+                          .parent = &root};
+    struct module ce = {.kind = LAYER_CROSS_ENTROPY, .out = 32000,
+                        .parent = &root};
+    struct module *kids[] = {&head, &ce};
+    root.children = kids;
+    root.n_children = 2;
+    ck_assert_ptr_eq(layer_loss_head(&ce), &head);
+    ck_assert(layer_feeds_loss(&head));
+
+    struct kernel_ctx c = ctx_of(2, 4096);
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+    ck_assert_int_eq(kernel_list(&ce, &c, PHASE_FWD, k), 3);   /* plain */
+    ck_assert_int_eq(kernel_list(&head, &c, PHASE_FWD, k), 1);
+    c.fused_loss = true;
+    ck_assert_int_eq(kernel_list(&head, &c, PHASE_FWD, k), 0);
+    ck_assert_int_eq(kernel_list(&head, &c, PHASE_BWD, k), 0);
+    ck_assert_int_eq(kernel_list(&ce, &c, PHASE_FWD, k), 10);
+    ck_assert_double_eq(k[0].bytes, 329252864.0);
+    ck_assert_double_eq(k[1].bytes, 106496.0);
+    ck_assert_int_eq(k[2].cls, KERNEL_GEMM);
+    ck_assert_int_eq(k[2].launches, 8);
+    ck_assert_int_eq(k[2].m, 1024);
+    ck_assert_int_eq(k[2].n, 32000);
+    ck_assert_int_eq(k[2].k, 4096);
+    ck_assert_double_eq(k[3].bytes, 1572864000.0);
+    ck_assert_int_eq(k[4].m, 1024);
+    ck_assert_int_eq(k[4].n, 4096);
+    ck_assert_int_eq(k[4].k, 32000);
+    ck_assert_double_eq(k[5].bytes, 134217728.0);
+    ck_assert_int_eq(k[6].m, 32000);
+    ck_assert_int_eq(k[6].n, 4096);
+    ck_assert_int_eq(k[6].k, 1024);
+    ck_assert_double_eq(k[7].bytes, 6291456000.0);
+    ck_assert_double_eq(k[8].bytes, 8388608000.0);
+    ck_assert_double_eq(k[9].bytes, 32768.0);
+    double gemm_flops = k[2].flops + k[4].flops + k[6].flops;
+    ck_assert_double_eq(gemm_flops, 3 * 2.0 * 8192 * 32000 * 4096);
+    ck_assert_int_eq(kernel_list(&ce, &c, PHASE_BWD, k), 1);
+
+    struct layer_work w;
+    layer_work(&ce, 2, 4096, 2, &w);
+    ck_assert_double_eq(w.saved_bytes, 1048576000.0);
+    ck_assert_double_eq(layer_fused_loss_saved_bytes(&ce, 2, 4096, 2,
+                                                     w.saved_bytes),
+                        329252864.0);
+    layer_work(&head, 2, 4096, 2, &w);
+    ck_assert_double_eq(layer_fused_loss_saved_bytes(&head, 2, 4096, 2,
+                                                     w.saved_bytes), 0);
+
+    /* 3 x 1000 tokens: chunk_size next_power_of_2(ceil(3000 / 8) = 375)
+     * = 512, five full chunks (2560 rows) and a tail of 440, each its own
+     * set of seven kernels. */
+    c.micro_batch = 3;
+    c.seq_len = 1000;
+    int n = kernel_list(&ce, &c, PHASE_FWD, k);
+    ck_assert_int_eq(n, 2 + 7 + 7 + 1);
+    ck_assert_int_eq(k[2].m, 512);
+    ck_assert_int_eq(k[2].launches, 5);
+    ck_assert_int_eq(k[9].m, 440);
+    ck_assert_int_eq(k[9].launches, 1);
+}
+END_TEST
+
 START_TEST(test_norm_in_block_adds_residual)
 {
     /* A norm inside the block class opens a residual branch: its list
@@ -353,6 +439,7 @@ main(void)
     tcase_add_test(tc, test_linear_three_gemms);
     tcase_add_test(tc, test_norm_bytes);
     tcase_add_test(tc, test_dropout_kernels);
+    tcase_add_test(tc, test_fused_loss_kernels);
     tcase_add_test(tc, test_float8_linear_kernels);
     tcase_add_test(tc, test_norm_in_block_adds_residual);
     tcase_add_test(tc, test_attention_table_read_and_interpolated);

@@ -67,6 +67,9 @@ struct kernel_ctx {
                                      Float8Linear layers */
     bool float8_weights_gathered; /* their weights arrive in float8
                                      (FSDP2 float8 all-gather) */
+    bool fused_loss;              /* --loss fused: the LM head and the
+                                     cross-entropy as one chunked,
+                                     fused function (Liger-Kernel) */
 };
 
 #define KERNEL_MAX_PER_LEAF 32

@@ -256,6 +256,47 @@ layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
     return (double)micro_batch * (double)m->heads * s * s * act_bytes;
 }
 
+const struct module *
+layer_loss_head(const struct module *ce)
+{
+    if (ce->kind != LAYER_CROSS_ENTROPY)
+        return NULL;
+    const struct module *s = earlier_sibling(ce, is_not_compute);
+    return s != NULL && s->kind == LAYER_LINEAR && s->out == ce->out ? s
+                                                                     : NULL;
+}
+
+bool
+layer_feeds_loss(const struct module *m)
+{
+    const struct module *p = m->parent;
+    if (m->kind != LAYER_LINEAR || p == NULL)
+        return false;
+    int i = 0;
+    while (i < p->n_children && p->children[i] != m)
+        i++;
+    while (++i < p->n_children)
+        if (layer_is_compute(p->children[i]))
+            return layer_loss_head(p->children[i]) == m;
+    return false;
+}
+
+double
+layer_fused_loss_saved_bytes(const struct module *m, int64_t micro_batch,
+                             int64_t seq_len, int act_bytes, double saved)
+{
+    if (m->kind == LAYER_LINEAR && layer_feeds_loss(m))
+        return 0;
+    const struct module *head = layer_loss_head(m);
+    if (head == NULL)
+        return saved;
+    /* grad_input (T x H) and grad_weight (V x H, zeros_like(weight): the
+     * weight's dtype, here the compute dtype), and grad_bias (V). */
+    double T = (double)micro_batch * (double)seq_len;
+    double H = (double)head->in, V = (double)head->out;
+    return (T * H + V * H + (head->bias ? V : 0)) * act_bytes;
+}
+
 /* Whether m's input is the output of a matrix product or attention: the
  * nearest earlier compute sibling is a Linear, attention or MHA. */
 static int

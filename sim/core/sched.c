@@ -1104,6 +1104,10 @@ walk_module(struct builder *b, const struct module *mod)
         if (b->s->attn == ATTN_MATH)
             lw.saved_bytes += layer_math_scores_bytes(
                 mod, b->c->micro_batch, b->c->seq_len, b->b_param);
+        if (b->s->loss == LOSS_FUSED)
+            lw.saved_bytes = layer_fused_loss_saved_bytes(
+                mod, b->c->micro_batch, b->c->seq_len, b->b_param,
+                lw.saved_bytes);
         last->fwd_flops += lw.fwd_flops;
         last->bwd_flops += lw.bwd_flops;
         last->model_flops += lw.model_flops;
@@ -1570,6 +1574,7 @@ sched_build(const struct model *m, const struct wrap_plan *p,
         return NULL;
     }
     s->compile = c->compile;
+    s->loss = c->loss;
     s->float8 = c->float8;
     s->float8_all_gather = c->float8_all_gather;
     s->block_cls = m->layer_cls;
