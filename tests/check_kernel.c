@@ -258,6 +258,90 @@ START_TEST(test_fused_loss_kernels)
 }
 END_TEST
 
+START_TEST(test_attention_dropout)
+{
+    /* Attention(heads=16, head_dim=64, causal, dropout 0.1) on 1 x 2048
+     * tokens, bf16.  FlashAttention-2 draws a Philox byte per computed
+     * score: 2048 x 2048 x 16 / 2 = 33554432 scores under the causal
+     * mask, 5 integer instructions each forward (167772160) and 6
+     * backward (201326592), on top of the table's time.  A100: 64 INT32
+     * lanes per SM as FP32, 19.5e12 / 2 = 9.75e12 a second, so forward
+     * takes 167772160 / 9.75e12 = 17.2 us more; H100: 64 INT32 lanes
+     * against 128 FP32, 67e12 / 4 = 16.75e12, 12.0 us more backward
+     * (201326592 / 16.75e12). */
+    struct module a = {.kind = LAYER_ATTENTION, .heads = 16, .kv_heads = 16,
+                       .head_dim = 64, .causal = true};
+    struct module ad = a;
+    ad.dropout = 0.1;
+    struct kernel_ctx c = ctx_of(1, 2048);
+    struct kernel k[KERNEL_MAX_PER_LEAF], kd[KERNEL_MAX_PER_LEAF];
+    int n = kernel_list(&a, &c, PHASE_FWD, k);
+    ck_assert_int_eq(kernel_list(&ad, &c, PHASE_FWD, kd), n);
+    int at = 0;
+    while (at < n && k[at].cls != KERNEL_ATTN_FWD)
+        at++;
+    ck_assert_int_lt(at, n);
+    ck_assert_double_eq(k[at].int_ops, 0);
+    ck_assert_double_eq(kd[at].int_ops, 167772160.0);
+    struct topo *a100 = topo_named("dgx-a100-80g");
+    double extra = kernel_time_s(a100, &kd[at], DTYPE_BF16)
+                   - kernel_time_s(a100, &k[at], DTYPE_BF16);
+    ck_assert_double_eq_tol(extra, 167772160.0 / 9.75e12, 1e-12);
+    n = kernel_list(&a, &c, PHASE_BWD, k);
+    kernel_list(&ad, &c, PHASE_BWD, kd);
+    at = 0;
+    while (at < n && k[at].cls != KERNEL_ATTN_BWD)
+        at++;
+    ck_assert_double_eq(kd[at].int_ops, 201326592.0);
+    struct topo *h100 = topo_named("dgx-h100");
+    extra = kernel_time_s(h100, &kd[at], DTYPE_BF16)
+            - kernel_time_s(h100, &k[at], DTYPE_BF16);
+    ck_assert_double_eq_tol(extra, 201326592.0 / 16.75e12, 1e-12);
+
+    /* Math path: native_dropout on the 16 x 2048 x 2048 = 67108864
+     * probabilities, reading them and writing the output and a one-byte
+     * mask, 67108864 x 5 = 335544320 bytes, one more kernel each way;
+     * saved: the softmax output, the dropped copy and the mask,
+     * 67108864 x (2 + 2 + 1) = 335544320 bytes against 134217728
+     * without dropout. */
+    c.attn = ATTN_MATH;
+    n = kernel_list(&a, &c, PHASE_FWD, k);
+    ck_assert_int_eq(kernel_list(&ad, &c, PHASE_FWD, kd), n + 1);
+    int found = 0;
+    for (int i = 0; i < n + 1; i++)
+        if (strcmp(kd[i].name, "native_dropout (probabilities)") == 0) {
+            ck_assert_double_eq(kd[i].bytes, 335544320.0);
+            found = 1;
+        }
+    ck_assert(found);
+    ck_assert_int_eq(kernel_list(&ad, &c, PHASE_BWD, kd),
+                     kernel_list(&a, &c, PHASE_BWD, k) + 1);
+    ck_assert_double_eq(layer_math_scores_bytes(&a, 1, 2048, 2),
+                        134217728.0);
+    ck_assert_double_eq(layer_math_scores_bytes(&ad, 1, 2048, 2),
+                        335544320.0);
+
+    /* FlashAttention-3 runs without dropout (hopper/flash_api.cpp sets
+     * p_dropout = 0): GPT-2 (attn_pdrop 0.1) is refused on it, and
+     * FlashAttention-2 takes it. */
+    char *cause = NULL;
+    struct model *gpt2 = model_load("gpt2", &cause);
+    ck_assert_msg(gpt2 != NULL, "%s", cause ? cause : "");
+    enum attn_kernel got;
+    ck_assert_int_eq(kernel_attention_for(gpt2, ATTN_FLASH3, h100,
+                                          DTYPE_BF16, &got, &cause), -1);
+    ck_assert_msg(strstr(cause, "FlashAttention-3 has no attention "
+                                "dropout") != NULL, "%s", cause);
+    free(cause);
+    cause = NULL;
+    ck_assert_int_eq(kernel_attention_for(gpt2, ATTN_FLASH2, h100,
+                                          DTYPE_BF16, &got, &cause), 0);
+    model_free(gpt2);
+    topo_free(a100);
+    topo_free(h100);
+}
+END_TEST
+
 START_TEST(test_norm_in_block_adds_residual)
 {
     /* A norm inside the block class opens a residual branch: its list
@@ -440,6 +524,7 @@ main(void)
     tcase_add_test(tc, test_norm_bytes);
     tcase_add_test(tc, test_dropout_kernels);
     tcase_add_test(tc, test_fused_loss_kernels);
+    tcase_add_test(tc, test_attention_dropout);
     tcase_add_test(tc, test_float8_linear_kernels);
     tcase_add_test(tc, test_norm_in_block_adds_residual);
     tcase_add_test(tc, test_attention_table_read_and_interpolated);

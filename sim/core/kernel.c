@@ -378,6 +378,22 @@ rotary(struct klist *l, double E, double b, enum kernel_phase ph,
         mem_kernel(l, bwd_name, KERNEL_ELEMENTWISE, 8, 12 * E * b);
 }
 
+/* Integer instructions per element of the score matrix that a fused
+ * kernel's dropout issues, counted in flash-attention's source
+ * (csrc/flash_attn/src/philox.cuh, dropout.h): one philox() call, seven
+ * rounds of two 32x32->64-bit multiplies (two issue slots each), two
+ * three-input XORs and, in six of them, two key increments (54 slots),
+ * yields 16 random bytes, one per element (3.4 an element); widening the
+ * bytes, the f16x2 threshold compare and the AND that zeroes dropped
+ * values add about 1.5.  Backward regenerates the same mask and encodes
+ * it in the sign bit (encode_dropout_in_sign_bit), a select per element
+ * more.  The benchmarks the efficiency table comes from ran without
+ * dropout (benchmark_flash_attention.py: dropout_p = 0.0), so this is
+ * added on top; Triton, xformers and cuDNN draw Philox numbers per
+ * element as well and are costed alike (an estimate for them). */
+#define DROPOUT_INT_OPS_FWD 5.0
+#define DROPOUT_INT_OPS_BWD 6.0
+
 static void
 attention(struct klist *l, const struct module *m,
           const struct kernel_ctx *ctx, double T, double b,
@@ -441,6 +457,25 @@ attention(struct klist *l, const struct module *m,
     k->seq = keys;
     k->causal = m->causal && keys == S;
     k->bytes = (ph == PHASE_FWD ? 2 : 4) * (q_el + kv_el) * b;
+    if (m->dropout > 0 && ctx->attn != ATTN_MATH) {
+        /* Each computed score (4 d FLOPs of QK^T and PV forward) gets a
+         * random byte and a compare in the kernel. */
+        double scores = fwd / (4 * d);
+        k->int_ops = scores * (ph == PHASE_FWD ? DROPOUT_INT_OPS_FWD
+                                               : DROPOUT_INT_OPS_BWD);
+        k->name = ph == PHASE_FWD ? "flash attention forward (dropout)"
+                                  : "flash attention backward (dropout)";
+    } else if (m->dropout > 0) {
+        /* Math path: nn.functional.dropout on the B h S x S
+         * probabilities (native_dropout: read them, write the output and
+         * a one-byte mask; backward the gradient and the mask in, the
+         * gradient out), the whole matrix whatever the mask. */
+        double probs = T * h * S;
+        mem_kernel(l, ph == PHASE_FWD ? "native_dropout (probabilities)"
+                                      : "native_dropout_backward "
+                                        "(probabilities)",
+                   KERNEL_ELEMENTWISE, 1, probs * (2 * b + 1));
+    }
 
     /* attn_output.transpose(1, 2).contiguous() before o_proj, and the
      * same copy of its gradient. */

@@ -50,6 +50,10 @@ struct kernel {
     int64_t head_dim;
     double seq;              /* keys each query attends to (window) */
     bool causal;
+    double int_ops;          /* attention: integer instructions (per
+                                thread lane) the kernel issues beyond the
+                                benchmarked work, its in-kernel dropout's
+                                Philox RNG and masking */
 };
 
 enum kernel_phase { PHASE_FWD, PHASE_BWD };

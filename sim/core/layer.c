@@ -251,9 +251,13 @@ layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
     if (m->kind != LAYER_ATTENTION)
         return 0;
     /* SDPA's math backend (and eager attention) saves softmax(QK^T) for
-     * both the softmax and the PV product's backward. */
+     * both the softmax and the PV product's backward.  With dropout on
+     * the probabilities, the product saves the dropped copy instead and
+     * native_dropout its one-byte mask, on top of the softmax output. */
     double s = (double)seq_len;
-    return (double)micro_batch * (double)m->heads * s * s * act_bytes;
+    double probs = (double)micro_batch * (double)m->heads * s * s;
+    return probs * act_bytes
+           + (m->dropout > 0 ? probs * (act_bytes + 1) : 0);
 }
 
 const struct module *
