@@ -492,14 +492,16 @@ START_TEST(test_model_hf_translation)
 }
 END_TEST
 
+/* A small valid GPT-2 config.json, keys added before the closing brace. */
+#define GPT2_MIN "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, " \
+                 "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 100"
+
 /* GPT-2 drops the embeddings' sum and each residual branch with
  * GPT2Config's 0.1 by default: drop, resid_dropout and the MLP's dropout;
  * with p = 0 F.dropout returns its input and no Dropout is listed; a
  * probability outside 0..1 is refused with its key. */
 START_TEST(test_model_hf_dropout)
 {
-#define GPT2_MIN "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, " \
-                 "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 100"
     char *cause = NULL;
     char *ini = model_hf_to_ini(GPT2_MIN "}", "g.json", "g", &cause);
     ck_assert_msg(ini != NULL, "%s", cause);
@@ -517,7 +519,6 @@ START_TEST(test_model_hf_dropout)
     ck_assert_msg(strstr(cause, "key 'resid_pdrop': must be a probability "
                                 "from 0 to 1 (got 1.5)") != NULL, "%s", cause);
     free(cause);
-#undef GPT2_MIN
 }
 END_TEST
 
@@ -527,8 +528,6 @@ END_TEST
  * it out.  In the INI format dropout= is a probability from 0 to 1. */
 START_TEST(test_model_hf_attention_dropout)
 {
-#define GPT2_MIN "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, " \
-                 "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 100"
     char *cause = NULL;
     char *ini = model_hf_to_ini(GPT2_MIN "}", "g.json", "g", &cause);
     ck_assert_msg(ini != NULL, "%s", cause);
@@ -541,7 +540,6 @@ START_TEST(test_model_hf_attention_dropout)
     ck_assert_ptr_nonnull(strstr(ini, "core = Attention(heads=4, "
                                       "head_dim=16)\n"));
     free(ini);
-#undef GPT2_MIN
     ini = model_hf_to_ini(LLAMA_MIN "}", "l.json", "l", &cause);
     ck_assert_msg(ini != NULL, "%s", cause);
     ck_assert_ptr_null(strstr(ini, "dropout="));
