@@ -321,6 +321,17 @@ START_TEST(test_attention_dropout)
     ck_assert_double_eq(layer_math_scores_bytes(&ad, 1, 2048, 2),
                         335544320.0);
 
+    /* nn.MultiheadAttention(64, 4, dropout=0.1) on 1 x 128 tokens: its
+     * saved (5 x 128 x 64 + 128 x 128 x 4) x 2 = 212992 bytes and the
+     * dropped probabilities and mask, 65536 x 3 = 196608, more. */
+    struct module mha = {.kind = LAYER_MHA, .out = 64, .heads = 4};
+    struct layer_work w;
+    layer_work(&mha, 1, 128, 2, &w);
+    ck_assert_double_eq(w.saved_bytes, 212992.0);
+    mha.dropout = 0.1;
+    layer_work(&mha, 1, 128, 2, &w);
+    ck_assert_double_eq(w.saved_bytes, 409600.0);
+
     /* FlashAttention-3 runs without dropout (hopper/flash_api.cpp sets
      * p_dropout = 0): GPT-2 (attn_pdrop 0.1) is refused on it, and
      * FlashAttention-2 takes it. */

@@ -218,6 +218,10 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
         w->fwd_bytes = (6 * T * e + 4 * e * e + 2 * T * s * h) * b;
         w->bwd_bytes = 2 * w->fwd_bytes;
         w->saved_bytes = (5 * T * e + T * s * h) * b;
+        /* dropout=P: the dropped probabilities and their one-byte mask
+         * are kept too (as layer_math_scores_bytes). */
+        if (m->dropout > 0)
+            w->saved_bytes += T * s * h * (b + 1);
         w->gemm_m = (int64_t)T;
         w->gemm_n = 3 * m->out;
         w->gemm_k = m->out;
