@@ -172,6 +172,187 @@ START_TEST(test_dropout_kernels)
 }
 END_TEST
 
+START_TEST(test_fused_loss_kernels)
+{
+    /* lm_head = Linear(4096 -> 32000, no bias), loss = CrossEntropy(32000)
+     * on 2 x 4096 tokens (BT = 8192), bf16.  Liger's chunking:
+     * inc_factor = ceil(32000 / 4096) = 8, chunk_size =
+     * next_power_of_2(ceil(8192 / 8)) = 1024, 8 chunks, none shorter.
+     * Forward, ten entries: the zeroed grad_input (8192 x 4096) and
+     * grad_weight (32000 x 4096), (33554432 + 131072000) x 2 = 329252864
+     * bytes; the target count (13 x 8192 = 106496 bytes); per chunk (8
+     * launches each) the logits GEMM 1024 x 32000 x 4096, the CE kernel
+     * (two loads, one store of 1024 x 32000 bf16: 8 x 196608000 =
+     * 1572864000 bytes), grad_input's GEMM 1024 x 4096 x 32000 and its
+     * slice copy (8 x 2 x 1024 x 4096 x 2 = 134217728), grad_weight's
+     * GEMM 32000 x 4096 x 1024, its .float() (8 x 131072000 x 6 =
+     * 6291456000) and the += (8 x 131072000 x 8 = 8388608000); the
+     * loss's sum (4 x 8192).  The three GEMMs carry 3 x 2 x 8192 x 32000
+     * x 4096 FLOPs, the head's forward and backward of the plain loss.
+     * The head itself launches nothing; backward is torch.equal against
+     * 1.0 alone.  Saved: grad_input and grad_weight, 329252864 bytes,
+     * against the plain loss's fp32 logits 8192 x 32000 x 4 = 1048576000
+     * and the head's input. */
+    struct module root = {.kind = LAYER_CONTAINER};
+    struct module head = {.kind = LAYER_LINEAR, .in = 4096, .out = 32000,
+                          .parent = &root};
+    struct module ce = {.kind = LAYER_CROSS_ENTROPY, .out = 32000,
+                        .parent = &root};
+    struct module *kids[] = {&head, &ce};
+    root.children = kids;
+    root.n_children = 2;
+    ck_assert_ptr_eq(layer_loss_head(&ce), &head);
+    ck_assert(layer_feeds_loss(&head));
+
+    struct kernel_ctx c = ctx_of(2, 4096);
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+    ck_assert_int_eq(kernel_list(&ce, &c, PHASE_FWD, k), 3);   /* plain */
+    ck_assert_int_eq(kernel_list(&head, &c, PHASE_FWD, k), 1);
+    c.fused_loss = true;
+    ck_assert_int_eq(kernel_list(&head, &c, PHASE_FWD, k), 0);
+    ck_assert_int_eq(kernel_list(&head, &c, PHASE_BWD, k), 0);
+    ck_assert_int_eq(kernel_list(&ce, &c, PHASE_FWD, k), 10);
+    ck_assert_double_eq(k[0].bytes, 329252864.0);
+    ck_assert_double_eq(k[1].bytes, 106496.0);
+    ck_assert_int_eq(k[2].cls, KERNEL_GEMM);
+    ck_assert_int_eq(k[2].launches, 8);
+    ck_assert_int_eq(k[2].m, 1024);
+    ck_assert_int_eq(k[2].n, 32000);
+    ck_assert_int_eq(k[2].k, 4096);
+    ck_assert_double_eq(k[3].bytes, 1572864000.0);
+    ck_assert_int_eq(k[4].m, 1024);
+    ck_assert_int_eq(k[4].n, 4096);
+    ck_assert_int_eq(k[4].k, 32000);
+    ck_assert_double_eq(k[5].bytes, 134217728.0);
+    ck_assert_int_eq(k[6].m, 32000);
+    ck_assert_int_eq(k[6].n, 4096);
+    ck_assert_int_eq(k[6].k, 1024);
+    ck_assert_double_eq(k[7].bytes, 6291456000.0);
+    ck_assert_double_eq(k[8].bytes, 8388608000.0);
+    ck_assert_double_eq(k[9].bytes, 32768.0);
+    double gemm_flops = k[2].flops + k[4].flops + k[6].flops;
+    ck_assert_double_eq(gemm_flops, 3 * 2.0 * 8192 * 32000 * 4096);
+    ck_assert_int_eq(kernel_list(&ce, &c, PHASE_BWD, k), 1);
+
+    struct layer_work w;
+    layer_work(&ce, 2, 4096, 2, &w);
+    ck_assert_double_eq(w.saved_bytes, 1048576000.0);
+    ck_assert_double_eq(layer_fused_loss_saved_bytes(&ce, 2, 4096, 2,
+                                                     w.saved_bytes),
+                        329252864.0);
+    layer_work(&head, 2, 4096, 2, &w);
+    ck_assert_double_eq(layer_fused_loss_saved_bytes(&head, 2, 4096, 2,
+                                                     w.saved_bytes), 0);
+
+    /* 3 x 1000 tokens: chunk_size next_power_of_2(ceil(3000 / 8) = 375)
+     * = 512, five full chunks (2560 rows) and a tail of 440, each its own
+     * set of seven kernels. */
+    c.micro_batch = 3;
+    c.seq_len = 1000;
+    int n = kernel_list(&ce, &c, PHASE_FWD, k);
+    ck_assert_int_eq(n, 2 + 7 + 7 + 1);
+    ck_assert_int_eq(k[2].m, 512);
+    ck_assert_int_eq(k[2].launches, 5);
+    ck_assert_int_eq(k[9].m, 440);
+    ck_assert_int_eq(k[9].launches, 1);
+}
+END_TEST
+
+START_TEST(test_attention_dropout)
+{
+    /* Attention(heads=16, head_dim=64, causal, dropout 0.1) on 1 x 2048
+     * tokens, bf16.  FlashAttention-2 draws a Philox byte per computed
+     * score: 2048 x 2048 x 16 / 2 = 33554432 scores under the causal
+     * mask, 5 integer instructions each forward (167772160) and 6
+     * backward (201326592), on top of the table's time.  A100: 64 INT32
+     * lanes per SM as FP32, 19.5e12 / 2 = 9.75e12 a second, so forward
+     * takes 167772160 / 9.75e12 = 17.2 us more; H100: 64 INT32 lanes
+     * against 128 FP32, 67e12 / 4 = 16.75e12, 12.0 us more backward
+     * (201326592 / 16.75e12). */
+    struct module a = {.kind = LAYER_ATTENTION, .heads = 16, .kv_heads = 16,
+                       .head_dim = 64, .causal = true};
+    struct module ad = a;
+    ad.dropout = 0.1;
+    struct kernel_ctx c = ctx_of(1, 2048);
+    struct kernel k[KERNEL_MAX_PER_LEAF], kd[KERNEL_MAX_PER_LEAF];
+    int n = kernel_list(&a, &c, PHASE_FWD, k);
+    ck_assert_int_eq(kernel_list(&ad, &c, PHASE_FWD, kd), n);
+    int at = 0;
+    while (at < n && k[at].cls != KERNEL_ATTN_FWD)
+        at++;
+    ck_assert_int_lt(at, n);
+    ck_assert_double_eq(k[at].int_ops, 0);
+    ck_assert_double_eq(kd[at].int_ops, 167772160.0);
+    struct topo *a100 = topo_named("dgx-a100-80g");
+    double extra = kernel_time_s(a100, &kd[at], DTYPE_BF16)
+                   - kernel_time_s(a100, &k[at], DTYPE_BF16);
+    ck_assert_double_eq_tol(extra, 167772160.0 / 9.75e12, 1e-12);
+    n = kernel_list(&a, &c, PHASE_BWD, k);
+    kernel_list(&ad, &c, PHASE_BWD, kd);
+    at = 0;
+    while (at < n && k[at].cls != KERNEL_ATTN_BWD)
+        at++;
+    ck_assert_double_eq(kd[at].int_ops, 201326592.0);
+    struct topo *h100 = topo_named("dgx-h100");
+    extra = kernel_time_s(h100, &kd[at], DTYPE_BF16)
+            - kernel_time_s(h100, &k[at], DTYPE_BF16);
+    ck_assert_double_eq_tol(extra, 201326592.0 / 16.75e12, 1e-12);
+
+    /* Math path: native_dropout on the 16 x 2048 x 2048 = 67108864
+     * probabilities, reading them and writing the output and a one-byte
+     * mask, 67108864 x 5 = 335544320 bytes, one more kernel each way;
+     * saved: the softmax output, the dropped copy and the mask,
+     * 67108864 x (2 + 2 + 1) = 335544320 bytes against 134217728
+     * without dropout. */
+    c.attn = ATTN_MATH;
+    n = kernel_list(&a, &c, PHASE_FWD, k);
+    ck_assert_int_eq(kernel_list(&ad, &c, PHASE_FWD, kd), n + 1);
+    int found = 0;
+    for (int i = 0; i < n + 1; i++)
+        if (strcmp(kd[i].name, "native_dropout (probabilities)") == 0) {
+            ck_assert_double_eq(kd[i].bytes, 335544320.0);
+            found = 1;
+        }
+    ck_assert(found);
+    ck_assert_int_eq(kernel_list(&ad, &c, PHASE_BWD, kd),
+                     kernel_list(&a, &c, PHASE_BWD, k) + 1);
+    ck_assert_double_eq(layer_math_scores_bytes(&a, 1, 2048, 2),
+                        134217728.0);
+    ck_assert_double_eq(layer_math_scores_bytes(&ad, 1, 2048, 2),
+                        335544320.0);
+
+    /* nn.MultiheadAttention(64, 4, dropout=0.1) on 1 x 128 tokens: its
+     * saved (5 x 128 x 64 + 128 x 128 x 4) x 2 = 212992 bytes and the
+     * dropped probabilities and mask, 65536 x 3 = 196608, more. */
+    struct module mha = {.kind = LAYER_MHA, .out = 64, .heads = 4};
+    struct layer_work w;
+    layer_work(&mha, 1, 128, 2, &w);
+    ck_assert_double_eq(w.saved_bytes, 212992.0);
+    mha.dropout = 0.1;
+    layer_work(&mha, 1, 128, 2, &w);
+    ck_assert_double_eq(w.saved_bytes, 409600.0);
+
+    /* FlashAttention-3 runs without dropout (hopper/flash_api.cpp sets
+     * p_dropout = 0): GPT-2 (attn_pdrop 0.1) is refused on it, and
+     * FlashAttention-2 takes it. */
+    char *cause = NULL;
+    struct model *gpt2 = model_load("gpt2", &cause);
+    ck_assert_msg(gpt2 != NULL, "%s", cause ? cause : "");
+    enum attn_kernel got;
+    ck_assert_int_eq(kernel_attention_for(gpt2, ATTN_FLASH3, h100,
+                                          DTYPE_BF16, &got, &cause), -1);
+    ck_assert_msg(strstr(cause, "FlashAttention-3 has no attention "
+                                "dropout") != NULL, "%s", cause);
+    free(cause);
+    cause = NULL;
+    ck_assert_int_eq(kernel_attention_for(gpt2, ATTN_FLASH2, h100,
+                                          DTYPE_BF16, &got, &cause), 0);
+    model_free(gpt2);
+    topo_free(a100);
+    topo_free(h100);
+}
+END_TEST
+
 START_TEST(test_norm_in_block_adds_residual)
 {
     /* A norm inside the block class opens a residual branch: its list
@@ -353,6 +534,8 @@ main(void)
     tcase_add_test(tc, test_linear_three_gemms);
     tcase_add_test(tc, test_norm_bytes);
     tcase_add_test(tc, test_dropout_kernels);
+    tcase_add_test(tc, test_fused_loss_kernels);
+    tcase_add_test(tc, test_attention_dropout);
     tcase_add_test(tc, test_float8_linear_kernels);
     tcase_add_test(tc, test_norm_in_block_adds_residual);
     tcase_add_test(tc, test_attention_table_read_and_interpolated);

@@ -492,14 +492,16 @@ START_TEST(test_model_hf_translation)
 }
 END_TEST
 
+/* A small valid GPT-2 config.json, keys added before the closing brace. */
+#define GPT2_MIN "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, " \
+                 "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 100"
+
 /* GPT-2 drops the embeddings' sum and each residual branch with
  * GPT2Config's 0.1 by default: drop, resid_dropout and the MLP's dropout;
  * with p = 0 F.dropout returns its input and no Dropout is listed; a
  * probability outside 0..1 is refused with its key. */
 START_TEST(test_model_hf_dropout)
 {
-#define GPT2_MIN "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, " \
-                 "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 100"
     char *cause = NULL;
     char *ini = model_hf_to_ini(GPT2_MIN "}", "g.json", "g", &cause);
     ck_assert_msg(ini != NULL, "%s", cause);
@@ -517,7 +519,52 @@ START_TEST(test_model_hf_dropout)
     ck_assert_msg(strstr(cause, "key 'resid_pdrop': must be a probability "
                                 "from 0 to 1 (got 1.5)") != NULL, "%s", cause);
     free(cause);
-#undef GPT2_MIN
+}
+END_TEST
+
+/* The attention probabilities' dropout: GPT-2's attn_pdrop (GPT2Config
+ * default 0.1), Llama's attention_dropout (default 0) and MPT's
+ * attn_config.attn_pdrop reach the Attention as dropout=P; p = 0 leaves
+ * it out.  In the INI format dropout= is a probability from 0 to 1. */
+START_TEST(test_model_hf_attention_dropout)
+{
+    char *cause = NULL;
+    char *ini = model_hf_to_ini(GPT2_MIN "}", "g.json", "g", &cause);
+    ck_assert_msg(ini != NULL, "%s", cause);
+    ck_assert_ptr_nonnull(strstr(ini, "core = Attention(heads=4, "
+                                      "head_dim=16, dropout=0.1)\n"));
+    free(ini);
+    ini = model_hf_to_ini(GPT2_MIN ", \"attn_pdrop\": 0}", "g.json", "g",
+                          &cause);
+    ck_assert_msg(ini != NULL, "%s", cause);
+    ck_assert_ptr_nonnull(strstr(ini, "core = Attention(heads=4, "
+                                      "head_dim=16)\n"));
+    free(ini);
+    ini = model_hf_to_ini(LLAMA_MIN "}", "l.json", "l", &cause);
+    ck_assert_msg(ini != NULL, "%s", cause);
+    ck_assert_ptr_null(strstr(ini, "dropout="));
+    free(ini);
+    ini = model_hf_to_ini(LLAMA_MIN ", \"attention_dropout\": 0.25}",
+                          "l.json", "l", &cause);
+    ck_assert_msg(ini != NULL, "%s", cause);
+    struct model *m = ini_ok(ini);
+    const struct module *core = find_path(m, "model.layers.0.self_attn.core");
+    ck_assert_ptr_nonnull(core);
+    ck_assert_double_eq(core->dropout, 0.25);
+    model_free(m);
+    free(ini);
+    ini = model_hf_to_ini("{\"model_type\": \"mpt\", \"d_model\": 64, "
+                          "\"n_heads\": 4, \"n_layers\": 2, \"vocab_size\": "
+                          "100, \"attn_config\": {\"attn_pdrop\": 0.05}}",
+                          "m.json", "m", &cause);
+    ck_assert_msg(ini != NULL, "%s", cause);
+    ck_assert_ptr_nonnull(strstr(ini, "head_dim=16, dropout=0.05)\n"));
+    free(ini);
+    cause = ini_err("[model]\nroot = R\n[R]\n"
+                    "core = Attention(heads=4, head_dim=16, dropout=1.5)\n");
+    ck_assert_msg(strstr(cause, "argument 'dropout' of Attention") != NULL,
+                  "%s", cause);
+    free(cause);
 }
 END_TEST
 
@@ -812,6 +859,7 @@ model_suite(void)
     tcase_add_test(core, test_model_load_files);
     tcase_add_test(core, test_model_hf_translation);
     tcase_add_test(core, test_model_hf_dropout);
+    tcase_add_test(core, test_model_hf_attention_dropout);
     suite_add_tcase(s, core);
 
     TCase *limits = tcase_create("limits");

@@ -4,6 +4,7 @@
  * parameters, and 4 layers of 791040) and the test-2x4 cluster.  Each test
  * states the rule of doc/fsdp-semantics.md it checks.
  */
+#include "mem.h"
 #include "testutil.h"
 #include "check_main.h"
 #include "layer.h"
@@ -112,6 +113,65 @@ START_TEST(test_sched_no_sync_drops_reduce_scatters)
     /* All-gathers still happen in every micro-batch (FULL_SHARD frees
      * after backward even inside no_sync, §7.1): 4 x 9. */
     ck_assert_int_eq(tu_count(a.r.sched, 1, OP_ALLGATHER), 36);
+    tu_free(&a);
+    tu_free(&b);
+}
+END_TEST
+
+START_TEST(test_sched_flat_gradient_transients)
+{
+    /* §4.2: the toy model (10491904 parameters, one unit: the root) in
+     * fp32 on 3 ranks, so the FlatParameter does not divide by the world
+     * size.  During backward each parameter's gradient waits in
+     * SplitWithSizesBackward's input buffer; the node's cat writes the
+     * flat gradient while they live: 2 x 10491904 x 4 = 83935232 bytes of
+     * unsharded gradient (83935232 is a multiple of 512, as the
+     * allocator rounds).  _get_reduce_scatter_tensors then pads to
+     * 3 x ceil(10491904 / 3) = 10491906 elements (41967624 bytes, 41968128
+     * rounded) and allocates the 3497302-element output shard (13989208
+     * bytes: a new 14 MiB segment, whose 690688-byte rest is under the
+     * 1 MiB split threshold, so the block is 14680064) while the hook
+     * still holds the flat gradient (41967616): at the reduce-scatter's
+     * issue 41967616 + 41968128 + 14680064 = 98615808 bytes of gradient
+     * and reduce-scatter buffers live at once (the flat gradient freed
+     * after the padding copy, as before, left 83935744). */
+    struct tu_run t;
+    run_ok(&t, "--model toy --topology test-2x4 --nodes 1 "
+           "--gpus-per-node 3 --auto-wrap-policy none", 1);
+    int n;
+    const struct mem_sample *ms = mem_samples(t.res.mem, &n);
+    int64_t grad = 0, both = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t g = ms[i].by_cat[MEM_GRAD_UNSHARDED];
+        int64_t r = ms[i].by_cat[MEM_RS_BUFFER];
+        grad = g > grad ? g : grad;
+        both = g + r > both ? g + r : both;
+    }
+    ck_assert_int_eq(grad, 83935232);
+    ck_assert_int_eq(both, 98615808);
+    tu_free(&t);
+}
+END_TEST
+
+START_TEST(test_sched_fused_loss_activations)
+{
+    /* tiny-llama, 1 x 2048 tokens in fp32: the plain loss keeps the fp32
+     * log-softmax output, 2048 x 1000 x 4 = 8192000 bytes, and lm_head
+     * its input, 2048 x 256 x 4 = 2097152; Liger's fused linear +
+     * cross-entropy keeps grad_input and grad_weight instead, (2048 x
+     * 256 + 1000 x 256) x 4 = 3121152: 7168000 bytes fewer; nor does it
+     * allocate the plain loss's fp32 temporaries, one in forward and two
+     * in backward of 8192000 each (layer_transients), 24576000: 31744000
+     * bytes fewer activations allocated per step, with the same
+     * collectives. */
+    struct tu_run a, b;
+    run_ok(&a, BASE, 0);
+    run_ok(&b, BASE "--loss fused", 0);
+    double plain = tu_alloc_bytes(a.r.sched, 1, MEM_ACTIVATIONS);
+    double fused = tu_alloc_bytes(b.r.sched, 1, MEM_ACTIVATIONS);
+    ck_assert_double_eq(plain - fused, 31744000.0);
+    ck_assert_int_eq(tu_count(b.r.sched, 1, OP_REDUCESCATTER),
+                     tu_count(a.r.sched, 1, OP_REDUCESCATTER));
     tu_free(&a);
     tu_free(&b);
 }
@@ -916,6 +976,8 @@ main(void)
     tcase_add_test(core, test_sched_no_shard_all_reduces);
     tcase_add_test(core, test_sched_hybrid_shard_replicates_on_stream_a);
     tcase_add_test(core, test_sched_no_sync_drops_reduce_scatters);
+    tcase_add_test(core, test_sched_flat_gradient_transients);
+    tcase_add_test(core, test_sched_fused_loss_activations);
     tcase_add_test(core, test_sched_shard_grad_op_no_sync_skips_gathers);
     tcase_add_test(core, test_sched_limit_all_gathers_bounds_inflight);
     tcase_add_test(core, test_sched_backward_pre_beats_none_when_comm_bound);

@@ -107,10 +107,14 @@ END_TEST
 START_TEST(test_steady_long_step)
 {
     /* A thousand micro-batches from nine or ten of them, and the same
-     * summary as simulating all thousand. */
+     * summary as simulating all thousand; also with the device too small
+     * (220 MiB: micro-batches retry, synchronize and run out of memory,
+     * and the cached segments repeat within the short step; at most
+     * sizes between 150 and 250 MiB, with FSDP1's flat-gradient and the
+     * loss's temporaries, they do not, and the step is simulated whole). */
     ck_assert(steady_matches("--grad-accum 1000"));
     ck_assert(steady_matches("--grad-accum 999 --limit-all-gathers false "
-                             "--set gpu.memory=230MiB"));
+                             "--set gpu.memory=220MiB"));
 }
 END_TEST
 
@@ -161,7 +165,7 @@ START_TEST(test_steady_shared_short_step)
      * as such and simulated whole every time. */
     shared_cache = steady_cache_new();
     static const char *const settings[] = {"", "--limit-all-gathers false "
-                                           "--set gpu.memory=230MiB",
+                                           "--set gpu.memory=220MiB",
                                            "--sharding-strategy NO_SHARD"};
     for (int i = 0; i < 3; i++)
         for (int a = 30; a <= 33; a++) {

@@ -23,7 +23,7 @@ cmd_models_help(FILE *out)
     fprintf(out, "usage: fsdpsim models [--show NAME|FILE [--micro-batch N] "
             "[--seq-len N] [--param-dtype D]\n"
             "                      [--kernels [--topology T] [--attention K] "
-            "[--compile]\n                       [--float8 R]]]\n\n"
+            "[--compile]\n                       [--float8 R] [--loss plain|fused]]]\n\n"
             "Without options, list the built-in models with their parameter "
             "counts.\nWith --show, print the module tree of a built-in model, "
             "a native .ini or a\nHugging Face config.json: per module its own "
@@ -37,7 +37,9 @@ cmd_models_help(FILE *out)
             "dgx-a100-80g), attention kernel --attention (%s;\ndefault: the "
             "model's config, else SDPA's pick), --compile (fused\n"
             "elementwise chains) and --float8 tensorwise|rowwise (torchao "
-            "Float8Linear\nlayers), then the totals per micro-batch.\n",
+            "Float8Linear\nlayers) and --loss fused (the LM head and the loss as "
+            "Liger's chunked\nfused linear + cross-entropy), then the totals "
+            "per micro-batch.\n",
             attn_kernel_choices);
 }
 
@@ -76,7 +78,7 @@ struct show_opts {
     const char *show;
     const char *micro_batch, *seq_len, *dtype;
     bool kernels, compile;
-    const char *topology, *attention, *float8;
+    const char *topology, *attention, *float8, *loss;
 };
 
 /* Parse "--show X" (and, for models, the micro-batch shape) / "-h";
@@ -94,6 +96,7 @@ parse_show(const char *cmd, int argc, char **argv, struct show_opts *so)
         {"attention", required_argument, NULL, 'a'},
         {"compile", no_argument, NULL, 'c'},
         {"float8", required_argument, NULL, 'f'},
+        {"loss", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int models = strcmp(cmd, "models") == 0;
@@ -120,6 +123,8 @@ parse_show(const char *cmd, int argc, char **argv, struct show_opts *so)
             so->compile = true;
         } else if (models && c == 'f') {
             so->float8 = optarg;
+        } else if (models && c == 'L') {
+            so->loss = optarg;
         } else if (c == 'h') {
             return 1;
         } else {
@@ -200,6 +205,13 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
         free(cause);
         return EXIT_USAGE;
     }
+    enum loss_kind loss = LOSS_PLAIN;
+    if (so->loss != NULL
+        && loss_parse(so->loss, "--loss", &loss, &cause) != 0) {
+        cmd_error("models", cause, 0);
+        free(cause);
+        return EXIT_USAGE;
+    }
     struct topo *t = topo_load_sized(so->topology ? so->topology
                                                   : "dgx-a100-80g",
                                      0, 0, false, &cause);
@@ -207,7 +219,8 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
                              .act_bytes = dtype_bytes(d),
                              .compile = so->compile,
                              .layer_cls = m->layer_cls,
-                             .float8 = float8};
+                             .float8 = float8,
+                             .fused_loss = loss == LOSS_FUSED};
     if (t != NULL && float8 != FLOAT8_NONE
         && !(t->peak_flops[DTYPE_FP8] > 0))
         cause = xasprintf("--float8 %s: %s has no float8 tensor cores "
@@ -254,9 +267,10 @@ cmd_models(int argc, char **argv)
             model_free(m);
             return rc;
         }
-        if (so.topology || so.attention || so.compile || so.float8) {
-            cmd_error("models", "--topology, --attention, --compile and "
-                      "--float8 go with --kernels", 0);
+        if (so.topology || so.attention || so.compile || so.float8
+            || so.loss) {
+            cmd_error("models", "--topology, --attention, --compile, "
+                      "--float8 and --loss go with --kernels", 0);
             model_free(m);
             return EXIT_USAGE;
         }

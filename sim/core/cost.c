@@ -29,7 +29,8 @@ same_kernels(const struct module *a, const struct module *b)
         || a->heads != b->heads || a->kv_heads != b->kv_heads
         || a->head_dim != b->head_dim || a->window != b->window
         || a->bias != b->bias || a->causal != b->causal
-        || a->rope != b->rope || strcmp(a->name, b->name) != 0)
+        || a->rope != b->rope || a->dropout != b->dropout
+        || strcmp(a->name, b->name) != 0)
         return false;
     const struct module *pa = a->parent, *pb = b->parent;
     for (; pa != NULL && pb != NULL; pa = pa->parent, pb = pb->parent)
@@ -50,6 +51,7 @@ cost_kernel_ctx(const struct sched *s, struct kernel_ctx *ctx)
     ctx->layer_cls = s->block_cls;
     ctx->float8 = s->float8;
     ctx->float8_weights_gathered = s->float8_all_gather;
+    ctx->fused_loss = s->loss == LOSS_FUSED;
 }
 
 double

@@ -67,6 +67,20 @@ gemm(struct klist *l, const char *name, int64_t m, int64_t n, int64_t k,
     g->bytes = ((double)m * k + (double)k * n + (double)m * n) * batch * b;
 }
 
+/* LAUNCHES identical GEMMs (m x k) by (k x n), each its own launch (a
+ * Python loop over chunks): the shape is per launch, the FLOPs and bytes
+ * all of them together. */
+static void
+gemm_launches(struct klist *l, const char *name, int64_t m, int64_t n,
+              int64_t k, int launches, double b)
+{
+    gemm(l, name, m, n, k, 1, b);
+    struct kernel *g = &l->k[l->n - 1];
+    g->launches = launches;
+    g->flops *= launches;
+    g->bytes *= launches;
+}
+
 /* Is M inside a module of the transformer block class (layer_cls may
  * list several, comma-separated, as the wrapping policy reads them)? */
 static bool
@@ -162,6 +176,86 @@ linear_float8(struct klist *l, const struct module *m,
     gemm_fp8(l, "_scaled_mm (wgrad)", m->out, m->in, t, b);
     if (m->bias)
         mem_kernel(l, "sum (bias grad)", KERNEL_REDUCTION, 1, Y * b);
+}
+
+/* Liger-Kernel's chunking (ops/fused_linear_cross_entropy.py,
+ * fused_linear_cross_entropy_forward): with BT tokens, hidden H and
+ * vocabulary V, inc_factor = ceil(V / H), chunk_size =
+ * next_power_of_2(ceil(BT / inc_factor)), so that a chunk's logits are
+ * about as large as the input; ceil(BT / chunk_size) chunks, the last
+ * possibly shorter. */
+static int64_t
+next_pow2(int64_t x)
+{
+    int64_t p = 1;
+    while (p < x)
+        p *= 2;
+    return p;
+}
+
+/* The kernels of one chunk of C rows, LAUNCHES times (one entry per
+ * kernel with that many launches): the logits GEMM in the input dtype,
+ * the bias add, liger_cross_entropy_kernel (the online softmax's two
+ * loads and one store of each logit, the gradient written in place of the
+ * logits), grad_input's GEMM and its copy into the slice, grad_weight's
+ * GEMM, its .float() and the += into the weight-dtype accumulator (the
+ * addmm out_dtype path needs an fp32 accumulator, which accum_dtype=None
+ * does not give), and the bias gradient's sum and add. */
+static void
+fused_loss_chunk(struct klist *l, int64_t c, int64_t H, int64_t V,
+                 bool bias, int launches, double b)
+{
+    double n = launches, cV = (double)c * (double)V;
+    double VH = (double)V * (double)H;
+    gemm_launches(l, "mm (logits chunk)", c, V, H, launches, b);
+    if (bias)
+        mem_kernel(l, "add (bias, chunk)", KERNEL_ELEMENTWISE, launches,
+                   n * 2 * cV * b);
+    mem_kernel(l, "liger_cross_entropy_kernel (grad in place)",
+               KERNEL_REDUCTION, launches, n * 3 * cV * b);
+    gemm_launches(l, "mm (grad_input chunk)", c, H, V, launches, b);
+    mem_kernel(l, "copy (grad_input slice)", KERNEL_ELEMENTWISE, launches,
+               n * 2 * (double)c * (double)H * b);
+    gemm_launches(l, "mm (grad_weight chunk)", V, H, c, launches, b);
+    if (b != 4)
+        mem_kernel(l, "to (fp32, grad_weight chunk)", KERNEL_ELEMENTWISE,
+                   launches, n * VH * (b + 4));
+    mem_kernel(l, "add_ (grad_weight)", KERNEL_ELEMENTWISE, launches,
+               n * VH * (b == 4 ? 12 : 2 * b + 4));
+    if (bias)
+        mem_kernel(l, "sum, add (grad_bias)", KERNEL_REDUCTION, 2 * launches,
+                   n * (cV * b + 3 * (double)V * 4));
+}
+
+/* LigerFusedLinearCrossEntropyFunction (reduction "mean", no z-loss):
+ * forward computes the loss and, in the same pass, the gradients of the
+ * head's input and weight, chunk by chunk, so the whole logits never
+ * exist; backward returns the saved gradients (scaled only when the
+ * incoming gradient is not 1.0, which torch.equal checks: a comparison
+ * against a new one-element tensor).  HEAD is the LM-head Linear whose
+ * GEMMs this takes over. */
+static void
+fused_linear_cross_entropy(struct klist *l, const struct module *head,
+                           double T, double b, enum kernel_phase ph)
+{
+    int64_t BT = (int64_t)T, H = head->in, V = head->out;
+    if (ph == PHASE_BWD) {
+        mem_kernel(l, "equal (grad_output, 1.0)", KERNEL_REDUCTION, 2, 8);
+        return;
+    }
+    int64_t inc = (V + H - 1) / H;
+    int64_t chunk = next_pow2((BT + inc - 1) / inc);
+    int64_t full = BT / chunk, tail = BT - full * chunk;
+    mem_kernel(l, "zeros (grad_input, grad_weight)", KERNEL_ELEMENTWISE, 2,
+               (T * (double)H + (double)V * (double)H) * b);
+    /* loss_1d's zeros, target != ignore_index and its sum (.item()). */
+    mem_kernel(l, "zeros, ne, sum (target count)", KERNEL_REDUCTION, 3,
+               4 * T + 9 * T);
+    if (full > 0)
+        fused_loss_chunk(l, chunk, H, V, head->bias, (int)full, b);
+    if (tail > 0)
+        fused_loss_chunk(l, tail, H, V, head->bias, 1, b);
+    mem_kernel(l, "sum (loss)", KERNEL_REDUCTION, 1, 4 * T);
 }
 
 static void
@@ -284,6 +378,22 @@ rotary(struct klist *l, double E, double b, enum kernel_phase ph,
         mem_kernel(l, bwd_name, KERNEL_ELEMENTWISE, 8, 12 * E * b);
 }
 
+/* Integer instructions per element of the score matrix that a fused
+ * kernel's dropout issues, counted in flash-attention's source
+ * (csrc/flash_attn/src/philox.cuh, dropout.h): one philox() call, seven
+ * rounds of two 32x32->64-bit multiplies (two issue slots each), two
+ * three-input XORs and, in six of them, two key increments (54 slots),
+ * yields 16 random bytes, one per element (3.4 an element); widening the
+ * bytes, the f16x2 threshold compare and the AND that zeroes dropped
+ * values add about 1.5.  Backward regenerates the same mask and encodes
+ * it in the sign bit (encode_dropout_in_sign_bit), a select per element
+ * more.  The benchmarks the efficiency table comes from ran without
+ * dropout (benchmark_flash_attention.py: dropout_p = 0.0), so this is
+ * added on top; Triton, xformers and cuDNN draw Philox numbers per
+ * element as well and are costed alike (an estimate for them). */
+#define DROPOUT_INT_OPS_FWD 5.0
+#define DROPOUT_INT_OPS_BWD 6.0
+
 static void
 attention(struct klist *l, const struct module *m,
           const struct kernel_ctx *ctx, double T, double b,
@@ -347,6 +457,25 @@ attention(struct klist *l, const struct module *m,
     k->seq = keys;
     k->causal = m->causal && keys == S;
     k->bytes = (ph == PHASE_FWD ? 2 : 4) * (q_el + kv_el) * b;
+    if (m->dropout > 0 && ctx->attn != ATTN_MATH) {
+        /* Each computed score (4 d FLOPs of QK^T and PV forward) gets a
+         * random byte and a compare in the kernel. */
+        double scores = fwd / (4 * d);
+        k->int_ops = scores * (ph == PHASE_FWD ? DROPOUT_INT_OPS_FWD
+                                               : DROPOUT_INT_OPS_BWD);
+        k->name = ph == PHASE_FWD ? "flash attention forward (dropout)"
+                                  : "flash attention backward (dropout)";
+    } else if (m->dropout > 0) {
+        /* Math path: nn.functional.dropout on the B h S x S
+         * probabilities (native_dropout: read them, write the output and
+         * a one-byte mask; backward the gradient and the mask in, the
+         * gradient out), the whole matrix whatever the mask. */
+        double probs = T * h * S;
+        mem_kernel(l, ph == PHASE_FWD ? "native_dropout (probabilities)"
+                                      : "native_dropout_backward "
+                                        "(probabilities)",
+                   KERNEL_ELEMENTWISE, 1, probs * (2 * b + 1));
+    }
 
     /* attn_output.transpose(1, 2).contiguous() before o_proj, and the
      * same copy of its gradient. */
@@ -401,6 +530,9 @@ kernel_list(const struct module *m, const struct kernel_ctx *ctx,
 
     switch (m->kind) {
     case LAYER_LINEAR:
+        /* Under the fused loss the head's GEMMs run inside it. */
+        if (ctx->fused_loss && layer_feeds_loss(m))
+            break;
         if (ctx->float8 != 0 && layer_float8_linear(m))
             linear_float8(&l, m, ctx, T, b, ph);
         else
@@ -470,7 +602,10 @@ kernel_list(const struct module *m, const struct kernel_ctx *ctx,
         break;
     case LAYER_CROSS_ENTROPY: {
         double V = T * (double)m->out;   /* logits */
-        if (ctx->compile) {
+        const struct module *head = layer_loss_head(m);
+        if (ctx->fused_loss && head != NULL) {
+            fused_linear_cross_entropy(&l, head, T, b, ph);
+        } else if (ctx->compile) {
             /* Inductor fuses upcast, log-softmax and the loss: the
              * logits are read once, their gradient written once. */
             mem_kernel(&l, fwd ? "fused cross_entropy" : "fused "

@@ -50,6 +50,10 @@ struct kernel {
     int64_t head_dim;
     double seq;              /* keys each query attends to (window) */
     bool causal;
+    double int_ops;          /* attention: integer instructions (per
+                                thread lane) the kernel issues beyond the
+                                benchmarked work, its in-kernel dropout's
+                                Philox RNG and masking */
 };
 
 enum kernel_phase { PHASE_FWD, PHASE_BWD };
@@ -67,6 +71,9 @@ struct kernel_ctx {
                                      Float8Linear layers */
     bool float8_weights_gathered; /* their weights arrive in float8
                                      (FSDP2 float8 all-gather) */
+    bool fused_loss;              /* --loss fused: the LM head and the
+                                     cross-entropy as one chunked,
+                                     fused function (Liger-Kernel) */
 };
 
 #define KERNEL_MAX_PER_LEAF 32

@@ -42,6 +42,17 @@ kernel_sm_count(const struct topo *t)
     return 108;
 }
 
+/* Integer instructions per second: INT32 lanes per SM against FP32
+ * lanes (NVIDIA architecture whitepapers: Volta and A100 have 64 of
+ * each per SM, H100 128 FP32 and 64 INT32, Blackwell 128 lanes that run
+ * either), times the FP32 rate (peak FLOPs / 2, an FMA being two). */
+static double
+int32_rate(const struct topo *t)
+{
+    double fp32_lanes = kernel_peak_flops(t, DTYPE_FP32) / 2;
+    return t->arch == GPU_ARCH_HOPPER ? fp32_lanes / 2 : fp32_lanes;
+}
+
 double
 kernel_peak_flops(const struct topo *t, enum dtype d)
 {
@@ -144,6 +155,11 @@ kernel_time_s(const struct topo *t, const struct kernel *k, enum dtype d)
     case KERNEL_ATTN_BWD: {
         double e = kernel_attention_efficiency(t, k);
         s = e > 0 ? k->flops / (peak * fmin(e, 1.0)) : 0;
+        /* In-kernel dropout: its integer work on top, not overlapped
+         * (an upper estimate: the RNG shares the issue slots the softmax
+         * already keeps busy: FlashAttention-2, Dao 2023, §3.1). */
+        if (k->int_ops > 0)
+            s += k->int_ops / int32_rate(t);
         s = fmax(s, k->bytes / hbm_rate(t));
         break;
     }

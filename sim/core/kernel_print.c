@@ -37,6 +37,18 @@ kernel_attention_for(const struct model *m, int requested,
                            why, t->gpu_name);
         return -1;
     }
+    /* FlashAttention-3 has no dropout: hopper/flash_api.cpp's mha_fwd
+     * and mha_bwd set p_dropout = 0 (and flash-attention issue #1251). */
+    for (int i = 0; i < m->n_modules && *out == ATTN_FLASH3; i++)
+        if (m->modules[i]->dropout > 0) {
+            char *path = model_module_path(m->modules[i]);
+            *cause = xasprintf("%s flash3: FlashAttention-3 has no "
+                               "attention dropout, and %s drops with p = %g "
+                               "(use flash2, cudnn or math)", from, path,
+                               m->modules[i]->dropout);
+            free(path);
+            return -1;
+        }
     return 0;
 }
 

@@ -43,6 +43,12 @@ is_activation(const struct module *m)
     return m->kind == LAYER_ACTIVATION;
 }
 
+static int
+is_not_compute(const struct module *m)
+{
+    return !layer_is_compute(m);
+}
+
 /* The nearest sibling registered before M that PASS does not look past,
  * or NULL. */
 static const struct module *
@@ -212,6 +218,10 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
         w->fwd_bytes = (6 * T * e + 4 * e * e + 2 * T * s * h) * b;
         w->bwd_bytes = 2 * w->fwd_bytes;
         w->saved_bytes = (5 * T * e + T * s * h) * b;
+        /* dropout=P: the dropped probabilities and their one-byte mask
+         * are kept too (as layer_math_scores_bytes). */
+        if (m->dropout > 0)
+            w->saved_bytes += T * s * h * (b + 1);
         w->gemm_m = (int64_t)T;
         w->gemm_n = 3 * m->out;
         w->gemm_k = m->out;
@@ -245,9 +255,54 @@ layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
     if (m->kind != LAYER_ATTENTION)
         return 0;
     /* SDPA's math backend (and eager attention) saves softmax(QK^T) for
-     * both the softmax and the PV product's backward. */
+     * both the softmax and the PV product's backward.  With dropout on
+     * the probabilities, the product saves the dropped copy instead and
+     * native_dropout its one-byte mask, on top of the softmax output. */
     double s = (double)seq_len;
-    return (double)micro_batch * (double)m->heads * s * s * act_bytes;
+    double probs = (double)micro_batch * (double)m->heads * s * s;
+    return probs * act_bytes
+           + (m->dropout > 0 ? probs * (act_bytes + 1) : 0);
+}
+
+const struct module *
+layer_loss_head(const struct module *ce)
+{
+    if (ce->kind != LAYER_CROSS_ENTROPY)
+        return NULL;
+    const struct module *s = earlier_sibling(ce, is_not_compute);
+    return s != NULL && s->kind == LAYER_LINEAR && s->out == ce->out ? s
+                                                                     : NULL;
+}
+
+bool
+layer_feeds_loss(const struct module *m)
+{
+    const struct module *p = m->parent;
+    if (m->kind != LAYER_LINEAR || p == NULL)
+        return false;
+    int i = 0;
+    while (i < p->n_children && p->children[i] != m)
+        i++;
+    while (++i < p->n_children)
+        if (layer_is_compute(p->children[i]))
+            return layer_loss_head(p->children[i]) == m;
+    return false;
+}
+
+double
+layer_fused_loss_saved_bytes(const struct module *m, int64_t micro_batch,
+                             int64_t seq_len, int act_bytes, double saved)
+{
+    if (m->kind == LAYER_LINEAR && layer_feeds_loss(m))
+        return 0;
+    const struct module *head = layer_loss_head(m);
+    if (head == NULL)
+        return saved;
+    /* grad_input (T x H) and grad_weight (V x H, zeros_like(weight): the
+     * weight's dtype, here the compute dtype), and grad_bias (V). */
+    double T = (double)micro_batch * (double)seq_len;
+    double H = (double)head->in, V = (double)head->out;
+    return (T * H + V * H + (head->bias ? V : 0)) * act_bytes;
 }
 
 /* Cross-entropy over V classes as aten runs it on upcast logits

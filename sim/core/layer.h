@@ -41,6 +41,24 @@ void layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
 double layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
                                int64_t seq_len, int act_bytes);
 
+/* The language-model head a cross-entropy leaf CE reads: the nearest
+ * earlier compute sibling when it is a Linear producing CE's vocabulary
+ * (lm_head then loss, as the model formats lay them out), else NULL. */
+const struct module *layer_loss_head(const struct module *ce);
+/* Whether Linear M is such a head: the next compute sibling is a
+ * cross-entropy over M's outputs. */
+bool layer_feeds_loss(const struct module *m);
+
+/* Under a fused linear + cross-entropy (Liger-Kernel's
+ * LigerFusedLinearCrossEntropyFunction), what leaf M keeps from forward to
+ * backward instead of SAVED (layer_work's saved_bytes): the head keeps
+ * nothing (the function takes its input), the loss keeps the input and
+ * weight gradients it computed in forward (ctx.save_for_backward of
+ * grad_input, grad_weight, grad_bias), no logits; other leaves SAVED. */
+double layer_fused_loss_saved_bytes(const struct module *m,
+                                    int64_t micro_batch, int64_t seq_len,
+                                    int act_bytes, double saved);
+
 /* The temporaries leaf M's kernels hold while its forward (BACKWARD
  * false) or backward runs, on top of the activations it saves, freed when
  * the leaf is done: how many tensors, each of *BYTES_EACH (separate

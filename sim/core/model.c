@@ -155,7 +155,7 @@ module_same_shape(const struct module *a, const struct module *b,
         a->kv_heads != b->kv_heads || a->head_dim != b->head_dim ||
         a->window != b->window || a->bias != b->bias ||
         a->causal != b->causal || a->tied != b->tied ||
-        a->rope != b->rope ||
+        a->rope != b->rope || a->dropout != b->dropout ||
         a->own_params != b->own_params ||
         a->n_children != b->n_children)
         return false;

@@ -44,14 +44,17 @@ struct module {
      *   EMBEDDING:  in = num_embeddings, out = embedding_dim
      *   LAYERNORM / RMSNORM / ACTIVATION / MUL: out = feature dim; bias
      *   ATTENTION:  heads, kv_heads, head_dim; causal; window (0 = none);
- *               rope
+ *               rope; dropout
      *   CROSS_ENTROPY: out = vocabulary size
-     *   MHA:        out = embed_dim, heads; bias
+     *   MHA:        out = embed_dim, heads; bias; dropout
      *   PARAMETER:  in = numel */
     int64_t in, out;
     int64_t heads, kv_heads, head_dim, window;
     bool bias, causal;
     bool rope;             /* ATTENTION: rotary embedding applied to q, k */
+    double dropout;        /* ATTENTION, MHA: dropout probability on the
+                              attention probabilities in training (HF
+                              attention_dropout, attn_pdrop); 0: none */
     bool tied;             /* LINEAR shares its weight with an earlier
                               module (tied embeddings): no own weight */
     int64_t own_params;    /* numel registered directly on this module */

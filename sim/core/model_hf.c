@@ -175,6 +175,17 @@ emit_dropout(struct hf *h, const char *attr, double p, int64_t dim)
         emit(h, "%s = Dropout(%lld)\n", attr, (long long)dim);
 }
 
+/* Close an Attention(...) line: with P > 0, the dropout its
+ * probabilities get in training (eager nn.functional.dropout on the
+ * attention weights, or SDPA's dropout_p, which the kernel applies). */
+static void
+emit_attn_close(struct hf *h, double p)
+{
+    if (p > 0)
+        emit(h, ", dropout=%.6g", p);
+    emit(h, ")\n");
+}
+
 static const char *
 hf_string(struct hf *h, const char *key, const char *def)
 {
@@ -342,6 +353,10 @@ emit_llama(struct hf *h, const char *name, bool mistral)
     bool mbias = !mistral && hf_bool(h, "mlp_bias", false);
     int64_t window = mistral ? hf_int(h, "sliding_window", 0, HF_MAX_DIM)
                              : 0;
+    /* LlamaConfig / MistralConfig attention_dropout (default 0): on the
+     * probabilities (eager_attention_forward's dropout, SDPA's
+     * dropout_p). */
+    double adrop = hf_prob(h, h->cfg, "attention_dropout", 0.0);
     hf_int(h, "max_position_embeddings", 1, HF_MAX_DIM);
     if (h->err != NULL)
         return;
@@ -376,7 +391,8 @@ emit_llama(struct hf *h, const char *name, bool mistral)
          "rope=true", (long long)nh, (long long)hd, (long long)kv);
     if (window > 0)
         emit(h, ", window=%lld", (long long)window);
-    emit(h, ")\no_proj = Linear(%lld, %lld%s)\n", (long long)(nh * hd),
+    emit_attn_close(h, adrop);
+    emit(h, "o_proj = Linear(%lld, %lld%s)\n", (long long)(nh * hd),
          (long long)d, bias_arg(abias));
     /* Registered gate_proj, up_proj, down_proj, act_fn; forward computes
      * down_proj(act_fn(gate_proj(x)) * up_proj(x)). */
@@ -406,8 +422,9 @@ emit_gpt2(struct hf *h, const char *name)
     hf_divides(h, "n_head", nh, "n_embd", d);
     bool tie = hf_bool(h, "tie_word_embeddings", true);
     /* GPT2Config's defaults; attn_pdrop acts on the attention
-     * probabilities, inside SDPA's kernel, and is not a kernel of its
-     * own. */
+     * probabilities (GPT2Attention's attn_dropout, or SDPA's
+     * dropout_p). */
+    double adrop = hf_prob(h, h->cfg, "attn_pdrop", 0.1);
     double embd = hf_prob(h, h->cfg, "embd_pdrop", 0.1);
     double resid = hf_prob(h, h->cfg, "resid_pdrop", 0.1);
     if (h->err != NULL)
@@ -429,8 +446,9 @@ emit_gpt2(struct hf *h, const char *name)
          (long long)d);
     emit(h, "\n[GPT2Attention]\nc_attn = Conv1D(%lld, %lld)\n",
          (long long)d, (long long)(3 * d));
-    emit(h, "core = Attention(heads=%lld, head_dim=%lld)\n", (long long)nh,
+    emit(h, "core = Attention(heads=%lld, head_dim=%lld", (long long)nh,
          (long long)(d / nh));
+    emit_attn_close(h, adrop);
     emit(h, "c_proj = Conv1D(%lld, %lld)\n", (long long)d, (long long)d);
     emit_dropout(h, "resid_dropout", resid, d);
     /* Registered c_fc, c_proj, act, dropout; act runs between the two. */
@@ -458,6 +476,9 @@ emit_gpt_neox(struct hf *h, const char *name)
     bool tie = hf_bool(h, "tie_word_embeddings", false);
     bool abias = hf_bool(h, "attention_bias", true);
     double hdrop = hf_prob(h, h->cfg, "hidden_dropout", 0.0);
+    /* GPTNeoXConfig's attention_dropout (default 0): on the
+     * probabilities. */
+    double adrop = hf_prob(h, h->cfg, "attention_dropout", 0.0);
     if (h->err != NULL)
         return;
 
@@ -482,8 +503,9 @@ emit_gpt_neox(struct hf *h, const char *name)
     emit_dropout(h, "post_mlp_dropout", hdrop, d);
     emit(h, "\n[GPTNeoXAttention]\nquery_key_value = Linear(%lld, %lld%s)\n",
          (long long)d, (long long)(3 * d), bias_arg(abias));
-    emit(h, "core = Attention(heads=%lld, head_dim=%lld, rope=true)\n",
+    emit(h, "core = Attention(heads=%lld, head_dim=%lld, rope=true",
          (long long)nh, (long long)(d / nh));
+    emit_attn_close(h, adrop);
     emit(h, "dense = Linear(%lld, %lld%s)\n", (long long)d, (long long)d,
          bias_arg(abias));
     /* Registered dense_h_to_4h, dense_4h_to_h, act. */
@@ -553,8 +575,10 @@ emit_mpt(struct hf *h, const char *name)
          bias_arg(bias));
     emit(h, "\n[MptAttention]\nWqkv = Linear(%lld, %lld%s)\n", (long long)d,
          (long long)(3 * d), bias_arg(bias));
-    emit(h, "core = Attention(heads=%lld, head_dim=%lld)\n", (long long)nh,
+    /* MptAttention drops its probabilities with the same attn_pdrop. */
+    emit(h, "core = Attention(heads=%lld, head_dim=%lld", (long long)nh,
          (long long)(d / nh));
+    emit_attn_close(h, apdrop);
     emit(h, "out_proj = Linear(%lld, %lld%s)\n", (long long)d, (long long)d,
          bias_arg(bias));
     emit(h, "\n[MptMLP]\nup_proj = Linear(%lld, %lld%s)\nact = GELU(%lld)\n"
@@ -590,6 +614,7 @@ emit_opt(struct hf *h, const char *name)
      * (F.dropout calls, no modules; named here for them). */
     double drop = hf_prob(h, h->cfg, "dropout", 0.1);
     double adrop = hf_prob(h, h->cfg, "activation_dropout", 0.0);
+    double attn_drop = hf_prob(h, h->cfg, "attention_dropout", 0.0);
     if (h->err != NULL)
         return;
     const char *b = bias_arg(bias);
@@ -640,8 +665,9 @@ emit_opt(struct hf *h, const char *name)
          "k_proj = Linear(%lld, %lld%s)\nv_proj = Linear(%lld, %lld%s)\n",
          (long long)d, (long long)d, b, (long long)d, (long long)d, b,
          (long long)d, (long long)d, b);
-    emit(h, "core = Attention(heads=%lld, head_dim=%lld)\n", (long long)nh,
+    emit(h, "core = Attention(heads=%lld, head_dim=%lld", (long long)nh,
          (long long)(d / nh));
+    emit_attn_close(h, attn_drop);
     emit(h, "out_proj = Linear(%lld, %lld%s)\n", (long long)d, (long long)d,
          b);
 }

@@ -46,6 +46,7 @@ enum param_type {
     P_COUNT,  /* 1 .. INI_MAX_LIST */
     P_NUMEL,  /* 1 .. INI_MAX_PARAMS */
     P_BOOL,
+    P_PROB,   /* a probability, 0 to 1 */
     P_CLASS,  /* a class name */
 };
 
@@ -55,7 +56,7 @@ struct param_def {
     bool required;
 };
 
-#define CTOR_MAX_PARAMS 6
+#define CTOR_MAX_PARAMS 7
 
 enum ctor {
     C_LINEAR, C_CONV1D, C_EMBEDDING, C_LAYERNORM, C_RMSNORM, C_ATTENTION,
@@ -87,10 +88,11 @@ static const struct ctor_def ctors[] = {
     {"RMSNorm", LAYER_RMSNORM, "RMSNorm(dim)", {{"dim", P_DIM, true}}},
     {"Attention", LAYER_ATTENTION,
      "Attention(heads=H, head_dim=D[, kv_heads=K][, causal=true|false]"
-     "[, window=W][, rope=true|false])",
+     "[, window=W][, rope=true|false][, dropout=P])",
      {{"heads", P_DIM, true}, {"head_dim", P_DIM, true},
       {"kv_heads", P_DIM, false}, {"causal", P_BOOL, false},
-      {"window", P_WINDOW, false}, {"rope", P_BOOL, false}}},
+      {"window", P_WINDOW, false}, {"rope", P_BOOL, false},
+      {"dropout", P_PROB, false}}},
     {"GELU", LAYER_ACTIVATION, "GELU(dim)", {{"dim", P_DIM, true}}},
     {"SiLU", LAYER_ACTIVATION, "SiLU(dim)", {{"dim", P_DIM, true}}},
     {"ReLU", LAYER_ACTIVATION, "ReLU(dim)", {{"dim", P_DIM, true}}},
@@ -101,9 +103,9 @@ static const struct ctor_def ctors[] = {
     {"CrossEntropy", LAYER_CROSS_ENTROPY, "CrossEntropy(vocab)",
      {{"vocab", P_DIM, true}}},
     {"MultiheadAttention", LAYER_MHA,
-     "MultiheadAttention(embed_dim, heads[, bias=true|false])",
+     "MultiheadAttention(embed_dim, heads[, bias=true|false][, dropout=P])",
      {{"embed_dim", P_DIM, true}, {"heads", P_DIM, true},
-      {"bias", P_BOOL, false}}},
+      {"bias", P_BOOL, false}, {"dropout", P_PROB, false}}},
     {"Parameter", LAYER_PARAMETER, "Parameter(numel)",
      {{"numel", P_NUMEL, true}}},
     {"ModuleList", LAYER_CONTAINER, "ModuleList(ClassName, count)",
@@ -123,6 +125,7 @@ struct ini_child {
     int line;
     enum ctor ctor;
     int64_t v[CTOR_MAX_PARAMS]; /* numeric/bool arguments, by param index */
+    double prob[CTOR_MAX_PARAMS]; /* P_PROB arguments, by param index */
     bool set[CTOR_MAX_PARAMS];
     char *ref;                  /* class name (C_CLASS, C_MODULELIST) */
     char *cls;                  /* cls= override, or NULL */
@@ -292,6 +295,9 @@ parse_arg(struct ini_ctx *c, int line, struct ini_child *ch, int pi,
         rc = units_parse_bool(val, &b, &cause);
         if (rc == 0)
             ch->v[pi] = b;
+        break;
+    case P_PROB:
+        rc = units_parse_real(val, 0, 1, &ch->prob[pi], &cause);
         break;
     case P_CLASS:
         if (!is_ident(val)) {
@@ -801,11 +807,13 @@ build_child(const struct ini_child *ch)
         mod->causal = !ch->set[3] || v[3];
         mod->window = ch->set[4] ? v[4] : 0;
         mod->rope = ch->set[5] && v[5];
+        mod->dropout = ch->set[6] ? ch->prob[6] : 0;
         break;
     case C_MHA:
         mod->out = v[0];
         mod->heads = v[1];
         mod->bias = !ch->set[2] || v[2];
+        mod->dropout = ch->set[3] ? ch->prob[3] : 0;
         break;
     case C_PARAMETER:
         mod->in = v[0];

@@ -95,6 +95,9 @@ const struct config_option config_options[] = {
      "element) with scales precomputed after each optimizer step"},
     {"compile", "[BOOL]",
      "torch.compile each block: elementwise and norm kernels fused"},
+    {"loss", "plain|fused",
+     "plain: the logits cast to fp32 and cross_entropy (default); fused: "
+     "Liger's chunked linear + cross-entropy, no full logits"},
     {"micro_batch", "N", "sequences per GPU per micro-batch (default 1)"},
     {"seq_len", "N", "tokens per sequence (default 2048)"},
     {"grad_accum", "N", "micro-batches per optimizer step (default 1)"},
@@ -337,6 +340,8 @@ static const struct name_value optimizer_names[] = {
 static const struct name_value float8_names[] = {
     {"none", FLOAT8_NONE}, {"tensorwise", FLOAT8_TENSORWISE},
     {"rowwise", FLOAT8_ROWWISE}, {NULL, 0}};
+static const struct name_value loss_names[] = {
+    {"plain", LOSS_PLAIN}, {"fused", LOSS_FUSED}, {NULL, 0}};
 static const struct name_value network_names[] = {
     {"analytic", NETWORK_ANALYTIC}, {"simgrid", NETWORK_SIMGRID},
     {NULL, 0}};
@@ -406,6 +411,23 @@ const char *
 float8_name(enum float8_recipe r)
 {
     return lookup_name(float8_names, r);
+}
+
+const char *
+loss_name(enum loss_kind l)
+{
+    return lookup_name(loss_names, l);
+}
+
+int
+loss_parse(const char *s, const char *origin, enum loss_kind *out,
+           char **cause)
+{
+    int v;
+    if (parse_choice(loss_names, s, &v, origin, cause) != 0)
+        return -1;
+    *out = v;
+    return 0;
 }
 
 int
@@ -707,6 +729,9 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
         rc = set_bool(&c->float8_all_gather, value, origin, cause);
     } else if (strcmp(key, "compile") == 0) {
         rc = set_bool(&c->compile, value, origin, cause);
+    } else if (strcmp(key, "loss") == 0) {
+        if (value)
+            rc = loss_parse(value, origin, &c->loss, cause);
     } else if (strcmp(key, "micro_batch") == 0) {
         rc = set_count(&c->micro_batch, value, 1, 65536, origin, cause);
     } else if (strcmp(key, "seq_len") == 0) {

@@ -40,6 +40,11 @@ enum optimizer_kind { OPTIMIZER_ADAMW, OPTIMIZER_SGD };
 /* torchao float8 training of the Linear layers (convert_to_float8_training):
  * none, or dynamic scaling per tensor or per row. */
 enum float8_recipe { FLOAT8_NONE, FLOAT8_TENSORWISE, FLOAT8_ROWWISE };
+/* The loss over the vocabulary: the LM head's logits cast to fp32 and
+ * torch.nn.functional.cross_entropy (plain), or a fused, chunked linear
+ * and cross-entropy that never holds the whole logits (fused: Liger-Kernel's
+ * LigerFusedLinearCrossEntropyFunction). */
+enum loss_kind { LOSS_PLAIN, LOSS_FUSED };
 enum out_format { FORMAT_TEXT, FORMAT_JSON };
 /* How collectives' network time is found (net.h): NCCL's model alone, or
  * flows on a SimGrid platform of the cluster. */
@@ -105,6 +110,7 @@ struct run_config {
     int attention;               /* enum attn_kernel; ATTN_AUTO = the
                                     model's own config, else SDPA's pick */
     bool compile;                /* torch.compile of each block */
+    enum loss_kind loss;         /* plain (fp32 logits) or fused */
     enum float8_recipe float8;   /* float8 Linear layers (torchao) */
     bool float8_all_gather;      /* FSDP2 all-gathers their weights in
                                     float8 (enable_fsdp_float8_all_gather) */
@@ -208,6 +214,10 @@ const char *backward_prefetch_name(enum backward_prefetch b);
 const char *ac_name(enum ac_mode a);
 const char *optimizer_name(enum optimizer_kind o);
 const char *float8_name(enum float8_recipe r);
+const char *loss_name(enum loss_kind l);
+/* S as a loss: 0, or -1 with *cause (caller frees). */
+int loss_parse(const char *s, const char *origin, enum loss_kind *out,
+               char **cause);
 /* S as a float8 recipe: 0, or -1 with *cause ("ORIGIN: 'S' is not one
  * of ..."; caller frees). */
 int float8_parse(const char *s, const char *origin, enum float8_recipe *out,

@@ -563,18 +563,28 @@ prefetch_backward(struct builder *b, int u)
     b->prefetched[target] = 1;
 }
 
+/* The unit's gradient elements: with use_orig_params the FlatParameter,
+ * and so its gradient, holds the alignment and world-size padding
+ * (_flat_param.py _init_flat_param_and_metadata, align_addresses). */
+static double
+grad_numel(const struct builder *b, int u)
+{
+    const struct fsdp_unit *fu = &b->s->units[u];
+    return (double)(b->c->use_orig_params ? fu->padded_numel : fu->numel);
+}
+
+/* The unit's parameters are views of its FlatParameter made with split
+ * and view (_flat_param.py _get_unflat_views_unaligned), so each
+ * parameter's gradient is a tensor of its own, held in the input buffer
+ * of SplitWithSizesBackward until the last of them is computed: together
+ * the unit's numel, counted from the unit's pre-backward on. */
 static void
 alloc_grad(struct builder *b, int u)
 {
-    if (b->grad[u] >= 0 || !unit_has_handle(b, u))
+    if (b->grad_parts[u] >= 0 || !unit_has_handle(b, u))
         return;
-    /* With use_orig_params the FlatParameter, and so its gradient, holds
-     * the alignment and world-size padding (_flat_param.py
-     * _init_flat_param_and_metadata, align_addresses). */
-    const struct fsdp_unit *fu = &b->s->units[u];
-    double n = (double)(b->c->use_orig_params ? fu->padded_numel : fu->numel);
-    b->grad[u] = alloc_buf(b, STREAM_C, MEM_GRAD_UNSHARDED, n * b->b_param,
-                           u);
+    b->grad_parts[u] = alloc_buf(b, STREAM_C, MEM_GRAD_UNSHARDED,
+                                 grad_numel(b, u) * b->b_param, u);
 }
 
 static void
@@ -593,26 +603,34 @@ pre_backward(struct builder *b, int u)
     alloc_grad(b, u);
 }
 
-/* The unit's parameters are views of its FlatParameter made with split
- * and view (_flat_param.py _get_unflat_views_unaligned), so autograd
- * reaches the FlatParameter through SplitWithSizesBackward, whose formula
- * (tools/autograd/derivatives.yaml: split_with_sizes_backward) cats the
- * views' gradients into one flat tensor: a read and a write of each
- * element on the compute stream, just before AccumulateGrad fires the
- * post-backward hook (§4.2).  AccumulateGrad then takes that tensor as
- * .grad, or, inside no_sync with a gradient already held, adds it in
- * place (torch/csrc/autograd/functions/accumulate_grad.h): one more read
- * of each and a write. */
+/* SplitWithSizesBackward (tools/autograd/derivatives.yaml:
+ * split_with_sizes_backward) cats the parameters' gradients into one new
+ * flat tensor on the compute stream, just before AccumulateGrad fires the
+ * post-backward hook (§4.2): while the cat runs, the parts and the flat
+ * gradient both live, twice the unit's gradient; the parts go when the
+ * node finishes.  AccumulateGrad then takes the flat tensor as .grad, or,
+ * inside no_sync with a gradient already held, adds it in place and drops
+ * it (torch/csrc/autograd/functions/accumulate_grad.h): one more read of
+ * each and a write. */
 static void
 flat_gradient(struct builder *b, int u)
 {
-    int g = b->grad[u];
-    if (g < 0)
+    int parts = b->grad_parts[u];
+    if (parts < 0)
         return;
-    const struct fsdp_unit *fu = &b->s->units[u];
-    double n = (double)(b->c->use_orig_params ? fu->padded_numel : fu->numel);
-    double passes = b->grad_held[u] ? 5 : 2;
-    emit_copy(b, OP_CAST, STREAM_C, u, passes * n * b->b_param, g, g);
+    b->grad_parts[u] = -1;
+    double bytes = grad_numel(b, u) * b->b_param;
+    int flat = alloc_buf(b, STREAM_C, MEM_GRAD_UNSHARDED, bytes, u);
+    struct sched_op *cat = emit_copy(b, OP_CAST, STREAM_C, u, 2 * bytes,
+                                     parts, flat);
+    free_buf(b, parts, cat->id, u);
+    if (!b->grad_held[u]) {
+        b->grad[u] = flat;
+        return;
+    }
+    struct sched_op *add = emit_copy(b, OP_CAST, STREAM_C, u, 3 * bytes,
+                                     flat, b->grad[u]);
+    free_buf(b, flat, add->id, u);
 }
 
 /* FSDP1's gradient pre-division factor for a data-parallel degree of DP
@@ -640,28 +658,39 @@ divide_gradient(struct builder *b, enum sched_stream st, int u, int buffer,
         emit_copy(b, OP_CAST, st, u, 2 * numel * elem, buffer, buffer);
 }
 
-/* Reduce-scatter path of _post_backward_hook (§4.2 step 5). */
+/* Reduce-scatter path of _post_backward_hook (§4.2 step 5).  What each
+ * tensor's lifetime is (torch/distributed/fsdp/_runtime_utils.py): the
+ * hook keeps autograd_computed_grad, the flat gradient autograd made,
+ * until it returns, then hands it to the caching allocator with
+ * record_stream on the post-backward stream; _reduce_grad's local
+ * unsharded_grad (the reduce-dtype copy, when there is one) lives until
+ * _reduce_grad returns; _get_reduce_scatter_tensors pads with F.pad, a
+ * new tensor, and allocates the output shard (torch.empty_like) while
+ * both are still held.  So the flat gradient, its reduce-dtype copy, the
+ * padded input and the output shard all live when the reduce-scatter is
+ * issued. */
 static void
 reduce_gradient(struct builder *b, int u)
 {
     const struct fsdp_unit *fu = &b->s->units[u];
-    double N = (double)(b->c->use_orig_params ? fu->padded_numel : fu->numel);
+    double N = grad_numel(b, u);
     double S = (double)fu->shard_numel;
     double WS = (double)fu->padded_numel;
     enum sched_stream st = STREAM_P;
 
     wait_stream(b, STREAM_P, STREAM_C);
-    int cur = b->grad[u];
+    int autograd_grad = b->grad[u];
     b->grad[u] = -1;
+    int cur = autograd_grad;
     if (b->b_reduce != b->b_param) {
+        /* flat_param.grad.data = flat_param.grad.to(reduce_dtype) */
         int cast_buf = alloc_buf(b, STREAM_P, MEM_RS_BUFFER, N * b->b_reduce,
                                  u);
-        struct sched_op *cast = emit_copy(b, OP_CAST, STREAM_P, u,
-                                          N * (b->b_param + b->b_reduce),
-                                          cur, cast_buf);
-        free_buf(b, cur, cast->id, u);
+        emit_copy(b, OP_CAST, STREAM_P, u, N * (b->b_param + b->b_reduce),
+                  cur, cast_buf);
         cur = cast_buf;
     }
+    int unsharded = cur;
 
     int dp = b->sharded ? b->s->shard_size * b->s->replicate_size
                         : b->s->no_shard_ranks;
@@ -673,9 +702,8 @@ reduce_gradient(struct builder *b, int u)
         if (!b->c->use_orig_params && fu->numel % b->s->shard_size) {
             int pad = alloc_buf(b, STREAM_P, MEM_RS_BUFFER, WS * b->b_reduce,
                                 u);
-            struct sched_op *cp = emit_copy(b, OP_CAST, STREAM_P, u,
-                                            2 * WS * b->b_reduce, cur, pad);
-            free_buf(b, cur, cp->id, u);
+            emit_copy(b, OP_CAST, STREAM_P, u, 2 * WS * b->b_reduce, cur,
+                      pad);
             cur = pad;
         }
         divide_gradient(b, STREAM_P, u, cur, WS, b->b_reduce, pre);
@@ -686,7 +714,8 @@ reduce_gradient(struct builder *b, int u)
         red->dtype = b->s->reduce_dtype;
         red->buf_in = cur;
         red->buf_out = out;
-        free_buf(b, cur, red->id, u);
+        if (cur != unsharded)   /* the padded copy */
+            free_buf(b, cur, red->id, u);
         if (sharding_is_hybrid(b->c->sharding)) {
             /* §5: the replicate all-reduce runs on its own stream A. */
             wait_stream(b, STREAM_A, STREAM_P);
@@ -721,7 +750,8 @@ reduce_gradient(struct builder *b, int u)
         acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + 2 * b->b_orig),
                         out, b->grad_shard[u]);
     }
-    free_buf(b, out, acc->id, u);
+    if (out != unsharded)
+        free_buf(b, out, acc->id, u);
     if (b->c->cpu_offload) {
         /* §9: the fp32 sharded gradient goes to pinned host memory. */
         struct sched_op *d2h = emit_copy(b, OP_D2H, st, u, S * b->b_orig,
@@ -729,6 +759,12 @@ reduce_gradient(struct builder *b, int u)
         free_buf(b, b->grad_shard[u], d2h->id, u);
         b->grad_shard[u] = -2;    /* lives on the host now */
     }
+    /* _reduce_grad returns (its unsharded_grad goes), then the hook
+     * (autograd_computed_grad, recorded on the post-backward stream:
+     * reusable once the work issued there so far has run). */
+    if (unsharded != autograd_grad)
+        free_buf(b, unsharded, b->last_op[STREAM_P], u);
+    free_buf(b, autograd_grad, b->last_op[STREAM_P], u);
 }
 
 static void
@@ -1133,14 +1169,28 @@ ckpt_region_of(const struct builder *b, const struct module *mod)
     return -1;
 }
 
+/* Leaf MOD's temporaries (layer_transients).  The fused loss never
+ * holds the vocabulary-wide tensors: its chunk's logits are about the
+ * size of the hidden states (Liger-Kernel sizes chunks so), so none. */
+static int
+leaf_transients(const struct builder *b, const struct module *mod,
+                bool backward, double *each)
+{
+    if (b->s->loss == LOSS_FUSED && mod->kind == LAYER_CROSS_ENTROPY) {
+        *each = 0;
+        return 0;
+    }
+    return layer_transients(mod, b->c->micro_batch, b->c->seq_len,
+                            b->b_param, backward, each);
+}
+
 /* Keep the larger of a run's temporaries so far and leaf MOD's. */
 static void
 note_transients(const struct builder *b, const struct module *mod,
                 bool backward, int *count, double *each)
 {
     double e;
-    int n = layer_transients(mod, b->c->micro_batch, b->c->seq_len,
-                             b->b_param, backward, &e);
+    int n = leaf_transients(b, mod, backward, &e);
     if (n * e > *count * *each) {
         *count = n;
         *each = e;
@@ -1174,6 +1224,10 @@ walk_module(struct builder *b, const struct module *mod)
         if (b->s->attn == ATTN_MATH)
             lw.saved_bytes += layer_math_scores_bytes(
                 mod, b->c->micro_batch, b->c->seq_len, b->b_param);
+        if (b->s->loss == LOSS_FUSED)
+            lw.saved_bytes = layer_fused_loss_saved_bytes(
+                mod, b->c->micro_batch, b->c->seq_len, b->b_param,
+                lw.saved_bytes);
         last->fwd_flops += lw.fwd_flops;
         last->bwd_flops += lw.bwd_flops;
         last->model_flops += lw.model_flops;
@@ -1515,11 +1569,8 @@ ddp_backward_pass(struct builder *b, int sync)
                        &lw);
             double each;
             int tmp[MAX_TRANSIENTS];
-            transient_alloc(b,
-                            layer_transients(mod, b->c->micro_batch,
-                                             b->c->seq_len, b->b_param, true,
-                                             &each),
-                            each, 0, tmp);
+            transient_alloc(b, leaf_transients(b, mod, true, &each), each,
+                            0, tmp);
             struct sched_op *op = emit(b, OP_BACKWARD, STREAM_C, 0);
             op->leaf_begin = l;
             op->leaf_end = l + 1;
@@ -1616,6 +1667,7 @@ builder_free(struct builder *b)
         free(b->pending[i]);
     free(b->unsharded);
     free(b->grad);
+    free(b->grad_parts);
     free(b->grad_held);
     free(b->grad_shard);
     free(b->prefetched);
@@ -1655,6 +1707,7 @@ sched_build(const struct model *m, const struct wrap_plan *p,
         return NULL;
     }
     s->compile = c->compile;
+    s->loss = c->loss;
     s->float8 = c->float8;
     s->float8_all_gather = c->float8_all_gather;
     s->block_cls = m->layer_cls;
@@ -1723,6 +1776,7 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     int n = s->n_units;
     b.unsharded = xmalloc(sizeof(int) * n);
     b.grad = xmalloc(sizeof(int) * n);
+    b.grad_parts = xmalloc(sizeof(int) * (n ? n : 1));
     b.grad_held = xcalloc(n ? n : 1, sizeof(int));
     b.grad_shard = xmalloc(sizeof(int) * n);
     b.prefetched = xcalloc(n, sizeof(int));
@@ -1736,7 +1790,7 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     b.ckpt_input = xmalloc(sizeof(int) * m->n_modules);
     b.recomputed = xcalloc(m->n_modules, sizeof(int));
     for (int i = 0; i < n; i++)
-        b.unsharded[i] = b.grad[i] = b.grad_shard[i] = -1;
+        b.unsharded[i] = b.grad[i] = b.grad_parts[i] = b.grad_shard[i] = -1;
     b.run_sac = xmalloc(sizeof(int) * (b.n_walk ? b.n_walk : 1));
     for (int i = 0; i < b.n_walk; i++)
         b.run_act[i] = b.run_sac[i] = -1;

@@ -154,6 +154,7 @@ struct sched {
     enum dtype param_dtype, reduce_dtype;
     enum attn_kernel attn;      /* the attention kernel (resolved) */
     bool compile;               /* torch.compile of each block */
+    int loss;                   /* enum loss_kind (runconf.h) */
     int float8;                 /* enum float8_recipe (runconf.h) */
     bool float8_all_gather;     /* FSDP2 gathers float8 weights */
     const char *block_cls;      /* the model's transformer block class */

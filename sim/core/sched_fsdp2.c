@@ -344,10 +344,11 @@ f2_post_forward(struct builder *b, int u)
         return;
     /* The root's _post_forward frees the last deferred all-gather
      * output; MixedPrecisionPolicy.output_dtype casts its output (the
-     * logits of a language model). */
+     * logits of a language model; under the fused loss the model returns
+     * the loss, the logits never being whole). */
     release_deferred(b);
     if (b->c->output_dtype_given && b->c->output_dtype != b->s->param_dtype
-        && b->m->vocab > 0) {
+        && b->m->vocab > 0 && b->s->loss != LOSS_FUSED) {
         double n = (double)b->c->micro_batch * (double)b->c->seq_len
                    * (double)b->m->vocab;
         emit_copy(b, OP_CAST, STREAM_C, 0,

@@ -71,6 +71,8 @@ struct builder {
 
     int *unsharded;           /* per unit: buffer of the unsharded params */
     int *grad;                /* per unit: unsharded gradient buffer */
+    int *grad_parts;          /* per unit: the parameters' own gradients,
+                                 waiting for SplitWithSizesBackward */
     int *grad_held;           /* per unit: 1 when that buffer holds an
                                  earlier micro-batch's gradient (no_sync) */
     int *grad_shard;          /* per unit: sharded fp32 gradient buffer */
