@@ -841,6 +841,28 @@ START_TEST(test_sched_selective_op_saves)
 }
 END_TEST
 
+START_TEST(test_sched_nccl_buffers_outside_allocator)
+{
+    /* NO_SHARD on one DGX H100: the all-reduces run NVLS, whose
+     * communicator takes 16 channels x 2 x 8 steps x 128 KiB x 8 heads
+     * = 256 MiB of buffers plus 16 x 2 x 64 x 8 B of credits rounded up
+     * to the 2 MiB multicast granularity (coll_nvls_buffer_bytes): 258 MiB
+     * outside the caching allocator, off the margin; FULL_SHARD's
+     * all-gathers and reduce-scatters run Ring here and take none. */
+    struct tu_run n, f;
+    run_ok(&n, "--model tiny-llama --topology dgx-h100 "
+           "--sharding-strategy NO_SHARD", 1);
+    run_ok(&f, "--model tiny-llama --topology dgx-h100", 1);
+    ck_assert_int_eq(n.met.mem.outside_bytes, 258LL << 20);
+    ck_assert_double_eq(n.met.margin_bytes,
+                        80.0 * (1 << 30) - (258LL << 20)
+                            - (double)n.met.mem.peak_reserved);
+    ck_assert_int_eq(f.met.mem.outside_bytes, 0);
+    tu_free(&n);
+    tu_free(&f);
+}
+END_TEST
+
 START_TEST(test_sched_grad_scaler)
 {
     /* fp16: ShardedGradScaler unscales the sharded fp32 gradients, all-
@@ -969,6 +991,7 @@ main(void)
     tcase_add_test(core, test_sched_selective_op_between);
     tcase_add_test(core, test_sched_selective_op_saves);
     tcase_add_test(core, test_sched_loss_temporaries);
+    tcase_add_test(core, test_sched_nccl_buffers_outside_allocator);
     tcase_add_test(core, test_sched_grad_scaler);
     tcase_add_test(core, test_sched_gradient_kernels);
     tcase_add_test(core, test_sched_optimizer_foreach_and_clip);

@@ -337,6 +337,30 @@ cost_table_build(const struct sched *s, const struct topo *t,
     free(rec_k);
 }
 
+double
+cost_nccl_buffer_bytes(const struct sched *s, const struct topo *t,
+                       const struct cost_table *ct)
+{
+    bool nvls[PG_COUNT] = {false};
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if ((op->kind == OP_ALLGATHER || op->kind == OP_REDUCESCATTER
+             || op->kind == OP_ALLREDUCE) && op->pg > PG_NONE
+            && op->pg < PG_COUNT
+            && (ct->coll[i].algo == NCCL_ALGO_NVLS
+                || ct->coll[i].algo == NCCL_ALGO_NVLS_TREE))
+            nvls[op->pg] = true;
+    }
+    double bytes = 0;
+    for (int pg = PG_NONE + 1; pg < PG_COUNT; pg++)
+        if (nvls[pg]) {
+            struct coll_group g;
+            cost_group(s, (enum sched_pg)pg, &g);
+            bytes += coll_nvls_buffer_bytes(t, &s->nccl, g.ranks_per_node);
+        }
+    return bytes;
+}
+
 void
 cost_table_free(struct cost_table *ct)
 {

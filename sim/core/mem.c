@@ -467,6 +467,13 @@ mem_get_stats(const struct mem *m, struct mem_stats *st)
     *st = m->st;
 }
 
+void
+mem_set_outside(struct mem *m, double bytes)
+{
+    m->capacity -= bytes;
+    m->st.outside_bytes = (int64_t)bytes;
+}
+
 const struct mem_sample *
 mem_samples(const struct mem *m, int *n)
 {

@@ -52,6 +52,10 @@ struct mem_sample {
 struct mem;
 
 struct mem *mem_new(int n_buffers, double capacity_bytes);
+/* Device memory taken outside the allocator before it runs (NCCL's
+ * buffers): the allocator's capacity is the device's less BYTES, and the
+ * figure is reported in mem_stats.outside_bytes. */
+void mem_set_outside(struct mem *m, double bytes);
 void mem_free(struct mem *m);
 
 /* Host time of the calls a retry makes (topology [host] keys), ns. */
@@ -101,6 +105,9 @@ struct mem_stats {
                                                reserved + live OOM blocks
                                                + the request - device */
     int64_t stall_ns;                       /* host time of all retries */
+    int64_t outside_bytes;                  /* device memory held outside
+                                               the allocator (NCCL's), so
+                                               not available to it */
 };
 
 /* One retry: the allocating op (-1: none), when the host began the

@@ -279,6 +279,7 @@ metrics_finish(const struct metrics_basis *b, const struct sched *s,
     /* Reserved stays within the device; an allocation that did not fit
      * says how much more it needed. */
     m->margin_bytes = m->mem.ooms > 0 ? -(double)m->mem.oom_shortfall
-                      : t->hbm_bytes - (double)m->mem.peak_reserved;
+                      : t->hbm_bytes - (double)m->mem.outside_bytes
+                            - (double)m->mem.peak_reserved;
     m->fits = m->mem.ooms == 0 && m->margin_bytes >= 0;
 }

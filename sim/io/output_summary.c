@@ -179,6 +179,11 @@ output_summary_text(const struct run_view *v, FILE *out)
             fprintf(out, "  %-22s %s\n", mem_category_name(k),
                     units_fmt_bytes(b1, sizeof b1,
                                     (double)m->mem.peak_by_cat[k]));
+    if (m->mem.outside_bytes > 0)
+        fprintf(out, "nccl buffers      %s a GPU outside PyTorch's allocator "
+                "(NVLS multicast, transport/nvls.cc), not available to it\n",
+                units_fmt_bytes(b1, sizeof b1,
+                                (double)m->mem.outside_bytes));
     if (m->mem.retries > 0) {
         fprintf(out, "allocator retries %d in the step, %d of them "
                 "synchronizing the device (%d and %d in all steps)\n",
@@ -269,6 +274,8 @@ output_summary_json(const struct run_view *v, FILE *out)
     fprintf(out, "  \"oom_shortfall_bytes\": %lld,\n",
             (long long)m->mem.oom_shortfall);
     fprintf(out, "  \"fits\": %s,\n", m->fits ? "true" : "false");
+    fprintf(out, "  \"nccl_buffer_bytes\": %lld,\n",
+            (long long)m->mem.outside_bytes);
     fprintf(out, "  \"device_mem_bytes\": %.0f,\n", m->device_mem_bytes);
     fprintf(out, "  \"mem_margin_bytes\": %.0f\n", m->margin_bytes);
     fprintf(out, "}\n");
