@@ -41,6 +41,8 @@
 #define ST_RS STREAM_P          /* reduce-scatter */
 #define ST_AR STREAM_A          /* HSDP all-reduce */
 
+enum { RAF_KEEP, RAF_FREE, RAF_POST_FORWARD };
+
 struct fsdp2_state {
     int *ag_out;        /* per unit: flat all-gather output, or -1 */
     int *ag_op;         /* per unit: its all-gather (pending unshard) */
@@ -54,6 +56,11 @@ struct fsdp2_state {
     int *accumulated;   /* per unit: gradients kept from an unsynced pass */
     int *post_reduce;   /* per unit: post-reduce event op, or -1 */
     int *pb_at_end;     /* per unit: post-backward from the final callback */
+    int *raf;           /* per unit: after forward keep (RAF_KEEP), free
+                           (RAF_FREE) or keep a post-forward shard
+                           (RAF_POST_FORWARD) */
+    int reshard_after_backward;  /* this micro-batch's
+                                    set_reshard_after_backward */
     int *run_grad;      /* per walk step: its parameters' gradients */
     double *run_numel;  /* per walk step: parameters of its leaves */
     int offload_event;  /* the last non-blocking gradient D2H, or -1 */
@@ -81,13 +88,26 @@ sched_fsdp2_mesh(const struct run_config *c, int world, int gpus_per_node,
                            "%d GPUs per node", (long long)M, gpus_per_node);
         return -1;
     }
-    int64_t g = c->reshard_after_forward_size;
-    if (g > 0 && (g >= M || M % g != 0)) {
-        *cause = xasprintf("--reshard-after-forward %lld: the post-forward "
-                           "mesh must be a divisor of the shard group (%lld "
-                           "ranks) other than 1 and itself (fully_shard's "
-                           "rule); use true or false otherwise",
-                           (long long)g, (long long)M);
+    const int64_t sizes[2] = {c->reshard_after_forward_size,
+                              c->reshard_after_forward_last_size};
+    for (int i = 0; i < 2; i++) {
+        int64_t g = sizes[i];
+        if (g > 0 && (g >= M || M % g != 0)) {
+            *cause = xasprintf("--reshard-after-forward%s %lld: the "
+                               "post-forward mesh must be a divisor of the "
+                               "shard group (%lld ranks) other than 1 and "
+                               "itself (fully_shard's rule); use true or "
+                               "false otherwise", i ? "-last" : "",
+                               (long long)g, (long long)M);
+            return -1;
+        }
+    }
+    if (sizes[0] > 0 && sizes[1] > 0 && sizes[0] != sizes[1]) {
+        *cause = xasprintf("--reshard-after-forward %lld with "
+                           "--reshard-after-forward-last %lld: fsdpsim "
+                           "models one post-forward mesh; give both the "
+                           "same size, or the last group true or false",
+                           (long long)sizes[0], (long long)sizes[1]);
         return -1;
     }
     *shard = (int)M;
@@ -105,12 +125,6 @@ reduce_op(const struct builder *b)
     if (dp > 1 && b->s->reduce_dtype != DTYPE_FP16)
         return REDOP_AVG;
     return REDOP_SUM;
-}
-
-static int
-use_post_forward_mesh(const struct builder *b)
-{
-    return b->s->post_forward_size > 0;
 }
 
 /* ---- unshard ---- */
@@ -284,9 +298,8 @@ f2_wait_for_unshard(struct builder *b, int u)
     f->ag_out[u] = f->ag_op[u] = -1;
 }
 
-/* FSDPParamGroup.reshard.  After forward: keep (False, or the root when
- * reshard_after_forward was not given: fully_shard's None, which
- * _lazy_init turns off for the root), free (True), or keep this rank's
+/* FSDPParamGroup.reshard.  After forward, as the group's raf (set in
+ * group_reshard_after_forward): keep, free (True), or keep this rank's
  * 1/N of the unsharded data (an int N: _to_sharded_post_forward copies it
  * out, §13.3).  In backward always to_sharded. */
 static void
@@ -295,10 +308,9 @@ f2_reshard(struct builder *b, int u)
     if (b->unsharded[u] < 0)
         return;
     if (b->phase == PHASE_FORWARD) {
-        if ((u == 0 && !b->c->reshard_after_forward_given)
-            || !b->c->reshard_after_forward)
+        if (b->f2->raf[u] == RAF_KEEP)
             return;
-        if (use_post_forward_mesh(b)) {
+        if (b->f2->raf[u] == RAF_POST_FORWARD) {
             double keep = gathered_bytes(
                 b, u, (double)b->s->units[u].padded_numel
                           / b->s->post_forward_size);
@@ -325,13 +337,15 @@ f2_pre_forward(struct builder *b, int u)
      * cast is a no-op in the models fsdpsim runs. */
     f2_unshard(b, u);
     f2_wait_for_unshard(b, u);
-    /* set_modules_to_forward_prefetch([next group]) (--forward-prefetch):
-     * the next group's unshard issued now, before u's compute. */
-    if (b->c->forward_prefetch) {
-        int pos = b->fwd_pos[u];
-        if (pos + 1 < b->n_fwd_order)
-            f2_unshard(b, b->fwd_order[pos + 1]);
-    }
+    /* FSDPState._pre_forward, after the group's own pre_forward:
+     * set_modules_to_forward_prefetch(the next N groups)
+     * (--forward-prefetch N) issues each one's unshard now, in list
+     * order, before u's compute (§13.3 step 5); a group already gathered
+     * or pending is skipped (unshard's early returns). */
+    int pos = b->fwd_pos[u];
+    for (int j = 1; j <= b->c->forward_prefetch_groups
+                    && pos + j < b->n_fwd_order; j++)
+        f2_unshard(b, b->fwd_order[pos + j]);
 }
 
 static void
@@ -382,9 +396,12 @@ f2_forward_pass(struct builder *b)
 
 /* ---- backward ---- */
 
-/* FSDPParamGroup.pre_backward (§13.4 steps 2-3): unshard (a no-op when
- * prefetched or never resharded), copy out, then prefetch the group
- * before it in post-forward order. */
+/* FSDPState._pre_backward (§13.4 steps 2-3): the group's pre_backward
+ * unshards (a no-op when prefetched or never resharded) and copies out;
+ * then, with no set_modules_to_backward_prefetch list, _backward_prefetch
+ * unshards the group before it in post-forward order, else the list's
+ * groups (--backward-prefetch N: the next N to run backward) in list
+ * order. */
 static void
 f2_pre_backward(struct builder *b, int u)
 {
@@ -394,8 +411,10 @@ f2_pre_backward(struct builder *b, int u)
     f2_unshard(b, u);
     f2_wait_for_unshard(b, u);
     int pos = b->post_fwd_pos[u];
-    if (pos > 0)
-        f2_unshard(b, b->post_fwd_order[pos - 1]);
+    int n = b->c->backward_prefetch_groups > 0
+                ? (int)b->c->backward_prefetch_groups : 1;
+    for (int j = 1; j <= n && pos - j >= 0; j++)
+        f2_unshard(b, b->post_fwd_order[pos - j]);
 }
 
 /* The gradients of a run's parameters, allocated as autograd computes
@@ -541,7 +560,10 @@ f2_post_backward(struct builder *b, int u, int sync)
         }
         (void)add;
     }
-    f2_reshard(b, u);
+    /* set_reshard_after_backward(False): the parameters stay unsharded,
+     * so the next forward's unshard is a no-op (§13.4 step 5). */
+    if (f->reshard_after_backward)
+        f2_reshard(b, u);
     if (!sync) {
         /* set_requires_gradient_sync(False): keep the gradients,
          * up-cast once to reduce_dtype if it differs
@@ -624,6 +646,40 @@ f2_backward_pass(struct builder *b, int sync)
 
 /* ---- setup ---- */
 
+/* Each group's reshard_after_forward.  fully_shard's None (the flag not
+ * given) is True but for the root, which _lazy_init sets not to reshard
+ * (_auto_reshard_after_forward, _fsdp_state.py); a value given applies to
+ * the root too.  --reshard-after-forward-last sets the group whose
+ * post-forward comes last but for the root's, which is the first to run
+ * backward (torchtitan's last block, or its [norm, output] group). */
+static int
+raf_mode(bool reshard, int64_t size)
+{
+    return !reshard ? RAF_KEEP : size > 0 ? RAF_POST_FORWARD : RAF_FREE;
+}
+
+static void
+group_reshard_after_forward(struct builder *b)
+{
+    const struct run_config *c = b->c;
+    int *raf = b->f2->raf;
+    for (int u = 0; u < b->s->n_units; u++)
+        raf[u] = raf_mode(c->reshard_after_forward,
+                          c->reshard_after_forward_size);
+    if (!c->reshard_after_forward_given)
+        raf[0] = RAF_KEEP;
+    if (!c->reshard_after_forward_last_given)
+        return;
+    for (int i = b->n_post_fwd - 1; i >= 0; i--) {
+        int u = b->post_fwd_order[i];
+        if (u != 0 && unit_has_handle(b, u)) {
+            raf[u] = raf_mode(c->reshard_after_forward_last,
+                              c->reshard_after_forward_last_size);
+            return;
+        }
+    }
+}
+
 static int *
 int_array(int n, int value)
 {
@@ -675,6 +731,7 @@ fsdp2_steps(struct builder *b)
     st.accumulated = int_array(n, 0);
     st.post_reduce = int_array(n, -1);
     st.pb_at_end = int_array(n, 0);
+    st.raf = int_array(n, RAF_FREE);
     st.run_grad = int_array(b->n_walk, -1);
     st.run_numel = xcalloc(b->n_walk > 0 ? b->n_walk : 1, sizeof(double));
     st.deferred_buf = st.deferred_event = -1;
@@ -685,11 +742,16 @@ fsdp2_steps(struct builder *b)
             for (int l = b->walk[w].leaf_begin; l < b->walk[w].leaf_end; l++)
                 st.run_numel[w] += (double)s->leaves[l]->own_params;
     find_post_backward_at_end(b);
+    group_reshard_after_forward(b);
 
     int opt_state = -1;
     for (b->it = 0; b->it < s->iterations; b->it++) {
         for (b->micro = 0; b->micro < s->micro_batches; b->micro++) {
-            int sync = !b->c->no_sync || b->micro == s->micro_batches - 1;
+            int last = b->micro == s->micro_batches - 1;
+            int sync = !b->c->no_sync || last;
+            /* set_reshard_after_backward(last micro-batch): the last
+             * reshards, as the optimizer step needs its shards. */
+            st.reshard_after_backward = b->c->reshard_after_backward || last;
             f2_forward_pass(b);
             f2_backward_pass(b, sync);
         }
@@ -705,6 +767,7 @@ fsdp2_steps(struct builder *b)
     free(st.accumulated);
     free(st.post_reduce);
     free(st.pb_at_end);
+    free(st.raf);
     free(st.run_grad);
     free(st.run_numel);
     b->f2 = NULL;
