@@ -136,9 +136,35 @@ def run(cfg, world):
     if "reshard_after_forward" in cfg:  # else fully_shard's None
         kw["reshard_after_forward"] = cfg["reshard_after_forward"]
     if cfg["model"] != "toy":
-        for layer in model.model.layers:
-            fully_shard(layer, **kw)
-    fully_shard(model, **kw)
+        layers = list(model.model.layers)
+        for i, layer in enumerate(layers):
+            lkw = dict(kw)
+            if i == len(layers) - 1 and "reshard_after_forward_last" in cfg:
+                # torchtitan before #1094 (2025-07): the last block keeps
+                # its parameters, its backward comes first.
+                lkw["reshard_after_forward"] = cfg["reshard_after_forward_last"]
+            fully_shard(layer, **lkw)
+    rkw = dict(kw)
+    if "reshard_after_forward_root" in cfg:
+        rkw["reshard_after_forward"] = cfg["reshard_after_forward_root"]
+    fully_shard(model, **rkw)
+    # Explicit prefetching, each group the next N in its pass's order (as
+    # torchtitan chains its groups, and pytorch/examples' FSDP2 example
+    # with --explicit-prefetching gives N): forward order = the groups'
+    # pre-order (root first), backward order = the reverse post-forward
+    # order (root first, then the last layer down to the first).
+    fsdp_mods = [m for m in model.modules() if hasattr(m, "set_modules_to_forward_prefetch")]
+    nf = cfg.get("forward_prefetch", 0)
+    if nf:
+        for i, m in enumerate(fsdp_mods):
+            if fsdp_mods[i + 1:i + 1 + nf]:
+                m.set_modules_to_forward_prefetch(fsdp_mods[i + 1:i + 1 + nf])
+    nb = cfg.get("backward_prefetch", 0)
+    if nb:
+        bwd = [fsdp_mods[0]] + list(reversed(fsdp_mods[1:]))
+        for i, m in enumerate(bwd):
+            if bwd[i + 1:i + 1 + nb]:
+                m.set_modules_to_backward_prefetch(bwd[i + 1:i + 1 + nb])
 
     # Units: parameter groups in pre-order.
     units = []
@@ -179,6 +205,11 @@ def run(cfg, world):
             REC["micro"] = mb
             if cfg.get("no_sync"):
                 model.set_requires_gradient_sync(mb == accum - 1)
+            if cfg.get("reshard_after_backward") is False:
+                # Keep the parameters unsharded between the micro-batches
+                # of a step; the last backward reshards before the
+                # optimizer updates the shards.
+                model.set_reshard_after_backward(mb == accum - 1)
             REC["phase"] = "forward"
             out = model(*batch())
             loss = out.float().pow(2).mean() if cfg["model"] == "toy" else out

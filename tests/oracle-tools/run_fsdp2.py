@@ -29,12 +29,35 @@ CONFIGS = [
     ("llama_f2_accum3", {"grad_accum": 3}, "--grad-accum 3"),
     ("llama_f2_accum3_nosync", {"grad_accum": 3, "no_sync": True}, "--grad-accum 3 --no-sync"),
     ("toyodd_f2", {}, ""),
+    ("llama_f2_fwdprefetch1", {"forward_prefetch": 1}, "--forward-prefetch true"),
+    ("llama_f2_prefetch2", {"forward_prefetch": 2, "backward_prefetch": 2},
+     "--forward-prefetch 2 --backward-prefetch 2"),
+    ("llama_f2_bwdprefetch3", {"backward_prefetch": 3}, "--backward-prefetch 3"),
+    ("llama_f2_raflast", {"reshard_after_forward_last": False},
+     "--reshard-after-forward-last false"),
+    ("llama_f2_raftrue_raflast", {"reshard_after_forward": True,
+                                  "reshard_after_forward_last": False},
+     "--reshard-after-forward true --reshard-after-forward-last false"),
+    ("llama_f2_raf4_raflast", {"reshard_after_forward": 4,
+                               "reshard_after_forward_last": False},
+     "--reshard-after-forward 4 --reshard-after-forward-last false"),
+    ("llama_f2_accum3_rab", {"grad_accum": 3, "reshard_after_backward": False},
+     "--grad-accum 3 --reshard-after-backward false"),
+    ("llama_f2_accum3_nosync_rab", {"grad_accum": 3, "no_sync": True,
+                                    "reshard_after_backward": False},
+     "--grad-accum 3 --no-sync --reshard-after-backward false"),
+    ("llama_f2_accum3_nosync_rab_raffalse", {"grad_accum": 3, "no_sync": True,
+                                             "reshard_after_backward": False,
+                                             "reshard_after_forward": False},
+     "--grad-accum 3 --no-sync --reshard-after-backward false "
+     "--reshard-after-forward false"),
 ]
 
 for name, extra, sim in CONFIGS:
     base, sim_base = (TOYODD, SIM_TOYODD) if name.startswith("toyodd") else (LLAMA, SIM_LLAMA)
     cfg = dict(base, **extra)
     out = os.path.join(ROOT, name + "_w8.torch.json")
+    # --only NAME ...: record these alone (every line is still printed)
     if "--only" not in sys.argv or name in sys.argv:
         subprocess.run([sys.executable, os.path.join(HERE, "oracle_fsdp2.py"), "--config",
                         json.dumps(cfg), "--world", "8", "--out", out], check=True,
