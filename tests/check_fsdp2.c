@@ -87,6 +87,56 @@ live_peak(const struct sched *s, enum mem_category c)
     return peak;
 }
 
+/* The same, counting only the changes made in phase PHASE. */
+static double
+live_peak_in(const struct sched *s, enum mem_category c,
+             enum sched_phase phase)
+{
+    double live = 0, peak = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->cat != c)
+            continue;
+        if (op->kind == OP_ALLOC)
+            live += (double)op->bytes;
+        else if (op->kind == OP_FREE)
+            live -= (double)op->bytes;
+        if (op->iter == 1 && op->phase == phase && live > peak)
+            peak = live;
+    }
+    return peak;
+}
+
+/* Collectives of KIND in iteration 1 issued before the first op of KIND2
+ * for unit U2 in phase PHASE. */
+static int
+issued_before(const struct sched *s, enum sched_op_kind kind,
+              enum sched_phase phase, enum sched_op_kind kind2, int u2)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->iter != 1 || op->phase != phase)
+            continue;
+        if (op->kind == kind2 && op->unit == u2)
+            return n;
+        n += op->kind == kind;
+    }
+    return -1;
+}
+
+/* Ops of KIND in iteration 1, micro-batch MICRO, phase PHASE. */
+static int
+count_micro(const struct sched *s, int micro, enum sched_phase phase,
+            enum sched_op_kind kind)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_ops; i++)
+        n += s->ops[i].iter == 1 && s->ops[i].micro == micro
+             && s->ops[i].phase == phase && s->ops[i].kind == kind;
+    return n;
+}
+
 START_TEST(test_fsdp2_per_parameter_padding_bytes)
 {
     /* All-gather bytes = padded numel x 2 (bf16): root 96 x 2 = 192,
@@ -362,6 +412,207 @@ START_TEST(test_fsdp2_float8_all_gather_bytes)
 }
 END_TEST
 
+/* fp32 on one node (4 ranks): no copy-in cast temporary, so the
+ * all-gather buffers are the flat outputs alone, a layer's 791040 x 4 =
+ * 3164160 bytes, the root's 512256 x 4 = 2049024. */
+#define TINY32 "--model tiny-llama --topology test-2x4 --nodes 1 " \
+               "--fsdp-version 2 "
+#define LAYER_AG32 (LAYER_NUMEL * 4)
+
+START_TEST(test_fsdp2_forward_prefetch_list)
+{
+    /* set_modules_to_forward_prefetch(next 2 groups) on every group
+     * (FSDPState._pre_forward): the root's pre-forward gathers itself,
+     * then units 1 and 2, all before the root's first compute; unit 1's
+     * adds unit 3 (2 is pending), unit 2's unit 4.  PyTorch's record
+     * llama_f2_prefetch2_w8: AG0 AG1 AG2 AG3 F1 AG4 F2 ...  Implicit
+     * (no list): one all-gather before the root's compute, two before
+     * unit 1's.  Nothing more is gathered: 9 a step either way.
+     *
+     * Memory, forward: implicit, the deferred output of group k and the
+     * new one of k+1, 2 layers = 6328320 bytes.  With the list, at unit
+     * k's pre-forward, after its copy-out: its own deferred output and
+     * the pending k+1 and k+2, 3 layers = 9492480 (N + 1 outputs; the
+     * root's 2049024 + 2 layers is less).  The per-parameter unsharded
+     * tensors are made at copy-out, so they do not change: the root and
+     * one layer, (512256 + 791040) x 4 = 5213184. */
+    struct tu_run a, b;
+    run_ok(&a, TINY32, 0);
+    run_ok(&b, TINY32 "--forward-prefetch 2", 0);
+    ck_assert_int_eq(issued_before(a.r.sched, OP_ALLGATHER, PHASE_FORWARD,
+                                   OP_FORWARD, 0), 1);
+    ck_assert_int_eq(issued_before(a.r.sched, OP_ALLGATHER, PHASE_FORWARD,
+                                   OP_FORWARD, 1), 2);
+    ck_assert_int_eq(issued_before(b.r.sched, OP_ALLGATHER, PHASE_FORWARD,
+                                   OP_FORWARD, 0), 3);
+    ck_assert_int_eq(issued_before(b.r.sched, OP_ALLGATHER, PHASE_FORWARD,
+                                   OP_FORWARD, 1), 4);
+    ck_assert_int_eq(issued_before(b.r.sched, OP_ALLGATHER, PHASE_FORWARD,
+                                   OP_FORWARD, 2), 5);
+    ck_assert_int_eq(tu_count(a.r.sched, 1, OP_ALLGATHER), 9);
+    ck_assert_int_eq(tu_count(b.r.sched, 1, OP_ALLGATHER), 9);
+    ck_assert_int_eq((int)live_peak_in(a.r.sched, MEM_AG_BUFFER,
+                                       PHASE_FORWARD),
+                     (int)(2 * LAYER_AG32));
+    ck_assert_int_eq((int)live_peak_in(b.r.sched, MEM_AG_BUFFER,
+                                       PHASE_FORWARD),
+                     (int)(3 * LAYER_AG32));
+    ck_assert_int_eq((int)live_peak(b.r.sched, MEM_UNSHARDED_PARAMS),
+                     (int)((ROOT_NUMEL + LAYER_NUMEL) * 4));
+    ck_assert_int_eq((int)live_peak(a.r.sched, MEM_UNSHARDED_PARAMS),
+                     (int)((ROOT_NUMEL + LAYER_NUMEL) * 4));
+    tu_free(&a);
+    tu_free(&b);
+}
+END_TEST
+
+START_TEST(test_fsdp2_backward_prefetch_list)
+{
+    /* set_modules_to_backward_prefetch(next 2 groups to run backward)
+     * replaces _backward_prefetch (FSDPState._pre_backward): the root's
+     * pre-backward gathers units 4 and 3 before the root's first
+     * gradient kernel, unit 4's adds unit 2 before its own (record
+     * llama_f2_prefetch2_w8: AG4 AG3 AG2 B4 ...).  Implicit: 1 and 2.
+     * --backward-prefetch 1, the singleton list of the group before,
+     * issues what the implicit prefetch does.
+     *
+     * Memory, backward: implicit, one pending output (each group's is
+     * dropped after its copy-out, before the prefetch), a layer =
+     * 3164160 bytes; with the list of 2, two (units k-1 and k-2 pending
+     * after unit k's copy-out), 6328320; of 3, three, 9492480. */
+    struct tu_run a, b, c, d;
+    run_ok(&a, TINY32, 0);
+    run_ok(&b, TINY32 "--backward-prefetch 2", 0);
+    run_ok(&c, TINY32 "--backward-prefetch 3", 0);
+    run_ok(&d, TINY32 "--backward-prefetch 1", 0);
+    ck_assert_int_eq(issued_before(a.r.sched, OP_ALLGATHER, PHASE_BACKWARD,
+                                   OP_BACKWARD, 0), 1);
+    ck_assert_int_eq(issued_before(a.r.sched, OP_ALLGATHER, PHASE_BACKWARD,
+                                   OP_BACKWARD, 4), 2);
+    ck_assert_int_eq(issued_before(b.r.sched, OP_ALLGATHER, PHASE_BACKWARD,
+                                   OP_BACKWARD, 0), 2);
+    ck_assert_int_eq(issued_before(b.r.sched, OP_ALLGATHER, PHASE_BACKWARD,
+                                   OP_BACKWARD, 4), 3);
+    ck_assert_int_eq(issued_before(c.r.sched, OP_ALLGATHER, PHASE_BACKWARD,
+                                   OP_BACKWARD, 0), 3);
+    ck_assert_int_eq(tu_count(b.r.sched, 1, OP_ALLGATHER), 9);
+    ck_assert_int_eq((int)live_peak_in(a.r.sched, MEM_AG_BUFFER,
+                                       PHASE_BACKWARD),
+                     (int)LAYER_AG32);
+    ck_assert_int_eq((int)live_peak_in(b.r.sched, MEM_AG_BUFFER,
+                                       PHASE_BACKWARD),
+                     (int)(2 * LAYER_AG32));
+    ck_assert_int_eq((int)live_peak_in(c.r.sched, MEM_AG_BUFFER,
+                                       PHASE_BACKWARD),
+                     (int)(3 * LAYER_AG32));
+    ck_assert_int_eq(a.r.sched->n_ops, d.r.sched->n_ops);
+    for (int i = 0; i < a.r.sched->n_ops; i++) {
+        ck_assert_int_eq(a.r.sched->ops[i].kind, d.r.sched->ops[i].kind);
+        ck_assert_int_eq(a.r.sched->ops[i].unit, d.r.sched->ops[i].unit);
+    }
+    tu_free(&a);
+    tu_free(&b);
+    tu_free(&c);
+    tu_free(&d);
+}
+END_TEST
+
+START_TEST(test_fsdp2_reshard_after_backward)
+{
+    /* set_reshard_after_backward(False) on micro-batches 0 and 1 of 3
+     * (the last reshards for the optimizer).  Micro-batch 0 gathers as
+     * usual: 5 in forward, 4 in backward.  Its post-backwards keep every
+     * group unsharded, so micro-batch 1's forward gathers nothing (the
+     * unshards are no-ops), the layers reshard after its forward
+     * (reshard_after_forward is still True) and its backward gathers 4;
+     * micro-batch 2 the same: 9 + 4 + 4 = 17 a step instead of 27
+     * (records llama_f2_accum3_rab_w8, llama_f2_accum3_nosync_rab_w8).
+     * With reshard_after_forward False too only micro-batch 0's forward
+     * gathers: 5.  The reductions follow set_requires_gradient_sync
+     * alone: 15 a step, or 5 with --no-sync.
+     *
+     * Memory (bf16): at the start of micro-batch 1 every group is
+     * unsharded, (512256 + 4 x 791040) x 2 = 7352832 bytes, where
+     * resharding holds the root and one layer, 2606592. */
+    struct tu_run a, b, c, d;
+    run_ok(&a, TINY "--grad-accum 3", 1);
+    run_ok(&b, TINY "--grad-accum 3 --reshard-after-backward false", 1);
+    run_ok(&c, TINY "--grad-accum 3 --no-sync --reshard-after-backward "
+                    "false", 0);
+    run_ok(&d, TINY "--grad-accum 3 --no-sync --reshard-after-backward "
+                    "false --reshard-after-forward false", 0);
+    ck_assert_int_eq(tu_count(a.r.sched, 1, OP_ALLGATHER), 27);
+    ck_assert_int_eq(tu_count(b.r.sched, 1, OP_ALLGATHER), 17);
+    ck_assert_int_eq(tu_count(c.r.sched, 1, OP_ALLGATHER), 17);
+    ck_assert_int_eq(tu_count(d.r.sched, 1, OP_ALLGATHER), 5);
+    for (int mb = 0; mb < 3; mb++) {
+        ck_assert_int_eq(count_micro(b.r.sched, mb, PHASE_FORWARD,
+                                     OP_ALLGATHER), mb == 0 ? 5 : 0);
+        ck_assert_int_eq(count_micro(b.r.sched, mb, PHASE_BACKWARD,
+                                     OP_ALLGATHER), 4);
+    }
+    ck_assert_int_eq(tu_count(b.r.sched, 1, OP_REDUCESCATTER), 15);
+    ck_assert_int_eq(tu_count(c.r.sched, 1, OP_REDUCESCATTER), 5);
+    ck_assert_int_eq((int)live_peak(a.r.sched, MEM_UNSHARDED_PARAMS),
+                     (int)((ROOT_NUMEL + LAYER_NUMEL) * 2));
+    ck_assert_int_eq((int)live_peak(b.r.sched, MEM_UNSHARDED_PARAMS),
+                     (int)((ROOT_NUMEL + 4 * LAYER_NUMEL) * 2));
+    /* The same all-gathers, fewer of them: less time gathering.  (The
+     * step's peak need not rise: the extra tensors live from the end of
+     * a backward to the end of the next forward's layer, while the
+     * activations are few; here the end of forward, where both hold the
+     * root and the last layer, stays the peak.) */
+    ck_assert(b.met.allgather_s < a.met.allgather_s);
+    ck_assert(b.met.mem.peak_allocated >= a.met.mem.peak_allocated);
+    tu_free(&a);
+    tu_free(&b);
+    tu_free(&c);
+    tu_free(&d);
+}
+END_TEST
+
+START_TEST(test_fsdp2_reshard_after_forward_last)
+{
+    /* The last group to finish forward but for the root (unit 4, the
+     * last layer) with reshard_after_forward=False keeps its parameters:
+     * 5 forward all-gathers, 3 in backward (the root's pre-backward
+     * prefetch of unit 4 is a no-op; unit 4's pre-backward gathers unit
+     * 3, before unit 4's gradient kernels; record llama_f2_raflast_w8:
+     * AG3 B4 ...).  With --reshard-after-forward true the root reshards
+     * too: 5 + 4.  With 2 (a 2-rank post-forward mesh on the 4 ranks):
+     * the root and three layers re-gather on it, unit 4 not.  The
+     * unsharded peak stays the root and one layer: unit 4's tensors are
+     * what the last forward step holds anyway. */
+    struct tu_run a, b, c, d;
+    run_ok(&a, TINY32 "--reshard-after-forward-last false", 1);
+    run_ok(&b, TINY32 "--reshard-after-forward true "
+                      "--reshard-after-forward-last false", 0);
+    run_ok(&c, TINY32 "--reshard-after-forward 2 "
+                      "--reshard-after-forward-last false", 0);
+    run_ok(&d, TINY32, 1);
+    ck_assert_int_eq(tu_count(a.r.sched, 1, OP_ALLGATHER), 8);
+    ck_assert_int_eq(issued_before(a.r.sched, OP_ALLGATHER, PHASE_BACKWARD,
+                                   OP_BACKWARD, 4), 1);
+    for (int i = 0; i < a.r.sched->n_ops; i++) {
+        const struct sched_op *op = &a.r.sched->ops[i];
+        ck_assert(!(op->kind == OP_ALLGATHER && op->phase == PHASE_BACKWARD
+                    && op->unit == 4));
+    }
+    ck_assert_int_eq(tu_count(b.r.sched, 1, OP_ALLGATHER), 9);
+    ck_assert_int_eq(tu_count_on(c.r.sched, 1, OP_ALLGATHER,
+                                 PG_POST_FORWARD, STREAM_U), 4);
+    ck_assert_int_eq(tu_count_on(c.r.sched, 1, OP_ALLGATHER, PG_SHARD,
+                                 STREAM_U), 5);
+    ck_assert_int_eq((int)live_peak(a.r.sched, MEM_UNSHARDED_PARAMS),
+                     (int)((ROOT_NUMEL + LAYER_NUMEL) * 4));
+    ck_assert(a.met.allgather_s < d.met.allgather_s);
+    tu_free(&a);
+    tu_free(&b);
+    tu_free(&c);
+    tu_free(&d);
+}
+END_TEST
+
 START_TEST(test_fsdp2_errors)
 {
     static const char *const bad[] = {
@@ -373,6 +624,16 @@ START_TEST(test_fsdp2_errors)
         "--model tiny-llama --topology test-2x4 --reshard-after-forward false",
         "--model tiny-llama --topology test-2x4 --dp-replicate 2",
         TINY "--strategy ddp",
+        TINY "--reshard-after-forward 2 --reshard-after-forward-last 4",
+        TINY "--nodes 1 --reshard-after-forward-last 3",
+        TINY "--forward-prefetch 65",
+        TINY "--backward-prefetch BACKWARD_POST",
+        "--model tiny-llama --topology test-2x4 --forward-prefetch 2",
+        "--model tiny-llama --topology test-2x4 --backward-prefetch 2",
+        "--model tiny-llama --topology test-2x4 "
+        "--reshard-after-backward false",
+        "--model tiny-llama --topology test-2x4 "
+        "--reshard-after-forward-last false",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct tu_run t;
@@ -415,6 +676,10 @@ main(void)
     tcase_add_test(core, test_fsdp2_offload_and_fp16);
     tcase_add_test(core, test_fsdp2_deterministic);
     tcase_add_test(core, test_fsdp2_float8_all_gather_bytes);
+    tcase_add_test(core, test_fsdp2_forward_prefetch_list);
+    tcase_add_test(core, test_fsdp2_backward_prefetch_list);
+    tcase_add_test(core, test_fsdp2_reshard_after_backward);
+    tcase_add_test(core, test_fsdp2_reshard_after_forward_last);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_fsdp2_errors);
