@@ -22,7 +22,11 @@
  *   - the reduce-scatter input is built by chunk_cat on the compute
  *     stream, and the compute stream waits for the previous group's
  *     reduce-scatter before the next chunk_cat;
- *   - the reduce op is NCCL's average for fp32 and bf16 gradients.
+ *   - the reduce op is NCCL's average for fp32 and bf16 gradients;
+ *   - FSDPModule's knobs (§13.9): prefetch lists of the next N groups in
+ *     forward and backward, set_reshard_after_backward(False) between a
+ *     step's micro-batches, and a reshard_after_forward of each group's
+ *     own (the root's, the last group's).
  *
  * Streams: FSDP2's copy-in, all-gather, reduce-scatter and all-reduce
  * streams take the slots PU, U, P and A (sched.h).
@@ -340,7 +344,7 @@ f2_pre_forward(struct builder *b, int u)
     /* FSDPState._pre_forward, after the group's own pre_forward:
      * set_modules_to_forward_prefetch(the next N groups)
      * (--forward-prefetch N) issues each one's unshard now, in list
-     * order, before u's compute (§13.3 step 5); a group already gathered
+     * order, before u's compute (§13.9.1); a group already gathered
      * or pending is skipped (unshard's early returns). */
     int pos = b->fwd_pos[u];
     for (int j = 1; j <= b->c->forward_prefetch_groups
@@ -401,7 +405,7 @@ f2_forward_pass(struct builder *b)
  * then, with no set_modules_to_backward_prefetch list, _backward_prefetch
  * unshards the group before it in post-forward order, else the list's
  * groups (--backward-prefetch N: the next N to run backward) in list
- * order. */
+ * order (§13.9.1). */
 static void
 f2_pre_backward(struct builder *b, int u)
 {
@@ -561,7 +565,7 @@ f2_post_backward(struct builder *b, int u, int sync)
         (void)add;
     }
     /* set_reshard_after_backward(False): the parameters stay unsharded,
-     * so the next forward's unshard is a no-op (§13.4 step 5). */
+     * so the next forward's unshard is a no-op (§13.9.2). */
     if (f->reshard_after_backward)
         f2_reshard(b, u);
     if (!sync) {
@@ -646,10 +650,10 @@ f2_backward_pass(struct builder *b, int sync)
 
 /* ---- setup ---- */
 
-/* Each group's reshard_after_forward.  fully_shard's None (the flag not
- * given) is True but for the root, which _lazy_init sets not to reshard
- * (_auto_reshard_after_forward, _fsdp_state.py); a value given applies to
- * the root too.  --reshard-after-forward-last sets the group whose
+/* Each group's reshard_after_forward (§13.9.3).  fully_shard's None (the
+ * flag not given) is True but for the root, which _lazy_init sets not to
+ * reshard (_auto_reshard_after_forward, _fsdp_state.py); a value given
+ * applies to the root too.  --reshard-after-forward-last sets the group whose
  * post-forward comes last but for the root's, which is the first to run
  * backward (torchtitan's last block, or its [norm, output] group). */
 static int
