@@ -66,11 +66,14 @@ collectives(const struct sched *s, const struct sched_op **out, int max)
     return n;
 }
 
-/* The most bytes of category C live at once in iteration 1, replaying the
- * allocations and frees in issue order: FSDP2's frees take no event, so
- * this is what torch.cuda.memory_allocated() would show for C. */
+/* The most bytes of category C live at once in iteration 1 (in phase
+ * PHASE, or any with ANY_PHASE), replaying the allocations and frees in
+ * issue order: FSDP2's frees take no event, so this is what
+ * torch.cuda.memory_allocated() would show for C. */
+#define ANY_PHASE (-1)
+
 static double
-live_peak(const struct sched *s, enum mem_category c)
+live_peak_in(const struct sched *s, enum mem_category c, int phase)
 {
     double live = 0, peak = 0;
     for (int i = 0; i < s->n_ops; i++) {
@@ -81,30 +84,17 @@ live_peak(const struct sched *s, enum mem_category c)
             live += (double)op->bytes;
         else if (op->kind == OP_FREE)
             live -= (double)op->bytes;
-        if (op->iter == 1 && live > peak)
+        if (op->iter == 1 && (phase == ANY_PHASE || (int)op->phase == phase)
+            && live > peak)
             peak = live;
     }
     return peak;
 }
 
-/* The same, counting only the changes made in phase PHASE. */
 static double
-live_peak_in(const struct sched *s, enum mem_category c,
-             enum sched_phase phase)
+live_peak(const struct sched *s, enum mem_category c)
 {
-    double live = 0, peak = 0;
-    for (int i = 0; i < s->n_ops; i++) {
-        const struct sched_op *op = &s->ops[i];
-        if (op->cat != c)
-            continue;
-        if (op->kind == OP_ALLOC)
-            live += (double)op->bytes;
-        else if (op->kind == OP_FREE)
-            live -= (double)op->bytes;
-        if (op->iter == 1 && op->phase == phase && live > peak)
-            peak = live;
-    }
-    return peak;
+    return live_peak_in(s, c, ANY_PHASE);
 }
 
 /* Collectives of KIND in iteration 1 issued before the first op of KIND2
@@ -412,6 +402,32 @@ START_TEST(test_fsdp2_float8_all_gather_bytes)
 }
 END_TEST
 
+static void
+free_runs(struct tu_run *r, int n)
+{
+    for (int i = 0; i < n; i++)
+        tu_free(&r[i]);
+}
+
+/* For each unit u with expect[u] >= 0: that many all-gathers are issued
+ * in iteration 1 before u's first KIND op of PHASE. */
+static void
+gathers_before(const struct tu_run *t, enum sched_phase phase,
+               enum sched_op_kind kind, const int expect[5])
+{
+    for (int u = 0; u < 5; u++)
+        if (expect[u] >= 0)
+            ck_assert_int_eq(issued_before(t->r.sched, OP_ALLGATHER, phase,
+                                           kind, u), expect[u]);
+}
+
+/* The most all-gather buffer bytes live during PHASE of iteration 1. */
+static int
+ag_peak(const struct tu_run *t, enum sched_phase phase)
+{
+    return (int)live_peak_in(t->r.sched, MEM_AG_BUFFER, (int)phase);
+}
+
 /* fp32 on one node (4 ranks): no copy-in cast temporary, so the
  * all-gather buffers are the flat outputs alone, a layer's 791040 x 4 =
  * 3164160 bytes, the root's 512256 x 4 = 2049024. */
@@ -436,33 +452,21 @@ START_TEST(test_fsdp2_forward_prefetch_list)
      * root's 2049024 + 2 layers is less).  The per-parameter unsharded
      * tensors are made at copy-out, so they do not change: the root and
      * one layer, (512256 + 791040) x 4 = 5213184. */
-    struct tu_run a, b;
-    run_ok(&a, TINY32, 0);
-    run_ok(&b, TINY32 "--forward-prefetch 2", 0);
-    ck_assert_int_eq(issued_before(a.r.sched, OP_ALLGATHER, PHASE_FORWARD,
-                                   OP_FORWARD, 0), 1);
-    ck_assert_int_eq(issued_before(a.r.sched, OP_ALLGATHER, PHASE_FORWARD,
-                                   OP_FORWARD, 1), 2);
-    ck_assert_int_eq(issued_before(b.r.sched, OP_ALLGATHER, PHASE_FORWARD,
-                                   OP_FORWARD, 0), 3);
-    ck_assert_int_eq(issued_before(b.r.sched, OP_ALLGATHER, PHASE_FORWARD,
-                                   OP_FORWARD, 1), 4);
-    ck_assert_int_eq(issued_before(b.r.sched, OP_ALLGATHER, PHASE_FORWARD,
-                                   OP_FORWARD, 2), 5);
-    ck_assert_int_eq(tu_count(a.r.sched, 1, OP_ALLGATHER), 9);
-    ck_assert_int_eq(tu_count(b.r.sched, 1, OP_ALLGATHER), 9);
-    ck_assert_int_eq((int)live_peak_in(a.r.sched, MEM_AG_BUFFER,
-                                       PHASE_FORWARD),
-                     (int)(2 * LAYER_AG32));
-    ck_assert_int_eq((int)live_peak_in(b.r.sched, MEM_AG_BUFFER,
-                                       PHASE_FORWARD),
-                     (int)(3 * LAYER_AG32));
-    ck_assert_int_eq((int)live_peak(b.r.sched, MEM_UNSHARDED_PARAMS),
-                     (int)((ROOT_NUMEL + LAYER_NUMEL) * 4));
-    ck_assert_int_eq((int)live_peak(a.r.sched, MEM_UNSHARDED_PARAMS),
-                     (int)((ROOT_NUMEL + LAYER_NUMEL) * 4));
-    tu_free(&a);
-    tu_free(&b);
+    struct tu_run r[2];
+    run_ok(&r[0], TINY32, 0);
+    run_ok(&r[1], TINY32 "--forward-prefetch 2", 0);
+    static const int implicit[5] = {1, 2, -1, -1, -1};
+    static const int listed[5] = {3, 4, 5, -1, -1};
+    gathers_before(&r[0], PHASE_FORWARD, OP_FORWARD, implicit);
+    gathers_before(&r[1], PHASE_FORWARD, OP_FORWARD, listed);
+    ck_assert_int_eq(tu_count(r[0].r.sched, 1, OP_ALLGATHER), 9);
+    ck_assert_int_eq(tu_count(r[1].r.sched, 1, OP_ALLGATHER), 9);
+    ck_assert_int_eq(ag_peak(&r[0], PHASE_FORWARD), (int)(2 * LAYER_AG32));
+    ck_assert_int_eq(ag_peak(&r[1], PHASE_FORWARD), (int)(3 * LAYER_AG32));
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq((int)live_peak(r[k].r.sched, MEM_UNSHARDED_PARAMS),
+                         (int)((ROOT_NUMEL + LAYER_NUMEL) * 4));
+    free_runs(r, 2);
 }
 END_TEST
 
@@ -480,40 +484,26 @@ START_TEST(test_fsdp2_backward_prefetch_list)
      * dropped after its copy-out, before the prefetch), a layer =
      * 3164160 bytes; with the list of 2, two (units k-1 and k-2 pending
      * after unit k's copy-out), 6328320; of 3, three, 9492480. */
-    struct tu_run a, b, c, d;
-    run_ok(&a, TINY32, 0);
-    run_ok(&b, TINY32 "--backward-prefetch 2", 0);
-    run_ok(&c, TINY32 "--backward-prefetch 3", 0);
-    run_ok(&d, TINY32 "--backward-prefetch 1", 0);
-    ck_assert_int_eq(issued_before(a.r.sched, OP_ALLGATHER, PHASE_BACKWARD,
-                                   OP_BACKWARD, 0), 1);
-    ck_assert_int_eq(issued_before(a.r.sched, OP_ALLGATHER, PHASE_BACKWARD,
-                                   OP_BACKWARD, 4), 2);
-    ck_assert_int_eq(issued_before(b.r.sched, OP_ALLGATHER, PHASE_BACKWARD,
-                                   OP_BACKWARD, 0), 2);
-    ck_assert_int_eq(issued_before(b.r.sched, OP_ALLGATHER, PHASE_BACKWARD,
-                                   OP_BACKWARD, 4), 3);
-    ck_assert_int_eq(issued_before(c.r.sched, OP_ALLGATHER, PHASE_BACKWARD,
-                                   OP_BACKWARD, 0), 3);
-    ck_assert_int_eq(tu_count(b.r.sched, 1, OP_ALLGATHER), 9);
-    ck_assert_int_eq((int)live_peak_in(a.r.sched, MEM_AG_BUFFER,
-                                       PHASE_BACKWARD),
-                     (int)LAYER_AG32);
-    ck_assert_int_eq((int)live_peak_in(b.r.sched, MEM_AG_BUFFER,
-                                       PHASE_BACKWARD),
-                     (int)(2 * LAYER_AG32));
-    ck_assert_int_eq((int)live_peak_in(c.r.sched, MEM_AG_BUFFER,
-                                       PHASE_BACKWARD),
-                     (int)(3 * LAYER_AG32));
-    ck_assert_int_eq(a.r.sched->n_ops, d.r.sched->n_ops);
-    for (int i = 0; i < a.r.sched->n_ops; i++) {
-        ck_assert_int_eq(a.r.sched->ops[i].kind, d.r.sched->ops[i].kind);
-        ck_assert_int_eq(a.r.sched->ops[i].unit, d.r.sched->ops[i].unit);
+    struct tu_run r[4];
+    run_ok(&r[0], TINY32, 0);
+    run_ok(&r[1], TINY32 "--backward-prefetch 2", 0);
+    run_ok(&r[2], TINY32 "--backward-prefetch 3", 0);
+    run_ok(&r[3], TINY32 "--backward-prefetch 1", 0);
+    static const int before[3][5] = {{1, -1, -1, -1, 2},
+                                     {2, -1, -1, -1, 3},
+                                     {3, -1, -1, -1, 4}};
+    for (int k = 0; k < 3; k++) {
+        gathers_before(&r[k], PHASE_BACKWARD, OP_BACKWARD, before[k]);
+        ck_assert_int_eq(tu_count(r[k].r.sched, 1, OP_ALLGATHER), 9);
+        ck_assert_int_eq(ag_peak(&r[k], PHASE_BACKWARD),
+                         (int)((k + 1) * LAYER_AG32));
     }
-    tu_free(&a);
-    tu_free(&b);
-    tu_free(&c);
-    tu_free(&d);
+    ck_assert_int_eq(r[0].r.sched->n_ops, r[3].r.sched->n_ops);
+    for (int i = 0; i < r[0].r.sched->n_ops; i++) {
+        ck_assert_int_eq(r[0].r.sched->ops[i].kind, r[3].r.sched->ops[i].kind);
+        ck_assert_int_eq(r[0].r.sched->ops[i].unit, r[3].r.sched->ops[i].unit);
+    }
+    free_runs(r, 4);
 }
 END_TEST
 
@@ -534,40 +524,37 @@ START_TEST(test_fsdp2_reshard_after_backward)
      * Memory (bf16): at the start of micro-batch 1 every group is
      * unsharded, (512256 + 4 x 791040) x 2 = 7352832 bytes, where
      * resharding holds the root and one layer, 2606592. */
-    struct tu_run a, b, c, d;
-    run_ok(&a, TINY "--grad-accum 3", 1);
-    run_ok(&b, TINY "--grad-accum 3 --reshard-after-backward false", 1);
-    run_ok(&c, TINY "--grad-accum 3 --no-sync --reshard-after-backward "
+    struct tu_run r[4];
+    run_ok(&r[0], TINY "--grad-accum 3", 1);
+    run_ok(&r[1], TINY "--grad-accum 3 --reshard-after-backward false", 1);
+    run_ok(&r[2], TINY "--grad-accum 3 --no-sync --reshard-after-backward "
                     "false", 0);
-    run_ok(&d, TINY "--grad-accum 3 --no-sync --reshard-after-backward "
+    run_ok(&r[3], TINY "--grad-accum 3 --no-sync --reshard-after-backward "
                     "false --reshard-after-forward false", 0);
-    ck_assert_int_eq(tu_count(a.r.sched, 1, OP_ALLGATHER), 27);
-    ck_assert_int_eq(tu_count(b.r.sched, 1, OP_ALLGATHER), 17);
-    ck_assert_int_eq(tu_count(c.r.sched, 1, OP_ALLGATHER), 17);
-    ck_assert_int_eq(tu_count(d.r.sched, 1, OP_ALLGATHER), 5);
+    ck_assert_int_eq(tu_count(r[0].r.sched, 1, OP_ALLGATHER), 27);
+    ck_assert_int_eq(tu_count(r[1].r.sched, 1, OP_ALLGATHER), 17);
+    ck_assert_int_eq(tu_count(r[2].r.sched, 1, OP_ALLGATHER), 17);
+    ck_assert_int_eq(tu_count(r[3].r.sched, 1, OP_ALLGATHER), 5);
     for (int mb = 0; mb < 3; mb++) {
-        ck_assert_int_eq(count_micro(b.r.sched, mb, PHASE_FORWARD,
+        ck_assert_int_eq(count_micro(r[1].r.sched, mb, PHASE_FORWARD,
                                      OP_ALLGATHER), mb == 0 ? 5 : 0);
-        ck_assert_int_eq(count_micro(b.r.sched, mb, PHASE_BACKWARD,
+        ck_assert_int_eq(count_micro(r[1].r.sched, mb, PHASE_BACKWARD,
                                      OP_ALLGATHER), 4);
     }
-    ck_assert_int_eq(tu_count(b.r.sched, 1, OP_REDUCESCATTER), 15);
-    ck_assert_int_eq(tu_count(c.r.sched, 1, OP_REDUCESCATTER), 5);
-    ck_assert_int_eq((int)live_peak(a.r.sched, MEM_UNSHARDED_PARAMS),
+    ck_assert_int_eq(tu_count(r[1].r.sched, 1, OP_REDUCESCATTER), 15);
+    ck_assert_int_eq(tu_count(r[2].r.sched, 1, OP_REDUCESCATTER), 5);
+    ck_assert_int_eq((int)live_peak(r[0].r.sched, MEM_UNSHARDED_PARAMS),
                      (int)((ROOT_NUMEL + LAYER_NUMEL) * 2));
-    ck_assert_int_eq((int)live_peak(b.r.sched, MEM_UNSHARDED_PARAMS),
+    ck_assert_int_eq((int)live_peak(r[1].r.sched, MEM_UNSHARDED_PARAMS),
                      (int)((ROOT_NUMEL + 4 * LAYER_NUMEL) * 2));
     /* The same all-gathers, fewer of them: less time gathering.  (The
      * step's peak need not rise: the extra tensors live from the end of
      * a backward to the end of the next forward's layer, while the
      * activations are few; here the end of forward, where both hold the
      * root and the last layer, stays the peak.) */
-    ck_assert(b.met.allgather_s < a.met.allgather_s);
-    ck_assert(b.met.mem.peak_allocated >= a.met.mem.peak_allocated);
-    tu_free(&a);
-    tu_free(&b);
-    tu_free(&c);
-    tu_free(&d);
+    ck_assert(r[1].met.allgather_s < r[0].met.allgather_s);
+    ck_assert(r[1].met.mem.peak_allocated >= r[0].met.mem.peak_allocated);
+    free_runs(r, 4);
 }
 END_TEST
 
@@ -583,33 +570,30 @@ START_TEST(test_fsdp2_reshard_after_forward_last)
      * the root and three layers re-gather on it, unit 4 not.  The
      * unsharded peak stays the root and one layer: unit 4's tensors are
      * what the last forward step holds anyway. */
-    struct tu_run a, b, c, d;
-    run_ok(&a, TINY32 "--reshard-after-forward-last false", 1);
-    run_ok(&b, TINY32 "--reshard-after-forward true "
+    struct tu_run r[4];
+    run_ok(&r[0], TINY32 "--reshard-after-forward-last false", 1);
+    run_ok(&r[1], TINY32 "--reshard-after-forward true "
                       "--reshard-after-forward-last false", 0);
-    run_ok(&c, TINY32 "--reshard-after-forward 2 "
+    run_ok(&r[2], TINY32 "--reshard-after-forward 2 "
                       "--reshard-after-forward-last false", 0);
-    run_ok(&d, TINY32, 1);
-    ck_assert_int_eq(tu_count(a.r.sched, 1, OP_ALLGATHER), 8);
-    ck_assert_int_eq(issued_before(a.r.sched, OP_ALLGATHER, PHASE_BACKWARD,
+    run_ok(&r[3], TINY32, 1);
+    ck_assert_int_eq(tu_count(r[0].r.sched, 1, OP_ALLGATHER), 8);
+    ck_assert_int_eq(issued_before(r[0].r.sched, OP_ALLGATHER, PHASE_BACKWARD,
                                    OP_BACKWARD, 4), 1);
-    for (int i = 0; i < a.r.sched->n_ops; i++) {
-        const struct sched_op *op = &a.r.sched->ops[i];
+    for (int i = 0; i < r[0].r.sched->n_ops; i++) {
+        const struct sched_op *op = &r[0].r.sched->ops[i];
         ck_assert(!(op->kind == OP_ALLGATHER && op->phase == PHASE_BACKWARD
                     && op->unit == 4));
     }
-    ck_assert_int_eq(tu_count(b.r.sched, 1, OP_ALLGATHER), 9);
-    ck_assert_int_eq(tu_count_on(c.r.sched, 1, OP_ALLGATHER,
+    ck_assert_int_eq(tu_count(r[1].r.sched, 1, OP_ALLGATHER), 9);
+    ck_assert_int_eq(tu_count_on(r[2].r.sched, 1, OP_ALLGATHER,
                                  PG_POST_FORWARD, STREAM_U), 4);
-    ck_assert_int_eq(tu_count_on(c.r.sched, 1, OP_ALLGATHER, PG_SHARD,
+    ck_assert_int_eq(tu_count_on(r[2].r.sched, 1, OP_ALLGATHER, PG_SHARD,
                                  STREAM_U), 5);
-    ck_assert_int_eq((int)live_peak(a.r.sched, MEM_UNSHARDED_PARAMS),
+    ck_assert_int_eq((int)live_peak(r[0].r.sched, MEM_UNSHARDED_PARAMS),
                      (int)((ROOT_NUMEL + LAYER_NUMEL) * 4));
-    ck_assert(a.met.allgather_s < d.met.allgather_s);
-    tu_free(&a);
-    tu_free(&b);
-    tu_free(&c);
-    tu_free(&d);
+    ck_assert(r[0].met.allgather_s < r[3].met.allgather_s);
+    free_runs(r, 4);
 }
 END_TEST
 

@@ -12,10 +12,10 @@
  *
  * and the FSDPModule methods called after it (§13.9):
  *
- *   group.set_modules_to_forward_prefetch(next N groups)    forward_prefetch
- *   group.set_modules_to_backward_prefetch(next N groups)   backward_prefetch
- *   model.set_reshard_after_backward(last micro-batch)      reshard_after_backward
- *   model.set_requires_gradient_sync(last micro-batch)      no_sync
+ *   group.set_modules_to_forward_prefetch(next N)   forward_prefetch
+ *   group.set_modules_to_backward_prefetch(next N)  backward_prefetch
+ *   model.set_reshard_after_backward(last micro)    reshard_after_backward
+ *   model.set_requires_gradient_sync(last micro)    no_sync
  *
  * The keys are parsed in runconf.c's config_set, the values that are a
  * bool or an int here.  param_dtype, reduce_dtype, cpu_offload,
@@ -75,16 +75,26 @@ parse_reshard_after_forward(const char *value, const char *origin,
     return 0;
 }
 
+static int
+set_reshard_after_forward(bool *reshard, int64_t *size, bool *given,
+                          const char *value, const char *origin,
+                          char **cause)
+{
+    if (parse_reshard_after_forward(value, origin, reshard, size, cause)
+        != 0)
+        return -1;
+    *given = true;
+    return 0;
+}
+
 int
 config_set_reshard_after_forward(struct run_config *c, const char *value,
                                  const char *origin, char **cause)
 {
-    if (parse_reshard_after_forward(value, origin, &c->reshard_after_forward,
-                                    &c->reshard_after_forward_size,
-                                    cause) != 0)
-        return -1;
-    c->reshard_after_forward_given = true;
-    return 0;
+    return set_reshard_after_forward(&c->reshard_after_forward,
+                                     &c->reshard_after_forward_size,
+                                     &c->reshard_after_forward_given, value,
+                                     origin, cause);
 }
 
 /* The last group's own fully_shard(reshard_after_forward=...), as
@@ -95,13 +105,10 @@ config_set_reshard_after_forward_last(struct run_config *c,
                                       const char *value, const char *origin,
                                       char **cause)
 {
-    if (parse_reshard_after_forward(value, origin,
-                                    &c->reshard_after_forward_last,
-                                    &c->reshard_after_forward_last_size,
-                                    cause) != 0)
-        return -1;
-    c->reshard_after_forward_last_given = true;
-    return 0;
+    return set_reshard_after_forward(&c->reshard_after_forward_last,
+                                     &c->reshard_after_forward_last_size,
+                                     &c->reshard_after_forward_last_given,
+                                     value, origin, cause);
 }
 
 /* forward_prefetch: a bool (bare: true) or a count of groups, 0 to 64
