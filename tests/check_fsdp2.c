@@ -271,6 +271,14 @@ START_TEST(test_fsdp2_reshard_after_forward)
     tu_free(&a);
     tu_free(&b);
     tu_free(&c);
+    /* _get_post_forward_mesh_info reads an int equal to the shard group
+     * (4) as True: 10 all-gathers, none on a post-forward mesh.  (Its
+     * int 1, False, cannot be written: "1" is a boolean true here.) */
+    run_ok(&a, TINY "--nodes 1 --reshard-after-forward 4", 0);
+    ck_assert_int_eq(tu_count_on(a.r.sched, 1, OP_ALLGATHER, PG_SHARD,
+                                 STREAM_U), 10);
+    ck_assert_int_eq(a.r.sched->post_forward_size, 0);
+    tu_free(&a);
 }
 END_TEST
 
@@ -604,7 +612,7 @@ START_TEST(test_fsdp2_errors)
         TINY "--use-orig-params",
         TINY "--dp-replicate 3",
         TINY "--nodes 1 --reshard-after-forward 3",
-        TINY "--reshard-after-forward 8",
+        TINY "--reshard-after-forward 16",
         "--model tiny-llama --topology test-2x4 --reshard-after-forward false",
         "--model tiny-llama --topology test-2x4 --dp-replicate 2",
         TINY "--strategy ddp",

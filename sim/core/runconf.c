@@ -39,7 +39,8 @@ const struct config_option config_options[] = {
      "per-parameter sharding"},
     {"reshard_after_forward", "true|false|N",
      "FSDP2: free parameters after forward (true), keep them (false), or "
-     "keep a shard over N ranks (default: all groups but the root)"},
+     "keep a shard over N ranks, a divisor of the shard group (the "
+     "group's size = true; default: all groups but the root)"},
     {"reshard_after_forward_last", "true|false|N",
      "FSDP2: the same for the last group to finish forward (torchtitan "
      "passes false: its backward comes next; default: as the others)"},

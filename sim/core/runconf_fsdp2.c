@@ -42,7 +42,9 @@ config_init_fsdp2(struct run_config *c)
 }
 
 /* reshard_after_forward: a bool, or an int N (PyTorch tests for bool
- * first: True is not the int 1). */
+ * first: True is not the int 1).  Here "1" and "0" are booleans, as in
+ * every flag, so the int 1 (which fully_shard reads as False) is not
+ * written. */
 static int
 parse_reshard_after_forward(const char *value, const char *origin,
                             bool *reshard, int64_t *size, char **cause)

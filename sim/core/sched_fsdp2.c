@@ -70,6 +70,24 @@ struct fsdp2_state {
     int offload_event;  /* the last non-blocking gradient D2H, or -1 */
 };
 
+/* _get_post_forward_mesh_info (_fsdp_init.py): an int N equal to the
+ * shard group means True (and 1 False, with a warning); in between, an
+ * N-rank post-forward mesh.  0: no such mesh. */
+static int64_t
+post_forward_size(int64_t n, int64_t shard)
+{
+    return n > 1 && n < shard ? n : 0;
+}
+
+int
+sched_fsdp2_post_forward_size(const struct run_config *c, int shard)
+{
+    int64_t n = post_forward_size(c->reshard_after_forward_size, shard);
+    return (int)(n > 0 ? n
+                 : post_forward_size(c->reshard_after_forward_last_size,
+                                     shard));
+}
+
 int
 sched_fsdp2_mesh(const struct run_config *c, int world, int gpus_per_node,
                  int *shard, int *replicate, char **cause)
@@ -96,17 +114,17 @@ sched_fsdp2_mesh(const struct run_config *c, int world, int gpus_per_node,
                               c->reshard_after_forward_last_size};
     for (int i = 0; i < 2; i++) {
         int64_t g = sizes[i];
-        if (g > 0 && (g >= M || M % g != 0)) {
+        if (g > 0 && (g > M || M % g != 0)) {
             *cause = xasprintf("--reshard-after-forward%s %lld: the "
                                "post-forward mesh must be a divisor of the "
-                               "shard group (%lld ranks) other than 1 and "
-                               "itself (fully_shard's rule); use true or "
-                               "false otherwise", i ? "-last" : "",
-                               (long long)g, (long long)M);
+                               "shard group (%lld ranks), fully_shard's "
+                               "rule (_get_post_forward_mesh_info)",
+                               i ? "-last" : "", (long long)g, (long long)M);
             return -1;
         }
     }
-    if (sizes[0] > 0 && sizes[1] > 0 && sizes[0] != sizes[1]) {
+    if (post_forward_size(sizes[0], M) > 0
+        && post_forward_size(sizes[1], M) > 0 && sizes[0] != sizes[1]) {
         *cause = xasprintf("--reshard-after-forward %lld with "
                            "--reshard-after-forward-last %lld: fsdpsim "
                            "models one post-forward mesh; give both the "
@@ -657,9 +675,11 @@ f2_backward_pass(struct builder *b, int sync)
  * post-forward comes last but for the root's, which is the first to run
  * backward (torchtitan's last block, or its [norm, output] group). */
 static int
-raf_mode(bool reshard, int64_t size)
+raf_mode(bool reshard, int64_t size, int shard)
 {
-    return !reshard ? RAF_KEEP : size > 0 ? RAF_POST_FORWARD : RAF_FREE;
+    if (!reshard || size == 1)
+        return RAF_KEEP;
+    return post_forward_size(size, shard) > 0 ? RAF_POST_FORWARD : RAF_FREE;
 }
 
 static void
@@ -669,7 +689,7 @@ group_reshard_after_forward(struct builder *b)
     int *raf = b->f2->raf;
     for (int u = 0; u < b->s->n_units; u++)
         raf[u] = raf_mode(c->reshard_after_forward,
-                          c->reshard_after_forward_size);
+                          c->reshard_after_forward_size, b->s->shard_size);
     if (!c->reshard_after_forward_given)
         raf[0] = RAF_KEEP;
     if (!c->reshard_after_forward_last_given)
@@ -678,7 +698,8 @@ group_reshard_after_forward(struct builder *b)
         int u = b->post_fwd_order[i];
         if (u != 0 && unit_has_handle(b, u)) {
             raf[u] = raf_mode(c->reshard_after_forward_last,
-                              c->reshard_after_forward_last_size);
+                              c->reshard_after_forward_last_size,
+                              b->s->shard_size);
             return;
         }
     }
