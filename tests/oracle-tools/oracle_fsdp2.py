@@ -20,7 +20,16 @@ to the root (for the toy: the root only).  Instrumentation (monkeypatches):
     FSDPParamGroup on the call stack);
   * FSDPParamGroup.post_forward and post_backward, recorded as hook events
     "_post_forward" and "_post_backward_hook" (the names check_oracle reads
-    for FSDP1's hooks).
+    for FSDP1's hooks);
+  * with "memory": true in the configuration, memory events (type "mem",
+    what "P" only, header mem_what ["P"]): a group's unsharded parameters
+    becoming live or freed, swept after every FSDPParamGroup runtime
+    method returns (unshard, wait_for_unshard, reshard, pre_forward,
+    post_forward, pre_backward, post_backward) and at the end of each
+    phase.  P is the bytes of the group's FSDPParam.all_gather_outputs
+    storages (the padded unsharded data its parameters view, allocated at
+    copy-out, freed by free_unsharded_param), plus a post-forward shard's
+    _sharded_post_forward_param_data.
 Units: the parameter groups in module pre-order (root first): class, the
 parameters' numel, the padded all-gather numel (world x the sum of each
 parameter's padded_sharded_param_size) and the shard numel.
@@ -39,6 +48,29 @@ from oracle import LlamaDecoderLayer, LlamaForCausalLM, ToyModel  # noqa: E402
 
 REC = {"phase": "init", "iter": -1, "micro": -1, "events": []}
 GROUP2UNIT = {}  # id(FSDPParamGroup) -> unit index
+MEM_GROUPS = []  # (unit, FSDPParamGroup) when memory is recorded
+MEM_STATE = {}  # unit -> last P bytes
+
+
+def _storage_bytes(t):
+    return int(t.untyped_storage().nbytes()) if t is not None else 0
+
+
+def _mem_sweep(where):
+    if not MEM_GROUPS or REC["phase"] not in ("forward", "backward", "optimizer"):
+        return
+    for u, pg in MEM_GROUPS:
+        p = 0
+        for fp in pg.fsdp_params:
+            p += sum(_storage_bytes(t) for t in getattr(fp, "all_gather_outputs", []))
+            p += _storage_bytes(getattr(fp, "_sharded_post_forward_param_data", None))
+        old = MEM_STATE.get(u, 0)
+        if (p > 0) != (old > 0):
+            REC["events"].append({
+                "type": "mem", "what": "P", "unit": u, "live": p > 0,
+                "bytes": p if p > 0 else old, "where": where,
+                "iter": REC["iter"], "micro": REC["micro"], "phase": REC["phase"]})
+        MEM_STATE[u] = p
 PG_LABEL = {}  # id(process group) -> label
 
 
@@ -107,6 +139,17 @@ def install_patches():
 
     FSDPParamGroup.post_forward = hooked("_post_forward", FSDPParamGroup.post_forward)
     FSDPParamGroup.post_backward = hooked("_post_backward_hook", FSDPParamGroup.post_backward)
+
+    def swept(name, fn):
+        def wrapper(self, *a, **k):
+            out = fn(self, *a, **k)
+            _mem_sweep(name)
+            return out
+        return wrapper
+
+    for name in ("unshard", "wait_for_unshard", "reshard", "pre_forward", "post_forward",
+                 "pre_backward", "post_backward"):
+        setattr(FSDPParamGroup, name, swept(name, getattr(FSDPParamGroup, name)))
 
 
 def run(cfg, world):
@@ -183,6 +226,8 @@ def run(cfg, world):
             "numel_padded": padded * W, "shard_numel": padded, "world_size": W,
             "param_fqns": [p._param_fqn for p in pg.fsdp_params],
         })
+        if cfg.get("memory"):
+            MEM_GROUPS.append((len(units) - 1, pg))
         pf = pg.post_forward_mesh_info
         if pf is not None and pf.shard_process_group is not None \
                 and id(pf.shard_process_group) not in PG_LABEL:
@@ -213,11 +258,14 @@ def run(cfg, world):
             REC["phase"] = "forward"
             out = model(*batch())
             loss = out.float().pow(2).mean() if cfg["model"] == "toy" else out
+            _mem_sweep("end_forward")
             REC["phase"] = "backward"
             loss.backward()
+            _mem_sweep("end_backward")
         REC["phase"] = "optimizer"
         opt.step()
         opt.zero_grad(set_to_none=True)
+        _mem_sweep("end_optimizer")
     REC["phase"] = "done"
     return units
 
@@ -241,6 +289,7 @@ def main():
         "produced_by": "python oracle_fsdp2.py --config '%s' --world %d --out %s"
         % (json.dumps(cfg), a.world, os.path.basename(a.out)),
         "config": cfg, "ranks_recorded": [0],
+        **({"mem_what": ["P"]} if cfg.get("memory") else {}),
         "notes": "events: type=collective (kind/unit/numel/dtype/bytes/pg; allgather = the gathered "
         "output, reducescatter = its whole input, allreduce = the tensor; phase from the training loop) "
         "and type=hook (FSDPParamGroup.post_forward as _post_forward, post_backward as "

@@ -10,9 +10,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(os.path.dirname(HERE), "data", "oracle")
-LLAMA = {"model": "llama", "seq": 64, "warmup": 1, "steps": 2}
+LLAMA = {"model": "llama", "seq": 64, "warmup": 1, "steps": 2, "memory": True}
 SIM_LLAMA = "--model tiny-llama --seq-len 64 --micro-batch 1"
-TOYODD = {"model": "toy", "toy_dims": [1001, 2003, 4001], "warmup": 1, "steps": 2}
+TOYODD = {"model": "toy", "toy_dims": [1001, 2003, 4001], "warmup": 1, "steps": 2,
+          "memory": True}
 SIM_TOYODD = ("--model @SRCDIR@/tests/data/oracle/toy-odd.ini --micro-batch 1 "
               "--seq-len 1 --auto-wrap-policy none")
 ONE_NODE = "--nodes 1 --gpus-per-node 8"
