@@ -225,6 +225,10 @@ int config_set_backward_prefetch_groups(struct run_config *c,
 int config_validate_fsdp2(const struct run_config *c, char **cause);
 const char *config_fsdp2_knobs_text(const struct run_config *c, char *buf,
                                     size_t len);
+/* backward_prefetch as the run has it: FSDP1's policy name; FSDP2's
+ * count of groups, or "implicit" without a list. */
+const char *config_backward_prefetch_text(const struct run_config *c,
+                                          char *buf, size_t len);
 void config_init_fsdp2(struct run_config *c);
 
 /* Resolved dtypes: MixedPrecision rules (reduce defaults to param). */

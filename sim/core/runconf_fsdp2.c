@@ -278,3 +278,16 @@ config_fsdp2_knobs_text(const struct run_config *c, char *buf, size_t len)
     return buf;
 }
 
+const char *
+config_backward_prefetch_text(const struct run_config *c, char *buf,
+                              size_t len)
+{
+    if (c->fsdp_version != 2)
+        snprintf(buf, len, "%s",
+                 backward_prefetch_name(c->backward_prefetch));
+    else if (c->backward_prefetch_groups > 0)
+        snprintf(buf, len, "%lld", (long long)c->backward_prefetch_groups);
+    else
+        snprintf(buf, len, "implicit");
+    return buf;
+}

@@ -215,8 +215,9 @@ output_summary_json(const struct run_view *v, FILE *out)
     fputs("  \"auto_wrap_policy\": ", out);
     json_out_string(out, policy_text(v, pol, sizeof pol));
     fputs(",\n", out);
+    char bp[24];
     fprintf(out, "  \"backward_prefetch\": \"%s\",\n",
-            backward_prefetch_name(c->backward_prefetch));
+            config_backward_prefetch_text(c, bp, sizeof bp));
     fprintf(out, "  \"param_dtype\": \"%s\",\n", dtype_name(s->param_dtype));
     fprintf(out, "  \"reduce_dtype\": \"%s\",\n",
             dtype_name(s->reduce_dtype));
