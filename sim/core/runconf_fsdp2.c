@@ -225,9 +225,9 @@ config_validate_fsdp2(const struct run_config *c, char **cause)
         || !c->limit_all_gathers) {
         *cause = xasprintf("--%s: an FSDP1 argument fully_shard does not "
                            "take (FSDP2 keeps original parameters, leaves "
-                           "buffers alone, always prefetches one group "
-                           "ahead in backward and needs no rate limiter); "
-                           "drop it",
+                           "buffers alone, prefetches one group ahead in "
+                           "backward, or the next N with --backward-prefetch "
+                           "N, and needs no rate limiter); drop it",
                            c->use_orig_params ? "use-orig-params"
                            : c->buffer_dtype_given ? "buffer-dtype"
                            : c->backward_prefetch != BWD_PREFETCH_PRE
