@@ -605,6 +605,69 @@ START_TEST(test_fsdp2_reshard_after_forward_last)
 }
 END_TEST
 
+/* Bytes of category C live when iteration 1's micro-batch MICRO begins. */
+static double
+live_at_micro(const struct sched *s, enum mem_category c, int micro)
+{
+    double live = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->iter == 1 && op->micro == micro)
+            break;
+        if (op->cat == c)
+            live += op->kind == OP_ALLOC  ? (double)op->bytes
+                    : op->kind == OP_FREE ? -(double)op->bytes
+                                          : 0;
+    }
+    return live;
+}
+
+START_TEST(test_fsdp2_requires_all_reduce)
+{
+    /* HSDP (replicate 2 x shard 4), bf16 gradients, 3 micro-batches,
+     * set_requires_all_reduce(False) on the first two (foreach_reduce):
+     * every micro-batch reduce-scatters (15 a step), the all-reduce runs
+     * on the last only (5, not 15; record
+     * llama_f2_hsdp_2x4_accum3_noar_w8).  The first output is kept as
+     * the partial, micro-batch 1 adds its output into it and micro-batch
+     * 2 adds it into its own before the all-reduce, each add reading two
+     * shards and writing one on the RS stream: a layer's shard is
+     * 791040 / 4 = 197760 elements, 3 x 197760 x 2 = 1186560 bytes, 2 a
+     * layer a step.  Between micro-batches every group's partial lives:
+     * (512256 + 4 x 791040) / 4 x 2 = 1838208 bytes of reduce-scatter
+     * buffers, none without.  Without replicas the setting changes
+     * nothing (no all-reduce group). */
+    struct tu_run r[3];
+    run_ok(&r[0], TINY "--dp-replicate 2 --grad-accum 3", 1);
+    run_ok(&r[1], TINY "--dp-replicate 2 --grad-accum 3 "
+                       "--requires-all-reduce false", 1);
+    run_ok(&r[2], TINY "--grad-accum 3 --requires-all-reduce false", 0);
+    ck_assert_int_eq(tu_count(r[0].r.sched, 1, OP_ALLREDUCE), 15);
+    ck_assert_int_eq(tu_count(r[1].r.sched, 1, OP_ALLREDUCE), 5);
+    ck_assert_int_eq(tu_count(r[1].r.sched, 1, OP_REDUCESCATTER), 15);
+    for (int mb = 0; mb < 3; mb++)
+        ck_assert_int_eq(count_micro(r[1].r.sched, mb, PHASE_BACKWARD,
+                                     OP_ALLREDUCE), mb == 2 ? 5 : 0);
+    int adds = 0;
+    for (int i = 0; i < r[1].r.sched->n_ops; i++) {
+        const struct sched_op *op = &r[1].r.sched->ops[i];
+        adds += op->iter == 1 && op->kind == OP_CAST
+                && op->stream == STREAM_P && op->bytes == 1186560;
+    }
+    ck_assert_int_eq(adds, 8);
+    for (int mb = 1; mb < 3; mb++) {
+        ck_assert_int_eq((int)live_at_micro(r[1].r.sched, MEM_RS_BUFFER, mb),
+                         (int)((ROOT_NUMEL + 4 * LAYER_NUMEL) / 4 * 2));
+        ck_assert_int_eq((int)live_at_micro(r[0].r.sched, MEM_RS_BUFFER, mb),
+                         0);
+    }
+    ck_assert(r[1].met.allreduce_s < r[0].met.allreduce_s);
+    ck_assert_int_eq(tu_count(r[2].r.sched, 1, OP_ALLREDUCE), 0);
+    ck_assert_int_eq(tu_count(r[2].r.sched, 1, OP_REDUCESCATTER), 15);
+    free_runs(r, 3);
+}
+END_TEST
+
 START_TEST(test_fsdp2_errors)
 {
     static const char *const bad[] = {
@@ -626,6 +689,7 @@ START_TEST(test_fsdp2_errors)
         "--reshard-after-backward false",
         "--model tiny-llama --topology test-2x4 "
         "--reshard-after-forward-last false",
+        "--model tiny-llama --topology test-2x4 --requires-all-reduce false",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct tu_run t;
@@ -672,6 +736,7 @@ main(void)
     tcase_add_test(core, test_fsdp2_backward_prefetch_list);
     tcase_add_test(core, test_fsdp2_reshard_after_backward);
     tcase_add_test(core, test_fsdp2_reshard_after_forward_last);
+    tcase_add_test(core, test_fsdp2_requires_all_reduce);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_fsdp2_errors);

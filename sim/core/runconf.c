@@ -48,6 +48,10 @@ const struct config_option config_options[] = {
      "FSDP2 set_reshard_after_backward for every micro-batch but a "
      "step's last: false keeps parameters unsharded into the next "
      "forward (default true)"},
+    {"requires_all_reduce", "BOOL",
+     "FSDP2 HSDP set_requires_all_reduce for every micro-batch but a "
+     "step's last: false reduce-scatters and sums the shards, all-reducing "
+     "once a step (default true)"},
     {"dp_replicate", "R",
      "FSDP2 HSDP: replicate dimension of the 2-D mesh (R x shard)"},
     {"dp_shard", "M",
@@ -541,6 +545,18 @@ set_bool(bool *dst, const char *value, const char *origin, char **cause)
     return 0;
 }
 
+/* A bool whose being given matters (FSDP2-only keys, defaults that
+ * depend on other settings). */
+static int
+set_bool_given(bool *dst, bool *given, const char *value, const char *origin,
+               char **cause)
+{
+    int rc = set_bool(dst, value, origin, cause);
+    if (rc == 0)
+        *given = true;
+    return rc;
+}
+
 static int
 set_dtype(enum dtype *dst, bool *given, const char *value, const char *origin,
           char **cause)
@@ -645,9 +661,13 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
     } else if (strcmp(key, "reshard_after_forward_last") == 0) {
         rc = config_set_reshard_after_forward_last(c, value, origin, cause);
     } else if (strcmp(key, "reshard_after_backward") == 0) {
-        rc = set_bool(&c->reshard_after_backward, value, origin, cause);
-        if (rc == 0)
-            c->reshard_after_backward_given = true;
+        rc = set_bool_given(&c->reshard_after_backward,
+                            &c->reshard_after_backward_given, value, origin,
+                            cause);
+    } else if (strcmp(key, "requires_all_reduce") == 0) {
+        rc = set_bool_given(&c->requires_all_reduce,
+                            &c->requires_all_reduce_given, value, origin,
+                            cause);
     } else if (strcmp(key, "dp_replicate") == 0) {
         rc = set_count(&c->dp_replicate, value, 1, 100000, origin, cause);
     } else if (strcmp(key, "dp_shard") == 0) {
@@ -656,9 +676,9 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
         rc = set_dtype(&c->output_dtype, &c->output_dtype_given, value,
                        origin, cause);
     } else if (strcmp(key, "cast_forward_inputs") == 0) {
-        rc = set_bool(&c->cast_forward_inputs, value, origin, cause);
-        if (rc == 0)
-            c->cast_forward_inputs_given = true;
+        rc = set_bool_given(&c->cast_forward_inputs,
+                            &c->cast_forward_inputs_given, value, origin,
+                            cause);
     } else if (strcmp(key, "gradient_as_bucket_view") == 0) {
         rc = set_bool(&c->gradient_as_bucket_view, value, origin, cause);
     } else if (strcmp(key, "static_graph") == 0) {
@@ -672,9 +692,8 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
         if (rc == 0)
             c->ac_frequency_given = true;
     } else if (strcmp(key, "grad_scaler") == 0) {
-        rc = set_bool(&c->grad_scaler, value, origin, cause);
-        if (rc == 0)
-            c->grad_scaler_given = true;
+        rc = set_bool_given(&c->grad_scaler, &c->grad_scaler_given, value,
+                            origin, cause);
     } else if (strcmp(key, "transformer_layer_cls") == 0) {
         rc = set_string(&c->layer_cls, value, origin, cause);
     } else if (strcmp(key, "min_num_params") == 0) {

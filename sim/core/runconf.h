@@ -107,6 +107,10 @@ struct run_config {
                                          the micro-batches before a
                                          step's last (default true) */
     bool reshard_after_backward_given;
+    bool requires_all_reduce;         /* HSDP set_requires_all_reduce for
+                                         the micro-batches before a
+                                         step's last (default true) */
+    bool requires_all_reduce_given;
     int64_t dp_replicate;        /* HSDP mesh (replicate, shard); 0 = not
                                     given */
     int64_t dp_shard;

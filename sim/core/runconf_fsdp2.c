@@ -15,6 +15,7 @@
  *   group.set_modules_to_forward_prefetch(next N)   forward_prefetch
  *   group.set_modules_to_backward_prefetch(next N)  backward_prefetch
  *   model.set_reshard_after_backward(last micro)    reshard_after_backward
+ *   model.set_requires_all_reduce(last micro)       requires_all_reduce
  *   model.set_requires_gradient_sync(last micro)    no_sync
  *
  * The keys are parsed in runconf.c's config_set, the values that are a
@@ -36,6 +37,7 @@ config_init_fsdp2(struct run_config *c)
     c->reshard_after_forward = true;      /* fully_shard's default */
     c->reshard_after_forward_last = true;
     c->reshard_after_backward = true;     /* FSDPParamGroup's default */
+    c->requires_all_reduce = true;        /* all_reduce_grads */
     c->backward_prefetch_groups = -1;     /* not given: implicit */
     c->cast_forward_inputs = true;        /* MixedPrecisionPolicy's */
     c->output_dtype = DTYPE_FP32;
@@ -167,6 +169,8 @@ fsdp2_only_flag(const struct run_config *c)
         return "reshard-after-forward-last";
     if (c->reshard_after_backward_given)
         return "reshard-after-backward";
+    if (c->requires_all_reduce_given)
+        return "requires-all-reduce";
     if (c->dp_replicate > 0)
         return "dp-replicate";
     if (c->dp_shard > 0)
@@ -273,8 +277,13 @@ config_fsdp2_knobs_text(const struct run_config *c, char *buf, size_t len)
                                ", last group reshard_after_forward=%s", v);
     }
     if (!c->reshard_after_backward && at < len)
-        snprintf(buf + at, len - at, ", set_reshard_after_backward(False) "
-                 "but for a step's last micro-batch");
+        at += (size_t)snprintf(buf + at, len - at,
+                               ", set_reshard_after_backward(False)");
+    if (!c->requires_all_reduce && at < len)
+        at += (size_t)snprintf(buf + at, len - at,
+                               ", set_requires_all_reduce(False)");
+    if ((!c->reshard_after_backward || !c->requires_all_reduce) && at < len)
+        snprintf(buf + at, len - at, " but for a step's last micro-batch");
     return buf;
 }
 

@@ -65,6 +65,9 @@ struct fsdp2_state {
                            (RAF_POST_FORWARD) */
     int reshard_after_backward;  /* this micro-batch's
                                     set_reshard_after_backward */
+    int all_reduce;     /* this micro-batch's set_requires_all_reduce */
+    int *partial;       /* per unit: HSDP shards reduce-scattered but not
+                           all-reduced yet (_partial_reduce_output), or -1 */
     int *run_grad;      /* per walk step: its parameters' gradients */
     double *run_numel;  /* per walk step: parameters of its leaves */
     int offload_event;  /* the last non-blocking gradient D2H, or -1 */
@@ -490,7 +493,10 @@ f2_reduce(struct builder *b, int u, double grad_bytes, int grad_buf)
 
     wait_stream(b, ST_RS, STREAM_C);
     enum sched_stream post = ST_RS;
-    int direct = br == b->b_orig && b->grad_shard[u] < 0;
+    /* set_requires_all_reduce(False) on HSDP: the output is kept (or
+     * added into the one kept) for a later all-reduce (§13.9.4). */
+    int hold = b->s->replicate_size > 1 && !f->all_reduce;
+    int direct = !hold && br == b->b_orig && b->grad_shard[u] < 0;
     int out = alloc_buf(b, ST_RS, direct ? MEM_GRAD_SHARDED : MEM_RS_BUFFER,
                         S * br, u);
     if (fp16_divide)
@@ -508,6 +514,28 @@ f2_reduce(struct builder *b, int u, double grad_bytes, int grad_buf)
         rs = emit_copy(b, OP_CAST, ST_RS, u, 2 * S * br, rs_in, out);
     }
     int rs_id = rs->id;
+    if (hold || f->partial[u] >= 0) {
+        /* foreach_reduce on the reduce-scatter stream: partial += output
+         * when holding, output += partial before the all-reduce. */
+        int kept = f->partial[u];
+        if (kept >= 0)
+            emit_copy(b, OP_CAST, ST_RS, u, 3 * S * br, hold ? out : kept,
+                      hold ? kept : out);
+        if (hold && kept < 0)
+            f->partial[u] = out;
+        else if (hold)
+            free_buf(b, out, -1, u);
+        else {
+            free_buf(b, kept, -1, u);
+            f->partial[u] = -1;
+        }
+    }
+    if (hold) {
+        f->post_reduce[u] = b->last_op[ST_RS];
+        f->rs_input = rs_in;
+        f->rs_event = rs_id;
+        return;
+    }
     if (b->s->replicate_size > 1) {
         wait_stream(b, ST_AR, ST_RS);
         post = ST_AR;
@@ -757,6 +785,7 @@ fsdp2_steps(struct builder *b)
     st.post_reduce = int_array(n, -1);
     st.pb_at_end = int_array(n, 0);
     st.raf = int_array(n, RAF_FREE);
+    st.partial = int_array(n, -1);
     st.run_grad = int_array(b->n_walk, -1);
     st.run_numel = xcalloc(b->n_walk > 0 ? b->n_walk : 1, sizeof(double));
     st.deferred_buf = st.deferred_event = -1;
@@ -777,6 +806,7 @@ fsdp2_steps(struct builder *b)
             /* set_reshard_after_backward(last micro-batch): the last
              * reshards, as the optimizer step needs its shards. */
             st.reshard_after_backward = b->c->reshard_after_backward || last;
+            st.all_reduce = b->c->requires_all_reduce || last;
             f2_forward_pass(b);
             f2_backward_pass(b, sync);
         }
@@ -793,6 +823,7 @@ fsdp2_steps(struct builder *b)
     free(st.post_reduce);
     free(st.pb_at_end);
     free(st.raf);
+    free(st.partial);
     free(st.run_grad);
     free(st.run_numel);
     b->f2 = NULL;

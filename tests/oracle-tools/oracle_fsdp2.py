@@ -255,6 +255,10 @@ def run(cfg, world):
                 # of a step; the last backward reshards before the
                 # optimizer updates the shards.
                 model.set_reshard_after_backward(mb == accum - 1)
+            if cfg.get("requires_all_reduce") is False:
+                # HSDP: reduce-scatter every micro-batch, all-reduce the
+                # summed shards once, on the last.
+                model.set_requires_all_reduce(mb == accum - 1)
             REC["phase"] = "forward"
             out = model(*batch())
             loss = out.float().pow(2).mean() if cfg["model"] == "toy" else out

@@ -52,6 +52,10 @@ CONFIGS = [
                                              "reshard_after_forward": False},
      "--grad-accum 3 --no-sync --reshard-after-backward false "
      "--reshard-after-forward false"),
+    ("llama_f2_hsdp_2x4_accum3_noar", {"replicate": 2, "grad_accum": 3,
+                                       "requires_all_reduce": False},
+     "--nodes 2 --gpus-per-node 4 --dp-replicate 2 --grad-accum 3 "
+     "--requires-all-reduce false"),
 ]
 
 for name, extra, sim in CONFIGS:
