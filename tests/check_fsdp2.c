@@ -66,11 +66,14 @@ collectives(const struct sched *s, const struct sched_op **out, int max)
     return n;
 }
 
-/* The most bytes of category C live at once in iteration 1, replaying the
- * allocations and frees in issue order: FSDP2's frees take no event, so
- * this is what torch.cuda.memory_allocated() would show for C. */
+/* The most bytes of category C live at once in iteration 1 (in phase
+ * PHASE, or any with ANY_PHASE), replaying the allocations and frees in
+ * issue order: FSDP2's frees take no event, so this is what
+ * torch.cuda.memory_allocated() would show for C. */
+#define ANY_PHASE (-1)
+
 static double
-live_peak(const struct sched *s, enum mem_category c)
+live_peak_in(const struct sched *s, enum mem_category c, int phase)
 {
     double live = 0, peak = 0;
     for (int i = 0; i < s->n_ops; i++) {
@@ -81,10 +84,47 @@ live_peak(const struct sched *s, enum mem_category c)
             live += (double)op->bytes;
         else if (op->kind == OP_FREE)
             live -= (double)op->bytes;
-        if (op->iter == 1 && live > peak)
+        if (op->iter == 1 && (phase == ANY_PHASE || (int)op->phase == phase)
+            && live > peak)
             peak = live;
     }
     return peak;
+}
+
+static double
+live_peak(const struct sched *s, enum mem_category c)
+{
+    return live_peak_in(s, c, ANY_PHASE);
+}
+
+/* Collectives of KIND in iteration 1 issued before the first op of KIND2
+ * for unit U2 in phase PHASE. */
+static int
+issued_before(const struct sched *s, enum sched_op_kind kind,
+              enum sched_phase phase, enum sched_op_kind kind2, int u2)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->iter != 1 || op->phase != phase)
+            continue;
+        if (op->kind == kind2 && op->unit == u2)
+            return n;
+        n += op->kind == kind;
+    }
+    return -1;
+}
+
+/* Ops of KIND in iteration 1, micro-batch MICRO, phase PHASE. */
+static int
+count_micro(const struct sched *s, int micro, enum sched_phase phase,
+            enum sched_op_kind kind)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_ops; i++)
+        n += s->ops[i].iter == 1 && s->ops[i].micro == micro
+             && s->ops[i].phase == phase && s->ops[i].kind == kind;
+    return n;
 }
 
 START_TEST(test_fsdp2_per_parameter_padding_bytes)
@@ -231,6 +271,14 @@ START_TEST(test_fsdp2_reshard_after_forward)
     tu_free(&a);
     tu_free(&b);
     tu_free(&c);
+    /* _get_post_forward_mesh_info reads an int equal to the shard group
+     * (4) as True: 10 all-gathers, none on a post-forward mesh.  (Its
+     * int 1, False, cannot be written: "1" is a boolean true here.) */
+    run_ok(&a, TINY "--nodes 1 --reshard-after-forward 4", 0);
+    ck_assert_int_eq(tu_count_on(a.r.sched, 1, OP_ALLGATHER, PG_SHARD,
+                                 STREAM_U), 10);
+    ck_assert_int_eq(a.r.sched->post_forward_size, 0);
+    tu_free(&a);
 }
 END_TEST
 
@@ -362,6 +410,264 @@ START_TEST(test_fsdp2_float8_all_gather_bytes)
 }
 END_TEST
 
+static void
+free_runs(struct tu_run *r, int n)
+{
+    for (int i = 0; i < n; i++)
+        tu_free(&r[i]);
+}
+
+/* For each unit u with expect[u] >= 0: that many all-gathers are issued
+ * in iteration 1 before u's first KIND op of PHASE. */
+static void
+gathers_before(const struct tu_run *t, enum sched_phase phase,
+               enum sched_op_kind kind, const int expect[5])
+{
+    for (int u = 0; u < 5; u++)
+        if (expect[u] >= 0)
+            ck_assert_int_eq(issued_before(t->r.sched, OP_ALLGATHER, phase,
+                                           kind, u), expect[u]);
+}
+
+/* The most all-gather buffer bytes live during PHASE of iteration 1. */
+static int
+ag_peak(const struct tu_run *t, enum sched_phase phase)
+{
+    return (int)live_peak_in(t->r.sched, MEM_AG_BUFFER, (int)phase);
+}
+
+/* fp32 on one node (4 ranks): no copy-in cast temporary, so the
+ * all-gather buffers are the flat outputs alone, a layer's 791040 x 4 =
+ * 3164160 bytes, the root's 512256 x 4 = 2049024. */
+#define TINY32 "--model tiny-llama --topology test-2x4 --nodes 1 " \
+               "--fsdp-version 2 "
+#define LAYER_AG32 (LAYER_NUMEL * 4)
+
+START_TEST(test_fsdp2_forward_prefetch_list)
+{
+    /* set_modules_to_forward_prefetch(next 2 groups) on every group
+     * (FSDPState._pre_forward): the root's pre-forward gathers itself,
+     * then units 1 and 2, all before the root's first compute; unit 1's
+     * adds unit 3 (2 is pending), unit 2's unit 4.  PyTorch's record
+     * llama_f2_prefetch2_w8: AG0 AG1 AG2 AG3 F1 AG4 F2 ...  Implicit
+     * (no list): one all-gather before the root's compute, two before
+     * unit 1's.  Nothing more is gathered: 9 a step either way.
+     *
+     * Memory, forward: implicit, the deferred output of group k and the
+     * new one of k+1, 2 layers = 6328320 bytes.  With the list, at unit
+     * k's pre-forward, after its copy-out: its own deferred output and
+     * the pending k+1 and k+2, 3 layers = 9492480 (N + 1 outputs; the
+     * root's 2049024 + 2 layers is less).  The per-parameter unsharded
+     * tensors are made at copy-out, so they do not change: the root and
+     * one layer, (512256 + 791040) x 4 = 5213184. */
+    struct tu_run r[2];
+    run_ok(&r[0], TINY32, 0);
+    run_ok(&r[1], TINY32 "--forward-prefetch 2", 0);
+    static const int implicit[5] = {1, 2, -1, -1, -1};
+    static const int listed[5] = {3, 4, 5, -1, -1};
+    gathers_before(&r[0], PHASE_FORWARD, OP_FORWARD, implicit);
+    gathers_before(&r[1], PHASE_FORWARD, OP_FORWARD, listed);
+    ck_assert_int_eq(tu_count(r[0].r.sched, 1, OP_ALLGATHER), 9);
+    ck_assert_int_eq(tu_count(r[1].r.sched, 1, OP_ALLGATHER), 9);
+    ck_assert_int_eq(ag_peak(&r[0], PHASE_FORWARD), (int)(2 * LAYER_AG32));
+    ck_assert_int_eq(ag_peak(&r[1], PHASE_FORWARD), (int)(3 * LAYER_AG32));
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq((int)live_peak(r[k].r.sched, MEM_UNSHARDED_PARAMS),
+                         (int)((ROOT_NUMEL + LAYER_NUMEL) * 4));
+    free_runs(r, 2);
+}
+END_TEST
+
+START_TEST(test_fsdp2_backward_prefetch_list)
+{
+    /* set_modules_to_backward_prefetch(next 2 groups to run backward)
+     * replaces _backward_prefetch (FSDPState._pre_backward): the root's
+     * pre-backward gathers units 4 and 3 before the root's first
+     * gradient kernel, unit 4's adds unit 2 before its own (record
+     * llama_f2_prefetch2_w8: AG4 AG3 AG2 B4 ...).  Implicit: 1 and 2.
+     * --backward-prefetch 1, the singleton list of the group before,
+     * issues what the implicit prefetch does.
+     *
+     * Memory, backward: implicit, one pending output (each group's is
+     * dropped after its copy-out, before the prefetch), a layer =
+     * 3164160 bytes; with the list of 2, two (units k-1 and k-2 pending
+     * after unit k's copy-out), 6328320; of 3, three, 9492480. */
+    struct tu_run r[4];
+    run_ok(&r[0], TINY32, 0);
+    run_ok(&r[1], TINY32 "--backward-prefetch 2", 0);
+    run_ok(&r[2], TINY32 "--backward-prefetch 3", 0);
+    run_ok(&r[3], TINY32 "--backward-prefetch 1", 0);
+    static const int before[3][5] = {{1, -1, -1, -1, 2},
+                                     {2, -1, -1, -1, 3},
+                                     {3, -1, -1, -1, 4}};
+    for (int k = 0; k < 3; k++) {
+        gathers_before(&r[k], PHASE_BACKWARD, OP_BACKWARD, before[k]);
+        ck_assert_int_eq(tu_count(r[k].r.sched, 1, OP_ALLGATHER), 9);
+        ck_assert_int_eq(ag_peak(&r[k], PHASE_BACKWARD),
+                         (int)((k + 1) * LAYER_AG32));
+    }
+    ck_assert_int_eq(r[0].r.sched->n_ops, r[3].r.sched->n_ops);
+    for (int i = 0; i < r[0].r.sched->n_ops; i++) {
+        ck_assert_int_eq(r[0].r.sched->ops[i].kind, r[3].r.sched->ops[i].kind);
+        ck_assert_int_eq(r[0].r.sched->ops[i].unit, r[3].r.sched->ops[i].unit);
+    }
+    free_runs(r, 4);
+}
+END_TEST
+
+START_TEST(test_fsdp2_reshard_after_backward)
+{
+    /* set_reshard_after_backward(False) on micro-batches 0 and 1 of 3
+     * (the last reshards for the optimizer).  Micro-batch 0 gathers as
+     * usual: 5 in forward, 4 in backward.  Its post-backwards keep every
+     * group unsharded, so micro-batch 1's forward gathers nothing (the
+     * unshards are no-ops), the layers reshard after its forward
+     * (reshard_after_forward is still True) and its backward gathers 4;
+     * micro-batch 2 the same: 9 + 4 + 4 = 17 a step instead of 27
+     * (records llama_f2_accum3_rab_w8, llama_f2_accum3_nosync_rab_w8).
+     * With reshard_after_forward False too only micro-batch 0's forward
+     * gathers: 5.  The reductions follow set_requires_gradient_sync
+     * alone: 15 a step, or 5 with --no-sync.
+     *
+     * Memory (bf16): at the start of micro-batch 1 every group is
+     * unsharded, (512256 + 4 x 791040) x 2 = 7352832 bytes, where
+     * resharding holds the root and one layer, 2606592. */
+    struct tu_run r[4];
+    run_ok(&r[0], TINY "--grad-accum 3", 1);
+    run_ok(&r[1], TINY "--grad-accum 3 --reshard-after-backward false", 1);
+    run_ok(&r[2], TINY "--grad-accum 3 --no-sync --reshard-after-backward "
+                    "false", 0);
+    run_ok(&r[3], TINY "--grad-accum 3 --no-sync --reshard-after-backward "
+                    "false --reshard-after-forward false", 0);
+    ck_assert_int_eq(tu_count(r[0].r.sched, 1, OP_ALLGATHER), 27);
+    ck_assert_int_eq(tu_count(r[1].r.sched, 1, OP_ALLGATHER), 17);
+    ck_assert_int_eq(tu_count(r[2].r.sched, 1, OP_ALLGATHER), 17);
+    ck_assert_int_eq(tu_count(r[3].r.sched, 1, OP_ALLGATHER), 5);
+    for (int mb = 0; mb < 3; mb++) {
+        ck_assert_int_eq(count_micro(r[1].r.sched, mb, PHASE_FORWARD,
+                                     OP_ALLGATHER), mb == 0 ? 5 : 0);
+        ck_assert_int_eq(count_micro(r[1].r.sched, mb, PHASE_BACKWARD,
+                                     OP_ALLGATHER), 4);
+    }
+    ck_assert_int_eq(tu_count(r[1].r.sched, 1, OP_REDUCESCATTER), 15);
+    ck_assert_int_eq(tu_count(r[2].r.sched, 1, OP_REDUCESCATTER), 5);
+    ck_assert_int_eq((int)live_peak(r[0].r.sched, MEM_UNSHARDED_PARAMS),
+                     (int)((ROOT_NUMEL + LAYER_NUMEL) * 2));
+    ck_assert_int_eq((int)live_peak(r[1].r.sched, MEM_UNSHARDED_PARAMS),
+                     (int)((ROOT_NUMEL + 4 * LAYER_NUMEL) * 2));
+    /* The same all-gathers, fewer of them: less time gathering.  (The
+     * step's peak need not rise: the extra tensors live from the end of
+     * a backward to the end of the next forward's layer, while the
+     * activations are few; here the end of forward, where both hold the
+     * root and the last layer, stays the peak.) */
+    ck_assert(r[1].met.allgather_s < r[0].met.allgather_s);
+    ck_assert(r[1].met.mem.peak_allocated >= r[0].met.mem.peak_allocated);
+    free_runs(r, 4);
+}
+END_TEST
+
+START_TEST(test_fsdp2_reshard_after_forward_last)
+{
+    /* The last group to finish forward but for the root (unit 4, the
+     * last layer) with reshard_after_forward=False keeps its parameters:
+     * 5 forward all-gathers, 3 in backward (the root's pre-backward
+     * prefetch of unit 4 is a no-op; unit 4's pre-backward gathers unit
+     * 3, before unit 4's gradient kernels; record llama_f2_raflast_w8:
+     * AG3 B4 ...).  With --reshard-after-forward true the root reshards
+     * too: 5 + 4.  With 2 (a 2-rank post-forward mesh on the 4 ranks):
+     * the root and three layers re-gather on it, unit 4 not.  The
+     * unsharded peak stays the root and one layer: unit 4's tensors are
+     * what the last forward step holds anyway. */
+    struct tu_run r[4];
+    run_ok(&r[0], TINY32 "--reshard-after-forward-last false", 1);
+    run_ok(&r[1], TINY32 "--reshard-after-forward true "
+                      "--reshard-after-forward-last false", 0);
+    run_ok(&r[2], TINY32 "--reshard-after-forward 2 "
+                      "--reshard-after-forward-last false", 0);
+    run_ok(&r[3], TINY32, 1);
+    ck_assert_int_eq(tu_count(r[0].r.sched, 1, OP_ALLGATHER), 8);
+    ck_assert_int_eq(issued_before(r[0].r.sched, OP_ALLGATHER, PHASE_BACKWARD,
+                                   OP_BACKWARD, 4), 1);
+    for (int i = 0; i < r[0].r.sched->n_ops; i++) {
+        const struct sched_op *op = &r[0].r.sched->ops[i];
+        ck_assert(!(op->kind == OP_ALLGATHER && op->phase == PHASE_BACKWARD
+                    && op->unit == 4));
+    }
+    ck_assert_int_eq(tu_count(r[1].r.sched, 1, OP_ALLGATHER), 9);
+    ck_assert_int_eq(tu_count_on(r[2].r.sched, 1, OP_ALLGATHER,
+                                 PG_POST_FORWARD, STREAM_U), 4);
+    ck_assert_int_eq(tu_count_on(r[2].r.sched, 1, OP_ALLGATHER, PG_SHARD,
+                                 STREAM_U), 5);
+    ck_assert_int_eq((int)live_peak(r[0].r.sched, MEM_UNSHARDED_PARAMS),
+                     (int)((ROOT_NUMEL + LAYER_NUMEL) * 4));
+    ck_assert(r[0].met.allgather_s < r[3].met.allgather_s);
+    free_runs(r, 4);
+}
+END_TEST
+
+/* Bytes of category C live when iteration 1's micro-batch MICRO begins. */
+static double
+live_at_micro(const struct sched *s, enum mem_category c, int micro)
+{
+    double live = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->iter == 1 && op->micro == micro)
+            break;
+        if (op->cat == c)
+            live += op->kind == OP_ALLOC  ? (double)op->bytes
+                    : op->kind == OP_FREE ? -(double)op->bytes
+                                          : 0;
+    }
+    return live;
+}
+
+START_TEST(test_fsdp2_requires_all_reduce)
+{
+    /* HSDP (replicate 2 x shard 4), bf16 gradients, 3 micro-batches,
+     * set_requires_all_reduce(False) on the first two (foreach_reduce):
+     * every micro-batch reduce-scatters (15 a step), the all-reduce runs
+     * on the last only (5, not 15; record
+     * llama_f2_hsdp_2x4_accum3_noar_w8).  The first output is kept as
+     * the partial, micro-batch 1 adds its output into it and micro-batch
+     * 2 adds it into its own before the all-reduce, each add reading two
+     * shards and writing one on the RS stream: a layer's shard is
+     * 791040 / 4 = 197760 elements, 3 x 197760 x 2 = 1186560 bytes, 2 a
+     * layer a step.  Between micro-batches every group's partial lives:
+     * (512256 + 4 x 791040) / 4 x 2 = 1838208 bytes of reduce-scatter
+     * buffers, none without.  Without replicas the setting changes
+     * nothing (no all-reduce group). */
+    struct tu_run r[3];
+    run_ok(&r[0], TINY "--dp-replicate 2 --grad-accum 3", 1);
+    run_ok(&r[1], TINY "--dp-replicate 2 --grad-accum 3 "
+                       "--requires-all-reduce false", 1);
+    run_ok(&r[2], TINY "--grad-accum 3 --requires-all-reduce false", 0);
+    ck_assert_int_eq(tu_count(r[0].r.sched, 1, OP_ALLREDUCE), 15);
+    ck_assert_int_eq(tu_count(r[1].r.sched, 1, OP_ALLREDUCE), 5);
+    ck_assert_int_eq(tu_count(r[1].r.sched, 1, OP_REDUCESCATTER), 15);
+    for (int mb = 0; mb < 3; mb++)
+        ck_assert_int_eq(count_micro(r[1].r.sched, mb, PHASE_BACKWARD,
+                                     OP_ALLREDUCE), mb == 2 ? 5 : 0);
+    int adds = 0;
+    for (int i = 0; i < r[1].r.sched->n_ops; i++) {
+        const struct sched_op *op = &r[1].r.sched->ops[i];
+        adds += op->iter == 1 && op->kind == OP_CAST
+                && op->stream == STREAM_P && op->bytes == 1186560;
+    }
+    ck_assert_int_eq(adds, 8);
+    for (int mb = 1; mb < 3; mb++) {
+        ck_assert_int_eq((int)live_at_micro(r[1].r.sched, MEM_RS_BUFFER, mb),
+                         (int)((ROOT_NUMEL + 4 * LAYER_NUMEL) / 4 * 2));
+        ck_assert_int_eq((int)live_at_micro(r[0].r.sched, MEM_RS_BUFFER, mb),
+                         0);
+    }
+    ck_assert(r[1].met.allreduce_s < r[0].met.allreduce_s);
+    ck_assert_int_eq(tu_count(r[2].r.sched, 1, OP_ALLREDUCE), 0);
+    ck_assert_int_eq(tu_count(r[2].r.sched, 1, OP_REDUCESCATTER), 15);
+    free_runs(r, 3);
+}
+END_TEST
+
 START_TEST(test_fsdp2_errors)
 {
     static const char *const bad[] = {
@@ -369,10 +675,21 @@ START_TEST(test_fsdp2_errors)
         TINY "--use-orig-params",
         TINY "--dp-replicate 3",
         TINY "--nodes 1 --reshard-after-forward 3",
-        TINY "--reshard-after-forward 8",
+        TINY "--reshard-after-forward 16",
         "--model tiny-llama --topology test-2x4 --reshard-after-forward false",
         "--model tiny-llama --topology test-2x4 --dp-replicate 2",
         TINY "--strategy ddp",
+        TINY "--reshard-after-forward 2 --reshard-after-forward-last 4",
+        TINY "--nodes 1 --reshard-after-forward-last 3",
+        TINY "--forward-prefetch 65",
+        TINY "--backward-prefetch BACKWARD_POST",
+        "--model tiny-llama --topology test-2x4 --forward-prefetch 2",
+        "--model tiny-llama --topology test-2x4 --backward-prefetch 2",
+        "--model tiny-llama --topology test-2x4 "
+        "--reshard-after-backward false",
+        "--model tiny-llama --topology test-2x4 "
+        "--reshard-after-forward-last false",
+        "--model tiny-llama --topology test-2x4 --requires-all-reduce false",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct tu_run t;
@@ -415,6 +732,11 @@ main(void)
     tcase_add_test(core, test_fsdp2_offload_and_fp16);
     tcase_add_test(core, test_fsdp2_deterministic);
     tcase_add_test(core, test_fsdp2_float8_all_gather_bytes);
+    tcase_add_test(core, test_fsdp2_forward_prefetch_list);
+    tcase_add_test(core, test_fsdp2_backward_prefetch_list);
+    tcase_add_test(core, test_fsdp2_reshard_after_backward);
+    tcase_add_test(core, test_fsdp2_reshard_after_forward_last);
+    tcase_add_test(core, test_fsdp2_requires_all_reduce);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_fsdp2_errors);

@@ -39,7 +39,19 @@ const struct config_option config_options[] = {
      "per-parameter sharding"},
     {"reshard_after_forward", "true|false|N",
      "FSDP2: free parameters after forward (true), keep them (false), or "
-     "keep a shard over N ranks (default: all groups but the root)"},
+     "keep a shard over N ranks, a divisor of the shard group (the "
+     "group's size = true; default: all groups but the root)"},
+    {"reshard_after_forward_last", "true|false|N",
+     "FSDP2: the same for the last group to finish forward (torchtitan "
+     "passes false: its backward comes next; default: as the others)"},
+    {"reshard_after_backward", "BOOL",
+     "FSDP2 set_reshard_after_backward for every micro-batch but a "
+     "step's last: false keeps parameters unsharded into the next "
+     "forward (default true)"},
+    {"requires_all_reduce", "BOOL",
+     "FSDP2 HSDP set_requires_all_reduce for every micro-batch but a "
+     "step's last: false reduce-scatters and sums the shards, all-reducing "
+     "once a step (default true)"},
     {"dp_replicate", "R",
      "FSDP2 HSDP: replicate dimension of the 2-D mesh (R x shard)"},
     {"dp_shard", "M",
@@ -68,8 +80,12 @@ const struct config_option config_options[] = {
      "wrap() these modules by hand inside enable_wrap, e.g. "
      "model.encoder,model.decoder (then the root)"},
     {"min_num_params", "N", "size policy threshold in parameters (default 1e8)"},
-    {"backward_prefetch", "P", "BACKWARD_PRE | BACKWARD_POST | None"},
-    {"forward_prefetch", "[BOOL]", "issue the next all-gather before compute"},
+    {"backward_prefetch", "P|N",
+     "BACKWARD_PRE | BACKWARD_POST | None; FSDP2: N, each group's "
+     "set_modules_to_backward_prefetch list of the next N groups"},
+    {"forward_prefetch", "[BOOL|N]",
+     "issue the next all-gather before compute; FSDP2: N, each group's "
+     "set_modules_to_forward_prefetch list of the next N groups (true = 1)"},
     {"limit_all_gathers", "BOOL", "rate limiter, at most 2 in flight (default true)"},
     {"use_orig_params", "[BOOL]", "per-parameter alignment padding"},
     {"param_dtype", "DTYPE", "MixedPrecision param_dtype (fp32 | bf16 | fp16)"},
@@ -551,6 +567,18 @@ set_bool(bool *dst, const char *value, const char *origin, char **cause)
     return 0;
 }
 
+/* A bool whose being given matters (FSDP2-only keys, defaults that
+ * depend on other settings). */
+static int
+set_bool_given(bool *dst, bool *given, const char *value, const char *origin,
+               char **cause)
+{
+    int rc = set_bool(dst, value, origin, cause);
+    if (rc == 0)
+        *given = true;
+    return rc;
+}
+
 static int
 set_dtype(enum dtype *dst, bool *given, const char *value, const char *origin,
           char **cause)
@@ -652,6 +680,16 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
             c->fsdp_version = (int)n;
     } else if (strcmp(key, "reshard_after_forward") == 0) {
         rc = config_set_reshard_after_forward(c, value, origin, cause);
+    } else if (strcmp(key, "reshard_after_forward_last") == 0) {
+        rc = config_set_reshard_after_forward_last(c, value, origin, cause);
+    } else if (strcmp(key, "reshard_after_backward") == 0) {
+        rc = set_bool_given(&c->reshard_after_backward,
+                            &c->reshard_after_backward_given, value, origin,
+                            cause);
+    } else if (strcmp(key, "requires_all_reduce") == 0) {
+        rc = set_bool_given(&c->requires_all_reduce,
+                            &c->requires_all_reduce_given, value, origin,
+                            cause);
     } else if (strcmp(key, "dp_replicate") == 0) {
         rc = set_count(&c->dp_replicate, value, 1, 100000, origin, cause);
     } else if (strcmp(key, "dp_shard") == 0) {
@@ -660,9 +698,9 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
         rc = set_dtype(&c->output_dtype, &c->output_dtype_given, value,
                        origin, cause);
     } else if (strcmp(key, "cast_forward_inputs") == 0) {
-        rc = set_bool(&c->cast_forward_inputs, value, origin, cause);
-        if (rc == 0)
-            c->cast_forward_inputs_given = true;
+        rc = set_bool_given(&c->cast_forward_inputs,
+                            &c->cast_forward_inputs_given, value, origin,
+                            cause);
     } else if (strcmp(key, "gradient_as_bucket_view") == 0) {
         rc = set_bool(&c->gradient_as_bucket_view, value, origin, cause);
     } else if (strcmp(key, "static_graph") == 0) {
@@ -676,9 +714,8 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
         if (rc == 0)
             c->ac_frequency_given = true;
     } else if (strcmp(key, "grad_scaler") == 0) {
-        rc = set_bool(&c->grad_scaler, value, origin, cause);
-        if (rc == 0)
-            c->grad_scaler_given = true;
+        rc = set_bool_given(&c->grad_scaler, &c->grad_scaler_given, value,
+                            origin, cause);
     } else if (strcmp(key, "transformer_layer_cls") == 0) {
         rc = set_string(&c->layer_cls, value, origin, cause);
     } else if (strcmp(key, "min_num_params") == 0) {
@@ -687,11 +724,15 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
         if (rc == 0)
             c->min_num_params_given = true;
     } else if (strcmp(key, "backward_prefetch") == 0) {
-        if (value && (rc = parse_choice(prefetch_names, value, &v, origin,
-                                        cause)) == 0)
+        if (config_set_backward_prefetch_groups(c, value, &n))
+            rc = 0;
+        else if (value && (rc = parse_choice(prefetch_names, value, &v,
+                                             origin, cause)) == 0) {
             c->backward_prefetch = v;
+            c->backward_prefetch_groups = -1;
+        }
     } else if (strcmp(key, "forward_prefetch") == 0) {
-        rc = set_bool(&c->forward_prefetch, value, origin, cause);
+        rc = config_set_forward_prefetch(c, value, origin, cause);
     } else if (strcmp(key, "limit_all_gathers") == 0) {
         rc = set_bool(&c->limit_all_gathers, value, origin, cause);
     } else if (strcmp(key, "use_orig_params") == 0) {

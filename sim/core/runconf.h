@@ -73,6 +73,16 @@ struct run_config {
     bool min_num_params_given;   /* to reject it with the class policy */
     enum backward_prefetch backward_prefetch;
     bool forward_prefetch;
+    int64_t forward_prefetch_groups;  /* FSDP2: each group's
+                                         set_modules_to_forward_prefetch
+                                         list, the next N groups (true
+                                         = 1); 0 = none */
+    int64_t backward_prefetch_groups; /* FSDP2: each group's
+                                         set_modules_to_backward_prefetch
+                                         list, the next N groups to run
+                                         backward; 0 = the implicit
+                                         one-ahead prefetch, as
+                                         when not given (-1) */
     bool limit_all_gathers;
     bool use_orig_params;
     bool param_dtype_given, reduce_dtype_given, buffer_dtype_given;
@@ -93,6 +103,19 @@ struct run_config {
     int64_t reshard_after_forward_size; /* an int N: the post-forward
                                            mesh size; 0 = a bool */
     bool reshard_after_forward_given;
+    bool reshard_after_forward_last;  /* the same for the last group to
+                                         finish forward (torchtitan:
+                                         false) */
+    int64_t reshard_after_forward_last_size;
+    bool reshard_after_forward_last_given;
+    bool reshard_after_backward;      /* set_reshard_after_backward for
+                                         the micro-batches before a
+                                         step's last (default true) */
+    bool reshard_after_backward_given;
+    bool requires_all_reduce;         /* HSDP set_requires_all_reduce for
+                                         the micro-batches before a
+                                         step's last (default true) */
+    bool requires_all_reduce_given;
     int64_t dp_replicate;        /* HSDP mesh (replicate, shard); 0 = not
                                     given */
     int64_t dp_shard;
@@ -199,7 +222,23 @@ int config_validate(const struct run_config *c, char **cause);
  * defaults config_init sets. */
 int config_set_reshard_after_forward(struct run_config *c, const char *value,
                                      const char *origin, char **cause);
+int config_set_reshard_after_forward_last(struct run_config *c,
+                                          const char *value,
+                                          const char *origin, char **cause);
+/* forward_prefetch: a bool (FSDP1, and FSDP2's one group) or FSDP2's
+ * count of groups; backward_prefetch: FSDP1's policy name or FSDP2's
+ * count. */
+int config_set_forward_prefetch(struct run_config *c, const char *value,
+                                const char *origin, char **cause);
+int config_set_backward_prefetch_groups(struct run_config *c,
+                                        const char *value, int64_t *n);
 int config_validate_fsdp2(const struct run_config *c, char **cause);
+const char *config_fsdp2_knobs_text(const struct run_config *c, char *buf,
+                                    size_t len);
+/* backward_prefetch as the run has it: FSDP1's policy name; FSDP2's
+ * count of groups, or "implicit" without a list. */
+const char *config_backward_prefetch_text(const struct run_config *c,
+                                          char *buf, size_t len);
 void config_init_fsdp2(struct run_config *c);
 
 /* Resolved dtypes: MixedPrecision rules (reduce defaults to param). */

@@ -10,10 +10,18 @@
  *                                              cast_forward_inputs),
  *               offload_policy=CPUOffloadPolicy())
  *
- * The keys are parsed in runconf.c's config_set, reshard_after_forward's
- * bool-or-int here.  param_dtype, reduce_dtype, cpu_offload,
- * forward_prefetch (as set_modules_to_forward_prefetch) and no_sync (as
- * set_requires_gradient_sync(False)) are shared with FSDP1.
+ * and the FSDPModule methods called after it (§13.9):
+ *
+ *   group.set_modules_to_forward_prefetch(next N)   forward_prefetch
+ *   group.set_modules_to_backward_prefetch(next N)  backward_prefetch
+ *   model.set_reshard_after_backward(last micro)    reshard_after_backward
+ *   model.set_requires_all_reduce(last micro)       requires_all_reduce
+ *   model.set_requires_gradient_sync(last micro)    no_sync
+ *
+ * The keys are parsed in runconf.c's config_set, the values that are a
+ * bool or an int here.  param_dtype, reduce_dtype, cpu_offload,
+ * forward_prefetch and backward_prefetch (FSDP1's bool and policy name,
+ * FSDP2's count of groups) and no_sync are shared with FSDP1.
  */
 #include "runconf.h"
 #include "units.h"
@@ -27,15 +35,21 @@ config_init_fsdp2(struct run_config *c)
 {
     c->fsdp_version = 1;
     c->reshard_after_forward = true;      /* fully_shard's default */
+    c->reshard_after_forward_last = true;
+    c->reshard_after_backward = true;     /* FSDPParamGroup's default */
+    c->requires_all_reduce = true;        /* all_reduce_grads */
+    c->backward_prefetch_groups = -1;     /* not given: implicit */
     c->cast_forward_inputs = true;        /* MixedPrecisionPolicy's */
     c->output_dtype = DTYPE_FP32;
 }
 
 /* reshard_after_forward: a bool, or an int N (PyTorch tests for bool
- * first: True is not the int 1). */
-int
-config_set_reshard_after_forward(struct run_config *c, const char *value,
-                                 const char *origin, char **cause)
+ * first: True is not the int 1).  Here "1" and "0" are booleans, as in
+ * every flag, so the int 1 (which fully_shard reads as False) is not
+ * written. */
+static int
+parse_reshard_after_forward(const char *value, const char *origin,
+                            bool *reshard, int64_t *size, char **cause)
 {
     bool b;
     char *why = NULL;
@@ -45,9 +59,8 @@ config_set_reshard_after_forward(struct run_config *c, const char *value,
         return -1;
     }
     if (units_parse_bool(value, &b, &why) == 0) {
-        c->reshard_after_forward = b;
-        c->reshard_after_forward_size = 0;
-        c->reshard_after_forward_given = true;
+        *reshard = b;
+        *size = 0;
         return 0;
     }
     free(why);
@@ -61,10 +74,90 @@ config_set_reshard_after_forward(struct run_config *c, const char *value,
         free(why);
         return -1;
     }
-    c->reshard_after_forward = true;
-    c->reshard_after_forward_size = n;
-    c->reshard_after_forward_given = true;
+    *reshard = true;
+    *size = n;
     return 0;
+}
+
+static int
+set_reshard_after_forward(bool *reshard, int64_t *size, bool *given,
+                          const char *value, const char *origin,
+                          char **cause)
+{
+    if (parse_reshard_after_forward(value, origin, reshard, size, cause)
+        != 0)
+        return -1;
+    *given = true;
+    return 0;
+}
+
+int
+config_set_reshard_after_forward(struct run_config *c, const char *value,
+                                 const char *origin, char **cause)
+{
+    return set_reshard_after_forward(&c->reshard_after_forward,
+                                     &c->reshard_after_forward_size,
+                                     &c->reshard_after_forward_given, value,
+                                     origin, cause);
+}
+
+/* The last group's own fully_shard(reshard_after_forward=...), as
+ * torchtitan passes False for the last transformer block (before its
+ * #1094, 2025) or for the [norm, output] group (after). */
+int
+config_set_reshard_after_forward_last(struct run_config *c,
+                                      const char *value, const char *origin,
+                                      char **cause)
+{
+    return set_reshard_after_forward(&c->reshard_after_forward_last,
+                                     &c->reshard_after_forward_last_size,
+                                     &c->reshard_after_forward_last_given,
+                                     value, origin, cause);
+}
+
+/* forward_prefetch: a bool (bare: true) or a count of groups, 0 to 64
+ * (true is 1: FSDP2's list of the next group). */
+int
+config_set_forward_prefetch(struct run_config *c, const char *value,
+                            const char *origin, char **cause)
+{
+    bool b = true;
+    char *why = NULL;
+    int64_t n;
+    if (value == NULL || units_parse_bool(value, &b, &why) == 0) {
+        c->forward_prefetch = b;
+        c->forward_prefetch_groups = b;
+        return 0;
+    }
+    free(why);
+    why = NULL;
+    if (units_parse_count(value, 0, 64, &n, &why) != 0) {
+        *cause = xasprintf("%s: '%s' is neither true/false nor a count of "
+                           "groups from 0 to 64 (FSDP2: each group "
+                           "prefetches the next N)", origin, value);
+        free(why);
+        return -1;
+    }
+    c->forward_prefetch = n > 0;
+    c->forward_prefetch_groups = n;
+    return 0;
+}
+
+/* backward_prefetch as FSDP2's count (0: an empty list, which keeps the
+ * implicit prefetch, as _pre_backward tests the list's length); returns
+ * 0 when VALUE is not a number (then it is FSDP1's policy name, parsed
+ * by the caller). */
+int
+config_set_backward_prefetch_groups(struct run_config *c, const char *value,
+                                    int64_t *n)
+{
+    char *why = NULL;
+    if (value == NULL || units_parse_count(value, 0, 64, n, &why) != 0) {
+        free(why);
+        return 0;
+    }
+    c->backward_prefetch_groups = *n;
+    return 1;
 }
 
 static const char *
@@ -72,6 +165,12 @@ fsdp2_only_flag(const struct run_config *c)
 {
     if (c->reshard_after_forward_given)
         return "reshard-after-forward";
+    if (c->reshard_after_forward_last_given)
+        return "reshard-after-forward-last";
+    if (c->reshard_after_backward_given)
+        return "reshard-after-backward";
+    if (c->requires_all_reduce_given)
+        return "requires-all-reduce";
     if (c->dp_replicate > 0)
         return "dp-replicate";
     if (c->dp_shard > 0)
@@ -91,6 +190,23 @@ config_validate_fsdp2(const struct run_config *c, char **cause)
         if (f != NULL) {
             *cause = xasprintf("--%s: an FSDP2 (fully_shard) setting; add "
                                "--fsdp-version 2", f);
+            return -1;
+        }
+        if (c->backward_prefetch_groups >= 0) {
+            *cause = xasprintf("--backward-prefetch %lld: a count of groups "
+                               "is FSDP2's set_modules_to_backward_prefetch "
+                               "(add --fsdp-version 2); FSDP1 takes "
+                               "BACKWARD_PRE, BACKWARD_POST or None",
+                               (long long)c->backward_prefetch_groups);
+            return -1;
+        }
+        if (c->forward_prefetch_groups > 1) {
+            *cause = xasprintf("--forward-prefetch %lld: FSDP1's "
+                               "forward_prefetch is true or false; a count "
+                               "of groups is FSDP2's "
+                               "set_modules_to_forward_prefetch (add "
+                               "--fsdp-version 2)",
+                               (long long)c->forward_prefetch_groups);
             return -1;
         }
         return 0;
@@ -113,9 +229,9 @@ config_validate_fsdp2(const struct run_config *c, char **cause)
         || !c->limit_all_gathers) {
         *cause = xasprintf("--%s: an FSDP1 argument fully_shard does not "
                            "take (FSDP2 keeps original parameters, leaves "
-                           "buffers alone, always prefetches one group "
-                           "ahead in backward and needs no rate limiter); "
-                           "drop it",
+                           "buffers alone, prefetches one group ahead in "
+                           "backward, or the next N with --backward-prefetch "
+                           "N, and needs no rate limiter); drop it",
                            c->use_orig_params ? "use-orig-params"
                            : c->buffer_dtype_given ? "buffer-dtype"
                            : c->backward_prefetch != BWD_PREFETCH_PRE
@@ -131,4 +247,56 @@ config_validate_fsdp2(const struct run_config *c, char **cause)
         return -1;
     }
     return 0;
+}
+
+/* The FSDPModule settings given beyond fully_shard's arguments, for the
+ * summary: ", forward prefetch of the next 2 groups, ..." or "". */
+const char *
+config_fsdp2_knobs_text(const struct run_config *c, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    const int64_t counts[2] = {c->forward_prefetch_groups,
+                               c->backward_prefetch_groups};
+    for (int i = 0; i < 2; i++)
+        if (counts[i] > 0 && at < len)
+            at += (size_t)snprintf(buf + at, len - at,
+                                   ", %s prefetch of the next %lld "
+                                   "group%s", i ? "backward" : "forward",
+                                   (long long)counts[i],
+                                   counts[i] == 1 ? "" : "s");
+    if (c->reshard_after_forward_last_given && at < len) {
+        char v[24];
+        if (c->reshard_after_forward_last_size > 0)
+            snprintf(v, sizeof v, "%lld",
+                     (long long)c->reshard_after_forward_last_size);
+        else
+            snprintf(v, sizeof v, "%s",
+                     c->reshard_after_forward_last ? "True" : "False");
+        at += (size_t)snprintf(buf + at, len - at,
+                               ", last group reshard_after_forward=%s", v);
+    }
+    if (!c->reshard_after_backward && at < len)
+        at += (size_t)snprintf(buf + at, len - at,
+                               ", set_reshard_after_backward(False)");
+    if (!c->requires_all_reduce && at < len)
+        at += (size_t)snprintf(buf + at, len - at,
+                               ", set_requires_all_reduce(False)");
+    if ((!c->reshard_after_backward || !c->requires_all_reduce) && at < len)
+        snprintf(buf + at, len - at, " but for a step's last micro-batch");
+    return buf;
+}
+
+const char *
+config_backward_prefetch_text(const struct run_config *c, char *buf,
+                              size_t len)
+{
+    if (c->fsdp_version != 2)
+        snprintf(buf, len, "%s",
+                 backward_prefetch_name(c->backward_prefetch));
+    else if (c->backward_prefetch_groups > 0)
+        snprintf(buf, len, "%lld", (long long)c->backward_prefetch_groups);
+    else
+        snprintf(buf, len, "implicit");
+    return buf;
 }

@@ -1719,7 +1719,8 @@ sched_build(const struct model *m, const struct wrap_plan *p,
             free(s);
             return NULL;
         }
-        s->post_forward_size = (int)c->reshard_after_forward_size;
+        s->post_forward_size = sched_fsdp2_post_forward_size(c,
+                                                             s->shard_size);
     } else if (sharding_is_hybrid(c->sharding)) {
         s->shard_size = t->gpus_per_node;
         s->replicate_size = t->nodes;

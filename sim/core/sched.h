@@ -209,6 +209,10 @@ void sched_free(struct sched *s);
 int sched_fsdp2_mesh(const struct run_config *c, int world,
                      int gpus_per_node, int *shard, int *replicate,
                      char **cause);
+/* The post-forward mesh of an int reshard_after_forward (either key) on
+ * a SHARD-rank group, or 0 (none, or an int fully_shard reads as a
+ * bool). */
+int sched_fsdp2_post_forward_size(const struct run_config *c, int shard);
 
 const char *sched_stream_name(enum sched_stream s);
 /* The stream's name in the schedule's own FSDP version (FSDP2: CI, AG,

@@ -22,7 +22,11 @@
  *   - the reduce-scatter input is built by chunk_cat on the compute
  *     stream, and the compute stream waits for the previous group's
  *     reduce-scatter before the next chunk_cat;
- *   - the reduce op is NCCL's average for fp32 and bf16 gradients.
+ *   - the reduce op is NCCL's average for fp32 and bf16 gradients;
+ *   - FSDPModule's knobs (§13.9): prefetch lists of the next N groups in
+ *     forward and backward, set_reshard_after_backward(False) between a
+ *     step's micro-batches, and a reshard_after_forward of each group's
+ *     own (the root's, the last group's).
  *
  * Streams: FSDP2's copy-in, all-gather, reduce-scatter and all-reduce
  * streams take the slots PU, U, P and A (sched.h).
@@ -41,6 +45,8 @@
 #define ST_RS STREAM_P          /* reduce-scatter */
 #define ST_AR STREAM_A          /* HSDP all-reduce */
 
+enum { RAF_KEEP, RAF_FREE, RAF_POST_FORWARD };
+
 struct fsdp2_state {
     int *ag_out;        /* per unit: flat all-gather output, or -1 */
     int *ag_op;         /* per unit: its all-gather (pending unshard) */
@@ -54,10 +60,36 @@ struct fsdp2_state {
     int *accumulated;   /* per unit: gradients kept from an unsynced pass */
     int *post_reduce;   /* per unit: post-reduce event op, or -1 */
     int *pb_at_end;     /* per unit: post-backward from the final callback */
+    int *raf;           /* per unit: after forward keep (RAF_KEEP), free
+                           (RAF_FREE) or keep a post-forward shard
+                           (RAF_POST_FORWARD) */
+    int reshard_after_backward;  /* this micro-batch's
+                                    set_reshard_after_backward */
+    int all_reduce;     /* this micro-batch's set_requires_all_reduce */
+    int *partial;       /* per unit: HSDP shards reduce-scattered but not
+                           all-reduced yet (_partial_reduce_output), or -1 */
     int *run_grad;      /* per walk step: its parameters' gradients */
     double *run_numel;  /* per walk step: parameters of its leaves */
     int offload_event;  /* the last non-blocking gradient D2H, or -1 */
 };
+
+/* _get_post_forward_mesh_info (_fsdp_init.py): an int N equal to the
+ * shard group means True (and 1 False, with a warning); in between, an
+ * N-rank post-forward mesh.  0: no such mesh. */
+static int64_t
+post_forward_size(int64_t n, int64_t shard)
+{
+    return n > 1 && n < shard ? n : 0;
+}
+
+int
+sched_fsdp2_post_forward_size(const struct run_config *c, int shard)
+{
+    int64_t n = post_forward_size(c->reshard_after_forward_size, shard);
+    return (int)(n > 0 ? n
+                 : post_forward_size(c->reshard_after_forward_last_size,
+                                     shard));
+}
 
 int
 sched_fsdp2_mesh(const struct run_config *c, int world, int gpus_per_node,
@@ -81,13 +113,26 @@ sched_fsdp2_mesh(const struct run_config *c, int world, int gpus_per_node,
                            "%d GPUs per node", (long long)M, gpus_per_node);
         return -1;
     }
-    int64_t g = c->reshard_after_forward_size;
-    if (g > 0 && (g >= M || M % g != 0)) {
-        *cause = xasprintf("--reshard-after-forward %lld: the post-forward "
-                           "mesh must be a divisor of the shard group (%lld "
-                           "ranks) other than 1 and itself (fully_shard's "
-                           "rule); use true or false otherwise",
-                           (long long)g, (long long)M);
+    const int64_t sizes[2] = {c->reshard_after_forward_size,
+                              c->reshard_after_forward_last_size};
+    for (int i = 0; i < 2; i++) {
+        int64_t g = sizes[i];
+        if (g > 0 && (g > M || M % g != 0)) {
+            *cause = xasprintf("--reshard-after-forward%s %lld: the "
+                               "post-forward mesh must be a divisor of the "
+                               "shard group (%lld ranks), fully_shard's "
+                               "rule (_get_post_forward_mesh_info)",
+                               i ? "-last" : "", (long long)g, (long long)M);
+            return -1;
+        }
+    }
+    if (post_forward_size(sizes[0], M) > 0
+        && post_forward_size(sizes[1], M) > 0 && sizes[0] != sizes[1]) {
+        *cause = xasprintf("--reshard-after-forward %lld with "
+                           "--reshard-after-forward-last %lld: fsdpsim "
+                           "models one post-forward mesh; give both the "
+                           "same size, or the last group true or false",
+                           (long long)sizes[0], (long long)sizes[1]);
         return -1;
     }
     *shard = (int)M;
@@ -105,12 +150,6 @@ reduce_op(const struct builder *b)
     if (dp > 1 && b->s->reduce_dtype != DTYPE_FP16)
         return REDOP_AVG;
     return REDOP_SUM;
-}
-
-static int
-use_post_forward_mesh(const struct builder *b)
-{
-    return b->s->post_forward_size > 0;
 }
 
 /* ---- unshard ---- */
@@ -284,9 +323,8 @@ f2_wait_for_unshard(struct builder *b, int u)
     f->ag_out[u] = f->ag_op[u] = -1;
 }
 
-/* FSDPParamGroup.reshard.  After forward: keep (False, or the root when
- * reshard_after_forward was not given: fully_shard's None, which
- * _lazy_init turns off for the root), free (True), or keep this rank's
+/* FSDPParamGroup.reshard.  After forward, as the group's raf (set in
+ * group_reshard_after_forward): keep, free (True), or keep this rank's
  * 1/N of the unsharded data (an int N: _to_sharded_post_forward copies it
  * out, §13.3).  In backward always to_sharded. */
 static void
@@ -295,10 +333,9 @@ f2_reshard(struct builder *b, int u)
     if (b->unsharded[u] < 0)
         return;
     if (b->phase == PHASE_FORWARD) {
-        if ((u == 0 && !b->c->reshard_after_forward_given)
-            || !b->c->reshard_after_forward)
+        if (b->f2->raf[u] == RAF_KEEP)
             return;
-        if (use_post_forward_mesh(b)) {
+        if (b->f2->raf[u] == RAF_POST_FORWARD) {
             double keep = gathered_bytes(
                 b, u, (double)b->s->units[u].padded_numel
                           / b->s->post_forward_size);
@@ -325,13 +362,15 @@ f2_pre_forward(struct builder *b, int u)
      * cast is a no-op in the models fsdpsim runs. */
     f2_unshard(b, u);
     f2_wait_for_unshard(b, u);
-    /* set_modules_to_forward_prefetch([next group]) (--forward-prefetch):
-     * the next group's unshard issued now, before u's compute. */
-    if (b->c->forward_prefetch) {
-        int pos = b->fwd_pos[u];
-        if (pos + 1 < b->n_fwd_order)
-            f2_unshard(b, b->fwd_order[pos + 1]);
-    }
+    /* FSDPState._pre_forward, after the group's own pre_forward:
+     * set_modules_to_forward_prefetch(the next N groups)
+     * (--forward-prefetch N) issues each one's unshard now, in list
+     * order, before u's compute (§13.9.1); a group already gathered
+     * or pending is skipped (unshard's early returns). */
+    int pos = b->fwd_pos[u];
+    for (int j = 1; j <= b->c->forward_prefetch_groups
+                    && pos + j < b->n_fwd_order; j++)
+        f2_unshard(b, b->fwd_order[pos + j]);
 }
 
 static void
@@ -383,9 +422,12 @@ f2_forward_pass(struct builder *b)
 
 /* ---- backward ---- */
 
-/* FSDPParamGroup.pre_backward (§13.4 steps 2-3): unshard (a no-op when
- * prefetched or never resharded), copy out, then prefetch the group
- * before it in post-forward order. */
+/* FSDPState._pre_backward (§13.4 steps 2-3): the group's pre_backward
+ * unshards (a no-op when prefetched or never resharded) and copies out;
+ * then, with no set_modules_to_backward_prefetch list, _backward_prefetch
+ * unshards the group before it in post-forward order, else the list's
+ * groups (--backward-prefetch N: the next N to run backward) in list
+ * order (§13.9.1). */
 static void
 f2_pre_backward(struct builder *b, int u)
 {
@@ -395,8 +437,10 @@ f2_pre_backward(struct builder *b, int u)
     f2_unshard(b, u);
     f2_wait_for_unshard(b, u);
     int pos = b->post_fwd_pos[u];
-    if (pos > 0)
-        f2_unshard(b, b->post_fwd_order[pos - 1]);
+    int n = b->c->backward_prefetch_groups > 0
+                ? (int)b->c->backward_prefetch_groups : 1;
+    for (int j = 1; j <= n && pos - j >= 0; j++)
+        f2_unshard(b, b->post_fwd_order[pos - j]);
 }
 
 /* The gradients of a run's parameters, allocated as autograd computes
@@ -450,7 +494,10 @@ f2_reduce(struct builder *b, int u, double grad_bytes, int grad_buf)
 
     wait_stream(b, ST_RS, STREAM_C);
     enum sched_stream post = ST_RS;
-    int direct = br == b->b_orig && b->grad_shard[u] < 0;
+    /* set_requires_all_reduce(False) on HSDP: the output is kept (or
+     * added into the one kept) for a later all-reduce (§13.9.4). */
+    int hold = b->s->replicate_size > 1 && !f->all_reduce;
+    int direct = !hold && br == b->b_orig && b->grad_shard[u] < 0;
     int out = alloc_buf(b, ST_RS, direct ? MEM_GRAD_SHARDED : MEM_RS_BUFFER,
                         S * br, u);
     if (fp16_divide)
@@ -468,6 +515,28 @@ f2_reduce(struct builder *b, int u, double grad_bytes, int grad_buf)
         rs = emit_copy(b, OP_CAST, ST_RS, u, 2 * S * br, rs_in, out);
     }
     int rs_id = rs->id;
+    if (hold || f->partial[u] >= 0) {
+        /* foreach_reduce on the reduce-scatter stream: partial += output
+         * when holding, output += partial before the all-reduce. */
+        int kept = f->partial[u];
+        if (kept >= 0)
+            emit_copy(b, OP_CAST, ST_RS, u, 3 * S * br, hold ? out : kept,
+                      hold ? kept : out);
+        if (hold && kept < 0)
+            f->partial[u] = out;
+        else if (hold)
+            free_buf(b, out, -1, u);
+        else {
+            free_buf(b, kept, -1, u);
+            f->partial[u] = -1;
+        }
+    }
+    if (hold) {
+        f->post_reduce[u] = b->last_op[ST_RS];
+        f->rs_input = rs_in;
+        f->rs_event = rs_id;
+        return;
+    }
     if (b->s->replicate_size > 1) {
         wait_stream(b, ST_AR, ST_RS);
         post = ST_AR;
@@ -542,7 +611,10 @@ f2_post_backward(struct builder *b, int u, int sync)
         }
         (void)add;
     }
-    f2_reshard(b, u);
+    /* set_reshard_after_backward(False): the parameters stay unsharded,
+     * so the next forward's unshard is a no-op (§13.9.2). */
+    if (f->reshard_after_backward)
+        f2_reshard(b, u);
     if (!sync) {
         /* set_requires_gradient_sync(False): keep the gradients,
          * up-cast once to reduce_dtype if it differs
@@ -625,6 +697,43 @@ f2_backward_pass(struct builder *b, int sync)
 
 /* ---- setup ---- */
 
+/* Each group's reshard_after_forward (§13.9.3).  fully_shard's None (the
+ * flag not given) is True but for the root, which _lazy_init sets not to
+ * reshard (_auto_reshard_after_forward, _fsdp_state.py); a value given
+ * applies to the root too.  --reshard-after-forward-last sets the group whose
+ * post-forward comes last but for the root's, which is the first to run
+ * backward (torchtitan's last block, or its [norm, output] group). */
+static int
+raf_mode(bool reshard, int64_t size, int shard)
+{
+    if (!reshard || size == 1)
+        return RAF_KEEP;
+    return post_forward_size(size, shard) > 0 ? RAF_POST_FORWARD : RAF_FREE;
+}
+
+static void
+group_reshard_after_forward(struct builder *b)
+{
+    const struct run_config *c = b->c;
+    int *raf = b->f2->raf;
+    for (int u = 0; u < b->s->n_units; u++)
+        raf[u] = raf_mode(c->reshard_after_forward,
+                          c->reshard_after_forward_size, b->s->shard_size);
+    if (!c->reshard_after_forward_given)
+        raf[0] = RAF_KEEP;
+    if (!c->reshard_after_forward_last_given)
+        return;
+    for (int i = b->n_post_fwd - 1; i >= 0; i--) {
+        int u = b->post_fwd_order[i];
+        if (u != 0 && unit_has_handle(b, u)) {
+            raf[u] = raf_mode(c->reshard_after_forward_last,
+                              c->reshard_after_forward_last_size,
+                              b->s->shard_size);
+            return;
+        }
+    }
+}
+
 static int *
 int_array(int n, int value)
 {
@@ -676,6 +785,8 @@ fsdp2_steps(struct builder *b)
     st.accumulated = int_array(n, 0);
     st.post_reduce = int_array(n, -1);
     st.pb_at_end = int_array(n, 0);
+    st.raf = int_array(n, RAF_FREE);
+    st.partial = int_array(n, -1);
     st.run_grad = int_array(b->n_walk, -1);
     st.run_numel = xcalloc(b->n_walk > 0 ? b->n_walk : 1, sizeof(double));
     st.deferred_buf = st.deferred_event = -1;
@@ -686,11 +797,17 @@ fsdp2_steps(struct builder *b)
             for (int l = b->walk[w].leaf_begin; l < b->walk[w].leaf_end; l++)
                 st.run_numel[w] += (double)s->leaves[l]->own_params;
     find_post_backward_at_end(b);
+    group_reshard_after_forward(b);
 
     int opt_state = -1;
     for (b->it = 0; b->it < s->iterations; b->it++) {
         for (b->micro = 0; b->micro < s->micro_batches; b->micro++) {
-            int sync = !b->c->no_sync || b->micro == s->micro_batches - 1;
+            int last = b->micro == s->micro_batches - 1;
+            int sync = !b->c->no_sync || last;
+            /* set_reshard_after_backward(last micro-batch): the last
+             * reshards, as the optimizer step needs its shards. */
+            st.reshard_after_backward = b->c->reshard_after_backward || last;
+            st.all_reduce = b->c->requires_all_reduce || last;
             f2_forward_pass(b);
             f2_backward_pass(b, sync);
         }
@@ -706,6 +823,8 @@ fsdp2_steps(struct builder *b)
     free(st.accumulated);
     free(st.post_reduce);
     free(st.pb_at_end);
+    free(st.raf);
+    free(st.partial);
     free(st.run_grad);
     free(st.run_numel);
     b->f2 = NULL;

@@ -14,14 +14,29 @@
 #include <string.h>
 
 /* Flags whose value may be omitted (bare = true): the options whose
- * value the table writes "[BOOL]" (runconf.c). */
+ * value the table writes "[BOOL]", or "[BOOL|N]" when a count may stand
+ * there too (runconf.c). */
 static int
 is_optional_bool(const char *key)
 {
     for (const struct config_option *o = config_options; o->key; o++)
         if (strcmp(o->key, key) == 0)
-            return o->arg != NULL && strcmp(o->arg, "[BOOL]") == 0;
+            return o->arg != NULL && strncmp(o->arg, "[BOOL", 5) == 0;
     return 0;
+}
+
+/* Whether ARG, the word after such a flag, is its value. */
+static int
+is_optional_value(const char *key, const char *arg)
+{
+    bool b;
+    char *why = NULL;
+    int ok = units_parse_bool(arg, &b, &why) == 0;
+    free(why);
+    for (const struct config_option *o = config_options; !ok && o->key; o++)
+        if (strcmp(o->key, key) == 0 && strcmp(o->arg, "[BOOL|N]") == 0)
+            ok = *arg != '\0' && strspn(arg, "0123456789") == strlen(arg);
+    return ok;
 }
 
 static char *
@@ -123,13 +138,9 @@ setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
         }
         const char *val = optarg;
         /* "--no-sync true" as well as "--no-sync=true" and "--no-sync". */
-        if (val == NULL && is_optional_bool(key) && optind < argc) {
-            bool b;
-            char *why = NULL;
-            if (units_parse_bool(argv[optind], &b, &why) == 0)
-                val = argv[optind++];
-            free(why);
-        }
+        if (val == NULL && is_optional_bool(key) && optind < argc
+            && is_optional_value(key, argv[optind]))
+            val = argv[optind++];
         if (strcmp(key, "config") == 0) {
             config_file = val;
             continue;

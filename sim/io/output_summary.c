@@ -85,12 +85,11 @@ output_summary_text(const struct run_view *v, FILE *out)
                 optimizer_name(c->optimizer),
                 s->scaler_grad_numel > 0 ? ", GradScaler" : "");
     } else if (s->fsdp_version == 2) {
-        char strat[96];
+        char strat[96], knobs[256];
         fprintf(out, "FSDP2: %s on %s -> %d groups%s\n",
                 fsdp2_strategy_text(v, strat, sizeof strat),
                 policy_text(v, pol, sizeof pol), s->n_units,
-                c->forward_prefetch ? ", forward prefetch of the next group"
-                                    : "");
+                config_fsdp2_knobs_text(c, knobs, sizeof knobs));
         fprintf(out, "      MixedPrecisionPolicy(param %s, reduce %s%s%s), "
                 "activation checkpointing %s, %s%s, optimizer %s%s\n",
                 dtype_name(s->param_dtype), dtype_name(s->reduce_dtype),
@@ -221,8 +220,9 @@ output_summary_json(const struct run_view *v, FILE *out)
     fputs("  \"auto_wrap_policy\": ", out);
     json_out_string(out, policy_text(v, pol, sizeof pol));
     fputs(",\n", out);
+    char bp[24];
     fprintf(out, "  \"backward_prefetch\": \"%s\",\n",
-            backward_prefetch_name(c->backward_prefetch));
+            config_backward_prefetch_text(c, bp, sizeof bp));
     fprintf(out, "  \"param_dtype\": \"%s\",\n", dtype_name(s->param_dtype));
     fprintf(out, "  \"reduce_dtype\": \"%s\",\n",
             dtype_name(s->reduce_dtype));

@@ -20,7 +20,16 @@ to the root (for the toy: the root only).  Instrumentation (monkeypatches):
     FSDPParamGroup on the call stack);
   * FSDPParamGroup.post_forward and post_backward, recorded as hook events
     "_post_forward" and "_post_backward_hook" (the names check_oracle reads
-    for FSDP1's hooks).
+    for FSDP1's hooks);
+  * with "memory": true in the configuration, memory events (type "mem",
+    what "P" only, header mem_what ["P"]): a group's unsharded parameters
+    becoming live or freed, swept after every FSDPParamGroup runtime
+    method returns (unshard, wait_for_unshard, reshard, pre_forward,
+    post_forward, pre_backward, post_backward) and at the end of each
+    phase.  P is the bytes of the group's FSDPParam.all_gather_outputs
+    storages (the padded unsharded data its parameters view, allocated at
+    copy-out, freed by free_unsharded_param), plus a post-forward shard's
+    _sharded_post_forward_param_data.
 Units: the parameter groups in module pre-order (root first): class, the
 parameters' numel, the padded all-gather numel (world x the sum of each
 parameter's padded_sharded_param_size) and the shard numel.
@@ -39,6 +48,29 @@ from oracle import LlamaDecoderLayer, LlamaForCausalLM, ToyModel  # noqa: E402
 
 REC = {"phase": "init", "iter": -1, "micro": -1, "events": []}
 GROUP2UNIT = {}  # id(FSDPParamGroup) -> unit index
+MEM_GROUPS = []  # (unit, FSDPParamGroup) when memory is recorded
+MEM_STATE = {}  # unit -> last P bytes
+
+
+def _storage_bytes(t):
+    return int(t.untyped_storage().nbytes()) if t is not None else 0
+
+
+def _mem_sweep(where):
+    if not MEM_GROUPS or REC["phase"] not in ("forward", "backward", "optimizer"):
+        return
+    for u, pg in MEM_GROUPS:
+        p = 0
+        for fp in pg.fsdp_params:
+            p += sum(_storage_bytes(t) for t in getattr(fp, "all_gather_outputs", []))
+            p += _storage_bytes(getattr(fp, "_sharded_post_forward_param_data", None))
+        old = MEM_STATE.get(u, 0)
+        if (p > 0) != (old > 0):
+            REC["events"].append({
+                "type": "mem", "what": "P", "unit": u, "live": p > 0,
+                "bytes": p if p > 0 else old, "where": where,
+                "iter": REC["iter"], "micro": REC["micro"], "phase": REC["phase"]})
+        MEM_STATE[u] = p
 PG_LABEL = {}  # id(process group) -> label
 
 
@@ -108,6 +140,17 @@ def install_patches():
     FSDPParamGroup.post_forward = hooked("_post_forward", FSDPParamGroup.post_forward)
     FSDPParamGroup.post_backward = hooked("_post_backward_hook", FSDPParamGroup.post_backward)
 
+    def swept(name, fn):
+        def wrapper(self, *a, **k):
+            out = fn(self, *a, **k)
+            _mem_sweep(name)
+            return out
+        return wrapper
+
+    for name in ("unshard", "wait_for_unshard", "reshard", "pre_forward", "post_forward",
+                 "pre_backward", "post_backward"):
+        setattr(FSDPParamGroup, name, swept(name, getattr(FSDPParamGroup, name)))
+
 
 def run(cfg, world):
     from torch.distributed.device_mesh import init_device_mesh
@@ -136,9 +179,35 @@ def run(cfg, world):
     if "reshard_after_forward" in cfg:  # else fully_shard's None
         kw["reshard_after_forward"] = cfg["reshard_after_forward"]
     if cfg["model"] != "toy":
-        for layer in model.model.layers:
-            fully_shard(layer, **kw)
-    fully_shard(model, **kw)
+        layers = list(model.model.layers)
+        for i, layer in enumerate(layers):
+            lkw = dict(kw)
+            if i == len(layers) - 1 and "reshard_after_forward_last" in cfg:
+                # torchtitan before #1094 (2025-07): the last block keeps
+                # its parameters, its backward comes first.
+                lkw["reshard_after_forward"] = cfg["reshard_after_forward_last"]
+            fully_shard(layer, **lkw)
+    rkw = dict(kw)
+    if "reshard_after_forward_root" in cfg:
+        rkw["reshard_after_forward"] = cfg["reshard_after_forward_root"]
+    fully_shard(model, **rkw)
+    # Explicit prefetching, each group the next N in its pass's order (as
+    # torchtitan chains its groups, and pytorch/examples' FSDP2 example
+    # with --explicit-prefetching gives N): forward order = the groups'
+    # pre-order (root first), backward order = the reverse post-forward
+    # order (root first, then the last layer down to the first).
+    fsdp_mods = [m for m in model.modules() if hasattr(m, "set_modules_to_forward_prefetch")]
+    nf = cfg.get("forward_prefetch", 0)
+    if nf:
+        for i, m in enumerate(fsdp_mods):
+            if fsdp_mods[i + 1:i + 1 + nf]:
+                m.set_modules_to_forward_prefetch(fsdp_mods[i + 1:i + 1 + nf])
+    nb = cfg.get("backward_prefetch", 0)
+    if nb:
+        bwd = [fsdp_mods[0]] + list(reversed(fsdp_mods[1:]))
+        for i, m in enumerate(bwd):
+            if bwd[i + 1:i + 1 + nb]:
+                m.set_modules_to_backward_prefetch(bwd[i + 1:i + 1 + nb])
 
     # Units: parameter groups in pre-order.
     units = []
@@ -157,6 +226,8 @@ def run(cfg, world):
             "numel_padded": padded * W, "shard_numel": padded, "world_size": W,
             "param_fqns": [p._param_fqn for p in pg.fsdp_params],
         })
+        if cfg.get("memory"):
+            MEM_GROUPS.append((len(units) - 1, pg))
         pf = pg.post_forward_mesh_info
         if pf is not None and pf.shard_process_group is not None \
                 and id(pf.shard_process_group) not in PG_LABEL:
@@ -179,14 +250,26 @@ def run(cfg, world):
             REC["micro"] = mb
             if cfg.get("no_sync"):
                 model.set_requires_gradient_sync(mb == accum - 1)
+            if cfg.get("reshard_after_backward") is False:
+                # Keep the parameters unsharded between the micro-batches
+                # of a step; the last backward reshards before the
+                # optimizer updates the shards.
+                model.set_reshard_after_backward(mb == accum - 1)
+            if cfg.get("requires_all_reduce") is False:
+                # HSDP: reduce-scatter every micro-batch, all-reduce the
+                # summed shards once, on the last.
+                model.set_requires_all_reduce(mb == accum - 1)
             REC["phase"] = "forward"
             out = model(*batch())
             loss = out.float().pow(2).mean() if cfg["model"] == "toy" else out
+            _mem_sweep("end_forward")
             REC["phase"] = "backward"
             loss.backward()
+            _mem_sweep("end_backward")
         REC["phase"] = "optimizer"
         opt.step()
         opt.zero_grad(set_to_none=True)
+        _mem_sweep("end_optimizer")
     REC["phase"] = "done"
     return units
 
@@ -210,6 +293,7 @@ def main():
         "produced_by": "python oracle_fsdp2.py --config '%s' --world %d --out %s"
         % (json.dumps(cfg), a.world, os.path.basename(a.out)),
         "config": cfg, "ranks_recorded": [0],
+        **({"mem_what": ["P"]} if cfg.get("memory") else {}),
         "notes": "events: type=collective (kind/unit/numel/dtype/bytes/pg; allgather = the gathered "
         "output, reducescatter = its whole input, allreduce = the tensor; phase from the training loop) "
         "and type=hook (FSDPParamGroup.post_forward as _post_forward, post_backward as "

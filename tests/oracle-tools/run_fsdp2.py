@@ -10,9 +10,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(os.path.dirname(HERE), "data", "oracle")
-LLAMA = {"model": "llama", "seq": 64, "warmup": 1, "steps": 2}
+LLAMA = {"model": "llama", "seq": 64, "warmup": 1, "steps": 2, "memory": True}
 SIM_LLAMA = "--model tiny-llama --seq-len 64 --micro-batch 1"
-TOYODD = {"model": "toy", "toy_dims": [1001, 2003, 4001], "warmup": 1, "steps": 2}
+TOYODD = {"model": "toy", "toy_dims": [1001, 2003, 4001], "warmup": 1, "steps": 2,
+          "memory": True}
 SIM_TOYODD = ("--model @SRCDIR@/tests/data/oracle/toy-odd.ini --micro-batch 1 "
               "--seq-len 1 --auto-wrap-policy none")
 ONE_NODE = "--nodes 1 --gpus-per-node 8"
@@ -29,12 +30,39 @@ CONFIGS = [
     ("llama_f2_accum3", {"grad_accum": 3}, "--grad-accum 3"),
     ("llama_f2_accum3_nosync", {"grad_accum": 3, "no_sync": True}, "--grad-accum 3 --no-sync"),
     ("toyodd_f2", {}, ""),
+    ("llama_f2_fwdprefetch1", {"forward_prefetch": 1}, "--forward-prefetch true"),
+    ("llama_f2_prefetch2", {"forward_prefetch": 2, "backward_prefetch": 2},
+     "--forward-prefetch 2 --backward-prefetch 2"),
+    ("llama_f2_bwdprefetch3", {"backward_prefetch": 3}, "--backward-prefetch 3"),
+    ("llama_f2_raflast", {"reshard_after_forward_last": False},
+     "--reshard-after-forward-last false"),
+    ("llama_f2_raftrue_raflast", {"reshard_after_forward": True,
+                                  "reshard_after_forward_last": False},
+     "--reshard-after-forward true --reshard-after-forward-last false"),
+    ("llama_f2_raf4_raflast", {"reshard_after_forward": 4,
+                               "reshard_after_forward_last": False},
+     "--reshard-after-forward 4 --reshard-after-forward-last false"),
+    ("llama_f2_accum3_rab", {"grad_accum": 3, "reshard_after_backward": False},
+     "--grad-accum 3 --reshard-after-backward false"),
+    ("llama_f2_accum3_nosync_rab", {"grad_accum": 3, "no_sync": True,
+                                    "reshard_after_backward": False},
+     "--grad-accum 3 --no-sync --reshard-after-backward false"),
+    ("llama_f2_accum3_nosync_rab_raffalse", {"grad_accum": 3, "no_sync": True,
+                                             "reshard_after_backward": False,
+                                             "reshard_after_forward": False},
+     "--grad-accum 3 --no-sync --reshard-after-backward false "
+     "--reshard-after-forward false"),
+    ("llama_f2_hsdp_2x4_accum3_noar", {"replicate": 2, "grad_accum": 3,
+                                       "requires_all_reduce": False},
+     "--nodes 2 --gpus-per-node 4 --dp-replicate 2 --grad-accum 3 "
+     "--requires-all-reduce false"),
 ]
 
 for name, extra, sim in CONFIGS:
     base, sim_base = (TOYODD, SIM_TOYODD) if name.startswith("toyodd") else (LLAMA, SIM_LLAMA)
     cfg = dict(base, **extra)
     out = os.path.join(ROOT, name + "_w8.torch.json")
+    # --only NAME ...: record these alone (every line is still printed)
     if "--only" not in sys.argv or name in sys.argv:
         subprocess.run([sys.executable, os.path.join(HERE, "oracle_fsdp2.py"), "--config",
                         json.dumps(cfg), "--world", "8", "--out", out], check=True,
