@@ -198,9 +198,9 @@ cmd_bench(int argc, char **argv)
             return EXIT_USAGE;
         }
         double t1 = now_s();
-        struct net_run nr;
+        struct sim_result nr;
         struct metrics met;
-        if (net_run(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
+        if (simulate_schedule(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
             cmd_error("bench", cause, 0);
             free(cause);
             setup_free(&r);
@@ -220,7 +220,7 @@ cmd_bench(int argc, char **argv)
         events = res.events;
         folded = res.folded;
         step_s = met.step_time_s;
-        net_run_free(&nr);
+        sim_result_free(&nr);
         setup_free(&r);
     }
     /* The same run for its summary alone, as a sweep row is. */
@@ -230,7 +230,7 @@ cmd_bench(int argc, char **argv)
         struct run r;
         char *cause = NULL;
         double t0 = now_s();
-        struct net_run nr;
+        struct sim_result nr;
         struct metrics met;
         if (setup_parse_args(&r, "bench", ac, av, &cause) != 0
             || steady_run(&r, NULL, NULL, &nr, &met, &summary_steady,
@@ -243,7 +243,7 @@ cmd_bench(int argc, char **argv)
         }
         summary_s += now_s() - t0;
         summary_a = r.sched->micro_batches;
-        net_run_free(&nr);
+        sim_result_free(&nr);
         setup_free(&r);
     }
     int accum = accum_of(ac, av);

@@ -116,7 +116,7 @@ cmd_simulate(int argc, char **argv)
     int summary_only = rc == 0 && r.cfg.format == FORMAT_JSON && !report
                        && !r.cfg.trace_path && !r.cfg.timeline_path
                        && !r.cfg.memory_path && !r.cfg.metrics_path;
-    struct net_run nr;
+    struct sim_result nr;
     struct metrics met;
     int steady;
     if (summary_only)
@@ -130,7 +130,7 @@ cmd_simulate(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (!summary_only) {
-        if (net_run(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
+        if (simulate_schedule(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
             cmd_error("simulate", cause, 0);
             free(cause);
             setup_free(&r);
@@ -154,7 +154,7 @@ cmd_simulate(int argc, char **argv)
             net_report_text(&nr, r.sched, r.topo, &r.cfg, stdout);
         }
     }
-    net_run_free(&nr);
+    sim_result_free(&nr);
     setup_free(&r);
     return status;
 }

@@ -726,7 +726,7 @@ sweep_point_run(const struct sweep *sw, int base_argc,
         r.models = shared->models;
     /* A row is the summary alone: a long accumulation step costs a
      * short one, shared by the points that differ only in it (steady.h). */
-    struct net_run nr;
+    struct sim_result nr;
     struct metrics met;
     int steady;
     if (rc != 0
@@ -747,7 +747,7 @@ sweep_point_run(const struct sweep *sw, int base_argc,
     res->ok = 1;
     res->values = c.values;
     res->n_values = c.n;
-    net_run_free(&nr);
+    sim_result_free(&nr);
     setup_free(&r);
 }
 
