@@ -28,7 +28,7 @@
 #define BENCH_REPEATS 20
 #define STARTUP_RUNS 20
 
-void
+static void
 cmd_bench_help(FILE *out)
 {
     fprintf(out,
@@ -144,7 +144,7 @@ print_startup(const char *what, double ms, double mib)
         printf("start-up, %-14s could not be run\n", what);
 }
 
-int
+static int
 cmd_bench(int argc, char **argv)
 {
     /* Defaults first; the user's options follow and override them. */
@@ -181,21 +181,20 @@ cmd_bench(int argc, char **argv)
         struct run r;
         char *cause = NULL;
         double t0 = now_s();
-        int rc = setup_parse_args(&r, "bench", ac, av, &cause);
-        if (rc == 1) {
+        enum setup_status parsed = setup_parse_args(&r, "bench", ac, av,
+                                                    &cause);
+        if (parsed == SETUP_HELP) {
             cmd_bench_help(stdout);
             setup_free(&r);
             free(av);
             return 0;
         }
-        if (rc == 0 && setup_prepare(&r, &cause) != 0)
-            rc = -2;
-        if (rc != 0) {
-            cmd_error("bench", cause, rc == -1);
-            free(cause);
+        if (parsed == SETUP_OK && setup_prepare(&r, &cause) != 0)
+            parsed = SETUP_BAD_VALUE;
+        if (parsed != SETUP_OK) {
             setup_free(&r);
             free(av);
-            return EXIT_USAGE;
+            return cmd_setup_error("bench", parsed, cause);
         }
         double t1 = now_s();
         struct sim_result nr;
@@ -232,7 +231,7 @@ cmd_bench(int argc, char **argv)
         double t0 = now_s();
         struct sim_result nr;
         struct metrics met;
-        if (setup_parse_args(&r, "bench", ac, av, &cause) != 0
+        if (setup_parse_args(&r, "bench", ac, av, &cause) != SETUP_OK
             || steady_run(&r, NULL, NULL, &nr, &met, &summary_steady,
                           &cause) != 0) {
             cmd_error("bench", cause, 0);
@@ -281,3 +280,11 @@ cmd_bench(int argc, char **argv)
     print_startup("simulate", st.simulate_ms, st.simulate_mib);
     return 0;
 }
+
+const struct cmd_entry cmd_bench_entry = {
+    .name = "bench",
+    .usage = "[simulate options]",
+    .summary = "time the simulator itself (wall time per simulated step, RSS)",
+    .exec = cmd_bench,
+    .help = cmd_bench_help,
+};

@@ -40,7 +40,7 @@
  * all-gathers and reduce-scatters of whole units sit. */
 #define LARGE_BYTES 1048576.0
 
-void
+static void
 cmd_calibrate_help(FILE *out)
 {
     fprintf(out,
@@ -421,7 +421,7 @@ write_calibration(const char *path, const char *base,
     return atomic_file_commit(&af, cause);
 }
 
-int
+static int
 cmd_calibrate(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -566,3 +566,11 @@ done:
     free(files);
     return rc;
 }
+
+const struct cmd_entry cmd_calibrate_entry = {
+    .name = "calibrate",
+    .usage = "--nccl-tests FILE... [-t BASE] [-o FILE] [--op OP]",
+    .summary = "fit a topology's collective model to nccl-tests output",
+    .exec = cmd_calibrate,
+    .help = cmd_calibrate_help,
+};

@@ -30,7 +30,7 @@
  * 31); more is a mistaken -i or -f, not a question. */
 #define COLL_MAX_ROWS 10000
 
-void
+static void
 cmd_coll_help(FILE *out)
 {
     fprintf(out,
@@ -127,7 +127,7 @@ estimate_row(const struct topo *t, const struct nccl_config *nc,
     return 0;
 }
 
-int
+static int
 cmd_coll(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -529,3 +529,11 @@ fail:
     config_free(&net);
     return rc;
 }
+
+const struct cmd_entry cmd_coll_entry = {
+    .name = "coll",
+    .usage = "OP [-t TOPOLOGY] [-b 8] [-e 8G] [-f 2] [-g G] [--nodes N]",
+    .summary = "predicted collective times in nccl-tests' columns",
+    .exec = cmd_coll,
+    .help = cmd_coll_help,
+};

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 
-void
+static void
 cmd_compare_help(FILE *out)
 {
     fprintf(out,
@@ -124,7 +124,7 @@ plot(const struct compare_timeline *pred, const struct compare_timeline *meas,
     return rc;
 }
 
-int
+static int
 cmd_compare(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -253,3 +253,13 @@ fail:
     compare_timeline_free(&meas);
     return rc;
 }
+
+const struct cmd_entry cmd_compare_entry = {
+    .name = "compare",
+    .usage = "PRED MEASURED [--tol PCT] [--plot PREFIX] [--term png|svg] "
+             "[--format text|json]",
+    .summary = "compare a predicted step with a measured one (trace or "
+               "timeline)",
+    .exec = cmd_compare,
+    .help = cmd_compare_help,
+};

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void
+static void
 cmd_models_help(FILE *out)
 {
     fprintf(out, "usage: fsdpsim models [--show NAME|FILE [--micro-batch N] "
@@ -62,7 +62,7 @@ model_costs_build(const struct model *m, int64_t mb, int64_t seq,
     }
 }
 
-void
+static void
 cmd_topologies_help(FILE *out)
 {
     fprintf(out, "usage: fsdpsim topologies [--show NAME|FILE]\n\n"
@@ -225,7 +225,7 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
     return 0;
 }
 
-int
+static int
 cmd_models(int argc, char **argv)
 {
     struct show_opts so;
@@ -315,7 +315,7 @@ print_topology_sources(const char *text)
     putchar('\n');
 }
 
-int
+static int
 cmd_topologies(int argc, char **argv)
 {
     struct show_opts so;
@@ -361,3 +361,19 @@ cmd_topologies(int argc, char **argv)
     }
     return 0;
 }
+
+const struct cmd_entry cmd_models_entry = {
+    .name = "models",
+    .usage = "[--show NAME|FILE]",
+    .summary = "list built-in models or show one",
+    .exec = cmd_models,
+    .help = cmd_models_help,
+};
+
+const struct cmd_entry cmd_topologies_entry = {
+    .name = "topologies",
+    .usage = "[--show NAME|FILE]",
+    .summary = "list built-in topologies or show one",
+    .exec = cmd_topologies,
+    .help = cmd_topologies_help,
+};

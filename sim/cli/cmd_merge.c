@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void
+static void
 cmd_merge_help(FILE *out)
 {
     fprintf(out,
@@ -62,7 +62,7 @@ read_all(const char *path, size_t *len, char **cause)
     return buf;
 }
 
-int
+static int
 cmd_merge(int argc, char **argv)
 {
     const char *out_path = NULL;
@@ -147,3 +147,11 @@ out:
     free(files);
     return status;
 }
+
+const struct cmd_entry cmd_merge_entry = {
+    .name = "merge",
+    .usage = "SHARD.csv... [--out FILE.csv]",
+    .summary = "join the CSVs of sweep --shard K/N into one sweep's CSV",
+    .exec = cmd_merge,
+    .help = cmd_merge_help,
+};

@@ -28,7 +28,7 @@
 #define PLAN_DEFAULT_MAX_NODES 1024
 #define PLAN_MAX_GPUS 16
 
-void
+static void
 cmd_plan_help(FILE *out)
 {
     fprintf(out,
@@ -1177,7 +1177,7 @@ fail:
     return EXIT_SYSTEM;
 }
 
-int
+static int
 cmd_plan(int argc, char **argv)
 {
     struct plan_cli c = {.term = "png"};
@@ -1271,3 +1271,15 @@ out:
     free(base);
     return status;
 }
+
+const struct cmd_entry cmd_plan_entry = {
+    .name = "plan",
+    .usage = "--model M --tokens N [--deadline D] [--budget $] "
+             "--gpu TOPOLOGY... [--price T=$X/gpu-hour] "
+             "[--spot-price T=$X/gpu-hour] [--mtbf-per-gpu D] "
+             "[--report FILE.html]",
+    .summary = "size a cluster for a token budget, a deadline and a price, "
+               "with failures",
+    .exec = cmd_plan,
+    .help = cmd_plan_help,
+};

@@ -34,7 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void
+static void
 cmd_real_help(FILE *out)
 {
     fprintf(out,
@@ -122,16 +122,17 @@ run_real_binary(int argc, char **argv)
 }
 #endif
 
-/* Remove real-only options from argv (they are not simulate options);
- * returns -1 with a message when the command line is malformed (a value
- * missing: usage follows), -2 when a value is bad (one line). */
+/* Remove real-only options from argv (they are not simulate options):
+ * SETUP_OK, or with *cause SETUP_USAGE when a value is missing (the
+ * command line's shape: usage follows), SETUP_BAD_VALUE when a value is
+ * bad (one line). */
 struct real_opts {
     int dry_run;
     int64_t warmup;
     double timeout_s;
 };
 
-static int
+static enum setup_status
 take_real_opts(int *argc, char **argv, struct real_opts *ro, char **cause)
 {
     int w = 1;
@@ -150,8 +151,8 @@ take_real_opts(int *argc, char **argv, struct real_opts *ro, char **cause)
             const char *val = eq ? eq + 1 : (i + 1 < *argc ? argv[++i] : NULL);
             char *why = NULL;
             if (val == NULL) {
-                *cause = xasprintf("option '%s' needs a value", a);
-                return -1;      /* the command line's shape: usage */
+                *cause = setup_option_error(OPTION_NEEDS_VALUE, a);
+                return SETUP_USAGE;
             }
             if (is_warmup
                     ? units_parse_count(val, 1, 100, &ro->warmup, &why)
@@ -159,7 +160,7 @@ take_real_opts(int *argc, char **argv, struct real_opts *ro, char **cause)
                 *cause = xasprintf("%s: %s", is_warmup ? "--warmup"
                                                        : "--timeout", why);
                 free(why);
-                return -2;      /* a bad value: one line */
+                return SETUP_BAD_VALUE;
             }
         } else {
             argv[w++] = argv[i];
@@ -167,7 +168,7 @@ take_real_opts(int *argc, char **argv, struct real_opts *ro, char **cause)
     }
     *argc = w;
     argv[w] = NULL;
-    return 0;
+    return SETUP_OK;
 }
 
 #ifdef FSDPSIM_REAL_BINARY
@@ -238,25 +239,20 @@ real_run_cmd(int argc, char **argv)
     struct real_opts ro;
     struct run r;
     char *cause = NULL;
-    int bad = take_real_opts(&argc, argv, &ro, &cause);
-    if (bad != 0) {
-        cmd_error("real", cause, bad == -1);
-        free(cause);
-        return EXIT_USAGE;
-    }
-    int rc = setup_parse_args(&r, "real", argc, argv, &cause);
-    if (rc == 1) {
+    enum setup_status st = take_real_opts(&argc, argv, &ro, &cause);
+    if (st != SETUP_OK)
+        return cmd_setup_error("real", st, cause);
+    st = setup_parse_args(&r, "real", argc, argv, &cause);
+    if (st == SETUP_HELP) {
         cmd_real_help(stdout);
         setup_free(&r);
         return 0;
     }
-    if (rc == 0)
-        rc = setup_prepare(&r, &cause) == 0 ? 0 : -2;
-    if (rc != 0) {
-        cmd_error("real", cause, rc == -1);
-        free(cause);
+    if (st == SETUP_OK && setup_prepare(&r, &cause) != 0)
+        st = SETUP_BAD_VALUE;
+    if (st != SETUP_OK) {
         setup_free(&r);
-        return EXIT_USAGE;
+        return cmd_setup_error("real", st, cause);
     }
     if (ro.dry_run) {
         /* Exactly what `fsdpsim schedule` prints for these options. */
@@ -545,7 +541,7 @@ real_bench_cmd(int argc, char **argv)
 #endif
 }
 
-int
+static int
 cmd_real(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "-h") == 0
@@ -575,3 +571,11 @@ cmd_real(int argc, char **argv)
     free(msg);
     return EXIT_USAGE;
 }
+
+const struct cmd_entry cmd_real_entry = {
+    .name = "real",
+    .usage = "run [simulate options] [--dry-run] | bench [options]",
+    .summary = "run the same schedule on this node's GPUs and time it",
+    .exec = cmd_real,
+    .help = cmd_real_help,
+};

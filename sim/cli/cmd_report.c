@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 
-void
+static void
 cmd_report_help(FILE *out)
 {
     fprintf(out,
@@ -143,7 +143,7 @@ html_report(const char *timeline, const char *memory, const char *path,
     return 0;
 }
 
-int
+static int
 cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -238,3 +238,11 @@ cmd_report(int argc, char **argv)
     free(mem_out);
     return rc;
 }
+
+const struct cmd_entry cmd_report_entry = {
+    .name = "report",
+    .usage = "--timeline FILE --memory FILE [--out PREFIX] [--term png|svg]",
+    .summary = "plot a timeline and memory series with gnuplot",
+    .exec = cmd_report,
+    .help = cmd_report_help,
+};

@@ -82,13 +82,11 @@ search_check_base(const char *cmd, const char *why, int base_argc,
     char *cause = NULL;
     struct search_args a;
     search_args_init(&a, base_argc, base);
-    int rc = setup_parse_args(&r, cmd, a.argc, a.argv, &cause);
+    enum setup_status st = setup_parse_args(&r, cmd, a.argc, a.argv, &cause);
     search_args_free(&a);
-    if (rc == -1) {
-        cmd_error(cmd, cause, 1);
-        free(cause);
+    if (st == SETUP_USAGE) {
         setup_free(&r);
-        return EXIT_USAGE;
+        return cmd_setup_error(cmd, st, cause);
     }
     free(cause);
     const char *opt = r.cfg.trace_path ? "--trace"

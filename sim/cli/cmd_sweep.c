@@ -51,7 +51,7 @@ on_sigint(int sig)
     sweep_interrupted = sig;
 }
 
-void
+static void
 cmd_sweep_help(FILE *out)
 {
     fprintf(out,
@@ -505,7 +505,7 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
     return 0;
 }
 
-int
+static int
 cmd_sweep(int argc, char **argv)
 {
     struct sweep sw;
@@ -664,3 +664,14 @@ out:
     free(base);
     return status;
 }
+
+const struct cmd_entry cmd_sweep_entry = {
+    .name = "sweep",
+    .usage = "[simulate options] --vary KEY=SPEC [--vary ...] "
+             "[--out FILE.csv] [--plot PREFIX --metric KEY [--term png|svg]] "
+             "[--report FILE.html] "
+             "[--jobs N] [--shard K/N]",
+    .summary = "simulate a grid of settings, one CSV row per point",
+    .exec = cmd_sweep,
+    .help = cmd_sweep_help,
+};

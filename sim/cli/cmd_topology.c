@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void
+static void
 cmd_topology_help(FILE *out)
 {
     fprintf(out,
@@ -61,7 +61,7 @@ write_platform(const struct topo *t, const char *path)
     return EXIT_SYSTEM;
 }
 
-int
+static int
 cmd_topology(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -169,3 +169,11 @@ fail:
     free(sets);
     return EXIT_USAGE;
 }
+
+const struct cmd_entry cmd_topology_entry = {
+    .name = "topology",
+    .usage = "[NAME|FILE] [--set S.K=V] [--nodes N] [--simgrid-xml [FILE]]",
+    .summary = "print one topology, or its SimGrid platform",
+    .exec = cmd_topology,
+    .help = cmd_topology_help,
+};

@@ -26,7 +26,7 @@
 #define TUNE_DEFAULT_TOP 10
 #define TUNE_DEFAULT_MAX_ACCUM 8
 
-void
+static void
 cmd_tune_help(FILE *out)
 {
     fprintf(out,
@@ -400,7 +400,7 @@ fail:
     return -1;
 }
 
-int
+static int
 cmd_tune(int argc, char **argv)
 {
     struct tune_cli c = {.term = "png"};
@@ -553,3 +553,12 @@ out:
     free(base);
     return status;
 }
+
+const struct cmd_entry cmd_tune_entry = {
+    .name = "tune",
+    .usage = "[simulate options] [--headroom 10%] [--top N] "
+             "[--report FILE.html]",
+    .summary = "search FSDP settings for the best throughput that fits",
+    .exec = cmd_tune,
+    .help = cmd_tune_help,
+};

@@ -45,7 +45,7 @@
 #define RANGE_LO 1048576.0
 #define RANGE_HI 8589934592.0
 
-void
+static void
 cmd_validate_help(FILE *out)
 {
     fprintf(out,
@@ -314,7 +314,7 @@ done:
     return rc;
 }
 
-int
+static int
 cmd_validate(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -465,3 +465,12 @@ done:
     published_free(runs, n_runs);
     return rc;
 }
+
+const struct cmd_entry cmd_validate_entry = {
+    .name = "validate",
+    .usage = "[--data CSV] [--tol PCT]",
+    .summary = "compare the uncalibrated collective model with published "
+               "points",
+    .exec = cmd_validate,
+    .help = cmd_validate_help,
+};
