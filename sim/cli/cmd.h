@@ -73,6 +73,11 @@ enum {
 };
 int cmd_getopt(struct cmd_getopt *g);
 
+/* What a command's parser of its arguments returns to go on and run;
+ * anything else is the exit status to stop with (0 after --help,
+ * EXIT_USAGE after the message). */
+#define CMD_RUN (-1)
+
 /* The one report of a command line's shape errors, with CMD's usage
  * lines: "option 'WORD' needs a value" or "unknown option 'WORD'"
  * (setup_option_error's wording).  Returns EXIT_USAGE. */
