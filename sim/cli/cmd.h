@@ -79,8 +79,9 @@ int cmd_getopt(struct cmd_getopt *g);
 #define CMD_RUN (-1)
 
 /* The one report of a command line's shape errors, with CMD's usage
- * lines: "option 'WORD' needs a value" or "unknown option 'WORD'"
- * (setup_option_error's wording).  Returns EXIT_USAGE. */
+ * lines: "option 'WORD' needs a value", "unknown option 'WORD'" or
+ * "unexpected argument 'WORD'" (setup_option_error's wording).  Returns
+ * EXIT_USAGE. */
 int cmd_option_error(const char *cmd, enum option_error e, const char *word);
 
 /* After setup_parse_args (or setup_prepare, as SETUP_BAD_VALUE) failed

@@ -122,12 +122,8 @@ parse_topology_args(int argc, char **argv, struct topology_args *a)
     }
     if (optind < argc && a->name == NULL)
         a->name = argv[optind++];
-    if (optind < argc) {
-        char *msg = xasprintf("unexpected argument '%s'", argv[optind]);
-        cmd_error("topology", msg, 1);
-        free(msg);
-        return EXIT_USAGE;
-    }
+    if (optind < argc)
+        return cmd_option_error("topology", OPTION_UNEXPECTED, argv[optind]);
     return CMD_RUN;
 }
 

@@ -314,89 +314,90 @@ done:
     return rc;
 }
 
+/* Options without a short name. */
+enum {
+    OPT_DATA = 1000,
+    OPT_TOL,
+    OPT_NCCL_VERSION,
+    OPT_RUNS,
+    OPT_FORMAT,
+};
+
+static const struct option validate_options[] = {
+    {"data", required_argument, NULL, OPT_DATA},
+    {"tol", required_argument, NULL, OPT_TOL},
+    {"nccl-version", required_argument, NULL, OPT_NCCL_VERSION},
+    {"runs", required_argument, NULL, OPT_RUNS},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+struct validate_args {
+    const char *data, *version, *runs_path;
+    bool data_given, json;
+    double tol;                 /* -1 without --tol */
+};
+
+/* A bad value, not a bad command line: one line, no usage. */
 static int
-cmd_validate(int argc, char **argv)
+value_error(const char *fmt, const char *value)
 {
-    static const struct option opts[] = {
-        {"data", required_argument, NULL, 1000},
-        {"tol", required_argument, NULL, 1001},
-        {"nccl-version", required_argument, NULL, 1002},
-        {"runs", required_argument, NULL, 1003},
-        {"format", required_argument, NULL, 1004},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    const char *data = getenv("FSDPSIM_VALIDATION_DATA");
-    const char *version = NULL, *runs_path = NULL;
-    bool data_given = false, json = false;
-    double tol = -1;
-    int c, rc = EXIT_USAGE;
-    char *cause = NULL, *msg = NULL, *text = NULL;
-    struct published_run *runs = NULL;
-    int n_runs = 0;
-    struct errs all = {NULL, NULL, 0, 0}, cv = {NULL, NULL, 0, 0};
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    char *msg = xasprintf(fmt, value);
+    cmd_error("validate", msg, 0);
+    free(msg);
+    return EXIT_USAGE;
+}
+
+/* ARGV's options into *A: CMD_RUN, or the exit status after the help or
+ * the message. */
+static int
+parse_validate_options(int argc, char **argv, struct validate_args *a)
+{
+    *a = (struct validate_args){.data = getenv("FSDPSIM_VALIDATION_DATA"),
+                                .tol = -1};
+    struct cmd_getopt g = CMD_GETOPT(&cmd_validate_entry, argc, argv);
+    int c;
+    while ((c = cmd_getopt(&g)) != CMD_OPT_END) {
         switch (c) {
-        case 1000: data = optarg; data_given = true; break;
-        case 1001: {
+        case OPT_DATA: a->data = optarg; a->data_given = true; break;
+        case OPT_TOL: {
             char *end;
-            tol = strtod(optarg, &end);
-            if (end == optarg || (*end != '\0' && strcmp(end, "%") != 0) ||
-                units_is_hex_float(optarg) || !(tol >= 0 && tol <= 1e6)) {
-                /* A bad value, not a bad command line: one line, no
-                 * usage. */
-                msg = xasprintf("--tol: '%s' is not a percentage (e.g. "
-                                "--tol 20)", optarg);
-                cmd_error("validate", msg, 0);
-                free(msg);
-                return EXIT_USAGE;
-            }
+            a->tol = strtod(optarg, &end);
+            if (end == optarg || (*end != '\0' && strcmp(end, "%") != 0)
+                || units_is_hex_float(optarg)
+                || !(a->tol >= 0 && a->tol <= 1e6))
+                return value_error("--tol: '%s' is not a percentage (e.g. "
+                                   "--tol 20)", optarg);
             break;
         }
-        case 1002: version = optarg; break;
-        case 1003: runs_path = optarg; break;
-        case 1004:
-            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
-                msg = xasprintf("--format: '%s' is not one of text | json",
-                                optarg);
-                cmd_error("validate", msg, 0);
-                free(msg);
-                return EXIT_USAGE;
-            }
-            json = strcmp(optarg, "json") == 0;
+        case OPT_NCCL_VERSION: a->version = optarg; break;
+        case OPT_RUNS: a->runs_path = optarg; break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0)
+                return value_error("--format: '%s' is not one of text | "
+                                   "json", optarg);
+            a->json = strcmp(optarg, "json") == 0;
             break;
         case 'h':
             cmd_validate_help(stdout);
             return 0;
         default:
-            msg = xasprintf(c == ':' ? "option '%s' needs a value"
-                                     : "unknown option '%s'",
-                            argv[optind - 1]);
-            rc = usage_error(msg);
-            free(msg);
-            return rc;
+            return EXIT_USAGE;
         }
     }
-    if (optind != argc)
-        return usage_error("unexpected argument (the data file goes after "
-                           "--data)");
-    if (runs_path != NULL) {
-        if (data_given)
-            return usage_error("give --data (collectives) or --runs "
-                               "(end-to-end runs), not both");
-        if (version != NULL)
-            return usage_error("--nccl-version is for --data; with --runs "
-                               "the simulate default is used");
-        if (*runs_path == '\0')
-            return usage_error("--runs needs the published-points CSV");
-        return validate_runs(runs_path, tol, json);
-    }
-    if (json)
-        return usage_error("--format is for --runs");
-    if (data == NULL || *data == '\0')
-        return usage_error("give the published points with --data CSV (or "
-                           "set FSDPSIM_VALIDATION_DATA)");
+    return CMD_RUN;
+}
+
+/* --data PATH: every published collective run predicted, uncalibrated
+ * and held-out calibrated (NCCL VERSION), with exit 1 past TOL. */
+static int
+validate_points(const char *data, const char *version, double tol)
+{
+    int rc = EXIT_USAGE;
+    char *cause = NULL, *msg = NULL, *text = NULL;
+    struct published_run *runs = NULL;
+    int n_runs = 0;
+    struct errs all = {NULL, NULL, 0, 0}, cv = {NULL, NULL, 0, 0};
     struct nccl_config nc;
     nccl_config_init(&nc);
     if (version && nccl_config_set_version(&nc, version, &cause) != 0)
@@ -466,11 +467,42 @@ done:
     return rc;
 }
 
+static int
+cmd_validate(int argc, char **argv)
+{
+    struct validate_args a;
+    int rc = parse_validate_options(argc, argv, &a);
+    if (rc != CMD_RUN)
+        return rc;
+    if (optind != argc)
+        return usage_error("unexpected argument (the data file goes after "
+                           "--data)");
+    if (a.runs_path != NULL) {
+        if (a.data_given)
+            return usage_error("give --data (collectives) or --runs "
+                               "(end-to-end runs), not both");
+        if (a.version != NULL)
+            return usage_error("--nccl-version is for --data; with --runs "
+                               "the simulate default is used");
+        if (*a.runs_path == '\0')
+            return usage_error("--runs needs the published-points CSV");
+        return validate_runs(a.runs_path, a.tol, a.json);
+    }
+    if (a.json)
+        return usage_error("--format is for --runs");
+    if (a.data == NULL || *a.data == '\0')
+        return usage_error("give the published points with --data CSV (or "
+                           "set FSDPSIM_VALIDATION_DATA)");
+    return validate_points(a.data, a.version, a.tol);
+}
+
 const struct cmd_entry cmd_validate_entry = {
     .name = "validate",
     .usage = "[--data CSV] [--tol PCT]",
     .summary = "compare the uncalibrated collective model with published "
                "points",
+    .shortopts = ":h",
+    .longopts = validate_options,
     .exec = cmd_validate,
     .help = cmd_validate_help,
 };

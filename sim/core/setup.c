@@ -57,8 +57,11 @@ struct pending_opt {
 char *
 setup_option_error(enum option_error e, const char *word)
 {
-    return xasprintf(e == OPTION_NEEDS_VALUE ? "option '%s' needs a value"
-                                             : "unknown option '%s'", word);
+    static const char *const wording[] = {
+        [OPTION_NEEDS_VALUE] = "option '%s' needs a value",
+        [OPTION_UNKNOWN] = "unknown option '%s'",
+        [OPTION_UNEXPECTED] = "unexpected argument '%s'"};
+    return xasprintf(wording[e], word);
 }
 
 char *
@@ -148,7 +151,7 @@ setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
         n_pend++;
     }
     if (optind < argc) {
-        *cause = xasprintf("unexpected argument '%s'", argv[optind]);
+        *cause = setup_option_error(OPTION_UNEXPECTED, argv[optind]);
         rc = SETUP_USAGE;
         goto out;
     }

@@ -58,14 +58,15 @@ int setup_prepare_plan(struct run *r, char **cause);
 int setup_build_sched(struct run *r, char **cause);
 void setup_free(struct run *r);
 
-/* A command line's two shape errors, as getopt_long finds them. */
+/* A command line's shape errors. */
 enum option_error {
     OPTION_NEEDS_VALUE,         /* getopt_long's ':' */
     OPTION_UNKNOWN,             /* its '?' */
+    OPTION_UNEXPECTED,          /* an operand the command takes none of */
 };
 /* Their one wording, for this file's options and every command's:
- * "option 'WORD' needs a value" or "unknown option 'WORD'", WORD the
- * option as written.  Caller frees. */
+ * "option 'WORD' needs a value", "unknown option 'WORD'" or "unexpected
+ * argument 'WORD'", WORD as written.  Caller frees. */
 char *setup_option_error(enum option_error e, const char *word);
 
 /* ARGV's ARGC words joined by single spaces.  Caller frees. */
