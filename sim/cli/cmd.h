@@ -92,6 +92,10 @@ int cmd_setup_error(const char *cmd, enum setup_status st, char *cause);
 /* "fsdpsim: msg" on stderr, plus the usage hint for usage errors
  * (cmd_common.c). */
 void cmd_error(const char *cmd, const char *msg, int usage_hint);
+/* cmd_error of a message formatted as printf does; returns EXIT_USAGE,
+ * for a bad input's one line. */
+int cmd_errorf(const char *cmd, int usage_hint, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* The command named NAME, or NULL: each program's own table (sim/cli/main.c,
  * real/main.c). */
 const struct cmd_entry *cmd_find(const char *name);

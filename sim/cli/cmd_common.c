@@ -6,8 +6,10 @@
 #include "cmd.h"
 #include "output.h"
 #include "runconf.h"
+#include "xalloc.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +45,18 @@ cmd_error(const char *cmd, const char *msg, int usage_hint)
         else
             fprintf(stderr, "try 'fsdpsim help'\n");
     }
+}
+
+int
+cmd_errorf(const char *cmd, int usage_hint, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = xvasprintf(fmt, ap);
+    va_end(ap);
+    cmd_error(cmd, msg, usage_hint);
+    free(msg);
+    return EXIT_USAGE;
 }
 
 int

@@ -105,13 +105,6 @@ cmd_validate_help(FILE *out)
             "input.\n");
 }
 
-static int
-usage_error(const char *msg)
-{
-    cmd_error("validate", msg, 1);
-    return EXIT_USAGE;
-}
-
 /* ---- The command ----------------------------------------------------- */
 
 /* Append 100 (pred - meas) / meas to E (two lists: in range, all). */
@@ -338,16 +331,6 @@ struct validate_args {
     double tol;                 /* -1 without --tol */
 };
 
-/* A bad value, not a bad command line: one line, no usage. */
-static int
-value_error(const char *fmt, const char *value)
-{
-    char *msg = xasprintf(fmt, value);
-    cmd_error("validate", msg, 0);
-    free(msg);
-    return EXIT_USAGE;
-}
-
 /* ARGV's options into *A: CMD_RUN, or the exit status after the help or
  * the message. */
 static int
@@ -366,16 +349,16 @@ parse_validate_options(int argc, char **argv, struct validate_args *a)
             if (end == optarg || (*end != '\0' && strcmp(end, "%") != 0)
                 || units_is_hex_float(optarg)
                 || !(a->tol >= 0 && a->tol <= 1e6))
-                return value_error("--tol: '%s' is not a percentage (e.g. "
-                                   "--tol 20)", optarg);
+                return cmd_errorf("validate", 0, "--tol: '%s' is not a "
+                                  "percentage (e.g. --tol 20)", optarg);
             break;
         }
         case OPT_NCCL_VERSION: a->version = optarg; break;
         case OPT_RUNS: a->runs_path = optarg; break;
         case OPT_FORMAT:
             if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0)
-                return value_error("--format: '%s' is not one of text | "
-                                   "json", optarg);
+                return cmd_errorf("validate", 0, "--format: '%s' is not "
+                                  "one of text | json", optarg);
             a->json = strcmp(optarg, "json") == 0;
             break;
         case 'h':
@@ -475,24 +458,25 @@ cmd_validate(int argc, char **argv)
     if (rc != CMD_RUN)
         return rc;
     if (optind != argc)
-        return usage_error("unexpected argument (the data file goes after "
-                           "--data)");
+        return cmd_errorf("validate", 1, "unexpected argument (the data "
+                          "file goes after --data)");
     if (a.runs_path != NULL) {
         if (a.data_given)
-            return usage_error("give --data (collectives) or --runs "
-                               "(end-to-end runs), not both");
+            return cmd_errorf("validate", 1, "give --data (collectives) or "
+                              "--runs (end-to-end runs), not both");
         if (a.version != NULL)
-            return usage_error("--nccl-version is for --data; with --runs "
-                               "the simulate default is used");
+            return cmd_errorf("validate", 1, "--nccl-version is for --data; "
+                              "with --runs the simulate default is used");
         if (*a.runs_path == '\0')
-            return usage_error("--runs needs the published-points CSV");
+            return cmd_errorf("validate", 1, "--runs needs the "
+                              "published-points CSV");
         return validate_runs(a.runs_path, a.tol, a.json);
     }
     if (a.json)
-        return usage_error("--format is for --runs");
+        return cmd_errorf("validate", 1, "--format is for --runs");
     if (a.data == NULL || *a.data == '\0')
-        return usage_error("give the published points with --data CSV (or "
-                           "set FSDPSIM_VALIDATION_DATA)");
+        return cmd_errorf("validate", 1, "give the published points with "
+                          "--data CSV (or set FSDPSIM_VALIDATION_DATA)");
     return validate_points(a.data, a.version, a.tol);
 }
 
