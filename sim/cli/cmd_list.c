@@ -79,29 +79,32 @@ struct show_opts {
     const char *topology, *attention, *float8;
 };
 
-/* Parse "--show X" (and, for models, the micro-batch shape) / "-h";
- * returns 0 ok, 1 help, -1 error. */
+static const struct option show_options[] = {
+    {"show", required_argument, NULL, 's'},
+    {"micro-batch", required_argument, NULL, 'b'},
+    {"seq-len", required_argument, NULL, 'l'},
+    {"param-dtype", required_argument, NULL, 'd'},
+    {"kernels", no_argument, NULL, 'k'},
+    {"topology", required_argument, NULL, 't'},
+    {"attention", required_argument, NULL, 'a'},
+    {"compile", no_argument, NULL, 'c'},
+    {"float8", required_argument, NULL, 'f'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+/* Parse "--show X" (and, for models, the micro-batch shape) / "-h" for
+ * command E: CMD_RUN, or the exit status after the help or the message.
+ * Both commands read one table; topologies refuses what is models'
+ * alone as an unknown option. */
 static int
-parse_show(const char *cmd, int argc, char **argv, struct show_opts *so)
+parse_show(const struct cmd_entry *e, int argc, char **argv,
+           struct show_opts *so)
 {
-    static const struct option opts[] = {
-        {"show", required_argument, NULL, 's'},
-        {"micro-batch", required_argument, NULL, 'b'},
-        {"seq-len", required_argument, NULL, 'l'},
-        {"param-dtype", required_argument, NULL, 'd'},
-        {"kernels", no_argument, NULL, 'k'},
-        {"topology", required_argument, NULL, 't'},
-        {"attention", required_argument, NULL, 'a'},
-        {"compile", no_argument, NULL, 'c'},
-        {"float8", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    int models = strcmp(cmd, "models") == 0;
+    int models = e == &cmd_models_entry;
     int c;
     memset(so, 0, sizeof *so);
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":hs:", opts, NULL)) != -1) {
+    struct cmd_getopt g = CMD_GETOPT(e, argc, argv);
+    while ((c = cmd_getopt(&g)) != CMD_OPT_END) {
         if (c == 's') {
             so->show = optarg;
         } else if (models && c == 'b') {
@@ -121,23 +124,18 @@ parse_show(const char *cmd, int argc, char **argv, struct show_opts *so)
         } else if (models && c == 'f') {
             so->float8 = optarg;
         } else if (c == 'h') {
-            return 1;
+            e->help(stdout);
+            return 0;
+        } else if (c == CMD_OPT_BAD) {
+            return EXIT_USAGE;
         } else {
-            char msg[256];
-            snprintf(msg, sizeof msg, c == ':' ? "option '%s' needs a value"
-                                               : "unknown option '%s'",
-                     argv[optind - 1]);
-            cmd_error(cmd, msg, 1);
-            return -1;
+            return cmd_option_error(e->name, OPTION_UNKNOWN,
+                                    argv[optind - 1]);
         }
     }
-    if (optind < argc) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "unexpected argument '%s'", argv[optind]);
-        cmd_error(cmd, msg, 1);
-        return -1;
-    }
-    return 0;
+    if (optind < argc)
+        return cmd_option_error(e->name, OPTION_UNEXPECTED, argv[optind]);
+    return CMD_RUN;
 }
 
 /* Check the shape options of `models --show`; -1 after printing. */
@@ -229,14 +227,10 @@ static int
 cmd_models(int argc, char **argv)
 {
     struct show_opts so;
-    int rc = parse_show("models", argc, argv, &so);
+    int rc = parse_show(&cmd_models_entry, argc, argv, &so);
     const char *show = so.show;
-    if (rc == 1) {
-        cmd_models_help(stdout);
-        return 0;
-    }
-    if (rc < 0)
-        return EXIT_USAGE;
+    if (rc != CMD_RUN)
+        return rc;
     char *cause = NULL;
     if (show) {
         int64_t mb, seq;
@@ -319,14 +313,10 @@ static int
 cmd_topologies(int argc, char **argv)
 {
     struct show_opts so;
-    int rc = parse_show("topologies", argc, argv, &so);
+    int rc = parse_show(&cmd_topologies_entry, argc, argv, &so);
     const char *show = so.show;
-    if (rc == 1) {
-        cmd_topologies_help(stdout);
-        return 0;
-    }
-    if (rc < 0)
-        return EXIT_USAGE;
+    if (rc != CMD_RUN)
+        return rc;
     char *cause = NULL;
     if (show) {
         struct topo *t = topo_load(show, &cause);
@@ -366,6 +356,8 @@ const struct cmd_entry cmd_models_entry = {
     .name = "models",
     .usage = "[--show NAME|FILE]",
     .summary = "list built-in models or show one",
+    .shortopts = ":hs:",
+    .longopts = show_options,
     .exec = cmd_models,
     .help = cmd_models_help,
 };
@@ -374,6 +366,8 @@ const struct cmd_entry cmd_topologies_entry = {
     .name = "topologies",
     .usage = "[--show NAME|FILE]",
     .summary = "list built-in topologies or show one",
+    .shortopts = ":hs:",
+    .longopts = show_options,
     .exec = cmd_topologies,
     .help = cmd_topologies_help,
 };

@@ -748,11 +748,135 @@ goodput_sentence(const struct plan_opts *o, const struct plan_row *w)
         "every %s (Young/Daly, sqrt(2 x checkpoint x MTBF)); with %s per "
         "restart %.1f%% of the time is lost", w->nodes,
         w->nodes == 1 ? "" : "s", fmt_span(b1, sizeof b1, w->mtbf_s),
-        mtbf_text(b7, sizeof b7, o->mtbf_gpu_s), units_fmt_bytes(b2, sizeof b2, w->ckpt_bytes),
+        mtbf_text(b7, sizeof b7, o->mtbf_gpu_s),
+        units_fmt_bytes(b2, sizeof b2, w->ckpt_bytes),
         fmt_span(b3, sizeof b3, w->ckpt_s),
         fmt_bw(b6, sizeof b6, o->ckpt_bw_node),
         fmt_span(b4, sizeof b4, w->interval_s),
         fmt_span(b5, sizeof b5, o->restart_s), 100 * lost);
+}
+
+/* With a deadline no size meets: how far off the fastest size within
+ * the batch is, and whether a larger batch would help. */
+static char *
+missed_deadline(const struct plan_opts *o, const struct plan_gpu_result *gr)
+{
+    char b1[96];
+    /* The fastest size within the batch, to say how far off. */
+    const struct plan_row *f = NULL;
+    for (int i = 0; i < gr->n_rows; i++) {
+        const struct plan_row *w = &gr->rows[i];
+        if (w->eligible && (f == NULL || w->exp_days < f->exp_days))
+            f = w;
+    }
+    /* Past the batch limit a size may be fast enough: say that a larger
+     * batch, not more nodes, is what would help. */
+    const struct plan_row *b = NULL;
+    for (int i = 0; i < gr->n_rows && b == NULL; i++) {
+        const struct plan_row *w = &gr->rows[i];
+        if (w->fits && (w->batch_limited || w->over_batch)
+            && w->exp_days * 86400 <= o->deadline_s)
+            b = w;
+    }
+    char *more = b ? xasprintf(" (%d nodes would meet it with a global "
+                               "batch of %lld sequences or more: raise "
+                               "--global-batch-tokens if convergence "
+                               "allows)", b->nodes, (long long)b->batch_seqs)
+                   : xstrdup("");
+    char *tail = f ? xasprintf("; the fastest within the batch, %d nodes, "
+                               "takes %s", f->nodes,
+                               fmt_time_pair(b1, sizeof b1, o, f->exp_days,
+                                             f->days))
+                   : xstrdup("");
+    char *v = xasprintf("no cluster of up to %d nodes meets the %.0f-day "
+                        "deadline with a %.0f%% memory headroom%s%s",
+                        o->max_nodes, o->deadline_s / 86400,
+                        100 * o->headroom, tail, more);
+    free(tail);
+    free(more);
+    return v;
+}
+
+/* The first verdict: the smallest size meeting the deadline (or why
+ * none does), or without a deadline the fastest size. */
+static char *
+time_verdict(const struct plan_opts *o, const struct plan_gpu_result *gr)
+{
+    char b1[96], b2[96], b3[32];
+    if (o->deadline_s > 0 && gr->smallest < 0)
+        return missed_deadline(o, gr);
+    if (o->deadline_s > 0) {
+        const struct plan_row *w = &gr->rows[gr->smallest];
+        const struct plan_row *p = gr->smallest > 0
+                                       ? &gr->rows[gr->smallest - 1]
+                                       : NULL;
+        char *tail = p && p->eligible
+                         ? xasprintf("; %d node%s would take %s days",
+                                     p->nodes, p->nodes == 1 ? "" : "s",
+                                     fmt_days(b3, sizeof b3, p->exp_days))
+                         : xstrdup("");
+        char *v = xasprintf(
+            "smallest cluster meeting the %.0f-day deadline: %d node%s "
+            "(%d GPUs), %s%s%s", o->deadline_s / 86400,
+            w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
+            fmt_time_pair(b1, sizeof b1, o, w->exp_days, w->days),
+            cost_pair(b2, sizeof b2, o, w), tail);
+        free(tail);
+        return v;
+    }
+    if (gr->fastest < 0)
+        return xasprintf("no cluster of up to %d nodes finishes: either "
+                         "none fits in memory within the batch, or "
+                         "interruptions come faster than a restart and a "
+                         "checkpoint interval (see --mtbf-per-gpu, "
+                         "--restart-time)", o->max_nodes);
+    const struct plan_row *w = &gr->rows[gr->fastest];
+    return xasprintf("fastest within the batch: %d node%s (%d GPUs), %s%s",
+                     w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
+                     fmt_time_pair(b1, sizeof b1, o, w->exp_days, w->days),
+                     cost_pair(b2, sizeof b2, o, w));
+}
+
+/* On Spot capacity (G has a spot price): the cheapest size, or that none
+ * meets the deadline. */
+static char *
+spot_verdict(const struct plan_opts *o, const struct plan_gpu *g,
+             const struct plan_gpu_result *gr)
+{
+    char b1[96], b3[32];
+    if (gr->spot_optimal < 0)
+        return xasprintf("no cluster on Spot at %.3g preemptions per node "
+                         "per month meets the %s",
+                         o->preempt_node_s * 730 * 3600,
+                         o->budget_usd > 0 ? "deadline within the budget"
+                                           : "deadline");
+    const struct plan_row *w = &gr->rows[gr->spot_optimal];
+    return xasprintf("cheapest on Spot at $%.2f per GPU-hour, %.3g "
+                     "preemptions per node per month: %d node%s (%d GPUs), "
+                     "%s days expected, %s expected", g->spot_usd,
+                     o->preempt_node_s * 730 * 3600, w->nodes,
+                     w->nodes == 1 ? "" : "s", w->gpus,
+                     fmt_days(b3, sizeof b3, w->spot_days),
+                     fmt_usd(b1, sizeof b1, w->spot_cost_usd));
+}
+
+/* The row whose failures the goodput sentence describes: the one a
+ * verdict picked, else the fastest eligible one; -1 when none is. */
+static int
+goodput_row(const struct plan_gpu_result *gr)
+{
+    int k = gr->smallest >= 0       ? gr->smallest
+            : gr->cost_optimal >= 0 ? gr->cost_optimal
+                                    : gr->fastest;
+    for (int i = 0; k < 0 && i < gr->n_rows; i++)
+        if (gr->rows[i].eligible)
+            k = i;
+    for (int i = 0; i < gr->n_rows; i++)
+        if (gr->rows[i].eligible && gr->smallest < 0
+            && gr->cost_optimal < 0 && gr->fastest < 0
+            && gr->rows[i].exp_days < gr->rows[k].exp_days)
+            k = i;
+    return k;
 }
 
 /* The verdict sentences for one GPU type (at most PLAN_VERDICTS); caller
@@ -763,77 +887,8 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
          const struct plan_gpu_result *gr, char **out)
 {
     int n = 0;
-    char b1[96], b2[96], b3[32];
-    if (o->deadline_s > 0) {
-        if (gr->smallest >= 0) {
-            const struct plan_row *w = &gr->rows[gr->smallest];
-            const struct plan_row *p = gr->smallest > 0
-                                           ? &gr->rows[gr->smallest - 1]
-                                           : NULL;
-            char *tail = p && p->eligible
-                             ? xasprintf("; %d node%s would take %s days",
-                                         p->nodes, p->nodes == 1 ? "" : "s",
-                                         fmt_days(b3, sizeof b3,
-                                                  p->exp_days))
-                             : xstrdup("");
-            out[n++] = xasprintf(
-                "smallest cluster meeting the %.0f-day deadline: %d node%s "
-                "(%d GPUs), %s%s%s", o->deadline_s / 86400,
-                w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
-                fmt_time_pair(b1, sizeof b1, o, w->exp_days, w->days),
-                cost_pair(b2, sizeof b2, o, w), tail);
-            free(tail);
-        } else {
-            /* The fastest size within the batch, to say how far off. */
-            const struct plan_row *f = NULL;
-            for (int i = 0; i < gr->n_rows; i++) {
-                const struct plan_row *w = &gr->rows[i];
-                if (w->eligible && (f == NULL || w->exp_days < f->exp_days))
-                    f = w;
-            }
-            /* Past the batch limit a size may be fast enough: say that
-             * a larger batch, not more nodes, is what would help. */
-            const struct plan_row *b = NULL;
-            for (int i = 0; i < gr->n_rows && b == NULL; i++) {
-                const struct plan_row *w = &gr->rows[i];
-                if (w->fits && (w->batch_limited || w->over_batch)
-                    && w->exp_days * 86400 <= o->deadline_s)
-                    b = w;
-            }
-            char *more = b ? xasprintf(" (%d nodes would meet it with a "
-                                       "global batch of %lld sequences or "
-                                       "more: raise --global-batch-tokens "
-                                       "if convergence allows)", b->nodes,
-                                       (long long)b->batch_seqs)
-                           : xstrdup("");
-            char *tail = f ? xasprintf("; the fastest within the batch, "
-                                       "%d nodes, takes %s",
-                                       f->nodes,
-                                       fmt_time_pair(b1, sizeof b1, o,
-                                                     f->exp_days, f->days))
-                           : xstrdup("");
-            out[n++] = xasprintf(
-                "no cluster of up to %d nodes meets the %.0f-day deadline "
-                "with a %.0f%% memory headroom%s%s", o->max_nodes,
-                o->deadline_s / 86400, 100 * o->headroom, tail, more);
-            free(tail);
-            free(more);
-        }
-    } else if (gr->fastest < 0) {
-        out[n++] = xasprintf("no cluster of up to %d nodes finishes: "
-                             "either none fits in memory within the "
-                             "batch, or interruptions come faster than a "
-                             "restart and a checkpoint interval (see "
-                             "--mtbf-per-gpu, --restart-time)",
-                             o->max_nodes);
-    } else {
-        const struct plan_row *w = &gr->rows[gr->fastest];
-        out[n++] = xasprintf(
-            "fastest within the batch: %d node%s (%d GPUs), %s%s",
-            w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
-            fmt_time_pair(b1, sizeof b1, o, w->exp_days, w->days),
-            cost_pair(b2, sizeof b2, o, w));
-    }
+    char b1[96], b2[96];
+    out[n++] = time_verdict(o, gr);
     if (gr->cost_optimal >= 0) {
         const struct plan_row *w = &gr->rows[gr->cost_optimal];
         out[n++] = xasprintf(
@@ -848,35 +903,9 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
                              "budget of %s",
                              fmt_usd(b2, sizeof b2, o->budget_usd));
     }
-    if (g->spot_usd > 0) {
-        if (gr->spot_optimal >= 0) {
-            const struct plan_row *w = &gr->rows[gr->spot_optimal];
-            out[n++] = xasprintf(
-                "cheapest on Spot at $%.2f per GPU-hour, %.3g preemptions "
-                "per node per month: %d node%s (%d GPUs), %s days expected, "
-                "%s expected", g->spot_usd, o->preempt_node_s * 730 * 3600,
-                w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
-                fmt_days(b3, sizeof b3, w->spot_days),
-                fmt_usd(b1, sizeof b1, w->spot_cost_usd));
-        } else {
-            out[n++] = xasprintf(
-                "no cluster on Spot at %.3g preemptions per node per "
-                "month meets the %s", o->preempt_node_s * 730 * 3600,
-                o->budget_usd > 0 ? "deadline within the budget"
-                                  : "deadline");
-        }
-    }
-    int k = gr->smallest >= 0       ? gr->smallest
-            : gr->cost_optimal >= 0 ? gr->cost_optimal
-                                    : gr->fastest;
-    for (int i = 0; k < 0 && i < gr->n_rows; i++)
-        if (gr->rows[i].eligible)
-            k = i;
-    for (int i = 0; i < gr->n_rows; i++)
-        if (gr->rows[i].eligible && gr->smallest < 0
-            && gr->cost_optimal < 0 && gr->fastest < 0
-            && gr->rows[i].exp_days < gr->rows[k].exp_days)
-            k = i;
+    if (g->spot_usd > 0)
+        out[n++] = spot_verdict(o, g, gr);
+    int k = goodput_row(gr);
     if (k >= 0)
         out[n++] = goodput_sentence(o, &gr->rows[k]);
     out[n++] = xasprintf("knee: %s", gr->knee_why);
