@@ -257,7 +257,6 @@ build_goodput(const struct plan_cli *c, struct plan_opts *o, char **cause)
     return 0;
 }
 
-/* Turn the text options into plan_opts; 0 or -2 after the message. */
 /* The first --gpu entry TOPO names (its topology or GPU name), or -1. */
 static int
 plan_gpu_index(const struct plan_opts *o, const char *topo)
@@ -276,108 +275,131 @@ same_gpu(const struct plan_opts *o, int j, int k)
     return k == j || strcmp(o->gpus[k].topology, o->gpus[j].topology) == 0;
 }
 
-static int
-build_opts(const struct plan_cli *c, struct plan_opts *o,
-           const struct run *base)
+/* "FLAG: CAUSE" in place of *cause. */
+static void
+prefix_cause(const char *flag, char **cause)
 {
-    char *cause = NULL;
+    char *m = xasprintf("%s: %s", flag, *cause);
+    free(*cause);
+    *cause = m;
+}
+
+/* The run's size: tokens, deadline, budget, batch, headroom, the most
+ * nodes and jobs; 0 or -1 with *cause. */
+static int
+build_sizes(const struct plan_cli *c, struct plan_opts *o,
+            const struct run *base, char **cause)
+{
     int64_t v;
-    if (units_parse_count(c->tokens, 1, INT64_MAX / 2, &v, &cause) != 0)
-        goto bad_tokens;
+    if (units_parse_count(c->tokens, 1, INT64_MAX / 2, &v, cause) != 0) {
+        char *m = xasprintf("--tokens: %s; write e.g. --tokens 2T or "
+                            "--tokens 300B", *cause);
+        free(*cause);
+        *cause = m;
+        return -1;
+    }
     o->tokens = (double)v;
     if (c->deadline && plan_parse_duration("--deadline", c->deadline,
-                                           &o->deadline_s, &cause) != 0)
-        goto bad;
+                                           &o->deadline_s, cause) != 0)
+        return -1;
     if (c->budget && plan_parse_usd("--budget", c->budget, &o->budget_usd,
-                                    &cause) != 0)
-        goto bad;
+                                    cause) != 0)
+        return -1;
     o->seq_len = base->cfg.seq_len;
     int64_t batch = PLAN_DEFAULT_BATCH_TOKENS;
     if (c->batch && units_parse_count(c->batch, 1, PLAN_MAX_BATCH_TOKENS,
-                                      &batch, &cause) != 0) {
-        char *m = xasprintf("--global-batch-tokens: %s", cause);
-        free(cause);
-        cause = m;
-        goto bad;
+                                      &batch, cause) != 0) {
+        prefix_cause("--global-batch-tokens", cause);
+        return -1;
     }
     if (batch < o->seq_len) {
-        cause = xasprintf("--global-batch-tokens: %lld tokens is less than "
-                          "one sequence of %lld (--seq-len); a step trains "
-                          "on whole sequences", (long long)batch,
-                          (long long)o->seq_len);
-        goto bad;
+        *cause = xasprintf("--global-batch-tokens: %lld tokens is less than "
+                           "one sequence of %lld (--seq-len); a step trains "
+                           "on whole sequences", (long long)batch,
+                           (long long)o->seq_len);
+        return -1;
     }
     o->global_batch_seqs = (batch + o->seq_len - 1) / o->seq_len;
     o->headroom = 0.10;
     if (c->headroom && search_parse_percent("--headroom", c->headroom,
-                                            &o->headroom, &cause) != 0)
-        goto bad;
+                                            &o->headroom, cause) != 0)
+        return -1;
     o->max_nodes = PLAN_DEFAULT_MAX_NODES;
     if (c->max_nodes) {
-        if (units_parse_count(c->max_nodes, 1, 100000, &v, &cause) != 0) {
-            char *m = xasprintf("--max-nodes: %s", cause);
-            free(cause);
-            cause = m;
-            goto bad;
+        if (units_parse_count(c->max_nodes, 1, 100000, &v, cause) != 0) {
+            prefix_cause("--max-nodes", cause);
+            return -1;
         }
         o->max_nodes = (int)v;
     }
     if (c->jobs) {
-        if (units_parse_count(c->jobs, 1, BATCH_MAX_JOBS, &v, &cause) != 0) {
-            char *m = xasprintf("--jobs: %s", cause);
-            free(cause);
-            cause = m;
-            goto bad;
+        if (units_parse_count(c->jobs, 1, BATCH_MAX_JOBS, &v, cause) != 0) {
+            prefix_cause("--jobs", cause);
+            return -1;
         }
         o->jobs = (int)v;
     }
-    int n = c->gpu.n ? c->gpu.n : 1;
-    /* --strategies A,B: each GPU type planned once per strategy, side by
-     * side (e.g. FULL_SHARD,DDP). */
-    char *strat[8];
-    int n_strat = 0;
-    if (c->strategies) {
-        char *list = xstrdup(c->strategies), *save = NULL;
-        for (char *tok = strtok_r(list, ",", &save); tok;
-             tok = strtok_r(NULL, ",", &save)) {
-            struct run_config probe;
-            config_init(&probe);
-            char *why = NULL;
-            int bad = config_set(&probe, "sharding_strategy", tok,
-                                 "--strategies", &why);
-            config_free(&probe);
-            if (bad || n_strat == 8) {
-                for (int k = 0; k < n_strat; k++)
-                    free(strat[k]);
-                free(list);
-                cause = bad ? why : xstrdup("--strategies: at most 8");
-                goto bad;
-            }
-            strat[n_strat++] = xstrdup(tok);
+    return 0;
+}
+
+/* The most --strategies. */
+#define PLAN_MAX_STRATEGIES 8
+
+/* --strategies A,B into STRAT (*n of them, caller frees each): each GPU
+ * type planned once per strategy, side by side (e.g. FULL_SHARD,DDP).
+ * 0 or -1 with *cause (STRAT then empty). */
+static int
+parse_strategies(const char *list_s, char **strat, int *n, char **cause)
+{
+    *n = 0;
+    if (list_s == NULL)
+        return 0;
+    char *list = xstrdup(list_s), *save = NULL;
+    for (char *tok = strtok_r(list, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        struct run_config probe;
+        config_init(&probe);
+        char *why = NULL;
+        int bad = config_set(&probe, "sharding_strategy", tok,
+                             "--strategies", &why);
+        config_free(&probe);
+        if (bad || *n == PLAN_MAX_STRATEGIES) {
+            for (int k = 0; k < *n; k++)
+                free(strat[k]);
+            *n = 0;
+            free(list);
+            *cause = bad ? why : xstrdup("--strategies: at most 8");
+            return -1;
         }
-        free(list);
+        strat[(*n)++] = xstrdup(tok);
     }
+    free(list);
+    return 0;
+}
+
+/* o->gpus: each --gpu (else the base run's topology) once per strategy
+ * of STRAT; 0 or -1 with *cause. */
+static int
+build_gpus(const struct plan_cli *c, struct plan_opts *o,
+           const struct run *base, char **strat, int n_strat, char **cause)
+{
     int per_gpu = n_strat ? n_strat : 1;
-    n *= per_gpu;
+    int n = (c->gpu.n ? c->gpu.n : 1) * per_gpu;
     if (n > PLAN_MAX_GPUS) {
-        for (int k = 0; k < n_strat; k++)
-            free(strat[k]);
-        cause = xasprintf("--gpu: %d GPU types, at most %d", n,
-                          PLAN_MAX_GPUS);
-        goto bad;
+        *cause = xasprintf("--gpu: %d GPU types, at most %d", n,
+                           PLAN_MAX_GPUS);
+        return -1;
     }
     o->gpus = xcalloc(n, sizeof *o->gpus);
     for (int i = 0; i < n; i++) {
         const char *name = c->gpu.n ? c->gpu.v[i / per_gpu]
                                     : base->cfg.topology;
-        struct topo *t = topo_load(name, &cause);
+        struct topo *t = topo_load(name, cause);
         if (t == NULL) {
-            char *m = xasprintf("--gpu %s: %s", name, cause);
-            free(cause);
-            cause = m;
-            for (int k = 0; k < n_strat; k++)
-                free(strat[k]);
-            goto bad;
+            char *m = xasprintf("--gpu %s: %s", name, *cause);
+            free(*cause);
+            *cause = m;
+            return -1;
         }
         struct plan_gpu *g = &o->gpus[o->n_gpus++];
         g->topology = xstrdup(name);
@@ -392,21 +414,27 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
                                                    : t->gpus_per_node;
         topo_free(t);
     }
-    for (int k = 0; k < n_strat; k++)
-        free(strat[k]);
+    return 0;
+}
+
+/* --price TOPOLOGY=$X/gpu-hour (or /node) onto each strategy's entry of
+ * that GPU type; 0 or -1 with *cause. */
+static int
+apply_prices(const struct plan_cli *c, struct plan_opts *o, char **cause)
+{
     for (int i = 0; i < c->price.n; i++) {
         char *topo;
         enum plan_price_kind kind;
         double usd;
-        if (plan_parse_price(c->price.v[i], &topo, &kind, &usd, &cause) != 0)
-            goto bad;
+        if (plan_parse_price(c->price.v[i], &topo, &kind, &usd, cause) != 0)
+            return -1;
         int j = plan_gpu_index(o, topo);
         if (j < 0) {
-            cause = xasprintf("--price %s: '%s' is not one of the --gpu "
-                              "types (add --gpu %s)", c->price.v[i], topo,
-                              topo);
+            *cause = xasprintf("--price %s: '%s' is not one of the --gpu "
+                               "types (add --gpu %s)", c->price.v[i], topo,
+                               topo);
             free(topo);
-            goto bad;
+            return -1;
         }
         for (int k = j; k < o->n_gpus; k++)
             if (same_gpu(o, j, k)) {
@@ -415,38 +443,65 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
             }
         free(topo);
     }
+    return 0;
+}
+
+/* --spot-price TOPOLOGY=$X/gpu-hour, likewise; 0 or -1 with *cause. */
+static int
+apply_spot_prices(const struct plan_cli *c, struct plan_opts *o,
+                  char **cause)
+{
     for (int i = 0; i < c->spot.n; i++) {
         char *topo;
         enum plan_price_kind kind;
         double usd;
-        if (plan_parse_price(c->spot.v[i], &topo, &kind, &usd, &cause)
+        if (plan_parse_price(c->spot.v[i], &topo, &kind, &usd, cause)
             != 0) {
             /* plan_parse_price speaks of --price. */
-            if (strncmp(cause, "--price ", 8) == 0) {
-                char *m = xasprintf("--spot-price %s", cause + 8);
-                free(cause);
-                cause = m;
+            if (strncmp(*cause, "--price ", 8) == 0) {
+                char *m = xasprintf("--spot-price %s", *cause + 8);
+                free(*cause);
+                *cause = m;
             }
-            goto bad;
+            return -1;
         }
         int j = plan_gpu_index(o, topo);
         if (kind != PLAN_PRICE_GPU_HOUR || j < 0) {
-            cause = kind != PLAN_PRICE_GPU_HOUR
-                        ? xasprintf("--spot-price %s: Spot capacity is "
-                                    "rented: write TOPOLOGY=$X/gpu-hour",
-                                    c->spot.v[i])
-                        : xasprintf("--spot-price %s: '%s' is not one of "
-                                    "the --gpu types (add --gpu %s)",
-                                    c->spot.v[i], topo, topo);
+            *cause = kind != PLAN_PRICE_GPU_HOUR
+                         ? xasprintf("--spot-price %s: Spot capacity is "
+                                     "rented: write TOPOLOGY=$X/gpu-hour",
+                                     c->spot.v[i])
+                         : xasprintf("--spot-price %s: '%s' is not one of "
+                                     "the --gpu types (add --gpu %s)",
+                                     c->spot.v[i], topo, topo);
             free(topo);
-            goto bad;
+            return -1;
         }
         for (int k = j; k < o->n_gpus; k++)
             if (same_gpu(o, j, k))
                 o->gpus[k].spot_usd = usd;
         free(topo);
     }
-    if (build_goodput(c, o, &cause) != 0)
+    return 0;
+}
+
+/* Turn the text options into plan_opts; 0 or -2 after the message. */
+static int
+build_opts(const struct plan_cli *c, struct plan_opts *o,
+           const struct run *base)
+{
+    char *cause = NULL;
+    char *strat[PLAN_MAX_STRATEGIES];
+    int n_strat = 0;
+    if (build_sizes(c, o, base, &cause) != 0
+        || parse_strategies(c->strategies, strat, &n_strat, &cause) != 0)
+        goto bad;
+    int rc = build_gpus(c, o, base, strat, n_strat, &cause);
+    for (int k = 0; k < n_strat; k++)
+        free(strat[k]);
+    if (rc != 0 || apply_prices(c, o, &cause) != 0
+        || apply_spot_prices(c, o, &cause) != 0
+        || build_goodput(c, o, &cause) != 0)
         goto bad;
     if (o->budget_usd > 0) {
         for (int i = 0; i < o->n_gpus; i++)
@@ -459,12 +514,6 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
             }
     }
     return 0;
-bad_tokens: {
-        char *m = xasprintf("--tokens: %s; write e.g. --tokens 2T or "
-                            "--tokens 300B", cause);
-        free(cause);
-        cause = m;
-    }
 bad:
     usage_error(cause);
     free(cause);
