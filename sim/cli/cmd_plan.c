@@ -138,15 +138,8 @@ struct plan_cli {
     struct search_list gpu, price, spot;
 };
 
-static int
-usage_error(const char *msg)
-{
-    cmd_error("plan", msg, 0);
-    return -2;
-}
-
-/* Split argv into plan's options and the base simulate options.  0, 1
- * for --help, -1 after a usage error (-2: without the usage lines). */
+/* Split argv into plan's options and the base simulate options: CMD_RUN,
+ * or the exit status after the help or the message. */
 static int
 parse_cli(int argc, char **argv, struct plan_cli *o, char **base,
           int *base_argc)
@@ -176,23 +169,18 @@ parse_cli(int argc, char **argv, struct plan_cli *o, char **base,
         {"--gpu", NULL, NULL, &o->gpu},
         {"--price", NULL, NULL, &o->price},
         {"--spot-price", NULL, NULL, &o->spot}};
-    int rc = search_split_args("plan", argc, argv, own,
+    int rc = search_split_args(&cmd_plan_entry, argc, argv, own,
                                (int)(sizeof own / sizeof own[0]), base,
                                base_argc);
-    if (rc != 0)
+    if (rc != CMD_RUN)
         return rc;
-    if (o->tokens == NULL) {
-        cmd_error("plan", "--tokens is required: how many tokens to train "
-                  "on, e.g. --tokens 2T", 1);
-        return -1;
-    }
-    if (o->term && strcmp(o->term, "png") != 0 && strcmp(o->term, "svg")) {
-        char *msg = xasprintf("--term: '%s' is not png or svg", o->term);
-        cmd_error("plan", msg, 0);
-        free(msg);
-        return -2;
-    }
-    return 0;
+    if (o->tokens == NULL)
+        return cmd_errorf("plan", 1, "--tokens is required: how many tokens "
+                          "to train on, e.g. --tokens 2T");
+    if (o->term && strcmp(o->term, "png") != 0 && strcmp(o->term, "svg"))
+        return cmd_errorf("plan", 0, "--term: '%s' is not png or svg",
+                          o->term);
+    return CMD_RUN;
 }
 
 /* A duration option that may also be "none" (*s = 0). */
@@ -485,7 +473,8 @@ apply_spot_prices(const struct plan_cli *c, struct plan_opts *o,
     return 0;
 }
 
-/* Turn the text options into plan_opts; 0 or -2 after the message. */
+/* Turn the text options into plan_opts; 0 or EXIT_USAGE after the
+ * message. */
 static int
 build_opts(const struct plan_cli *c, struct plan_opts *o,
            const struct run *base)
@@ -515,9 +504,9 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
     }
     return 0;
 bad:
-    usage_error(cause);
+    cmd_error("plan", cause, 0);
     free(cause);
-    return -2;
+    return EXIT_USAGE;
 }
 
 static void
@@ -1266,12 +1255,8 @@ cmd_plan(int argc, char **argv)
     char **base = xcalloc(argc + 2, sizeof *base);
     int rc = parse_cli(argc, argv, &c, base, &o.base_argc);
     o.base = base;
-    if (rc == 1) {
-        cmd_plan_help(stdout);
-        goto out;
-    }
-    if (rc != 0) {
-        status = EXIT_USAGE;
+    if (rc != CMD_RUN) {
+        status = rc;
         goto out;
     }
     if ((status = search_check_base("plan", "simulates many points",

@@ -31,15 +31,17 @@ search_take_opt(int argc, char **argv, int *i, const char *long_name,
 }
 
 int
-search_split_args(const char *cmd, int argc, char **argv,
+search_split_args(const struct cmd_entry *cmd, int argc, char **argv,
                   const struct search_opt *own, int n_own, char **base,
                   int *base_argc)
 {
     int nb = *base_argc;
     for (int i = 1; i < argc; i++) {
         const char *name = argv[i], *v = NULL;
-        if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
-            return 1;
+        if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+            cmd->help(stdout);
+            return 0;
+        }
         int k;
         for (k = 0; k < n_own; k++)
             if (search_take_opt(argc, argv, &i, own[k].long_name,
@@ -49,19 +51,12 @@ search_split_args(const char *cmd, int argc, char **argv,
             base[nb++] = argv[i];
             continue;
         }
-        if (v == NULL) {
-            char *msg = xasprintf("option '%s' needs a value", name);
-            cmd_error(cmd, msg, 1);
-            free(msg);
-            return -1;
-        }
-        if (*v == '\0') {
+        if (v == NULL)
+            return cmd_option_error(cmd->name, OPTION_NEEDS_VALUE, name);
+        if (*v == '\0')
             /* "--plot=" would write "-tune.png", "--out=" nothing useful. */
-            char *msg = xasprintf("%s: the value is empty", own[k].long_name);
-            cmd_error(cmd, msg, 0);
-            free(msg);
-            return -2;
-        }
+            return cmd_errorf(cmd->name, 0, "%s: the value is empty",
+                              own[k].long_name);
         if (own[k].val) {
             *own[k].val = v;
         } else {
@@ -71,7 +66,7 @@ search_split_args(const char *cmd, int argc, char **argv,
         }
     }
     *base_argc = nb;
-    return 0;
+    return CMD_RUN;
 }
 
 int

@@ -419,8 +419,54 @@ struct sweep_opts {
     int jobs;
 };
 
+/* The checks of sweep's own options O (SW's axes given): CMD_RUN, or
+ * EXIT_USAGE after the message. */
+static int
+check_sweep_opts(const struct sweep *sw, struct sweep_opts *o,
+                 const char *jobs)
+{
+    if (sw->n_axes == 0)
+        return cmd_errorf("sweep", 1, "nothing to vary: give --vary "
+                          "KEY=SPEC, e.g. --vary grad_accum=1,2,4");
+    if (!(o->plot || o->report) != !o->metric)
+        return cmd_errorf("sweep", 1, o->metric
+                              ? "--metric needs --plot PREFIX (where to "
+                                "write the plot)"
+                          : o->plot ? "--plot needs --metric KEY (the column "
+                                      "to plot, e.g. step_time_s)"
+                                    : "--report needs --metric KEY (the "
+                                      "column to show, e.g. step_time_s)");
+    if (o->term && strcmp(o->term, "png") != 0 && strcmp(o->term, "svg"))
+        return cmd_errorf("sweep", 0, "--term: '%s' is not png or svg",
+                          o->term);
+    if (o->format && strcmp(o->format, "csv") != 0
+        && strcmp(o->format, "jsonl") != 0)
+        return cmd_errorf("sweep", 0, "--format: '%s' is not csv or jsonl "
+                          "(JSON lines: one object per point)", o->format);
+    if (o->out && o->report && strcmp(o->out, o->report) == 0)
+        return cmd_errorf("sweep", 0, "--out and --report both name %s: the "
+                          "report would replace the CSV (give two files)",
+                          o->out);
+    if (o->shard && (o->plot || o->report))
+        return cmd_errorf("sweep", 0, "--shard writes part of the points: "
+                          "plot or report the merged CSV instead (fsdpsim "
+                          "merge)");
+    if (jobs) {
+        int64_t j;
+        char *cause = NULL;
+        if (units_parse_count(jobs, 1, BATCH_MAX_JOBS, &j, &cause) != 0) {
+            cmd_errorf("sweep", 0, "--jobs: %s", cause);
+            free(cause);
+            return EXIT_USAGE;
+        }
+        o->jobs = (int)j;
+    }
+    return CMD_RUN;
+}
+
 /* Split argv into sweep's own options and the base simulate options
- * (base[0] = "sweep").  0, 1 for --help, -1 after a usage error. */
+ * (base[0] = "sweep"): CMD_RUN, or the exit status after the help or the
+ * message. */
 static int
 parse_sweep_args(int argc, char **argv, struct sweep *sw,
                  struct sweep_opts *o, char **base, int *base_argc)
@@ -436,73 +482,19 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
         {"--report", NULL, &o->report, NULL},
         {"--shard", NULL, &o->shard, NULL},
         {"--format", NULL, &o->format, NULL}};
-    int rc = search_split_args("sweep", argc, argv, own,
+    int rc = search_split_args(&cmd_sweep_entry, argc, argv, own,
                                (int)(sizeof own / sizeof own[0]), base,
                                base_argc);
-    for (int i = 0; rc == 0 && i < vary.n; i++) {
+    for (int i = 0; rc == CMD_RUN && i < vary.n; i++) {
         char *cause = NULL;
         if (sweep_add_axis(sw, vary.v[i], &cause) != 0) {
             cmd_error("sweep", cause, 0);
             free(cause);
-            rc = -2;
+            rc = EXIT_USAGE;
         }
     }
     search_list_free(&vary);
-    if (rc != 0)
-        return rc;
-    if (sw->n_axes == 0) {
-        cmd_error("sweep", "nothing to vary: give --vary KEY=SPEC, e.g. "
-                  "--vary grad_accum=1,2,4", 1);
-        return -1;
-    }
-    if (!(o->plot || o->report) != !o->metric) {
-        cmd_error("sweep", o->metric ? "--metric needs --plot "
-                  "PREFIX (where to write the plot)" : o->plot
-                  ? "--plot needs --metric KEY (the column "
-                  "to plot, e.g. step_time_s)" : "--report needs --metric "
-                  "KEY (the column to show, e.g. step_time_s)", 1);
-        return -1;
-    }
-    if (o->term && strcmp(o->term, "png") != 0 && strcmp(o->term, "svg")) {
-        char *msg = xasprintf("--term: '%s' is not png or svg", o->term);
-        cmd_error("sweep", msg, 0);
-        free(msg);
-        return -2;
-    }
-    if (o->format && strcmp(o->format, "csv") != 0
-        && strcmp(o->format, "jsonl") != 0) {
-        char *msg = xasprintf("--format: '%s' is not csv or jsonl (JSON "
-                              "lines: one object per point)", o->format);
-        cmd_error("sweep", msg, 0);
-        free(msg);
-        return -2;
-    }
-    if (o->out && o->report && strcmp(o->out, o->report) == 0) {
-        char *msg = xasprintf("--out and --report both name %s: the report "
-                              "would replace the CSV (give two files)",
-                              o->out);
-        cmd_error("sweep", msg, 0);
-        free(msg);
-        return -2;
-    }
-    if (o->shard && (o->plot || o->report)) {
-        cmd_error("sweep", "--shard writes part of the points: plot or "
-                  "report the merged CSV instead (fsdpsim merge)", 0);
-        return -2;
-    }
-    if (jobs) {
-        int64_t j;
-        char *cause = NULL;
-        if (units_parse_count(jobs, 1, BATCH_MAX_JOBS, &j, &cause) != 0) {
-            char *msg = xasprintf("--jobs: %s", cause);
-            cmd_error("sweep", msg, 0);
-            free(msg);
-            free(cause);
-            return -2;
-        }
-        o->jobs = (int)j;
-    }
-    return 0;
+    return rc == CMD_RUN ? check_sweep_opts(sw, o, jobs) : rc;
 }
 
 static int
@@ -516,12 +508,8 @@ cmd_sweep(int argc, char **argv)
     struct atomic_file af = {0};
     sweep_init(&sw);
     int rc = parse_sweep_args(argc, argv, &sw, &o, base, &base_argc);
-    if (rc == 1) {
-        cmd_sweep_help(stdout);
-        goto out;
-    }
-    if (rc != 0) {
-        status = EXIT_USAGE;
+    if (rc != CMD_RUN) {
+        status = rc;
         goto out;
     }
     if ((status = search_check_base("sweep", "writes one CSV row per "

@@ -424,16 +424,14 @@ cmd_tune(int argc, char **argv)
         {"--term", NULL, &c.term, NULL},
         {"--report", NULL, &c.report, NULL},
         {"--jobs", "-j", &c.jobs, NULL}};
-    int rc = search_split_args("tune", argc, argv, own,
+    int rc = search_split_args(&cmd_tune_entry, argc, argv, own,
                                (int)(sizeof own / sizeof own[0]), base,
                                &o.base_argc);
-    if (rc == 1) {
-        cmd_tune_help(stdout);
+    if (rc != CMD_RUN) {
+        status = rc;
         goto out;
     }
     status = EXIT_USAGE;
-    if (rc != 0)
-        goto out;
     if (c.headroom && search_parse_percent("--headroom", c.headroom,
                                            &o.headroom, &cause) != 0) {
         cmd_error("tune", cause, 0);
