@@ -28,8 +28,9 @@
 #define PLAN_DEFAULT_MAX_NODES 1024
 #define PLAN_MAX_GPUS 16
 
+/* Help: the usage lines and what plan computes, before its options. */
 static void
-cmd_plan_help(FILE *out)
+plan_help_method(FILE *out)
 {
     fprintf(out,
             "usage: fsdpsim plan --model M --tokens N [--deadline D] "
@@ -67,7 +68,14 @@ cmd_plan_help(FILE *out)
             "since the last checkpoint; the deadline\nand the cost-optimal "
             "size use them.  MFU is model "
             "FLOPs (PaLM's 6N + 12LHQT per\ntoken, Chowdhery et al. 2022 "
-            "appendix B) over the GPU's dense peak.\n\n"
+            "appendix B) over the GPU's dense peak.\n\n");
+}
+
+static void
+cmd_plan_help(FILE *out)
+{
+    plan_help_method(out);
+    fprintf(out,
             "options:\n"
             "  --tokens N               tokens to train on, e.g. 2T "
             "(required)\n"
