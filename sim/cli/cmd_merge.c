@@ -84,11 +84,8 @@ cmd_merge(int argc, char **argv)
         } else if (strncmp(argv[i], "--out=", 6) == 0) {
             out_path = argv[i] + 6;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            char *msg = xasprintf("unknown option '%s'", argv[i]);
-            cmd_error("merge", msg, 1);
-            free(msg);
             free(files);
-            return EXIT_USAGE;
+            return cmd_option_error("merge", OPTION_UNKNOWN, argv[i]);
         } else {
             files[n++] = argv[i];
         }

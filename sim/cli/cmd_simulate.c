@@ -90,8 +90,9 @@ cmd_simulate(int argc, char **argv)
     char *cause = NULL;
     const char *report;
     if (take_report(&argc, argv, &report) != 0) {
-        cmd_error("simulate", "option '--report' needs a value (the HTML "
-                  "file to write)", 1);
+        char *msg = setup_option_error(OPTION_NEEDS_VALUE, "--report");
+        cmd_errorf("simulate", 1, "%s (the HTML file to write)", msg);
+        free(msg);
         return EXIT_USAGE;
     }
     enum setup_status st = setup_parse_args(&r, "simulate", argc, argv,

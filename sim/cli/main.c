@@ -59,6 +59,17 @@ main_usage(FILE *out)
             "dgx-a100-80g node.\n");
 }
 
+/* NAME is no command: the message (the name cut to fit one short line)
+ * and EXIT_USAGE. */
+static int
+unknown_command(const char *name)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg, "unknown command '%s'", name);
+    cmd_error(NULL, msg, 1);
+    return EXIT_USAGE;
+}
+
 static int
 cmd_help(int argc, char **argv)
 {
@@ -67,12 +78,8 @@ cmd_help(int argc, char **argv)
         return 0;
     }
     const struct cmd_entry *e = cmd_find(argv[1]);
-    if (e == NULL) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "unknown command '%s'", argv[1]);
-        cmd_error(NULL, msg, 1);
-        return EXIT_USAGE;
-    }
+    if (e == NULL)
+        return unknown_command(argv[1]);
     if (e->help)
         e->help(stdout);
     else
@@ -84,9 +91,8 @@ static int
 cmd_version(int argc, char **argv)
 {
     if (argc > 1) {
-        char *msg = xasprintf("unexpected argument '%s' (version takes "
-                              "none)", argv[1]);
-        cmd_error("version", msg, 0);
+        char *msg = setup_option_error(OPTION_UNEXPECTED, argv[1]);
+        cmd_errorf("version", 0, "%s (version takes none)", msg);
         free(msg);
         return EXIT_USAGE;
     }
@@ -109,11 +115,7 @@ main(int argc, char **argv)
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
         return cmd_finish_stdout(cmd_version(0, NULL));
     const struct cmd_entry *e = cmd_find(name);
-    if (e == NULL) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "unknown command '%s'", name);
-        cmd_error(NULL, msg, 1);
-        return EXIT_USAGE;
-    }
+    if (e == NULL)
+        return unknown_command(name);
     return cmd_finish_stdout(e->exec(argc - 1, argv + 1));
 }
