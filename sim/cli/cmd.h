@@ -88,6 +88,11 @@ int cmd_option_error(const char *cmd, enum option_error e, const char *word);
  * with ST: CAUSE as one line (with CMD's usage lines for SETUP_USAGE),
  * freed.  Returns EXIT_USAGE. */
 int cmd_setup_error(const char *cmd, enum setup_status st, char *cause);
+/* After parsing (and preparing) run R for command E ended in ST: CMD_RUN
+ * to go on with R; else R is freed and this is the exit status, after
+ * E's help (SETUP_HELP) or cmd_setup_error's message. */
+int cmd_setup_done(const struct cmd_entry *e, struct run *r,
+                   enum setup_status st, char *cause);
 
 /* "fsdpsim: msg" on stderr, plus the usage hint for usage errors
  * (cmd_common.c). */

@@ -190,17 +190,11 @@ time_runs(int ac, char **av, struct bench_times *bt)
         double t0 = now_s();
         enum setup_status parsed = setup_parse_args(&r, "bench", ac, av,
                                                     &cause);
-        if (parsed == SETUP_HELP) {
-            cmd_bench_help(stdout);
-            setup_free(&r);
-            return 0;
-        }
         if (parsed == SETUP_OK && setup_prepare(&r, &cause) != 0)
             parsed = SETUP_BAD_VALUE;
-        if (parsed != SETUP_OK) {
-            setup_free(&r);
-            return cmd_setup_error("bench", parsed, cause);
-        }
+        int rc = cmd_setup_done(&cmd_bench_entry, &r, parsed, cause);
+        if (rc != CMD_RUN)
+            return rc;
         double t1 = now_s();
         struct sim_result nr;
         struct metrics met;

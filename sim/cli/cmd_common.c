@@ -96,6 +96,19 @@ cmd_setup_error(const char *cmd, enum setup_status st, char *cause)
 }
 
 int
+cmd_setup_done(const struct cmd_entry *e, struct run *r,
+               enum setup_status st, char *cause)
+{
+    if (st == SETUP_OK)
+        return CMD_RUN;
+    setup_free(r);
+    if (st != SETUP_HELP)
+        return cmd_setup_error(e->name, st, cause);
+    e->help(stdout);
+    return 0;
+}
+
+int
 cmd_write_outputs(const char *cmd, const struct run_config *c,
                   const struct run_view *v,
                   void (*metrics)(const struct run_view *, FILE *))

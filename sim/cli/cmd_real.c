@@ -360,18 +360,12 @@ real_run_cmd(int argc, char **argv)
     if (st != SETUP_OK)
         return cmd_setup_error("real", st, cause);
     st = setup_parse_args(&r, "real", argc, argv, &cause);
-    if (st == SETUP_HELP) {
-        cmd_real_help(stdout);
-        setup_free(&r);
-        return 0;
-    }
     if (st == SETUP_OK && setup_prepare(&r, &cause) != 0)
         st = SETUP_BAD_VALUE;
-    if (st != SETUP_OK) {
-        setup_free(&r);
-        return cmd_setup_error("real", st, cause);
-    }
-    int status = 0;
+    int status = cmd_setup_done(&cmd_real_entry, &r, st, cause);
+    if (status != CMD_RUN)
+        return status;
+    status = 0;
     if (ro.dry_run) {
         /* Exactly what `fsdpsim schedule` prints for these options. */
         if (r.cfg.format == FORMAT_JSON)

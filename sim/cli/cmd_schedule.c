@@ -28,11 +28,6 @@ cmd_schedule(int argc, char **argv)
     char *cause = NULL;
     enum setup_status st = setup_parse_args(&r, "schedule", argc, argv,
                                             &cause);
-    if (st == SETUP_HELP) {
-        cmd_schedule_help(stdout);
-        setup_free(&r);
-        return 0;
-    }
     if (st == SETUP_OK && (r.cfg.trace_path || r.cfg.timeline_path
                     || r.cfg.memory_path || r.cfg.metrics_path)) {
         cause = strdup("--trace, --timeline, --memory and --metrics are "
@@ -42,10 +37,9 @@ cmd_schedule(int argc, char **argv)
     }
     if (st == SETUP_OK && setup_prepare(&r, &cause) != 0)
         st = SETUP_BAD_VALUE;
-    if (st != SETUP_OK) {
-        setup_free(&r);
-        return cmd_setup_error("schedule", st, cause);
-    }
+    int rc = cmd_setup_done(&cmd_schedule_entry, &r, st, cause);
+    if (rc != CMD_RUN)
+        return rc;
     if (r.cfg.format == FORMAT_JSON)
         sched_print_json(r.sched, stdout);
     else

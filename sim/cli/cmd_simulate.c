@@ -97,11 +97,6 @@ cmd_simulate(int argc, char **argv)
     }
     enum setup_status st = setup_parse_args(&r, "simulate", argc, argv,
                                             &cause);
-    if (st == SETUP_HELP) {
-        cmd_simulate_help(stdout);
-        setup_free(&r);
-        return 0;
-    }
     if (st == SETUP_OK && report) {
         /* The page would replace one of the other outputs, or they it. */
         const char *const other[] = {r.cfg.trace_path, r.cfg.timeline_path,
@@ -127,10 +122,9 @@ cmd_simulate(int argc, char **argv)
     else if (!summary_only && st == SETUP_OK
              && setup_prepare(&r, &cause) != 0)
         st = SETUP_BAD_VALUE;
-    if (st != SETUP_OK) {
-        setup_free(&r);
-        return cmd_setup_error("simulate", st, cause);
-    }
+    int rc = cmd_setup_done(&cmd_simulate_entry, &r, st, cause);
+    if (rc != CMD_RUN)
+        return rc;
     if (!summary_only) {
         if (simulate_schedule(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
             cmd_error("simulate", cause, 0);
