@@ -29,6 +29,7 @@
 #include "model_cache.h"
 #include "textfile.h"
 #include "topo.h"
+#include "validate_print.h"
 #include "validate_runs.h"
 #include "units.h"
 #include "xalloc.h"
@@ -124,11 +125,7 @@ errs_add(struct errs *e, double size, double err)
 static void
 print_medians(const char *what, const struct errs *e)
 {
-    printf("# %s median |error|: 1 MiB..8 GiB %.1f %% (%zu size%s), all "
-           "sizes %.1f %% (%zu size%s)\n", what,
-           calib_median_abs(e->in, e->n_in), e->n_in,
-           e->n_in == 1 ? "" : "s", calib_median_abs(e->all, e->n_all),
-           e->n_all, e->n_all == 1 ? "" : "s");
+    validate_print_medians(what, e->in, e->n_in, e->all, e->n_all, stdout);
 }
 
 /*
@@ -185,13 +182,7 @@ validate_run(const struct published_run *v, const struct nccl_config *nc,
     if (t == NULL)
         return -1;
     struct coll_group g = {v->nodes * v->gpn, v->nodes, v->gpn};
-    printf("# run %s: %s, %s, %d node%s x %d GPUs (from line %d)\n", v->id,
-           nccl_tests_program(v->op), name, v->nodes,
-           v->nodes == 1 ? "" : "s", v->gpn, v->line);
-    printf("#%12s %11s %11s %7s %11s %7s  %-13s %s\n", "size", "measured",
-           "predicted", "error", "held-out", "error", "algorithm", "proto");
-    printf("#%12s %11s %11s %7s %11s %7s\n", "(B)", "(us)", "(us)", "(%)",
-           "(us)", "(%)");
+    validate_print_run_header(v, name, stdout);
     struct errs e = {xmalloc(((size_t)v->n + 1) * sizeof(double)),
                      xmalloc(((size_t)v->n + 1) * sizeof(double)), 0, 0};
     struct errs ecv = {xmalloc(((size_t)v->n + 1) * sizeof(double)),
@@ -212,10 +203,7 @@ validate_run(const struct published_run *v, const struct nccl_config *nc,
         }
         double err = 100 * (r.time_s - p->measured_s) / p->measured_s;
         double herr = 100 * (h.time_s - p->measured_s) / p->measured_s;
-        printf(" %12.0f %11.2f %11.2f %+7.1f %11.2f %+7.1f  %-13s %s\n",
-               p->size_bytes, p->measured_s * 1e6, r.time_s * 1e6, err,
-               h.time_s * 1e6, herr, nccl_algo_name(r.algo),
-               nccl_proto_name(r.proto));
+        validate_print_point(p, &r, err, &h, herr, stdout);
         errs_add(&e, p->size_bytes, err);
         errs_add(all, p->size_bytes, err);
         errs_add(&ecv, p->size_bytes, herr);
@@ -403,11 +391,7 @@ validate_points(const char *data, const char *version, double tol)
     all.all = xmalloc(total * sizeof(double));
     cv.in = xmalloc(total * sizeof(double));
     cv.all = xmalloc(total * sizeof(double));
-    printf("# fsdpsim validate: %s: %d run%s, NCCL %d.%d\n"
-           "# predicted: the model uncalibrated; held-out: calibrated on the "
-           "run's other sizes\n# (leave-one-out), so no size is scored by a "
-           "fit it took part in\n\n", data, n_runs, n_runs == 1 ? "" : "s",
-           nc.version / 100, nc.version % 100);
+    validate_print_title(data, n_runs, nc.version, stdout);
     int used = 0;
     for (int k = 0; k < n_runs; k++) {
         int r = validate_run(&runs[k], &nc, &all, &cv, &cause);
