@@ -234,6 +234,20 @@ launch_nodes(const struct run *r, int gpus, double timeout_s,
 #endif
 
 #ifdef FSDPSIM_REAL_BINARY
+/* This node's GPUs: how many, or -1 after saying why there are none to
+ * use. */
+static int
+probe_gpus(void)
+{
+    char *cause = NULL;
+    int gpus = 0;
+    if (real_probe(&gpus, &cause) == 0)
+        return gpus;
+    cmd_error("real", cause, 0);
+    free(cause);
+    return -1;
+}
+
 /* The files of a real run: the measured run MV (PV the prediction)
  * where R's options name them, the --metrics file with both; on node 0
  * alone (on a shared file system every node would write the same
@@ -304,12 +318,9 @@ static int
 execute_run(struct run *r, const struct real_opts *ro)
 {
     char *cause = NULL;
-    int gpus = 0;
-    if (real_probe(&gpus, &cause) != 0) {
-        cmd_error("real", cause, 0);
-        free(cause);
+    int gpus = probe_gpus();
+    if (gpus < 0)
         return EXIT_SYSTEM;
-    }
     struct real_launch launch;
     int lrc = launch_nodes(r, gpus, ro->timeout_s, &launch);
     if (lrc != 0)
@@ -546,12 +557,9 @@ static int
 execute_bench(const struct bench_args *b)
 {
     char *cause = NULL;
-    int gpus = 0;
-    if (real_probe(&gpus, &cause) != 0) {
-        cmd_error("real", cause, 0);
-        free(cause);
+    int gpus = probe_gpus();
+    if (gpus < 0)
         return EXIT_SYSTEM;
-    }
     struct real_launch l = {0, 1, gpus, NULL};
     struct real_bench_options o = {b->minb, b->maxb, b->factor,
                                    (int)b->iters, (int)b->warmup, b->m,
