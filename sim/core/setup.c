@@ -57,11 +57,15 @@ struct pending_opt {
 char *
 setup_option_error(enum option_error e, const char *word)
 {
-    static const char *const wording[] = {
-        [OPTION_NEEDS_VALUE] = "option '%s' needs a value",
-        [OPTION_UNKNOWN] = "unknown option '%s'",
-        [OPTION_UNEXPECTED] = "unexpected argument '%s'"};
-    return xasprintf(wording[e], word);
+    switch (e) {
+    case OPTION_NEEDS_VALUE:
+        return xasprintf("option '%s' needs a value", word);
+    case OPTION_UNKNOWN:
+        return xasprintf("unknown option '%s'", word);
+    case OPTION_UNEXPECTED:
+        break;
+    }
+    return xasprintf("unexpected argument '%s'", word);
 }
 
 char *
