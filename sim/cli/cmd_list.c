@@ -3,6 +3,7 @@
  * and the whole of one model tree or topology.
  */
 #include "builtin.h"
+#include "catalog_print.h"
 #include "cmd.h"
 #include "kernel.h"
 #include "layer.h"
@@ -223,51 +224,52 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
     return 0;
 }
 
+/* models --show: the module tree of SO->show with its costs, or with
+ * --kernels the kernel list; the exit status. */
+static int
+show_model(const struct show_opts *so)
+{
+    int64_t mb, seq;
+    int act_bytes;
+    char *cause = NULL;
+    if (shape_from_opts(so, &mb, &seq, &act_bytes) != 0)
+        return EXIT_USAGE;
+    struct model *m = model_load(so->show, &cause);
+    if (m == NULL) {
+        cmd_error("models", cause, 0);
+        free(cause);
+        return EXIT_USAGE;
+    }
+    int rc = 0;
+    if (so->kernels) {
+        rc = show_kernels(m, so, mb, seq);
+    } else if (so->topology || so->attention || so->compile || so->float8) {
+        cmd_error("models", "--topology, --attention, --compile and "
+                  "--float8 go with --kernels", 0);
+        rc = EXIT_USAGE;
+    } else {
+        struct model_costs mc;
+        model_costs_build(m, mb, seq, act_bytes, &mc);
+        catalog_print_tree_header(m, mb, seq, act_bytes, stdout);
+        model_print_tree(m, &mc, stdout);
+        free(mc.fwd_flops);
+        free(mc.saved_bytes);
+    }
+    model_free(m);
+    return rc;
+}
+
 static int
 cmd_models(int argc, char **argv)
 {
     struct show_opts so;
     int rc = parse_show(&cmd_models_entry, argc, argv, &so);
-    const char *show = so.show;
     if (rc != CMD_RUN)
         return rc;
+    if (so.show)
+        return show_model(&so);
     char *cause = NULL;
-    if (show) {
-        int64_t mb, seq;
-        int act_bytes;
-        if (shape_from_opts(&so, &mb, &seq, &act_bytes) != 0)
-            return EXIT_USAGE;
-        struct model *m = model_load(show, &cause);
-        if (m == NULL) {
-            cmd_error("models", cause, 0);
-            free(cause);
-            return EXIT_USAGE;
-        }
-        if (so.kernels) {
-            rc = show_kernels(m, &so, mb, seq);
-            model_free(m);
-            return rc;
-        }
-        if (so.topology || so.attention || so.compile || so.float8) {
-            cmd_error("models", "--topology, --attention, --compile and "
-                      "--float8 go with --kernels", 0);
-            model_free(m);
-            return EXIT_USAGE;
-        }
-        struct model_costs mc;
-        model_costs_build(m, mb, seq, act_bytes, &mc);
-        printf("# %s (%s): %lld parameters, layer class %s\n", m->name,
-               m->source, (long long)m->n_params,
-               m->layer_cls ? m->layer_cls : "-");
-        printf("# costs for one micro-batch of %lld x %lld tokens, %d-byte "
-               "activations\n", (long long)mb, (long long)seq, act_bytes);
-        model_print_tree(m, &mc, stdout);
-        free(mc.fwd_flops);
-        free(mc.saved_bytes);
-        model_free(m);
-        return 0;
-    }
-    printf("# name params layer_class format\n");
+    catalog_print_models_header(stdout);
     for (int i = 0; i < builtin_n_files; i++) {
         const struct builtin_file *f = &builtin_files[i];
         if (strcmp(f->dir, "models") != 0)
@@ -278,35 +280,10 @@ cmd_models(int argc, char **argv)
             free(cause);
             return EXIT_SYSTEM;
         }
-        printf("%-14s %8.2fB  %-20s %s\n", f->name, m->n_params / 1e9,
-               m->layer_cls ? m->layer_cls : "-",
-               strcmp(f->ext, "json") == 0 ? "config.json" : "native");
+        catalog_print_model(f, m, stdout);
         model_free(m);
     }
     return 0;
-}
-
-/* Print the "# From:" comment of a built-in topology file (its sources in
- * short, continued on lines that start "#       ") as "#   from: ..."
- * lines; nothing when the file has none. */
-static void
-print_topology_sources(const char *text)
-{
-    const char *p = strstr(text, "\n# From: ");
-    if (p == NULL)
-        return;
-    p += strlen("\n# From: ");
-    printf("#   from: ");
-    for (;;) {
-        const char *eol = strchr(p, '\n');
-        size_t n = eol ? (size_t)(eol - p) : strlen(p);
-        fwrite(p, 1, n, stdout);
-        if (eol == NULL || strncmp(eol + 1, "#       ", 8) != 0)
-            break;
-        p = eol + 1 + 8;
-        putchar(' ');
-    }
-    putchar('\n');
 }
 
 static int
@@ -330,7 +307,7 @@ cmd_topologies(int argc, char **argv)
         topo_free(t);
         return 0;
     }
-    printf("# name gpu gpus_per_node memory intra inter\n");
+    catalog_print_topologies_header(stdout);
     for (int i = 0; i < builtin_n_files; i++) {
         const struct builtin_file *f = &builtin_files[i];
         if (strcmp(f->dir, "topologies") != 0)
@@ -341,12 +318,7 @@ cmd_topologies(int argc, char **argv)
             free(cause);
             return EXIT_SYSTEM;
         }
-        printf("%-18s %-18s %dx  %4.0f GiB  %s %.0f GB/s  %d x %.0f Gb/s\n",
-               f->name, t->gpu_name, t->gpus_per_node, t->hbm_bytes / 1073741824.0,
-               t->fabric == FABRIC_PCIE ? "PCIe" : t->fabric == FABRIC_NVSWITCH
-                                                       ? "NVSwitch" : "NVLink",
-               t->intra_Bps / 1e9, t->nics_per_node, t->nic_Bps * 8 / 1e9);
-        print_topology_sources(f->text);
+        catalog_print_topology(f, t, stdout);
         topo_free(t);
     }
     return 0;
