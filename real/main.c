@@ -9,19 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct cmd_entry real_table[] = {
-    {"real", "run [simulate options] [--dry-run] | bench [options]",
-     "run the same schedule on this node's GPUs and time it", cmd_real,
-     cmd_real_help},
-    {NULL, NULL, NULL, NULL, NULL}};
-
+/* The one command fsdpsim-real runs, from its own file as in fsdpsim. */
 const struct cmd_entry *
 cmd_find(const char *name)
 {
-    for (const struct cmd_entry *e = real_table; e->name; e++)
-        if (strcmp(e->name, name) == 0)
-            return e;
-    return NULL;
+    return strcmp(name, cmd_real_entry.name) == 0 ? &cmd_real_entry : NULL;
 }
 
 int
@@ -32,5 +24,5 @@ main(int argc, char **argv)
                   "for fsdpsim: use 'fsdpsim real ...'", 0);
         return EXIT_USAGE;
     }
-    return cmd_finish_stdout(cmd_real(argc - 1, argv + 1));
+    return cmd_finish_stdout(cmd_real_entry.exec(argc - 1, argv + 1));
 }

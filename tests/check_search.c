@@ -2,8 +2,9 @@
  * check_search.c: tests for the searches behind `fsdpsim tune` and
  * `fsdpsim plan`: the min_num_params thresholds of the toy model derived
  * by hand, tune never ranking a setting that misses the headroom, plan's
- * sizes, batch arithmetic and deadline bisection, and the parsers of
- * durations, dollars and prices with their error messages.
+ * sizes, batch arithmetic and deadline bisection, the parsers of
+ * durations, dollars and prices with their error messages, and how
+ * parsing the base simulate options they start from ends.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -433,6 +434,55 @@ START_TEST(test_tune_top_merged)
 }
 END_TEST
 
+/* setup_parse_args on the words of LINE (at most 7): its status, *cause
+ * as it left it (caller frees). */
+static enum setup_status
+parse_line(const char *line, char **cause)
+{
+    char buf[256], *av[8];
+    int ac = 0;
+    snprintf(buf, sizeof buf, "%s", line);
+    for (char *w = strtok(buf, " "); w && ac < 7; w = strtok(NULL, " "))
+        av[ac++] = w;
+    av[ac] = NULL;
+    struct run r;
+    *cause = NULL;
+    enum setup_status st = setup_parse_args(&r, "test", ac, av, cause);
+    setup_free(&r);
+    return st;
+}
+
+START_TEST(test_setup_status)
+{
+    /* The four ends of parsing a command line, and the one wording of
+     * each shape error (setup_option_error), as every command prints
+     * it after "fsdpsim: ". */
+    char *cause;
+    ck_assert_int_eq(parse_line("simulate --model=toy", &cause), SETUP_OK);
+    ck_assert_ptr_null(cause);
+    ck_assert_int_eq(parse_line("simulate --help", &cause), SETUP_HELP);
+    ck_assert_int_eq(parse_line("simulate --bogus", &cause), SETUP_USAGE);
+    ck_assert_str_eq(cause, "unknown option '--bogus'");
+    free(cause);
+    ck_assert_int_eq(parse_line("simulate --model", &cause), SETUP_USAGE);
+    ck_assert_str_eq(cause, "option '--model' needs a value");
+    free(cause);
+    ck_assert_int_eq(parse_line("simulate x", &cause), SETUP_USAGE);
+    ck_assert_str_eq(cause, "unexpected argument 'x'");
+    free(cause);
+    /* A value out of range is bad input, not a bad command line: no
+     * usage lines follow its message. */
+    ck_assert_int_eq(parse_line("simulate --nodes 0", &cause),
+                     SETUP_BAD_VALUE);
+    ck_assert_str_eq(cause, "--nodes: '0' is out of range (allowed 1 to "
+                     "100000)");
+    free(cause);
+    cause = setup_option_error(OPTION_NEEDS_VALUE, "-t");
+    ck_assert_str_eq(cause, "option '-t' needs a value");
+    free(cause);
+}
+END_TEST
+
 static Suite *
 search_suite(void)
 {
@@ -455,6 +505,7 @@ search_suite(void)
 
     tc = tcase_create("errors");
     tcase_add_test(tc, test_plan_parse_errors);
+    tcase_add_test(tc, test_setup_status);
     suite_add_tcase(s, tc);
     return s;
 }

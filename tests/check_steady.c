@@ -30,7 +30,7 @@ summary(const char *args, int steady, int *used, struct mem_stats *mem)
     char *argv[64];
     int argc = tu_split_args(line, argv, 64);
     struct run r;
-    struct net_run nr;
+    struct sim_result nr;
     struct metrics m;
     char *cause = NULL;
     int rc = setup_parse_args(&r, "simulate", argc, argv, &cause);
@@ -42,7 +42,7 @@ summary(const char *args, int steady, int *used, struct mem_stats *mem)
     } else {
         rc = setup_prepare(&r, &cause);
         if (rc == 0)
-            rc = net_run(r.sched, r.topo, &r.cfg, &nr, &cause);
+            rc = simulate_schedule(r.sched, r.topo, &r.cfg, &nr, &cause);
         if (rc == 0)
             metrics_compute(r.sched, r.topo, &nr.res, &m);
     }
@@ -56,7 +56,7 @@ summary(const char *args, int steady, int *used, struct mem_stats *mem)
     output_summary_json(&v, out);
     fclose(out);
     *mem = m.mem;
-    net_run_free(&nr);
+    sim_result_free(&nr);
     setup_free(&r);
     free(line);
     return text;

@@ -1,5 +1,6 @@
 /*
- * cmd.h: the fsdpsim commands, one file each (cmd_*.c), in one table.
+ * cmd.h: the fsdpsim commands, one file each (cmd_*.c), each exporting its
+ * entry, and what they share (cmd_common.c).
  *
  * Exit codes: 0 ok; 1 ran but a check failed; 2 usage or input error;
  * 3 system failure; 130 interrupted.
@@ -7,7 +8,11 @@
 #ifndef FSDPSIM_CMD_H
 #define FSDPSIM_CMD_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
+
+#include "setup.h"
 
 #define EXIT_CHECK_FAILED 1
 #define EXIT_USAGE 2
@@ -15,53 +20,87 @@
 /* Stopped by Ctrl-C, as a shell reports SIGINT (128 + 2). */
 #define EXIT_INTERRUPTED 130
 
+/*
+ * A command, as its own file exports it (cmd_NAME_entry, tmux's
+ * cmd_entry): the table of each program (sim/cli/main.c, real/main.c)
+ * lists these, and dispatch, help and usage lines read them alone.
+ */
 struct cmd_entry {
     const char *name;
     const char *usage;      /* one line: options synopsis */
     const char *summary;    /* one line: what it does */
+    /* The options cmd_getopt reads (getopt_long's two tables, the short
+     * one starting with ':'); NULL for the commands that read the run
+     * settings through setup_parse_args, which has its own. */
+    const char *shortopts;
+    const struct option *longopts;
     int (*exec)(int argc, char **argv);
     void (*help)(FILE *out);
 };
 
-extern const struct cmd_entry cmd_table[];
+extern const struct cmd_entry cmd_simulate_entry, cmd_schedule_entry;
+extern const struct cmd_entry cmd_sweep_entry, cmd_merge_entry;
+extern const struct cmd_entry cmd_tune_entry, cmd_plan_entry;
+extern const struct cmd_entry cmd_report_entry, cmd_models_entry;
+extern const struct cmd_entry cmd_topologies_entry, cmd_topology_entry;
+extern const struct cmd_entry cmd_coll_entry, cmd_calibrate_entry;
+extern const struct cmd_entry cmd_validate_entry, cmd_compare_entry;
+extern const struct cmd_entry cmd_real_entry, cmd_bench_entry;
 
-int cmd_simulate(int argc, char **argv);
-int cmd_schedule(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_models(int argc, char **argv);
-int cmd_topologies(int argc, char **argv);
-int cmd_topology(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_coll(int argc, char **argv);
-int cmd_real(int argc, char **argv);
-int cmd_calibrate(int argc, char **argv);
-int cmd_validate(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
-int cmd_merge(int argc, char **argv);
-int cmd_tune(int argc, char **argv);
-int cmd_plan(int argc, char **argv);
+/*
+ * Reading a command's options: getopt_long over the entry's tables with
+ * getopt's own messages off, from ARGV[1]:
+ *
+ *     struct cmd_getopt g = CMD_GETOPT(&cmd_coll_entry, argc, argv);
+ *     while ((c = cmd_getopt(&g)) != CMD_OPT_END)
+ *         switch (c) { ... case CMD_OPT_BAD: return EXIT_USAGE; }
+ *
+ * then the operands are ARGV[optind..].  optarg and optind are getopt's.
+ */
+struct cmd_getopt {
+    const struct cmd_entry *cmd;
+    int argc;
+    char **argv;
+    bool started;
+};
+#define CMD_GETOPT(entry, argc, argv) {(entry), (argc), (argv), false}
 
-void cmd_simulate_help(FILE *out);
-void cmd_schedule_help(FILE *out);
-void cmd_report_help(FILE *out);
-void cmd_models_help(FILE *out);
-void cmd_topologies_help(FILE *out);
-void cmd_topology_help(FILE *out);
-void cmd_bench_help(FILE *out);
-void cmd_coll_help(FILE *out);
-void cmd_real_help(FILE *out);
-void cmd_calibrate_help(FILE *out);
-void cmd_validate_help(FILE *out);
-void cmd_compare_help(FILE *out);
-void cmd_sweep_help(FILE *out);
-void cmd_merge_help(FILE *out);
-void cmd_tune_help(FILE *out);
-void cmd_plan_help(FILE *out);
+/* What cmd_getopt returns besides an option's own code. */
+enum {
+    CMD_OPT_END = -1,       /* no options left */
+    CMD_OPT_BAD = -2,       /* an option without its value or one the
+                               command lacks: reported, exit EXIT_USAGE */
+};
+int cmd_getopt(struct cmd_getopt *g);
+
+/* What a command's parser of its arguments returns to go on and run;
+ * anything else is the exit status to stop with (0 after --help,
+ * EXIT_USAGE after the message). */
+#define CMD_RUN (-1)
+
+/* The one report of a command line's shape errors, with CMD's usage
+ * lines: "option 'WORD' needs a value", "unknown option 'WORD'" or
+ * "unexpected argument 'WORD'" (setup_option_error's wording).  Returns
+ * EXIT_USAGE. */
+int cmd_option_error(const char *cmd, enum option_error e, const char *word);
+
+/* After setup_parse_args (or setup_prepare, as SETUP_BAD_VALUE) failed
+ * with ST: CAUSE as one line (with CMD's usage lines for SETUP_USAGE),
+ * freed.  Returns EXIT_USAGE. */
+int cmd_setup_error(const char *cmd, enum setup_status st, char *cause);
+/* After parsing (and preparing) run R for command E ended in ST: CMD_RUN
+ * to go on with R; else R is freed and this is the exit status, after
+ * E's help (SETUP_HELP) or cmd_setup_error's message. */
+int cmd_setup_done(const struct cmd_entry *e, struct run *r,
+                   enum setup_status st, char *cause);
 
 /* "fsdpsim: msg" on stderr, plus the usage hint for usage errors
  * (cmd_common.c). */
 void cmd_error(const char *cmd, const char *msg, int usage_hint);
+/* cmd_error of a message formatted as printf does; returns EXIT_USAGE,
+ * for a bad input's one line. */
+int cmd_errorf(const char *cmd, int usage_hint, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* The command named NAME, or NULL: each program's own table (sim/cli/main.c,
  * real/main.c). */
 const struct cmd_entry *cmd_find(const char *name);

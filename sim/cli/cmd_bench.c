@@ -28,7 +28,7 @@
 #define BENCH_REPEATS 20
 #define STARTUP_RUNS 20
 
-void
+static void
 cmd_bench_help(FILE *out)
 {
     fprintf(out,
@@ -144,10 +144,20 @@ print_startup(const char *what, double ms, double mib)
         printf("start-up, %-14s could not be run\n", what);
 }
 
-int
-cmd_bench(int argc, char **argv)
+/* What the timed runs measured. */
+struct bench_times {
+    double build_s, run_s, step_s, first_s;  /* totals over the runs */
+    int simgrid, steps, n_ops, folded;
+    uint64_t events;
+    double summary_s;           /* the summary-alone runs, in total */
+    int summary_steady, summary_a;
+};
+
+/* Bench's defaults, then the user's options (ARGV[1..]) that follow and
+ * override them: the argument vector (caller frees), *ac its length. */
+static char **
+bench_args(int argc, char **argv, int *ac)
 {
-    /* Defaults first; the user's options follow and override them. */
     static const char *defaults[] = {
         "bench", "--model", "gpt3-175b", "--topology", "dgx-a100-80g",
         "--nodes", "128", "--param-dtype", "bf16", "--seq-len", "2048"};
@@ -165,119 +175,144 @@ cmd_bench(int argc, char **argv)
         av[i] = unconst(defaults[i]);
     for (int i = 1; i < argc; i++)
         av[nd + i - 1] = argv[i];
-    int ac = nd + argc - 1;
+    *ac = nd + argc - 1;
+    return av;
+}
 
+/* BENCH_REPEATS builds and simulations of AV into *BT: CMD_RUN, or the
+ * exit status after the help or the message. */
+static int
+time_runs(int ac, char **av, struct bench_times *bt)
+{
+    for (int rep = 0; rep < BENCH_REPEATS; rep++) {
+        struct run r;
+        char *cause = NULL;
+        double t0 = now_s();
+        enum setup_status parsed = setup_parse_args(&r, "bench", ac, av,
+                                                    &cause);
+        if (parsed == SETUP_OK && setup_prepare(&r, &cause) != 0)
+            parsed = SETUP_BAD_VALUE;
+        int rc = cmd_setup_done(&cmd_bench_entry, &r, parsed, cause);
+        if (rc != CMD_RUN)
+            return rc;
+        double t1 = now_s();
+        struct sim_result nr;
+        struct metrics met;
+        if (simulate_schedule(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
+            setup_free(&r);
+            return cmd_setup_error("bench", SETUP_BAD_VALUE, cause);
+        }
+        struct engine_result res = nr.res;
+        metrics_compute(r.sched, r.topo, &res, &met);
+        bt->simgrid = r.cfg.network == NETWORK_SIMGRID;
+        double t2 = now_s();
+        if (rep == 0)
+            bt->first_s = t2 - t0;
+        bt->build_s += t1 - t0;
+        bt->run_s += t2 - t1;
+        bt->steps += r.sched->iterations;
+        bt->n_ops = r.sched->n_ops;
+        bt->events = res.events;
+        bt->folded = res.folded;
+        bt->step_s = met.step_time_s;
+        sim_result_free(&nr);
+        setup_free(&r);
+    }
+    return CMD_RUN;
+}
+
+/* The same run for its summary alone, as a sweep row is: CMD_RUN, or
+ * EXIT_USAGE after the message. */
+static int
+time_summaries(int ac, char **av, struct bench_times *bt)
+{
+    for (int rep = 0; rep < BENCH_REPEATS; rep++) {
+        struct run r;
+        char *cause = NULL;
+        double t0 = now_s();
+        struct sim_result nr;
+        struct metrics met;
+        if (setup_parse_args(&r, "bench", ac, av, &cause) != SETUP_OK
+            || steady_run(&r, NULL, NULL, &nr, &met, &bt->summary_steady,
+                          &cause) != 0) {
+            setup_free(&r);
+            return cmd_setup_error("bench", SETUP_BAD_VALUE, cause);
+        }
+        bt->summary_s += now_s() - t0;
+        bt->summary_a = r.sched->micro_batches;
+        sim_result_free(&nr);
+        setup_free(&r);
+    }
+    return CMD_RUN;
+}
+
+/* The report: BT's figures for a step of ACCUM micro-batches, the peak
+ * RSS and the start-up times ST. */
+static void
+print_bench(const struct bench_times *bt, int accum,
+            const struct startup *st)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("bench: %d runs, %d simulated steps, %d ops and %llu events "
+           "per run\n", BENCH_REPEATS, bt->steps, bt->n_ops,
+           (unsigned long long)bt->events);
+    if (bt->folded > 0)
+        printf("micro-batches folded     %d per run (repeats of the one "
+               "before, not simulated event by event; --exact simulates "
+               "them)\n", bt->folded);
+    printf("simulated step time      %.6f s\n", bt->step_s);
+    printf("wall per simulated step  %.3f ms (build %.3f ms + engine "
+           "%.3f ms)\n", (bt->build_s + bt->run_s) / bt->steps * 1e3,
+           bt->build_s / bt->steps * 1e3, bt->run_s / bt->steps * 1e3);
+    if (bt->simgrid)
+        printf("first run, SimGrid cold  %.3f s (%d simulated steps; "
+               "later runs reuse its answers)\n", bt->first_s,
+               bt->steps / BENCH_REPEATS);
+    double full_ms = (bt->build_s + bt->run_s) / BENCH_REPEATS * 1e3;
+    double summary_ms = bt->summary_s / BENCH_REPEATS * 1e3;
+    if (bt->summary_steady)
+        printf("summary alone (a row)    %.3f ms per run, %.1fx faster than "
+               "the run: its step of %d micro-batches\n"
+               "                         counted from one of %d\n",
+               summary_ms, summary_ms > 0 ? full_ms / summary_ms : 0.0,
+               accum, bt->summary_a);
+    else
+        printf("summary alone (a row)    %.3f ms per run (the whole step "
+               "simulated)\n", summary_ms);
+    printf("peak RSS                 %.1f MiB\n", ru.ru_maxrss / 1024.0);
+    print_startup("version", st->version_ms, st->version_mib);
+    print_startup("simulate", st->simulate_ms, st->simulate_mib);
+}
+
+static int
+cmd_bench(int argc, char **argv)
+{
+    int ac;
+    char **av = bench_args(argc, argv, &ac);
     struct startup st = {0};
     int help = 0;
     for (int i = 1; i < argc; i++)
         help |= strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
     if (!help)
         bench_startup(&st);
-    double build_s = 0, run_s = 0, step_s = 0, first_s = 0;
-    int simgrid = 0;
-    int steps = 0, n_ops = 0, folded = 0;
-    uint64_t events = 0;
-    for (int rep = 0; rep < BENCH_REPEATS; rep++) {
-        struct run r;
-        char *cause = NULL;
-        double t0 = now_s();
-        int rc = setup_parse_args(&r, "bench", ac, av, &cause);
-        if (rc == 1) {
-            cmd_bench_help(stdout);
-            setup_free(&r);
-            free(av);
-            return 0;
-        }
-        if (rc == 0 && setup_prepare(&r, &cause) != 0)
-            rc = -2;
-        if (rc != 0) {
-            cmd_error("bench", cause, rc == -1);
-            free(cause);
-            setup_free(&r);
-            free(av);
-            return EXIT_USAGE;
-        }
-        double t1 = now_s();
-        struct net_run nr;
-        struct metrics met;
-        if (net_run(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
-            cmd_error("bench", cause, 0);
-            free(cause);
-            setup_free(&r);
-            free(av);
-            return EXIT_USAGE;
-        }
-        struct engine_result res = nr.res;
-        metrics_compute(r.sched, r.topo, &res, &met);
-        simgrid = r.cfg.network == NETWORK_SIMGRID;
-        double t2 = now_s();
-        if (rep == 0)
-            first_s = t2 - t0;
-        build_s += t1 - t0;
-        run_s += t2 - t1;
-        steps += r.sched->iterations;
-        n_ops = r.sched->n_ops;
-        events = res.events;
-        folded = res.folded;
-        step_s = met.step_time_s;
-        net_run_free(&nr);
-        setup_free(&r);
-    }
-    /* The same run for its summary alone, as a sweep row is. */
-    double summary_s = 0;
-    int summary_steady = 0, summary_a = 0;
-    for (int rep = 0; rep < BENCH_REPEATS; rep++) {
-        struct run r;
-        char *cause = NULL;
-        double t0 = now_s();
-        struct net_run nr;
-        struct metrics met;
-        if (setup_parse_args(&r, "bench", ac, av, &cause) != 0
-            || steady_run(&r, NULL, NULL, &nr, &met, &summary_steady,
-                          &cause) != 0) {
-            cmd_error("bench", cause, 0);
-            free(cause);
-            setup_free(&r);
-            free(av);
-            return EXIT_USAGE;
-        }
-        summary_s += now_s() - t0;
-        summary_a = r.sched->micro_batches;
-        net_run_free(&nr);
-        setup_free(&r);
-    }
+    struct bench_times bt = {0};
+    int rc = time_runs(ac, av, &bt);
+    if (rc == CMD_RUN)
+        rc = time_summaries(ac, av, &bt);
     int accum = accum_of(ac, av);
     free(av);
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    printf("bench: %d runs, %d simulated steps, %d ops and %llu events "
-           "per run\n", BENCH_REPEATS, steps, n_ops,
-           (unsigned long long)events);
-    if (folded > 0)
-        printf("micro-batches folded     %d per run (repeats of the one "
-               "before, not simulated event by event; --exact simulates "
-               "them)\n", folded);
-    printf("simulated step time      %.6f s\n", step_s);
-    printf("wall per simulated step  %.3f ms (build %.3f ms + engine "
-           "%.3f ms)\n", (build_s + run_s) / steps * 1e3,
-           build_s / steps * 1e3, run_s / steps * 1e3);
-    if (simgrid)
-        printf("first run, SimGrid cold  %.3f s (%d simulated steps; "
-               "later runs reuse its answers)\n", first_s,
-               steps / BENCH_REPEATS);
-    double full_ms = (build_s + run_s) / BENCH_REPEATS * 1e3;
-    double summary_ms = summary_s / BENCH_REPEATS * 1e3;
-    if (summary_steady)
-        printf("summary alone (a row)    %.3f ms per run, %.1fx faster than "
-               "the run: its step of %d micro-batches\n"
-               "                         counted from one of %d\n",
-               summary_ms, summary_ms > 0 ? full_ms / summary_ms : 0.0,
-               accum, summary_a);
-    else
-        printf("summary alone (a row)    %.3f ms per run (the whole step "
-               "simulated)\n", summary_ms);
-    printf("peak RSS                 %.1f MiB\n", ru.ru_maxrss / 1024.0);
-    print_startup("version", st.version_ms, st.version_mib);
-    print_startup("simulate", st.simulate_ms, st.simulate_mib);
+    if (rc != CMD_RUN)
+        return rc;
+    print_bench(&bt, accum, &st);
     return 0;
 }
+
+const struct cmd_entry cmd_bench_entry = {
+    .name = "bench",
+    .usage = "[simulate options]",
+    .summary = "time the simulator itself (wall time per simulated step, "
+               "RSS)",
+    .exec = cmd_bench,
+    .help = cmd_bench_help,
+};

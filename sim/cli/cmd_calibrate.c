@@ -20,6 +20,7 @@
  */
 #include "atomic_file.h"
 #include "calib.h"
+#include "calib_print.h"
 #include "cmd.h"
 #include "coll.h"
 #include "kineto_kernels.h"
@@ -35,12 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Medians are given over all sizes and over sizes from 1 MiB, where
- * bandwidth rather than launch latency sets the time and FSDP's
- * all-gathers and reduce-scatters of whole units sit. */
-#define LARGE_BYTES 1048576.0
-
-void
+static void
 cmd_calibrate_help(FILE *out)
 {
     fprintf(out,
@@ -102,13 +98,6 @@ cmd_calibrate_help(FILE *out)
 }
 
 static int
-usage_error(const char *msg)
-{
-    cmd_error("calibrate", msg, 1);
-    return EXIT_USAGE;
-}
-
-static int
 parse_op(const char *s, enum coll_op *op)
 {
     for (int i = 0; i < COLL_OP_COUNT; i++)
@@ -117,86 +106,6 @@ parse_op(const char *s, enum coll_op *op)
             return 0;
         }
     return -1;
-}
-
-static void
-print_table(const struct calib_run *r, const char *path,
-            const struct nccl_config *nc)
-{
-    const struct nccl_tests_run *run = r->run;
-    printf("# fsdpsim calibrate: %s: %s, %d ranks on %d node%s, %s, NCCL "
-           "%d.%d\n", path, nccl_tests_program(run->op), run->ranks,
-           run->nodes, run->nodes == 1 ? "" : "s", r->topo->name,
-           nc->version / 100, nc->version % 100);
-    printf("#%12s %11s %11s %7s %11s %7s  %-13s %s\n", "size", "measured",
-           "before", "error", "after", "error", "algorithm", "proto");
-    printf("#%12s %11s %11s %7s %11s %7s\n", "(B)", "(us)", "(us)", "(%)",
-           "(us)", "(%)");
-    for (int i = 0; i < r->n_points; i++) {
-        const struct calib_point *p = &r->points[i];
-        double eb = 100 * (p->before_s - p->measured_s) / p->measured_s;
-        double ea = 100 * (p->after_s - p->measured_s) / p->measured_s;
-        printf(" %12.0f %11.2f %11.2f %+7.1f %11.2f %+7.1f  %-13s %s\n",
-               p->size_bytes, p->measured_s * 1e6, p->before_s * 1e6, eb,
-               p->after_s * 1e6, ea, nccl_algo_name(p->algo),
-               nccl_proto_name(p->proto));
-    }
-    for (int after = 0; after <= 1; after++) {
-        int nl, na;
-        double ml = calib_median_error(r->points, r->n_points, after,
-                                       LARGE_BYTES, INFINITY, &nl);
-        double ma = calib_median_error(r->points, r->n_points, after, 0,
-                                       INFINITY, &na);
-        char large[32];
-        snprintf(large, sizeof large, nl ? "%5.1f %%" : "  n/a", ml);
-        printf("# median |error| %-7s 1 MiB and up: %s (%d size%s), "
-               "all sizes: %5.1f %% (%d size%s)\n",
-               after ? "after:" : "before:", large, nl, nl == 1 ? "" : "s",
-               ma, na, na == 1 ? "" : "s");
-    }
-}
-
-/* One fitted cell, named as its topology keys are. */
-static void
-print_fit(const struct calib_fit *f, int op, const char *scope,
-          const char *algo, const char *proto)
-{
-    if (f->points == 0)
-        return;
-    char cell[64];
-    snprintf(cell, sizeof cell, "%s_%s_%s_%s", coll_op_name(op), scope,
-             algo, proto);
-    if (!f->fitted) {
-        printf("#   %-32s not fitted: %d size%s (needs two sizes or more)\n",
-               cell, f->points, f->points == 1 ? "" : "s");
-        return;
-    }
-    printf("#   %-32s latency %.4g us, busbw %.4g GB/s, pipeline %.4g us "
-           "(%d sizes)%s\n", cell, f->latency_s * 1e6, f->busbw_Bps / 1e9,
-           f->pipeline_s * 1e6, f->points,
-           f->latency_clamped
-               ? "; the free fit gave a negative latency, so it was fitted "
-                 "through 0"
-           : f->bw_unresolved
-               ? "; times do not grow with size, so busbw is the 1000TBps "
-                 "ceiling"
-               : "");
-}
-
-static void
-print_fits(const struct calib *c)
-{
-    static const char *const scopes[TOPO_CALIB_SCOPES] = {"intra", "inter"};
-    static const char *const protos[TOPO_CALIB_PROTOS] = {"ll", "ll128",
-                                                         "simple"};
-    printf("# fitted [calibration] cells (x = size x busbw factor; time = "
-           "latency + x / busbw\n#   + 2 sqrt(pipeline x / busbw)):\n");
-    for (int o = 0; o < TOPO_CALIB_OPS; o++)
-        for (int s = 0; s < TOPO_CALIB_SCOPES; s++)
-            for (int a = 0; a < TOPO_CALIB_ALGOS; a++)
-                for (int p = 0; p < TOPO_CALIB_PROTOS; p++)
-                    print_fit(&c->fit[o][s][a][p], o, scopes[s],
-                              topo_calib_algo_keys[a], protos[p]);
 }
 
 /* The output topology: BASE with the fitted cells, GPN GPUs per node and
@@ -290,6 +199,92 @@ read_runs(const char *path, enum coll_op hint, struct nccl_tests_run **runs,
     return 0;
 }
 
+/* Every run of every file of FILES (a file may hold several, one after
+ * another) into *RUNS, with *LABELS[i] the file run i came from: 0, or
+ * -1 with *cause (what was read is in *RUNS and *LABELS, *N of each). */
+static int
+read_all_runs(const char **files, int n_files, enum coll_op hint,
+              struct nccl_tests_run **runs, char ***labels, int *n,
+              char **cause)
+{
+    for (int f = 0; f < n_files; f++) {
+        struct nccl_tests_run *more;
+        char **more_labels;
+        int n_more;
+        if (read_runs(files[f], hint, &more, &more_labels, &n_more, cause)
+            != 0)
+            return -1;
+        *runs = xrealloc(*runs, (size_t)(*n + n_more) * sizeof **runs);
+        *labels = xrealloc(*labels, (size_t)(*n + n_more) * sizeof **labels);
+        for (int k = 0; k < n_more; k++) {
+            (*runs)[*n] = more[k];
+            (*labels)[(*n)++] = more_labels[k];
+        }
+        free(more);
+        free(more_labels);
+    }
+    return 0;
+}
+
+/* NCCL's version for the fit into *NC: VERSION when given, else the one
+ * the files name (FILE_VERSION, 0 when none does): 0, or -1 with *msg. */
+static int
+fit_version(const char *version, int file_version, struct nccl_config *nc,
+            char **msg)
+{
+    nccl_config_init(nc);
+    if (version != NULL)
+        return nccl_config_set_version(nc, version, msg) != 0 ? -1 : 0;
+    if (file_version >= NCCL_VERSION_MIN && file_version <= NCCL_VERSION_MAX)
+        nc->version = file_version;
+    else if (file_version != 0) {
+        *msg = xasprintf("the measurements are of NCCL %d.%d, which fsdpsim "
+                         "does not model (2.%d .. 2.%d): give --nccl-version "
+                         "X.Y to fit one of those", file_version / 100,
+                         file_version % 100, NCCL_VERSION_MIN % 100,
+                         NCCL_VERSION_MAX % 100);
+        return -1;
+    }
+    return 0;
+}
+
+/* Each of the N_RUNS runs paired with BASE sized as it ran (CR[i]), all
+ * of one node type: *GPN GPUs per node, *MAX_NODES the most nodes, and
+ * *FILE_VERSION the first NCCL version a file names.  0, or -1 with
+ * *msg. */
+static int
+pair_topologies(const struct nccl_tests_run *runs, char **labels,
+                int n_runs, const char *base, struct calib_run *cr,
+                int *gpn, int *max_nodes, int *file_version, char **msg)
+{
+    *gpn = 0;
+    *max_nodes = 1;
+    *file_version = 0;
+    for (int i = 0; i < n_runs; i++) {
+        int g = runs[i].ranks / runs[i].nodes;
+        if (*gpn != 0 && g != *gpn) {
+            *msg = xasprintf("%s: inconsistent ranks: %d GPUs per node, "
+                             "but %s has %d (calibrate one node type at a "
+                             "time)", labels[i], g, labels[0], *gpn);
+            return -1;
+        }
+        *gpn = g;
+        if (runs[i].nodes > *max_nodes)
+            *max_nodes = runs[i].nodes;
+        if (*file_version == 0)
+            *file_version = runs[i].nccl_version;
+        cr[i].run = &runs[i];
+        char *cause = NULL;
+        cr[i].topo = topo_load_sized(base, runs[i].nodes, g, false, &cause);
+        if (cr[i].topo == NULL) {
+            *msg = xasprintf("%s: %s", labels[i], cause);
+            free(cause);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /*
  * The nccl-tests part: read FILES, fit CAL (printing each run's table and
  * the fitted cells), and give the GPUs per node and the most nodes the
@@ -304,75 +299,24 @@ nccl_part(const char **files, int n_files, const char *base,
     char **labels = NULL;
     int n_runs = 0, rc = -1;
     struct calib_run *cr = NULL;
-    char *cause = NULL;
-    /* Every run of every file (a file may hold several, one after
-     * another); LABELS[i] is the file run i came from. */
-    for (int f = 0; f < n_files; f++) {
-        struct nccl_tests_run *more;
-        char **more_labels;
-        int n_more;
-        if (read_runs(files[f], hint, &more, &more_labels, &n_more, &cause)
-            != 0)
-            goto out_cause;
-        runs = xrealloc(runs, (size_t)(n_runs + n_more) * sizeof *runs);
-        labels = xrealloc(labels, (size_t)(n_runs + n_more) * sizeof *labels);
-        for (int k = 0; k < n_more; k++) {
-            runs[n_runs] = more[k];
-            labels[n_runs++] = more_labels[k];
-        }
-        free(more);
-        free(more_labels);
-    }
-    cr = xcalloc((size_t)n_runs, sizeof *cr);
-    int gpn = 0, max_nodes = 1, file_version = 0;
-    for (int i = 0; i < n_runs; i++) {
-        int g = runs[i].ranks / runs[i].nodes;
-        if (gpn != 0 && g != gpn) {
-            *msg = xasprintf("%s: inconsistent ranks: %d GPUs per node, "
-                             "but %s has %d (calibrate one node type at a "
-                             "time)", labels[i], g, labels[0], gpn);
-            goto out;
-        }
-        gpn = g;
-        if (runs[i].nodes > max_nodes)
-            max_nodes = runs[i].nodes;
-        if (file_version == 0)
-            file_version = runs[i].nccl_version;
-        cr[i].run = &runs[i];
-        cr[i].topo = topo_load_sized(base, runs[i].nodes, g, false, &cause);
-        if (cr[i].topo == NULL) {
-            *msg = xasprintf("%s: %s", labels[i], cause);
-            goto out;
-        }
-    }
-
+    int gpn, max_nodes, file_version;
     struct nccl_config nc;
-    nccl_config_init(&nc);
-    if (version != NULL) {
-        if (nccl_config_set_version(&nc, version, &cause) != 0)
-            goto out_cause;
-    } else if (file_version >= NCCL_VERSION_MIN &&
-               file_version <= NCCL_VERSION_MAX) {
-        nc.version = file_version;
-    } else if (file_version != 0) {
-        *msg = xasprintf("the measurements are of NCCL %d.%d, which fsdpsim "
-                         "does not model (2.%d .. 2.%d): give --nccl-version "
-                         "X.Y to fit one of those", file_version / 100,
-                         file_version % 100, NCCL_VERSION_MIN % 100,
-                         NCCL_VERSION_MAX % 100);
+    if (read_all_runs(files, n_files, hint, &runs, &labels, &n_runs, msg))
         goto out;
-    }
-
-    if (calib_run_all(cal, cr, n_runs, &nc, &cause) != 0)
-        goto out_cause;
+    cr = xcalloc((size_t)n_runs, sizeof *cr);
+    if (pair_topologies(runs, labels, n_runs, base, cr, &gpn, &max_nodes,
+                        &file_version, msg) != 0
+        || fit_version(version, file_version, &nc, msg) != 0
+        || calib_run_all(cal, cr, n_runs, &nc, msg) != 0)
+        goto out;
     int fitted = calib_fitted_cells(cal);
     for (int i = 0; i < n_runs; i++) {
         if (i > 0)
             printf("\n\n");
-        print_table(&cr[i], labels[i], &nc);
+        calib_print_run(&cr[i], labels[i], &nc, stdout);
     }
     printf("\n");
-    print_fits(cal);
+    calib_print_fits(cal, stdout);
     if (fitted == 0) {
         *msg = xstrdup("no protocol group has two sizes or more: nothing "
                        "to fit (measure a wider sweep, e.g. -b 8 -e 8G -f "
@@ -382,12 +326,7 @@ nccl_part(const char **files, int n_files, const char *base,
     *max_nodes_out = max_nodes;
     *gpn_out = gpn;
     rc = 0;
-    goto out;
-out_cause:
-    *msg = cause;
-    cause = NULL;
 out:
-    free(cause);
     calib_free(cal);   /* it borrows CR; the fitted cells stay */
     for (int i = 0; cr != NULL && i < n_runs; i++)
         topo_free(cr[i].topo);
@@ -421,148 +360,172 @@ write_calibration(const char *path, const char *base,
     return atomic_file_commit(&af, cause);
 }
 
-int
+/* Options without a short name. */
+enum {
+    OPT_NCCL_TESTS = 1000,
+    OPT_OP,
+    OPT_NCCL_VERSION,
+    OPT_PROFILE,
+    OPT_CALIBRATION_OUT,
+};
+
+static const struct option calibrate_options[] = {
+    {"nccl-tests", required_argument, NULL, OPT_NCCL_TESTS},
+    {"topology", required_argument, NULL, 't'},
+    {"out", required_argument, NULL, 'o'},
+    {"op", required_argument, NULL, OPT_OP},
+    {"nccl-version", required_argument, NULL, OPT_NCCL_VERSION},
+    {"profile", required_argument, NULL, OPT_PROFILE},
+    {"calibration-out", required_argument, NULL, OPT_CALIBRATION_OUT},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+struct calibrate_args {
+    const char *base, *out, *version, *profile, *cal_out;
+    const char **files;         /* --nccl-tests and the operands */
+    int n_files;
+    enum coll_op hint;          /* --op, COLL_OP_COUNT without */
+};
+
+/* ARGV into *A (A->files sized for ARGC): CMD_RUN, or the exit status
+ * after the help or the message. */
+static int
+parse_calibrate_args(int argc, char **argv, struct calibrate_args *a)
+{
+    struct cmd_getopt g = CMD_GETOPT(&cmd_calibrate_entry, argc, argv);
+    int c;
+    while ((c = cmd_getopt(&g)) != CMD_OPT_END) {
+        switch (c) {
+        case OPT_NCCL_TESTS: a->files[a->n_files++] = optarg; break;
+        case 't': a->base = optarg; break;
+        case 'o': a->out = optarg; break;
+        case OPT_OP:
+            if (parse_op(optarg, &a->hint) != 0)
+                /* A bad value: one line. */
+                return cmd_errorf("calibrate", 0, "--op: unknown op '%s' "
+                                  "(allgather, reducescatter or allreduce)",
+                                  optarg);
+            break;
+        case OPT_NCCL_VERSION: a->version = optarg; break;
+        case OPT_PROFILE:
+            if (a->profile != NULL)
+                return cmd_errorf("calibrate", 1, "--profile: give one "
+                                  "trace (one rank's)");
+            a->profile = optarg;
+            break;
+        case OPT_CALIBRATION_OUT: a->cal_out = optarg; break;
+        case 'h':
+            cmd_calibrate_help(stdout);
+            return 0;
+        default:
+            return EXIT_USAGE;
+        }
+    }
+    while (optind < argc)
+        a->files[a->n_files++] = argv[optind++];
+    if (a->n_files == 0 && a->profile == NULL)
+        return cmd_errorf("calibrate", 1, "give nccl-tests output with "
+                          "--nccl-tests FILE or a profiler trace with "
+                          "--profile TRACE.json");
+    if ((a->out != NULL && *a->out == '\0')
+        || (a->cal_out != NULL && *a->cal_out == '\0'))
+        return cmd_errorf("calibrate", 0, *a->out == '\0'
+                              ? "--out: the file name is empty (give a path)"
+                              : "--calibration-out: the file name is empty "
+                                "(give a path)");
+    if (a->cal_out != NULL && strcmp(a->cal_out, a->out) == 0)
+        return cmd_errorf("calibrate", 0, "--out and --calibration-out both "
+                          "name %s: the second would replace the first "
+                          "(give two files)", a->out);
+    return CMD_RUN;
+}
+
+/* The files A asks for, from T (with the profile's fit PF when A has a
+ * profile): 0, or EXIT_SYSTEM after the message. */
+static int
+write_outputs(const struct calibrate_args *a, const struct topo *t,
+              const struct profile_fit *pf, int max_nodes, int gpn)
+{
+    char *cause = NULL;
+    if (write_topology(a->out, t, &cause) != 0)
+        goto fail;
+    printf("# wrote %s (%s, %d node%s x %d GPUs); use it with 'fsdpsim "
+           "simulate --topology %s'\n", a->out, t->name, max_nodes,
+           max_nodes == 1 ? "" : "s", gpn, a->out);
+    if (a->cal_out == NULL)
+        return 0;
+    if (write_calibration(a->cal_out, a->base, a->profile ? pf : NULL,
+                          a->n_files > 0 ? t : NULL, &cause) != 0)
+        goto fail;
+    printf("# wrote %s (measured keys only); use it with 'fsdpsim "
+           "simulate --topology %s --calibration %s'\n", a->cal_out, a->base,
+           a->cal_out);
+    return 0;
+fail:
+    cmd_error("calibrate", cause, 0);
+    free(cause);
+    return EXIT_SYSTEM;
+}
+
+static int
 cmd_calibrate(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"nccl-tests", required_argument, NULL, 1000},
-        {"topology", required_argument, NULL, 't'},
-        {"out", required_argument, NULL, 'o'},
-        {"op", required_argument, NULL, 1001},
-        {"nccl-version", required_argument, NULL, 1002},
-        {"profile", required_argument, NULL, 1003},
-        {"calibration-out", required_argument, NULL, 1004},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    const char *base = "dgx-a100-80g", *out = "calibrated.ini";
-    const char *version = NULL, *profile = NULL, *cal_out = NULL;
-    const char **files = xcalloc((size_t)argc + 1, sizeof *files);
-    int n_files = 0, c, rc = EXIT_USAGE;
-    enum coll_op hint = COLL_OP_COUNT;
-    char *cause = NULL, *msg = NULL;
+    struct calibrate_args a = {
+        .base = "dgx-a100-80g", .out = "calibrated.ini",
+        .files = xcalloc((size_t)argc + 1, sizeof(char *)),
+        .hint = COLL_OP_COUNT};
+    char *msg = NULL;
     struct calib cal = {0};
     struct topo *t_out = NULL;
     struct prof_trace trace = {0};
     struct profile_fit pfit;
     int max_nodes = 1, gpn = 0;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":ht:o:", opts, NULL)) != -1) {
-        switch (c) {
-        case 1000: files[n_files++] = optarg; break;
-        case 't': base = optarg; break;
-        case 'o': out = optarg; break;
-        case 1001:
-            if (parse_op(optarg, &hint) != 0) {
-                msg = xasprintf("--op: unknown op '%s' (allgather, "
-                                "reducescatter or allreduce)", optarg);
-                goto fail;      /* a bad value: one line */
-            }
-            break;
-        case 1002: version = optarg; break;
-        case 1003:
-            if (profile != NULL) {
-                rc = usage_error("--profile: give one trace (one rank's)");
-                goto done;
-            }
-            profile = optarg;
-            break;
-        case 1004: cal_out = optarg; break;
-        case 'h':
-            cmd_calibrate_help(stdout);
-            rc = 0;
-            goto done;
-        default:
-            msg = xasprintf(c == ':' ? "option '%s' needs a value"
-                                     : "unknown option '%s'",
-                            argv[optind - 1]);
-            rc = usage_error(msg);
-            goto done;
-        }
-    }
-    while (optind < argc)
-        files[n_files++] = argv[optind++];
-    if (n_files == 0 && profile == NULL) {
-        rc = usage_error("give nccl-tests output with --nccl-tests FILE or "
-                         "a profiler trace with --profile TRACE.json");
+    int rc = parse_calibrate_args(argc, argv, &a);
+    if (rc != CMD_RUN)
         goto done;
-    }
-    if ((out != NULL && *out == '\0')
-        || (cal_out != NULL && *cal_out == '\0')) {
-        cmd_error("calibrate", *out == '\0'
-                                   ? "--out: the file name is empty (give "
-                                     "a path)"
-                                   : "--calibration-out: the file name is "
-                                     "empty (give a path)", 0);
-        rc = EXIT_USAGE;
-        goto done;
-    }
-    if (cal_out != NULL && strcmp(cal_out, out) == 0) {
-        msg = xasprintf("--out and --calibration-out both name %s: the "
-                        "second would replace the first (give two files)",
-                        out);
-        goto fail;
-    }
+    rc = EXIT_USAGE;
     /* The trace first, so that a bad one is the only thing said. */
-    if (profile != NULL && kineto_kernels_read(profile, &trace, &cause) != 0)
-        goto fail_cause;
-    if (n_files > 0 && nccl_part(files, n_files, base, hint, version, &cal,
-                                 &max_nodes, &gpn, &msg) != 0)
+    if (a.profile != NULL && kineto_kernels_read(a.profile, &trace, &msg))
         goto fail;
-
-    if (n_files > 0) {
-        t_out = output_topology(base, &cal, max_nodes, gpn, &cause);
-    } else {
-        t_out = output_topology(base, &cal, 0, 0, &cause);
-        if (t_out != NULL) {
-            max_nodes = t_out->nodes;
-            gpn = t_out->gpus_per_node;
-        }
-    }
+    if (a.n_files > 0 && nccl_part(a.files, a.n_files, a.base, a.hint,
+                                   a.version, &cal, &max_nodes, &gpn,
+                                   &msg) != 0)
+        goto fail;
+    t_out = output_topology(a.base, &cal, a.n_files > 0 ? max_nodes : 0,
+                            a.n_files > 0 ? gpn : 0, &msg);
     if (t_out == NULL)
-        goto fail_cause;
-    if (profile != NULL) {
-        if (n_files > 0)
+        goto fail;
+    if (a.n_files == 0) {
+        max_nodes = t_out->nodes;
+        gpn = t_out->gpus_per_node;
+    }
+    if (a.profile != NULL) {
+        if (a.n_files > 0)
             printf("\n");
         profile_fit(t_out, &trace, &pfit);
-        profile_fit_print(&pfit, &trace, profile, base, stdout);
-        if (topo_validate(t_out, &cause) != 0)
-            goto fail_cause;
+        profile_fit_print(&pfit, &trace, a.profile, a.base, stdout);
+        if (topo_validate(t_out, &msg) != 0)
+            goto fail;
     }
-    if (write_topology(out, t_out, &cause) != 0) {
-        cmd_error("calibrate", cause, 0);
-        rc = EXIT_SYSTEM;
-        goto done;
-    }
-    printf("# wrote %s (%s, %d node%s x %d GPUs); use it with 'fsdpsim "
-           "simulate --topology %s'\n", out, t_out->name, max_nodes,
-           max_nodes == 1 ? "" : "s", gpn, out);
-    if (cal_out != NULL) {
-        if (write_calibration(cal_out, base, profile ? &pfit : NULL,
-                              n_files > 0 ? t_out : NULL, &cause) != 0) {
-            cmd_error("calibrate", cause, 0);
-            rc = EXIT_SYSTEM;
-            goto done;
-        }
-        printf("# wrote %s (measured keys only); use it with 'fsdpsim "
-               "simulate --topology %s --calibration %s'\n", cal_out, base,
-               cal_out);
-    }
-    rc = 0;
+    rc = write_outputs(&a, t_out, &pfit, max_nodes, gpn);
     goto done;
-
-fail_cause:
-    msg = cause;
-    cause = NULL;
 fail:
     cmd_error("calibrate", msg, 0);
-    rc = EXIT_USAGE;
 done:
     free(msg);
-    free(cause);
     calib_free(&cal);
     prof_trace_free(&trace);
     topo_free(t_out);
-    free(files);
+    free(a.files);
     return rc;
 }
+
+const struct cmd_entry cmd_calibrate_entry = {
+    .name = "calibrate",
+    .usage = "--nccl-tests FILE... [-t BASE] [-o FILE] [--op OP]",
+    .summary = "fit a topology's collective model to nccl-tests output",
+    .shortopts = ":ht:o:",
+    .longopts = calibrate_options,
+    .exec = cmd_calibrate,
+    .help = cmd_calibrate_help,
+};

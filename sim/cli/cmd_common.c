@@ -1,13 +1,15 @@
 /*
  * cmd_common.c: what every command shares, in fsdpsim and in
- * fsdpsim-real alike: the one-line error message, the output files a run
- * asks for, and the discipline for standard output.
+ * fsdpsim-real alike: the one-line error message, reading options, the
+ * output files a run asks for, and the discipline for standard output.
  */
 #include "cmd.h"
 #include "output.h"
 #include "runconf.h"
+#include "xalloc.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +45,67 @@ cmd_error(const char *cmd, const char *msg, int usage_hint)
         else
             fprintf(stderr, "try 'fsdpsim help'\n");
     }
+}
+
+int
+cmd_errorf(const char *cmd, int usage_hint, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = xvasprintf(fmt, ap);
+    va_end(ap);
+    cmd_error(cmd, msg, usage_hint);
+    free(msg);
+    return EXIT_USAGE;
+}
+
+int
+cmd_option_error(const char *cmd, enum option_error e, const char *word)
+{
+    char *msg = setup_option_error(e, word);
+    cmd_error(cmd, msg, 1);
+    free(msg);
+    return EXIT_USAGE;
+}
+
+int
+cmd_getopt(struct cmd_getopt *g)
+{
+    if (!g->started) {
+        opterr = 0;
+        optind = 1;
+        g->started = true;
+    }
+    int c = getopt_long(g->argc, g->argv, g->cmd->shortopts,
+                        g->cmd->longopts, NULL);
+    if (c == ':' || c == '?') {
+        cmd_option_error(g->cmd->name, c == ':' ? OPTION_NEEDS_VALUE
+                                                : OPTION_UNKNOWN,
+                         g->argv[optind - 1]);
+        return CMD_OPT_BAD;
+    }
+    return c == -1 ? CMD_OPT_END : c;
+}
+
+int
+cmd_setup_error(const char *cmd, enum setup_status st, char *cause)
+{
+    cmd_error(cmd, cause, st == SETUP_USAGE);
+    free(cause);
+    return EXIT_USAGE;
+}
+
+int
+cmd_setup_done(const struct cmd_entry *e, struct run *r,
+               enum setup_status st, char *cause)
+{
+    if (st == SETUP_OK)
+        return CMD_RUN;
+    setup_free(r);
+    if (st != SETUP_HELP)
+        return cmd_setup_error(e->name, st, cause);
+    e->help(stdout);
+    return 0;
 }
 
 int

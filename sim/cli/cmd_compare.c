@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 
-void
+static void
 cmd_compare_help(FILE *out)
 {
     fprintf(out,
@@ -53,13 +53,6 @@ cmd_compare_help(FILE *out)
             "  -h, --help                show this help\n\n"
             "exit status: 0 ok, 1 step-time error beyond --tol, 2 bad input, "
             "3 the plot\ncould not be written.\n");
-}
-
-static int
-usage_error(const char *msg)
-{
-    cmd_error("compare", msg, 1);
-    return EXIT_USAGE;
 }
 
 /* Write one side as plot data: lane, stream name, kind, start and end in
@@ -124,106 +117,126 @@ plot(const struct compare_timeline *pred, const struct compare_timeline *meas,
     return rc;
 }
 
-int
-cmd_compare(int argc, char **argv)
+/* Options without a short name. */
+enum {
+    OPT_TOL = 1000,
+    OPT_PLOT,
+    OPT_TERM,
+    OPT_FORMAT,
+    OPT_PRED_MEMORY,
+    OPT_MEASURED_MEMORY,
+};
+
+static const struct option compare_options[] = {
+    {"tol", required_argument, NULL, OPT_TOL},
+    {"plot", required_argument, NULL, OPT_PLOT},
+    {"term", required_argument, NULL, OPT_TERM},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"pred-memory", required_argument, NULL, OPT_PRED_MEMORY},
+    {"measured-memory", required_argument, NULL, OPT_MEASURED_MEMORY},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+struct compare_args {
+    const char *prefix, *term, *format, *pred_mem, *meas_mem;
+    const char *pred_path, *meas_path;
+    double tol;                 /* -1 without --tol */
+};
+
+/* ARGV into *A: CMD_RUN, or the exit status after the help or the
+ * message. */
+static int
+parse_compare_args(int argc, char **argv, struct compare_args *a)
 {
-    static const struct option opts[] = {
-        {"tol", required_argument, NULL, 1000},
-        {"plot", required_argument, NULL, 1001},
-        {"term", required_argument, NULL, 1002},
-        {"format", required_argument, NULL, 1003},
-        {"pred-memory", required_argument, NULL, 1004},
-        {"measured-memory", required_argument, NULL, 1005},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    const char *prefix = NULL, *term = "png", *format = "text";
-    const char *pred_mem = NULL, *meas_mem = NULL;
-    double tol = -1;
+    *a = (struct compare_args){.term = "png", .format = "text", .tol = -1};
+    struct cmd_getopt g = CMD_GETOPT(&cmd_compare_entry, argc, argv);
     int c;
-    char *msg = NULL;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = cmd_getopt(&g)) != CMD_OPT_END) {
         switch (c) {
-        case 1000: {
+        case OPT_TOL: {
             char *end;
-            tol = strtod(optarg, &end);
+            a->tol = strtod(optarg, &end);
             if (end == optarg || *end != '\0' || units_is_hex_float(optarg)
-                || !(tol >= 0 && tol <= 1e6)) {
+                || !(a->tol >= 0 && a->tol <= 1e6))
                 /* A bad value, not a bad command line: one line, no
                  * usage. */
-                msg = xasprintf("--tol: '%s' is not a percentage (e.g. "
-                                "--tol 10)", optarg);
-                cmd_error("compare", msg, 0);
-                free(msg);
-                return EXIT_USAGE;
-            }
+                return cmd_errorf("compare", 0, "--tol: '%s' is not a "
+                                  "percentage (e.g. --tol 10)", optarg);
             break;
         }
-        case 1001: prefix = optarg; break;
-        case 1002: term = optarg; break;
-        case 1003: format = optarg; break;
-        case 1004: pred_mem = optarg; break;
-        case 1005: meas_mem = optarg; break;
+        case OPT_PLOT: a->prefix = optarg; break;
+        case OPT_TERM: a->term = optarg; break;
+        case OPT_FORMAT: a->format = optarg; break;
+        case OPT_PRED_MEMORY: a->pred_mem = optarg; break;
+        case OPT_MEASURED_MEMORY: a->meas_mem = optarg; break;
         case 'h':
             cmd_compare_help(stdout);
             return 0;
-        default: {
-            msg = xasprintf(c == ':' ? "option '%s' needs a value"
-                                     : "unknown option '%s'",
-                            argv[optind - 1]);
-            int rc = usage_error(msg);
-            free(msg);
-            return rc;
-        }
+        default:
+            return EXIT_USAGE;
         }
     }
     if (argc - optind != 2)
-        return usage_error(argc - optind < 2
-                               ? "give two files: PRED MEASURED"
-                               : "give two files only: PRED MEASURED");
-    if (prefix != NULL && *prefix == '\0') {
-        cmd_error("compare", "--plot: the prefix is empty (the plot would "
-                  "be named -compare.png)", 0);
-        return EXIT_USAGE;
+        return cmd_errorf("compare", 1, argc - optind < 2
+                              ? "give two files: PRED MEASURED"
+                              : "give two files only: PRED MEASURED");
+    a->pred_path = argv[optind];
+    a->meas_path = argv[optind + 1];
+    if (a->prefix != NULL && *a->prefix == '\0')
+        return cmd_errorf("compare", 0, "--plot: the prefix is empty (the "
+                          "plot would be named -compare.png)");
+    if (strcmp(a->term, "png") != 0 && strcmp(a->term, "svg") != 0)
+        return cmd_errorf("compare", 0, "--term: '%s' is not png or svg",
+                          a->term);
+    if (strcmp(a->format, "text") != 0 && strcmp(a->format, "json") != 0)
+        return cmd_errorf("compare", 0, "--format: '%s' is not text or json",
+                          a->format);
+    return CMD_RUN;
+}
+
+/* Both sides of A, with their memory peaks: 0, or -1 with *cause
+ * (*pred and *meas then as compare_timeline_free takes them). */
+static int
+load_both(const struct compare_args *a, struct compare_timeline *pred,
+          struct compare_timeline *meas, char **cause)
+{
+    memset(meas, 0, sizeof *meas);
+    if (compare_load(a->pred_path, pred, cause) != 0) {
+        memset(pred, 0, sizeof *pred);
+        return -1;
     }
-    if (strcmp(term, "png") != 0 && strcmp(term, "svg") != 0) {
-        msg = xasprintf("--term: '%s' is not png or svg", term);
-        cmd_error("compare", msg, 0);
-        free(msg);
-        return EXIT_USAGE;
-    }
-    if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
-        msg = xasprintf("--format: '%s' is not text or json", format);
-        cmd_error("compare", msg, 0);
-        free(msg);
-        return EXIT_USAGE;
-    }
-    const char *pred_path = argv[optind], *meas_path = argv[optind + 1];
+    if (compare_load(a->meas_path, meas, cause) != 0)
+        return -1;
+    if ((a->pred_mem
+         && compare_read_memory(a->pred_mem, &pred->peak_mem_bytes, cause))
+        || (a->meas_mem
+            && compare_read_memory(a->meas_mem, &meas->peak_mem_bytes,
+                                   cause)))
+        return -1;
+    return 0;
+}
+
+static int
+cmd_compare(int argc, char **argv)
+{
+    struct compare_args a;
+    int rc = parse_compare_args(argc, argv, &a);
+    if (rc != CMD_RUN)
+        return rc;
     struct compare_timeline pred, meas;
     struct compare_result res;
     char *cause = NULL;
-    int rc = EXIT_USAGE;
-    memset(&meas, 0, sizeof meas);
-    if (compare_load(pred_path, &pred, &cause) != 0) {
-        memset(&pred, 0, sizeof pred);
+    rc = EXIT_USAGE;
+    if (load_both(&a, &pred, &meas, &cause) != 0
+        || compare_run(&pred, &meas, a.pred_path, a.meas_path, &res,
+                       &cause) != 0)
         goto fail;
-    }
-    if (compare_load(meas_path, &meas, &cause) != 0)
-        goto fail;
-    if ((pred_mem
-         && compare_read_memory(pred_mem, &pred.peak_mem_bytes, &cause) != 0)
-        || (meas_mem
-            && compare_read_memory(meas_mem, &meas.peak_mem_bytes, &cause)
-                   != 0))
-        goto fail;
-    if (compare_run(&pred, &meas, pred_path, meas_path, &res, &cause) != 0)
-        goto fail;
-    if (strcmp(format, "json") == 0)
-        compare_print_json(stdout, &pred, &meas, pred_path, meas_path, &res,
-                           tol);
+    if (strcmp(a.format, "json") == 0)
+        compare_print_json(stdout, &pred, &meas, a.pred_path, a.meas_path,
+                           &res, a.tol);
     else
-        compare_print_text(stdout, &pred, &meas, pred_path, meas_path, &res);
+        compare_print_text(stdout, &pred, &meas, a.pred_path, a.meas_path,
+                           &res);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         cause = xasprintf("standard output: cannot write: %s",
                           strerror(errno ? errno : EIO));
@@ -231,16 +244,15 @@ cmd_compare(int argc, char **argv)
         goto fail;
     }
     rc = 0;
-    if (prefix)
-        rc = plot(&pred, &meas, pred_path, meas_path, prefix, term);
-    if (rc == 0 && tol >= 0 && !compare_within_tol(&res, tol)) {
-        msg = isnan(res.step_err_pct)
-                  ? xasprintf("step time: the measured step is empty, so "
-                              "its error is undefined (--tol %g)", tol)
-                  : xasprintf("step time error %+.1f%% is beyond --tol %g%%",
-                              res.step_err_pct, tol);
-        cmd_error("compare", msg, 0);
-        free(msg);
+    if (a.prefix)
+        rc = plot(&pred, &meas, a.pred_path, a.meas_path, a.prefix, a.term);
+    if (rc == 0 && a.tol >= 0 && !compare_within_tol(&res, a.tol)) {
+        if (isnan(res.step_err_pct))
+            cmd_errorf("compare", 0, "step time: the measured step is "
+                       "empty, so its error is undefined (--tol %g)", a.tol);
+        else
+            cmd_errorf("compare", 0, "step time error %+.1f%% is beyond "
+                       "--tol %g%%", res.step_err_pct, a.tol);
         rc = EXIT_CHECK_FAILED;
     }
     compare_timeline_free(&pred);
@@ -253,3 +265,15 @@ fail:
     compare_timeline_free(&meas);
     return rc;
 }
+
+const struct cmd_entry cmd_compare_entry = {
+    .name = "compare",
+    .usage = "PRED MEASURED [--tol PCT] [--plot PREFIX] [--term png|svg] "
+             "[--format text|json]",
+    .summary = "compare a predicted step with a measured one (trace or "
+               "timeline)",
+    .shortopts = ":h",
+    .longopts = compare_options,
+    .exec = cmd_compare,
+    .help = cmd_compare_help,
+};

@@ -3,6 +3,7 @@
  * and the whole of one model tree or topology.
  */
 #include "builtin.h"
+#include "catalog_print.h"
 #include "cmd.h"
 #include "kernel.h"
 #include "layer.h"
@@ -17,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void
+static void
 cmd_models_help(FILE *out)
 {
     fprintf(out, "usage: fsdpsim models [--show NAME|FILE [--micro-batch N] "
@@ -64,7 +65,7 @@ model_costs_build(const struct model *m, int64_t mb, int64_t seq,
     }
 }
 
-void
+static void
 cmd_topologies_help(FILE *out)
 {
     fprintf(out, "usage: fsdpsim topologies [--show NAME|FILE]\n\n"
@@ -81,30 +82,33 @@ struct show_opts {
     const char *topology, *attention, *float8, *loss;
 };
 
-/* Parse "--show X" (and, for models, the micro-batch shape) / "-h";
- * returns 0 ok, 1 help, -1 error. */
+static const struct option show_options[] = {
+    {"show", required_argument, NULL, 's'},
+    {"micro-batch", required_argument, NULL, 'b'},
+    {"seq-len", required_argument, NULL, 'l'},
+    {"param-dtype", required_argument, NULL, 'd'},
+    {"kernels", no_argument, NULL, 'k'},
+    {"topology", required_argument, NULL, 't'},
+    {"attention", required_argument, NULL, 'a'},
+    {"compile", no_argument, NULL, 'c'},
+    {"float8", required_argument, NULL, 'f'},
+    {"loss", required_argument, NULL, 'L'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+/* Parse "--show X" (and, for models, the micro-batch shape) / "-h" for
+ * command E: CMD_RUN, or the exit status after the help or the message.
+ * Both commands read one table; topologies refuses what is models'
+ * alone as an unknown option. */
 static int
-parse_show(const char *cmd, int argc, char **argv, struct show_opts *so)
+parse_show(const struct cmd_entry *e, int argc, char **argv,
+           struct show_opts *so)
 {
-    static const struct option opts[] = {
-        {"show", required_argument, NULL, 's'},
-        {"micro-batch", required_argument, NULL, 'b'},
-        {"seq-len", required_argument, NULL, 'l'},
-        {"param-dtype", required_argument, NULL, 'd'},
-        {"kernels", no_argument, NULL, 'k'},
-        {"topology", required_argument, NULL, 't'},
-        {"attention", required_argument, NULL, 'a'},
-        {"compile", no_argument, NULL, 'c'},
-        {"float8", required_argument, NULL, 'f'},
-        {"loss", required_argument, NULL, 'L'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    int models = strcmp(cmd, "models") == 0;
+    int models = e == &cmd_models_entry;
     int c;
     memset(so, 0, sizeof *so);
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":hs:", opts, NULL)) != -1) {
+    struct cmd_getopt g = CMD_GETOPT(e, argc, argv);
+    while ((c = cmd_getopt(&g)) != CMD_OPT_END) {
         if (c == 's') {
             so->show = optarg;
         } else if (models && c == 'b') {
@@ -126,23 +130,18 @@ parse_show(const char *cmd, int argc, char **argv, struct show_opts *so)
         } else if (models && c == 'L') {
             so->loss = optarg;
         } else if (c == 'h') {
-            return 1;
+            e->help(stdout);
+            return 0;
+        } else if (c == CMD_OPT_BAD) {
+            return EXIT_USAGE;
         } else {
-            char msg[256];
-            snprintf(msg, sizeof msg, c == ':' ? "option '%s' needs a value"
-                                               : "unknown option '%s'",
-                     argv[optind - 1]);
-            cmd_error(cmd, msg, 1);
-            return -1;
+            return cmd_option_error(e->name, OPTION_UNKNOWN,
+                                    argv[optind - 1]);
         }
     }
-    if (optind < argc) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "unexpected argument '%s'", argv[optind]);
-        cmd_error(cmd, msg, 1);
-        return -1;
-    }
-    return 0;
+    if (optind < argc)
+        return cmd_option_error(e->name, OPTION_UNEXPECTED, argv[optind]);
+    return CMD_RUN;
 }
 
 /* Check the shape options of `models --show`; -1 after printing. */
@@ -238,56 +237,53 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
     return 0;
 }
 
-int
-cmd_models(int argc, char **argv)
+/* models --show: the module tree of SO->show with its costs, or with
+ * --kernels the kernel list; the exit status. */
+static int
+show_model(const struct show_opts *so)
 {
-    struct show_opts so;
-    int rc = parse_show("models", argc, argv, &so);
-    const char *show = so.show;
-    if (rc == 1) {
-        cmd_models_help(stdout);
-        return 0;
-    }
-    if (rc < 0)
-        return EXIT_USAGE;
+    int64_t mb, seq;
+    int act_bytes;
     char *cause = NULL;
-    if (show) {
-        int64_t mb, seq;
-        int act_bytes;
-        if (shape_from_opts(&so, &mb, &seq, &act_bytes) != 0)
-            return EXIT_USAGE;
-        struct model *m = model_load(show, &cause);
-        if (m == NULL) {
-            cmd_error("models", cause, 0);
-            free(cause);
-            return EXIT_USAGE;
-        }
-        if (so.kernels) {
-            rc = show_kernels(m, &so, mb, seq);
-            model_free(m);
-            return rc;
-        }
-        if (so.topology || so.attention || so.compile || so.float8
-            || so.loss) {
-            cmd_error("models", "--topology, --attention, --compile, "
-                      "--float8 and --loss go with --kernels", 0);
-            model_free(m);
-            return EXIT_USAGE;
-        }
+    if (shape_from_opts(so, &mb, &seq, &act_bytes) != 0)
+        return EXIT_USAGE;
+    struct model *m = model_load(so->show, &cause);
+    if (m == NULL) {
+        cmd_error("models", cause, 0);
+        free(cause);
+        return EXIT_USAGE;
+    }
+    int rc = 0;
+    if (so->kernels) {
+        rc = show_kernels(m, so, mb, seq);
+    } else if (so->topology || so->attention || so->compile || so->float8
+               || so->loss) {
+        cmd_error("models", "--topology, --attention, --compile, "
+                  "--float8 and --loss go with --kernels", 0);
+        rc = EXIT_USAGE;
+    } else {
         struct model_costs mc;
         model_costs_build(m, mb, seq, act_bytes, &mc);
-        printf("# %s (%s): %lld parameters, layer class %s\n", m->name,
-               m->source, (long long)m->n_params,
-               m->layer_cls ? m->layer_cls : "-");
-        printf("# costs for one micro-batch of %lld x %lld tokens, %d-byte "
-               "activations\n", (long long)mb, (long long)seq, act_bytes);
+        catalog_print_tree_header(m, mb, seq, act_bytes, stdout);
         model_print_tree(m, &mc, stdout);
         free(mc.fwd_flops);
         free(mc.saved_bytes);
-        model_free(m);
-        return 0;
     }
-    printf("# name params layer_class format\n");
+    model_free(m);
+    return rc;
+}
+
+static int
+cmd_models(int argc, char **argv)
+{
+    struct show_opts so;
+    int rc = parse_show(&cmd_models_entry, argc, argv, &so);
+    if (rc != CMD_RUN)
+        return rc;
+    if (so.show)
+        return show_model(&so);
+    char *cause = NULL;
+    catalog_print_models_header(stdout);
     for (int i = 0; i < builtin_n_files; i++) {
         const struct builtin_file *f = &builtin_files[i];
         if (strcmp(f->dir, "models") != 0)
@@ -298,49 +294,20 @@ cmd_models(int argc, char **argv)
             free(cause);
             return EXIT_SYSTEM;
         }
-        printf("%-14s %8.2fB  %-20s %s\n", f->name, m->n_params / 1e9,
-               m->layer_cls ? m->layer_cls : "-",
-               strcmp(f->ext, "json") == 0 ? "config.json" : "native");
+        catalog_print_model(f, m, stdout);
         model_free(m);
     }
     return 0;
 }
 
-/* Print the "# From:" comment of a built-in topology file (its sources in
- * short, continued on lines that start "#       ") as "#   from: ..."
- * lines; nothing when the file has none. */
-static void
-print_topology_sources(const char *text)
-{
-    const char *p = strstr(text, "\n# From: ");
-    if (p == NULL)
-        return;
-    p += strlen("\n# From: ");
-    printf("#   from: ");
-    for (;;) {
-        const char *eol = strchr(p, '\n');
-        size_t n = eol ? (size_t)(eol - p) : strlen(p);
-        fwrite(p, 1, n, stdout);
-        if (eol == NULL || strncmp(eol + 1, "#       ", 8) != 0)
-            break;
-        p = eol + 1 + 8;
-        putchar(' ');
-    }
-    putchar('\n');
-}
-
-int
+static int
 cmd_topologies(int argc, char **argv)
 {
     struct show_opts so;
-    int rc = parse_show("topologies", argc, argv, &so);
+    int rc = parse_show(&cmd_topologies_entry, argc, argv, &so);
     const char *show = so.show;
-    if (rc == 1) {
-        cmd_topologies_help(stdout);
-        return 0;
-    }
-    if (rc < 0)
-        return EXIT_USAGE;
+    if (rc != CMD_RUN)
+        return rc;
     char *cause = NULL;
     if (show) {
         struct topo *t = topo_load(show, &cause);
@@ -354,7 +321,7 @@ cmd_topologies(int argc, char **argv)
         topo_free(t);
         return 0;
     }
-    printf("# name gpu gpus_per_node memory intra inter\n");
+    catalog_print_topologies_header(stdout);
     for (int i = 0; i < builtin_n_files; i++) {
         const struct builtin_file *f = &builtin_files[i];
         if (strcmp(f->dir, "topologies") != 0)
@@ -365,13 +332,28 @@ cmd_topologies(int argc, char **argv)
             free(cause);
             return EXIT_SYSTEM;
         }
-        printf("%-18s %-18s %dx  %4.0f GiB  %s %.0f GB/s  %d x %.0f Gb/s\n",
-               f->name, t->gpu_name, t->gpus_per_node, t->hbm_bytes / 1073741824.0,
-               t->fabric == FABRIC_PCIE ? "PCIe" : t->fabric == FABRIC_NVSWITCH
-                                                       ? "NVSwitch" : "NVLink",
-               t->intra_Bps / 1e9, t->nics_per_node, t->nic_Bps * 8 / 1e9);
-        print_topology_sources(f->text);
+        catalog_print_topology(f, t, stdout);
         topo_free(t);
     }
     return 0;
 }
+
+const struct cmd_entry cmd_models_entry = {
+    .name = "models",
+    .usage = "[--show NAME|FILE]",
+    .summary = "list built-in models or show one",
+    .shortopts = ":hs:",
+    .longopts = show_options,
+    .exec = cmd_models,
+    .help = cmd_models_help,
+};
+
+const struct cmd_entry cmd_topologies_entry = {
+    .name = "topologies",
+    .usage = "[--show NAME|FILE]",
+    .summary = "list built-in topologies or show one",
+    .shortopts = ":hs:",
+    .longopts = show_options,
+    .exec = cmd_topologies,
+    .help = cmd_topologies_help,
+};

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void
+static void
 cmd_merge_help(FILE *out)
 {
     fprintf(out,
@@ -62,7 +62,7 @@ read_all(const char *path, size_t *len, char **cause)
     return buf;
 }
 
-int
+static int
 cmd_merge(int argc, char **argv)
 {
     const char *out_path = NULL;
@@ -84,11 +84,8 @@ cmd_merge(int argc, char **argv)
         } else if (strncmp(argv[i], "--out=", 6) == 0) {
             out_path = argv[i] + 6;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            char *msg = xasprintf("unknown option '%s'", argv[i]);
-            cmd_error("merge", msg, 1);
-            free(msg);
             free(files);
-            return EXIT_USAGE;
+            return cmd_option_error("merge", OPTION_UNKNOWN, argv[i]);
         } else {
             files[n++] = argv[i];
         }
@@ -147,3 +144,11 @@ out:
     free(files);
     return status;
 }
+
+const struct cmd_entry cmd_merge_entry = {
+    .name = "merge",
+    .usage = "SHARD.csv... [--out FILE.csv]",
+    .summary = "join the CSVs of sweep --shard K/N into one sweep's CSV",
+    .exec = cmd_merge,
+    .help = cmd_merge_help,
+};

@@ -28,8 +28,9 @@
 #define PLAN_DEFAULT_MAX_NODES 1024
 #define PLAN_MAX_GPUS 16
 
-void
-cmd_plan_help(FILE *out)
+/* Help: the usage lines and what plan computes, before its options. */
+static void
+plan_help_method(FILE *out)
 {
     fprintf(out,
             "usage: fsdpsim plan --model M --tokens N [--deadline D] "
@@ -67,7 +68,14 @@ cmd_plan_help(FILE *out)
             "since the last checkpoint; the deadline\nand the cost-optimal "
             "size use them.  MFU is model "
             "FLOPs (PaLM's 6N + 12LHQT per\ntoken, Chowdhery et al. 2022 "
-            "appendix B) over the GPU's dense peak.\n\n"
+            "appendix B) over the GPU's dense peak.\n\n");
+}
+
+static void
+cmd_plan_help(FILE *out)
+{
+    plan_help_method(out);
+    fprintf(out,
             "options:\n"
             "  --tokens N               tokens to train on, e.g. 2T "
             "(required)\n"
@@ -138,15 +146,8 @@ struct plan_cli {
     struct search_list gpu, price, spot;
 };
 
-static int
-usage_error(const char *msg)
-{
-    cmd_error("plan", msg, 0);
-    return -2;
-}
-
-/* Split argv into plan's options and the base simulate options.  0, 1
- * for --help, -1 after a usage error (-2: without the usage lines). */
+/* Split argv into plan's options and the base simulate options: CMD_RUN,
+ * or the exit status after the help or the message. */
 static int
 parse_cli(int argc, char **argv, struct plan_cli *o, char **base,
           int *base_argc)
@@ -176,23 +177,18 @@ parse_cli(int argc, char **argv, struct plan_cli *o, char **base,
         {"--gpu", NULL, NULL, &o->gpu},
         {"--price", NULL, NULL, &o->price},
         {"--spot-price", NULL, NULL, &o->spot}};
-    int rc = search_split_args("plan", argc, argv, own,
+    int rc = search_split_args(&cmd_plan_entry, argc, argv, own,
                                (int)(sizeof own / sizeof own[0]), base,
                                base_argc);
-    if (rc != 0)
+    if (rc != CMD_RUN)
         return rc;
-    if (o->tokens == NULL) {
-        cmd_error("plan", "--tokens is required: how many tokens to train "
-                  "on, e.g. --tokens 2T", 1);
-        return -1;
-    }
-    if (o->term && strcmp(o->term, "png") != 0 && strcmp(o->term, "svg")) {
-        char *msg = xasprintf("--term: '%s' is not png or svg", o->term);
-        cmd_error("plan", msg, 0);
-        free(msg);
-        return -2;
-    }
-    return 0;
+    if (o->tokens == NULL)
+        return cmd_errorf("plan", 1, "--tokens is required: how many tokens "
+                          "to train on, e.g. --tokens 2T");
+    if (o->term && strcmp(o->term, "png") != 0 && strcmp(o->term, "svg"))
+        return cmd_errorf("plan", 0, "--term: '%s' is not png or svg",
+                          o->term);
+    return CMD_RUN;
 }
 
 /* A duration option that may also be "none" (*s = 0). */
@@ -257,7 +253,6 @@ build_goodput(const struct plan_cli *c, struct plan_opts *o, char **cause)
     return 0;
 }
 
-/* Turn the text options into plan_opts; 0 or -2 after the message. */
 /* The first --gpu entry TOPO names (its topology or GPU name), or -1. */
 static int
 plan_gpu_index(const struct plan_opts *o, const char *topo)
@@ -276,108 +271,131 @@ same_gpu(const struct plan_opts *o, int j, int k)
     return k == j || strcmp(o->gpus[k].topology, o->gpus[j].topology) == 0;
 }
 
-static int
-build_opts(const struct plan_cli *c, struct plan_opts *o,
-           const struct run *base)
+/* "FLAG: CAUSE" in place of *cause. */
+static void
+prefix_cause(const char *flag, char **cause)
 {
-    char *cause = NULL;
+    char *m = xasprintf("%s: %s", flag, *cause);
+    free(*cause);
+    *cause = m;
+}
+
+/* The run's size: tokens, deadline, budget, batch, headroom, the most
+ * nodes and jobs; 0 or -1 with *cause. */
+static int
+build_sizes(const struct plan_cli *c, struct plan_opts *o,
+            const struct run *base, char **cause)
+{
     int64_t v;
-    if (units_parse_count(c->tokens, 1, INT64_MAX / 2, &v, &cause) != 0)
-        goto bad_tokens;
+    if (units_parse_count(c->tokens, 1, INT64_MAX / 2, &v, cause) != 0) {
+        char *m = xasprintf("--tokens: %s; write e.g. --tokens 2T or "
+                            "--tokens 300B", *cause);
+        free(*cause);
+        *cause = m;
+        return -1;
+    }
     o->tokens = (double)v;
     if (c->deadline && plan_parse_duration("--deadline", c->deadline,
-                                           &o->deadline_s, &cause) != 0)
-        goto bad;
+                                           &o->deadline_s, cause) != 0)
+        return -1;
     if (c->budget && plan_parse_usd("--budget", c->budget, &o->budget_usd,
-                                    &cause) != 0)
-        goto bad;
+                                    cause) != 0)
+        return -1;
     o->seq_len = base->cfg.seq_len;
     int64_t batch = PLAN_DEFAULT_BATCH_TOKENS;
     if (c->batch && units_parse_count(c->batch, 1, PLAN_MAX_BATCH_TOKENS,
-                                      &batch, &cause) != 0) {
-        char *m = xasprintf("--global-batch-tokens: %s", cause);
-        free(cause);
-        cause = m;
-        goto bad;
+                                      &batch, cause) != 0) {
+        prefix_cause("--global-batch-tokens", cause);
+        return -1;
     }
     if (batch < o->seq_len) {
-        cause = xasprintf("--global-batch-tokens: %lld tokens is less than "
-                          "one sequence of %lld (--seq-len); a step trains "
-                          "on whole sequences", (long long)batch,
-                          (long long)o->seq_len);
-        goto bad;
+        *cause = xasprintf("--global-batch-tokens: %lld tokens is less than "
+                           "one sequence of %lld (--seq-len); a step trains "
+                           "on whole sequences", (long long)batch,
+                           (long long)o->seq_len);
+        return -1;
     }
     o->global_batch_seqs = (batch + o->seq_len - 1) / o->seq_len;
     o->headroom = 0.10;
     if (c->headroom && search_parse_percent("--headroom", c->headroom,
-                                            &o->headroom, &cause) != 0)
-        goto bad;
+                                            &o->headroom, cause) != 0)
+        return -1;
     o->max_nodes = PLAN_DEFAULT_MAX_NODES;
     if (c->max_nodes) {
-        if (units_parse_count(c->max_nodes, 1, 100000, &v, &cause) != 0) {
-            char *m = xasprintf("--max-nodes: %s", cause);
-            free(cause);
-            cause = m;
-            goto bad;
+        if (units_parse_count(c->max_nodes, 1, 100000, &v, cause) != 0) {
+            prefix_cause("--max-nodes", cause);
+            return -1;
         }
         o->max_nodes = (int)v;
     }
     if (c->jobs) {
-        if (units_parse_count(c->jobs, 1, BATCH_MAX_JOBS, &v, &cause) != 0) {
-            char *m = xasprintf("--jobs: %s", cause);
-            free(cause);
-            cause = m;
-            goto bad;
+        if (units_parse_count(c->jobs, 1, BATCH_MAX_JOBS, &v, cause) != 0) {
+            prefix_cause("--jobs", cause);
+            return -1;
         }
         o->jobs = (int)v;
     }
-    int n = c->gpu.n ? c->gpu.n : 1;
-    /* --strategies A,B: each GPU type planned once per strategy, side by
-     * side (e.g. FULL_SHARD,DDP). */
-    char *strat[8];
-    int n_strat = 0;
-    if (c->strategies) {
-        char *list = xstrdup(c->strategies), *save = NULL;
-        for (char *tok = strtok_r(list, ",", &save); tok;
-             tok = strtok_r(NULL, ",", &save)) {
-            struct run_config probe;
-            config_init(&probe);
-            char *why = NULL;
-            int bad = config_set(&probe, "sharding_strategy", tok,
-                                 "--strategies", &why);
-            config_free(&probe);
-            if (bad || n_strat == 8) {
-                for (int k = 0; k < n_strat; k++)
-                    free(strat[k]);
-                free(list);
-                cause = bad ? why : xstrdup("--strategies: at most 8");
-                goto bad;
-            }
-            strat[n_strat++] = xstrdup(tok);
+    return 0;
+}
+
+/* The most --strategies. */
+#define PLAN_MAX_STRATEGIES 8
+
+/* --strategies A,B into STRAT (*n of them, caller frees each): each GPU
+ * type planned once per strategy, side by side (e.g. FULL_SHARD,DDP).
+ * 0 or -1 with *cause (STRAT then empty). */
+static int
+parse_strategies(const char *list_s, char **strat, int *n, char **cause)
+{
+    *n = 0;
+    if (list_s == NULL)
+        return 0;
+    char *list = xstrdup(list_s), *save = NULL;
+    for (char *tok = strtok_r(list, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        struct run_config probe;
+        config_init(&probe);
+        char *why = NULL;
+        int bad = config_set(&probe, "sharding_strategy", tok,
+                             "--strategies", &why);
+        config_free(&probe);
+        if (bad || *n == PLAN_MAX_STRATEGIES) {
+            for (int k = 0; k < *n; k++)
+                free(strat[k]);
+            *n = 0;
+            free(list);
+            *cause = bad ? why : xstrdup("--strategies: at most 8");
+            return -1;
         }
-        free(list);
+        strat[(*n)++] = xstrdup(tok);
     }
+    free(list);
+    return 0;
+}
+
+/* o->gpus: each --gpu (else the base run's topology) once per strategy
+ * of STRAT; 0 or -1 with *cause. */
+static int
+build_gpus(const struct plan_cli *c, struct plan_opts *o,
+           const struct run *base, char **strat, int n_strat, char **cause)
+{
     int per_gpu = n_strat ? n_strat : 1;
-    n *= per_gpu;
+    int n = (c->gpu.n ? c->gpu.n : 1) * per_gpu;
     if (n > PLAN_MAX_GPUS) {
-        for (int k = 0; k < n_strat; k++)
-            free(strat[k]);
-        cause = xasprintf("--gpu: %d GPU types, at most %d", n,
-                          PLAN_MAX_GPUS);
-        goto bad;
+        *cause = xasprintf("--gpu: %d GPU types, at most %d", n,
+                           PLAN_MAX_GPUS);
+        return -1;
     }
     o->gpus = xcalloc(n, sizeof *o->gpus);
     for (int i = 0; i < n; i++) {
         const char *name = c->gpu.n ? c->gpu.v[i / per_gpu]
                                     : base->cfg.topology;
-        struct topo *t = topo_load(name, &cause);
+        struct topo *t = topo_load(name, cause);
         if (t == NULL) {
-            char *m = xasprintf("--gpu %s: %s", name, cause);
-            free(cause);
-            cause = m;
-            for (int k = 0; k < n_strat; k++)
-                free(strat[k]);
-            goto bad;
+            char *m = xasprintf("--gpu %s: %s", name, *cause);
+            free(*cause);
+            *cause = m;
+            return -1;
         }
         struct plan_gpu *g = &o->gpus[o->n_gpus++];
         g->topology = xstrdup(name);
@@ -392,21 +410,27 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
                                                    : t->gpus_per_node;
         topo_free(t);
     }
-    for (int k = 0; k < n_strat; k++)
-        free(strat[k]);
+    return 0;
+}
+
+/* --price TOPOLOGY=$X/gpu-hour (or /node) onto each strategy's entry of
+ * that GPU type; 0 or -1 with *cause. */
+static int
+apply_prices(const struct plan_cli *c, struct plan_opts *o, char **cause)
+{
     for (int i = 0; i < c->price.n; i++) {
         char *topo;
         enum plan_price_kind kind;
         double usd;
-        if (plan_parse_price(c->price.v[i], &topo, &kind, &usd, &cause) != 0)
-            goto bad;
+        if (plan_parse_price(c->price.v[i], &topo, &kind, &usd, cause) != 0)
+            return -1;
         int j = plan_gpu_index(o, topo);
         if (j < 0) {
-            cause = xasprintf("--price %s: '%s' is not one of the --gpu "
-                              "types (add --gpu %s)", c->price.v[i], topo,
-                              topo);
+            *cause = xasprintf("--price %s: '%s' is not one of the --gpu "
+                               "types (add --gpu %s)", c->price.v[i], topo,
+                               topo);
             free(topo);
-            goto bad;
+            return -1;
         }
         for (int k = j; k < o->n_gpus; k++)
             if (same_gpu(o, j, k)) {
@@ -415,38 +439,66 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
             }
         free(topo);
     }
+    return 0;
+}
+
+/* --spot-price TOPOLOGY=$X/gpu-hour, likewise; 0 or -1 with *cause. */
+static int
+apply_spot_prices(const struct plan_cli *c, struct plan_opts *o,
+                  char **cause)
+{
     for (int i = 0; i < c->spot.n; i++) {
         char *topo;
         enum plan_price_kind kind;
         double usd;
-        if (plan_parse_price(c->spot.v[i], &topo, &kind, &usd, &cause)
+        if (plan_parse_price(c->spot.v[i], &topo, &kind, &usd, cause)
             != 0) {
             /* plan_parse_price speaks of --price. */
-            if (strncmp(cause, "--price ", 8) == 0) {
-                char *m = xasprintf("--spot-price %s", cause + 8);
-                free(cause);
-                cause = m;
+            if (strncmp(*cause, "--price ", 8) == 0) {
+                char *m = xasprintf("--spot-price %s", *cause + 8);
+                free(*cause);
+                *cause = m;
             }
-            goto bad;
+            return -1;
         }
         int j = plan_gpu_index(o, topo);
         if (kind != PLAN_PRICE_GPU_HOUR || j < 0) {
-            cause = kind != PLAN_PRICE_GPU_HOUR
-                        ? xasprintf("--spot-price %s: Spot capacity is "
-                                    "rented: write TOPOLOGY=$X/gpu-hour",
-                                    c->spot.v[i])
-                        : xasprintf("--spot-price %s: '%s' is not one of "
-                                    "the --gpu types (add --gpu %s)",
-                                    c->spot.v[i], topo, topo);
+            *cause = kind != PLAN_PRICE_GPU_HOUR
+                         ? xasprintf("--spot-price %s: Spot capacity is "
+                                     "rented: write TOPOLOGY=$X/gpu-hour",
+                                     c->spot.v[i])
+                         : xasprintf("--spot-price %s: '%s' is not one of "
+                                     "the --gpu types (add --gpu %s)",
+                                     c->spot.v[i], topo, topo);
             free(topo);
-            goto bad;
+            return -1;
         }
         for (int k = j; k < o->n_gpus; k++)
             if (same_gpu(o, j, k))
                 o->gpus[k].spot_usd = usd;
         free(topo);
     }
-    if (build_goodput(c, o, &cause) != 0)
+    return 0;
+}
+
+/* Turn the text options into plan_opts; 0 or EXIT_USAGE after the
+ * message. */
+static int
+build_opts(const struct plan_cli *c, struct plan_opts *o,
+           const struct run *base)
+{
+    char *cause = NULL;
+    char *strat[PLAN_MAX_STRATEGIES];
+    int n_strat = 0;
+    if (build_sizes(c, o, base, &cause) != 0
+        || parse_strategies(c->strategies, strat, &n_strat, &cause) != 0)
+        goto bad;
+    int rc = build_gpus(c, o, base, strat, n_strat, &cause);
+    for (int k = 0; k < n_strat; k++)
+        free(strat[k]);
+    if (rc != 0 || apply_prices(c, o, &cause) != 0
+        || apply_spot_prices(c, o, &cause) != 0
+        || build_goodput(c, o, &cause) != 0)
         goto bad;
     if (o->budget_usd > 0) {
         for (int i = 0; i < o->n_gpus; i++)
@@ -459,16 +511,10 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
             }
     }
     return 0;
-bad_tokens: {
-        char *m = xasprintf("--tokens: %s; write e.g. --tokens 2T or "
-                            "--tokens 300B", cause);
-        free(cause);
-        cause = m;
-    }
 bad:
-    usage_error(cause);
+    cmd_error("plan", cause, 0);
     free(cause);
-    return -2;
+    return EXIT_USAGE;
 }
 
 static void
@@ -748,11 +794,135 @@ goodput_sentence(const struct plan_opts *o, const struct plan_row *w)
         "every %s (Young/Daly, sqrt(2 x checkpoint x MTBF)); with %s per "
         "restart %.1f%% of the time is lost", w->nodes,
         w->nodes == 1 ? "" : "s", fmt_span(b1, sizeof b1, w->mtbf_s),
-        mtbf_text(b7, sizeof b7, o->mtbf_gpu_s), units_fmt_bytes(b2, sizeof b2, w->ckpt_bytes),
+        mtbf_text(b7, sizeof b7, o->mtbf_gpu_s),
+        units_fmt_bytes(b2, sizeof b2, w->ckpt_bytes),
         fmt_span(b3, sizeof b3, w->ckpt_s),
         fmt_bw(b6, sizeof b6, o->ckpt_bw_node),
         fmt_span(b4, sizeof b4, w->interval_s),
         fmt_span(b5, sizeof b5, o->restart_s), 100 * lost);
+}
+
+/* With a deadline no size meets: how far off the fastest size within
+ * the batch is, and whether a larger batch would help. */
+static char *
+missed_deadline(const struct plan_opts *o, const struct plan_gpu_result *gr)
+{
+    char b1[96];
+    /* The fastest size within the batch, to say how far off. */
+    const struct plan_row *f = NULL;
+    for (int i = 0; i < gr->n_rows; i++) {
+        const struct plan_row *w = &gr->rows[i];
+        if (w->eligible && (f == NULL || w->exp_days < f->exp_days))
+            f = w;
+    }
+    /* Past the batch limit a size may be fast enough: say that a larger
+     * batch, not more nodes, is what would help. */
+    const struct plan_row *b = NULL;
+    for (int i = 0; i < gr->n_rows && b == NULL; i++) {
+        const struct plan_row *w = &gr->rows[i];
+        if (w->fits && (w->batch_limited || w->over_batch)
+            && w->exp_days * 86400 <= o->deadline_s)
+            b = w;
+    }
+    char *more = b ? xasprintf(" (%d nodes would meet it with a global "
+                               "batch of %lld sequences or more: raise "
+                               "--global-batch-tokens if convergence "
+                               "allows)", b->nodes, (long long)b->batch_seqs)
+                   : xstrdup("");
+    char *tail = f ? xasprintf("; the fastest within the batch, %d nodes, "
+                               "takes %s", f->nodes,
+                               fmt_time_pair(b1, sizeof b1, o, f->exp_days,
+                                             f->days))
+                   : xstrdup("");
+    char *v = xasprintf("no cluster of up to %d nodes meets the %.0f-day "
+                        "deadline with a %.0f%% memory headroom%s%s",
+                        o->max_nodes, o->deadline_s / 86400,
+                        100 * o->headroom, tail, more);
+    free(tail);
+    free(more);
+    return v;
+}
+
+/* The first verdict: the smallest size meeting the deadline (or why
+ * none does), or without a deadline the fastest size. */
+static char *
+time_verdict(const struct plan_opts *o, const struct plan_gpu_result *gr)
+{
+    char b1[96], b2[96], b3[32];
+    if (o->deadline_s > 0 && gr->smallest < 0)
+        return missed_deadline(o, gr);
+    if (o->deadline_s > 0) {
+        const struct plan_row *w = &gr->rows[gr->smallest];
+        const struct plan_row *p = gr->smallest > 0
+                                       ? &gr->rows[gr->smallest - 1]
+                                       : NULL;
+        char *tail = p && p->eligible
+                         ? xasprintf("; %d node%s would take %s days",
+                                     p->nodes, p->nodes == 1 ? "" : "s",
+                                     fmt_days(b3, sizeof b3, p->exp_days))
+                         : xstrdup("");
+        char *v = xasprintf(
+            "smallest cluster meeting the %.0f-day deadline: %d node%s "
+            "(%d GPUs), %s%s%s", o->deadline_s / 86400,
+            w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
+            fmt_time_pair(b1, sizeof b1, o, w->exp_days, w->days),
+            cost_pair(b2, sizeof b2, o, w), tail);
+        free(tail);
+        return v;
+    }
+    if (gr->fastest < 0)
+        return xasprintf("no cluster of up to %d nodes finishes: either "
+                         "none fits in memory within the batch, or "
+                         "interruptions come faster than a restart and a "
+                         "checkpoint interval (see --mtbf-per-gpu, "
+                         "--restart-time)", o->max_nodes);
+    const struct plan_row *w = &gr->rows[gr->fastest];
+    return xasprintf("fastest within the batch: %d node%s (%d GPUs), %s%s",
+                     w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
+                     fmt_time_pair(b1, sizeof b1, o, w->exp_days, w->days),
+                     cost_pair(b2, sizeof b2, o, w));
+}
+
+/* On Spot capacity (G has a spot price): the cheapest size, or that none
+ * meets the deadline. */
+static char *
+spot_verdict(const struct plan_opts *o, const struct plan_gpu *g,
+             const struct plan_gpu_result *gr)
+{
+    char b1[96], b3[32];
+    if (gr->spot_optimal < 0)
+        return xasprintf("no cluster on Spot at %.3g preemptions per node "
+                         "per month meets the %s",
+                         o->preempt_node_s * 730 * 3600,
+                         o->budget_usd > 0 ? "deadline within the budget"
+                                           : "deadline");
+    const struct plan_row *w = &gr->rows[gr->spot_optimal];
+    return xasprintf("cheapest on Spot at $%.2f per GPU-hour, %.3g "
+                     "preemptions per node per month: %d node%s (%d GPUs), "
+                     "%s days expected, %s expected", g->spot_usd,
+                     o->preempt_node_s * 730 * 3600, w->nodes,
+                     w->nodes == 1 ? "" : "s", w->gpus,
+                     fmt_days(b3, sizeof b3, w->spot_days),
+                     fmt_usd(b1, sizeof b1, w->spot_cost_usd));
+}
+
+/* The row whose failures the goodput sentence describes: the one a
+ * verdict picked, else the fastest eligible one; -1 when none is. */
+static int
+goodput_row(const struct plan_gpu_result *gr)
+{
+    int k = gr->smallest >= 0       ? gr->smallest
+            : gr->cost_optimal >= 0 ? gr->cost_optimal
+                                    : gr->fastest;
+    for (int i = 0; k < 0 && i < gr->n_rows; i++)
+        if (gr->rows[i].eligible)
+            k = i;
+    for (int i = 0; i < gr->n_rows; i++)
+        if (gr->rows[i].eligible && gr->smallest < 0
+            && gr->cost_optimal < 0 && gr->fastest < 0
+            && gr->rows[i].exp_days < gr->rows[k].exp_days)
+            k = i;
+    return k;
 }
 
 /* The verdict sentences for one GPU type (at most PLAN_VERDICTS); caller
@@ -763,77 +933,8 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
          const struct plan_gpu_result *gr, char **out)
 {
     int n = 0;
-    char b1[96], b2[96], b3[32];
-    if (o->deadline_s > 0) {
-        if (gr->smallest >= 0) {
-            const struct plan_row *w = &gr->rows[gr->smallest];
-            const struct plan_row *p = gr->smallest > 0
-                                           ? &gr->rows[gr->smallest - 1]
-                                           : NULL;
-            char *tail = p && p->eligible
-                             ? xasprintf("; %d node%s would take %s days",
-                                         p->nodes, p->nodes == 1 ? "" : "s",
-                                         fmt_days(b3, sizeof b3,
-                                                  p->exp_days))
-                             : xstrdup("");
-            out[n++] = xasprintf(
-                "smallest cluster meeting the %.0f-day deadline: %d node%s "
-                "(%d GPUs), %s%s%s", o->deadline_s / 86400,
-                w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
-                fmt_time_pair(b1, sizeof b1, o, w->exp_days, w->days),
-                cost_pair(b2, sizeof b2, o, w), tail);
-            free(tail);
-        } else {
-            /* The fastest size within the batch, to say how far off. */
-            const struct plan_row *f = NULL;
-            for (int i = 0; i < gr->n_rows; i++) {
-                const struct plan_row *w = &gr->rows[i];
-                if (w->eligible && (f == NULL || w->exp_days < f->exp_days))
-                    f = w;
-            }
-            /* Past the batch limit a size may be fast enough: say that
-             * a larger batch, not more nodes, is what would help. */
-            const struct plan_row *b = NULL;
-            for (int i = 0; i < gr->n_rows && b == NULL; i++) {
-                const struct plan_row *w = &gr->rows[i];
-                if (w->fits && (w->batch_limited || w->over_batch)
-                    && w->exp_days * 86400 <= o->deadline_s)
-                    b = w;
-            }
-            char *more = b ? xasprintf(" (%d nodes would meet it with a "
-                                       "global batch of %lld sequences or "
-                                       "more: raise --global-batch-tokens "
-                                       "if convergence allows)", b->nodes,
-                                       (long long)b->batch_seqs)
-                           : xstrdup("");
-            char *tail = f ? xasprintf("; the fastest within the batch, "
-                                       "%d nodes, takes %s",
-                                       f->nodes,
-                                       fmt_time_pair(b1, sizeof b1, o,
-                                                     f->exp_days, f->days))
-                           : xstrdup("");
-            out[n++] = xasprintf(
-                "no cluster of up to %d nodes meets the %.0f-day deadline "
-                "with a %.0f%% memory headroom%s%s", o->max_nodes,
-                o->deadline_s / 86400, 100 * o->headroom, tail, more);
-            free(tail);
-            free(more);
-        }
-    } else if (gr->fastest < 0) {
-        out[n++] = xasprintf("no cluster of up to %d nodes finishes: "
-                             "either none fits in memory within the "
-                             "batch, or interruptions come faster than a "
-                             "restart and a checkpoint interval (see "
-                             "--mtbf-per-gpu, --restart-time)",
-                             o->max_nodes);
-    } else {
-        const struct plan_row *w = &gr->rows[gr->fastest];
-        out[n++] = xasprintf(
-            "fastest within the batch: %d node%s (%d GPUs), %s%s",
-            w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
-            fmt_time_pair(b1, sizeof b1, o, w->exp_days, w->days),
-            cost_pair(b2, sizeof b2, o, w));
-    }
+    char b1[96], b2[96];
+    out[n++] = time_verdict(o, gr);
     if (gr->cost_optimal >= 0) {
         const struct plan_row *w = &gr->rows[gr->cost_optimal];
         out[n++] = xasprintf(
@@ -848,35 +949,9 @@ verdicts(const struct plan_opts *o, const struct plan_gpu *g,
                              "budget of %s",
                              fmt_usd(b2, sizeof b2, o->budget_usd));
     }
-    if (g->spot_usd > 0) {
-        if (gr->spot_optimal >= 0) {
-            const struct plan_row *w = &gr->rows[gr->spot_optimal];
-            out[n++] = xasprintf(
-                "cheapest on Spot at $%.2f per GPU-hour, %.3g preemptions "
-                "per node per month: %d node%s (%d GPUs), %s days expected, "
-                "%s expected", g->spot_usd, o->preempt_node_s * 730 * 3600,
-                w->nodes, w->nodes == 1 ? "" : "s", w->gpus,
-                fmt_days(b3, sizeof b3, w->spot_days),
-                fmt_usd(b1, sizeof b1, w->spot_cost_usd));
-        } else {
-            out[n++] = xasprintf(
-                "no cluster on Spot at %.3g preemptions per node per "
-                "month meets the %s", o->preempt_node_s * 730 * 3600,
-                o->budget_usd > 0 ? "deadline within the budget"
-                                  : "deadline");
-        }
-    }
-    int k = gr->smallest >= 0       ? gr->smallest
-            : gr->cost_optimal >= 0 ? gr->cost_optimal
-                                    : gr->fastest;
-    for (int i = 0; k < 0 && i < gr->n_rows; i++)
-        if (gr->rows[i].eligible)
-            k = i;
-    for (int i = 0; i < gr->n_rows; i++)
-        if (gr->rows[i].eligible && gr->smallest < 0
-            && gr->cost_optimal < 0 && gr->fastest < 0
-            && gr->rows[i].exp_days < gr->rows[k].exp_days)
-            k = i;
+    if (g->spot_usd > 0)
+        out[n++] = spot_verdict(o, g, gr);
+    int k = goodput_row(gr);
     if (k >= 0)
         out[n++] = goodput_sentence(o, &gr->rows[k]);
     out[n++] = xasprintf("knee: %s", gr->knee_why);
@@ -1177,7 +1252,7 @@ fail:
     return EXIT_SYSTEM;
 }
 
-int
+static int
 cmd_plan(int argc, char **argv)
 {
     struct plan_cli c = {.term = "png"};
@@ -1188,12 +1263,8 @@ cmd_plan(int argc, char **argv)
     char **base = xcalloc(argc + 2, sizeof *base);
     int rc = parse_cli(argc, argv, &c, base, &o.base_argc);
     o.base = base;
-    if (rc == 1) {
-        cmd_plan_help(stdout);
-        goto out;
-    }
-    if (rc != 0) {
-        status = EXIT_USAGE;
+    if (rc != CMD_RUN) {
+        status = rc;
         goto out;
     }
     if ((status = search_check_base("plan", "simulates many points",
@@ -1271,3 +1342,15 @@ out:
     free(base);
     return status;
 }
+
+const struct cmd_entry cmd_plan_entry = {
+    .name = "plan",
+    .usage = "--model M --tokens N [--deadline D] [--budget $] "
+             "--gpu TOPOLOGY... [--price T=$X/gpu-hour] "
+             "[--spot-price T=$X/gpu-hour] [--mtbf-per-gpu D] "
+             "[--report FILE.html]",
+    .summary = "size a cluster for a token budget, a deadline and a price, "
+               "with failures",
+    .exec = cmd_plan,
+    .help = cmd_plan_help,
+};

@@ -34,7 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void
+static void
 cmd_real_help(FILE *out)
 {
     fprintf(out,
@@ -122,16 +122,17 @@ run_real_binary(int argc, char **argv)
 }
 #endif
 
-/* Remove real-only options from argv (they are not simulate options);
- * returns -1 with a message when the command line is malformed (a value
- * missing: usage follows), -2 when a value is bad (one line). */
+/* Remove real-only options from argv (they are not simulate options):
+ * SETUP_OK, or with *cause SETUP_USAGE when a value is missing (the
+ * command line's shape: usage follows), SETUP_BAD_VALUE when a value is
+ * bad (one line). */
 struct real_opts {
     int dry_run;
     int64_t warmup;
     double timeout_s;
 };
 
-static int
+static enum setup_status
 take_real_opts(int *argc, char **argv, struct real_opts *ro, char **cause)
 {
     int w = 1;
@@ -150,8 +151,8 @@ take_real_opts(int *argc, char **argv, struct real_opts *ro, char **cause)
             const char *val = eq ? eq + 1 : (i + 1 < *argc ? argv[++i] : NULL);
             char *why = NULL;
             if (val == NULL) {
-                *cause = xasprintf("option '%s' needs a value", a);
-                return -1;      /* the command line's shape: usage */
+                *cause = setup_option_error(OPTION_NEEDS_VALUE, a);
+                return SETUP_USAGE;
             }
             if (is_warmup
                     ? units_parse_count(val, 1, 100, &ro->warmup, &why)
@@ -159,7 +160,7 @@ take_real_opts(int *argc, char **argv, struct real_opts *ro, char **cause)
                 *cause = xasprintf("%s: %s", is_warmup ? "--warmup"
                                                        : "--timeout", why);
                 free(why);
-                return -2;      /* a bad value: one line */
+                return SETUP_BAD_VALUE;
             }
         } else {
             argv[w++] = argv[i];
@@ -167,7 +168,7 @@ take_real_opts(int *argc, char **argv, struct real_opts *ro, char **cause)
     }
     *argc = w;
     argv[w] = NULL;
-    return 0;
+    return SETUP_OK;
 }
 
 #ifdef FSDPSIM_REAL_BINARY
@@ -232,67 +233,106 @@ launch_nodes(const struct run *r, int gpus, double timeout_s,
 }
 #endif
 
+#ifdef FSDPSIM_REAL_BINARY
+/* This node's GPUs: how many, or -1 after saying why there are none to
+ * use. */
 static int
-real_run_cmd(int argc, char **argv)
+probe_gpus(void)
 {
-    struct real_opts ro;
-    struct run r;
     char *cause = NULL;
-    int bad = take_real_opts(&argc, argv, &ro, &cause);
-    if (bad != 0) {
-        cmd_error("real", cause, bad == -1);
-        free(cause);
-        return EXIT_USAGE;
-    }
-    int rc = setup_parse_args(&r, "real", argc, argv, &cause);
-    if (rc == 1) {
-        cmd_real_help(stdout);
-        setup_free(&r);
-        return 0;
-    }
-    if (rc == 0)
-        rc = setup_prepare(&r, &cause) == 0 ? 0 : -2;
-    if (rc != 0) {
-        cmd_error("real", cause, rc == -1);
-        free(cause);
-        setup_free(&r);
-        return EXIT_USAGE;
-    }
-    if (ro.dry_run) {
-        /* Exactly what `fsdpsim schedule` prints for these options. */
-        if (r.cfg.format == FORMAT_JSON)
-            sched_print_json(r.sched, stdout);
-        else
-            sched_print_text(r.sched, stdout);
-        setup_free(&r);
-        return 0;
-    }
-#ifndef FSDPSIM_REAL_BINARY
-    /* Not reached: cmd_real hands non-dry runs to fsdpsim-real. */
-    setup_free(&r);
-    return EXIT_SYSTEM;
-#else
     int gpus = 0;
-    if (real_probe(&gpus, &cause) != 0) {
-        cmd_error("real", cause, 0);
-        free(cause);
-        setup_free(&r);
+    if (real_probe(&gpus, &cause) == 0)
+        return gpus;
+    cmd_error("real", cause, 0);
+    free(cause);
+    return -1;
+}
+
+/* The files of a real run: the measured run MV (PV the prediction)
+ * where R's options name them, the --metrics file with both; on node 0
+ * alone (on a shared file system every node would write the same
+ * paths).  0, or EXIT_SYSTEM after the message. */
+static int
+write_real_outputs(struct run *r, const struct real_launch *launch,
+                   const struct run_view *pv, const struct run_view *mv)
+{
+    if (launch->node_rank > 0) {
+        free(r->cfg.trace_path);
+        free(r->cfg.timeline_path);
+        free(r->cfg.memory_path);
+        free(r->cfg.metrics_path);
+        r->cfg.trace_path = r->cfg.timeline_path = r->cfg.memory_path =
+            r->cfg.metrics_path = NULL;
+    }
+    if (launch->nodes > 1)
+        printf("node %d of %d (rank %d):\n", launch->node_rank,
+               launch->nodes, launch->node_rank * launch->gpus);
+    /* The --metrics file holds both runs: written below. */
+    char *metrics_path = r->cfg.metrics_path;
+    r->cfg.metrics_path = NULL;
+    int status = cmd_write_outputs("real", &r->cfg, mv, NULL);
+    r->cfg.metrics_path = metrics_path;
+    if (status || !r->cfg.metrics_path)
+        return status;
+    /* Predicted and measured side by side, for Prometheus. */
+    const struct run_view *views[] = {pv, mv};
+    const char *sources[] = {"predicted", "measured"};
+    struct atomic_file af;
+    char *cause = NULL;
+    if (atomic_file_open(&af, r->cfg.metrics_path, &cause) == 0) {
+        output_metrics(views, sources, 2, af.f);
+        if (atomic_file_commit(&af, &cause) == 0)
+            return 0;
+    }
+    cmd_error("real", cause, 0);
+    free(cause);
+    return EXIT_SYSTEM;
+}
+
+/* Predicted (PM) and measured (MM) side by side, with the error. */
+static void
+print_real_table(const struct metrics *pm, const struct metrics *mm)
+{
+    printf("%-22s %14s %14s %8s\n", "", "predicted", "measured", "error");
+    double rows[][2] = {{pm->step_time_s, mm->step_time_s},
+                        {pm->compute_s, mm->compute_s},
+                        {pm->allgather_s, mm->allgather_s},
+                        {pm->reducescatter_s, mm->reducescatter_s},
+                        {pm->allreduce_s, mm->allreduce_s},
+                        {pm->exposed_comm_s, mm->exposed_comm_s},
+                        {(double)pm->mem.peak_reserved,
+                         (double)mm->mem.peak_reserved}};
+    const char *names[] = {"step time (s)", "compute (s)", "all-gather (s)",
+                           "reduce-scatter (s)", "all-reduce (s)",
+                           "exposed comm (s)", "peak reserved (B)"};
+    for (int i = 0; i < 7; i++)
+        printf("%-22s %14.6g %14.6g %+7.1f%%\n", names[i], rows[i][0],
+               rows[i][1], rows[i][1] > 0
+                               ? 100 * (rows[i][0] / rows[i][1] - 1)
+                               : 0.0);
+}
+
+/* R (prepared) on this node's GPUs with the options RO, printed next to
+ * its prediction: the exit status. */
+static int
+execute_run(struct run *r, const struct real_opts *ro)
+{
+    char *cause = NULL;
+    int gpus = probe_gpus();
+    if (gpus < 0)
         return EXIT_SYSTEM;
-    }
     struct real_launch launch;
-    int lrc = launch_nodes(&r, gpus, ro.timeout_s, &launch);
-    if (lrc != 0) {
-        setup_free(&r);
+    int lrc = launch_nodes(r, gpus, ro->timeout_s, &launch);
+    if (lrc != 0)
         return lrc;
-    }
 
     struct engine_result pred, meas;
     struct metrics pm, mm;
-    engine_run(r.sched, r.topo, &pred);
-    metrics_compute(r.sched, r.topo, &pred, &pm);
-    struct real_options o = {(int)ro.warmup, ro.timeout_s, 0};
+    engine_run(r->sched, r->topo, &pred);
+    metrics_compute(r->sched, r->topo, &pred, &pm);
+    struct real_options o = {(int)ro->warmup, ro->timeout_s, 0};
     int64_t peak_reserved = 0;
-    int run_rc = real_run(r.sched, r.model, r.topo, &launch, &o, &meas,
+    int run_rc = real_run(r->sched, r->model, r->topo, &launch, &o, &meas,
                           &peak_reserved, &cause);
     rendezvous_close(launch.rv);
 #ifdef HAVE_MPI
@@ -302,79 +342,58 @@ real_run_cmd(int argc, char **argv)
         cmd_error("real", cause, 0);
         free(cause);
         engine_result_free(&pred);
-        setup_free(&r);
         return EXIT_SYSTEM;
     }
-    metrics_compute(r.sched, r.topo, &meas, &mm);
+    metrics_compute(r->sched, r->topo, &meas, &mm);
     if (peak_reserved > 0)
         mm.mem.peak_reserved = peak_reserved;
-    struct run_view pv = {&r.cfg, r.model, r.topo, r.sched, &pred, &pm,
-                          r.command_line};
-    struct run_view mv = {&r.cfg, r.model, r.topo, r.sched, &meas, &mm,
-                          r.command_line};
-    /* Node 0 writes the files (on a shared file system every node would
-     * write the same paths); every node prints its own GPU 0's table. */
-    if (launch.node_rank > 0) {
-        free(r.cfg.trace_path);
-        free(r.cfg.timeline_path);
-        free(r.cfg.memory_path);
-        free(r.cfg.metrics_path);
-        r.cfg.trace_path = r.cfg.timeline_path = r.cfg.memory_path =
-            r.cfg.metrics_path = NULL;
-    }
-    if (launch.nodes > 1)
-        printf("node %d of %d (rank %d):\n", launch.node_rank,
-               launch.nodes, launch.node_rank * launch.gpus);
-    /* The --metrics file holds both runs: written below. */
-    char *metrics_path = r.cfg.metrics_path;
-    r.cfg.metrics_path = NULL;
-    int status = cmd_write_outputs("real", &r.cfg, &mv, NULL);
-    r.cfg.metrics_path = metrics_path;
-    if (!status && r.cfg.metrics_path) {
-        /* Predicted and measured side by side, for Prometheus. */
-        const struct run_view *views[] = {&pv, &mv};
-        const char *sources[] = {"predicted", "measured"};
-        struct atomic_file af;
-        if (atomic_file_open(&af, r.cfg.metrics_path, &cause) == 0) {
-            output_metrics(views, sources, 2, af.f);
-            if (atomic_file_commit(&af, &cause) != 0)
-                status = EXIT_SYSTEM;
-        } else {
-            status = EXIT_SYSTEM;
-        }
-        if (status) {
-            cmd_error("real", cause, 0);
-            free(cause);
-        }
-    }
-    if (!status) {
-        printf("%-22s %14s %14s %8s\n", "", "predicted", "measured",
-               "error");
-        double rows[][2] = {{pm.step_time_s, mm.step_time_s},
-                            {pm.compute_s, mm.compute_s},
-                            {pm.allgather_s, mm.allgather_s},
-                            {pm.reducescatter_s, mm.reducescatter_s},
-                            {pm.allreduce_s, mm.allreduce_s},
-                            {pm.exposed_comm_s, mm.exposed_comm_s},
-                            {(double)pm.mem.peak_reserved,
-                             (double)mm.mem.peak_reserved}};
-        const char *names[] = {"step time (s)", "compute (s)",
-                               "all-gather (s)", "reduce-scatter (s)",
-                               "all-reduce (s)", "exposed comm (s)",
-                               "peak reserved (B)"};
-        for (int i = 0; i < 7; i++)
-            printf("%-22s %14.6g %14.6g %+7.1f%%\n", names[i], rows[i][0],
-                   rows[i][1], rows[i][1] > 0
-                                   ? 100 * (rows[i][0] / rows[i][1] - 1)
-                                   : 0.0);
-    }
+    struct run_view pv = {&r->cfg, r->model, r->topo, r->sched, &pred, &pm,
+                          r->command_line};
+    struct run_view mv = {&r->cfg, r->model, r->topo, r->sched, &meas, &mm,
+                          r->command_line};
+    /* Every node prints its own GPU 0's table. */
+    int status = write_real_outputs(r, &launch, &pv, &mv);
+    if (!status)
+        print_real_table(&pm, &mm);
     engine_result_free(&pred);
     engine_result_free(&meas);
+    return status;
+}
+#endif
+
+static int
+real_run_cmd(int argc, char **argv)
+{
+    struct real_opts ro;
+    struct run r;
+    char *cause = NULL;
+    enum setup_status st = take_real_opts(&argc, argv, &ro, &cause);
+    if (st != SETUP_OK)
+        return cmd_setup_error("real", st, cause);
+    st = setup_parse_args(&r, "real", argc, argv, &cause);
+    if (st == SETUP_OK && setup_prepare(&r, &cause) != 0)
+        st = SETUP_BAD_VALUE;
+    int status = cmd_setup_done(&cmd_real_entry, &r, st, cause);
+    if (status != CMD_RUN)
+        return status;
+    status = 0;
+    if (ro.dry_run) {
+        /* Exactly what `fsdpsim schedule` prints for these options. */
+        if (r.cfg.format == FORMAT_JSON)
+            sched_print_json(r.sched, stdout);
+        else
+            sched_print_text(r.sched, stdout);
+    } else {
+#ifndef FSDPSIM_REAL_BINARY
+        /* Not reached: cmd_real hands non-dry runs to fsdpsim-real. */
+        status = EXIT_SYSTEM;
+#else
+        status = execute_run(&r, &ro);
+#endif
+    }
     setup_free(&r);
     return status;
-#endif
 }
-
 
 #ifdef FSDPSIM_REAL_BINARY
 /* TEXT into PATH, atomically; 0 or -1 with *cause. */
@@ -389,15 +408,101 @@ write_text_file(const char *path, const char *text, char **cause)
 }
 #endif
 
+/* The options of `real bench`. */
+struct bench_args {
+    double minb, maxb, factor;
+    int64_t iters, warmup, mb, seq;
+    const char *out_path, *model_name, *dtype_s, *cal_path, *topo_name;
+    enum dtype dt;              /* --param-dtype, once checked */
+    struct model *m;            /* --model's, once loaded (caller frees) */
+};
+
+/* Option A with its value V into *B: 0, 1 when A is not an option of
+ * real bench, or -1 with *msg. */
 static int
-real_bench_cmd(int argc, char **argv)
+bench_option(struct bench_args *b, const char *a, const char *v, char **msg)
 {
-    double minb = 1024, maxb = 1073741824.0, factor = 2;
-    int64_t iters = 20, warmup = 5, mb = 1, seq = 2048;
-    const char *out_path = NULL, *model_name = NULL, *dtype_s = "bf16";
-    const char *cal_path = NULL, *topo_name = "dgx-a100-80g";
-    char *cause = NULL, *msg = NULL;
-    for (int i = 1; i < argc; i++) {
+    char *cause = NULL;
+    if (strcmp(a, "-b") == 0 || strcmp(a, "--minbytes") == 0
+        || strcmp(a, "-e") == 0 || strcmp(a, "--maxbytes") == 0) {
+        double *dst = a[1] == 'b' || strcmp(a, "--minbytes") == 0
+                          ? &b->minb : &b->maxb;
+        if (units_parse_nccl_size(v, dst) != 0)
+            *msg = xasprintf("%s: '%s' is not a size (e.g. 8, 1K, 8G)", a,
+                             v);
+    } else if (strcmp(a, "-f") == 0 || strcmp(a, "--stepfactor") == 0) {
+        b->factor = strtod(v, NULL);
+        if (!(b->factor > 1 && b->factor <= 1024))
+            *msg = xasprintf("%s: '%s' is not a factor above 1", a, v);
+    } else if (strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0
+               || strcmp(a, "--micro-batch") == 0
+               || strcmp(a, "--seq-len") == 0) {
+        int64_t *dst = strcmp(a, "--iters") == 0     ? &b->iters
+                       : strcmp(a, "--warmup") == 0  ? &b->warmup
+                       : strcmp(a, "--seq-len") == 0 ? &b->seq : &b->mb;
+        if (units_parse_count(v, 1, 1048576, dst, &cause) != 0) {
+            *msg = xasprintf("%s: %s", a, cause);
+            free(cause);
+        }
+    } else if (strcmp(a, "--nccl-tests-out") == 0) {
+        b->out_path = v;
+    } else if (strcmp(a, "--calibration-out") == 0) {
+        b->cal_path = v;
+    } else if (strcmp(a, "--topology") == 0 || strcmp(a, "-t") == 0) {
+        b->topo_name = v;
+    } else if (strcmp(a, "--model") == 0 || strcmp(a, "-m") == 0) {
+        b->model_name = v;
+    } else if (strcmp(a, "--param-dtype") == 0) {
+        b->dtype_s = v;
+    } else {
+        return 1;
+    }
+    return *msg ? -1 : 0;
+}
+
+/* The sizes, dtype, model and topology of B, checked (B->m loaded): 0,
+ * or -1 with *msg. */
+static int
+check_bench_args(struct bench_args *b, char **msg)
+{
+    char *cause = NULL;
+    if (b->minb > b->maxb) {
+        *msg = xasprintf("-b is larger than -e");
+        return -1;
+    }
+    if (dtype_parse(b->dtype_s, &b->dt) != 0) {
+        *msg = xasprintf("--param-dtype: '%s' is not a dtype", b->dtype_s);
+        return -1;
+    }
+    if (b->model_name && (b->m = model_load(b->model_name, msg)) == NULL)
+        return -1;
+    struct topo *bt = topo_load(b->topo_name, &cause);
+    if (bt == NULL) {
+        *msg = xasprintf("--topology: %s", cause);
+        free(cause);
+        return -1;
+    }
+    if (b->cal_path != NULL && !(bt->peak_flops[b->dt] > 0))
+        *msg = xasprintf("--calibration-out: topology '%s' has no %s peak "
+                         "to rate the GEMM sweep against (pick another "
+                         "--param-dtype or --topology)", bt->name,
+                         dtype_name(b->dt));
+    topo_free(bt);
+    return *msg ? -1 : 0;
+}
+
+/* ARGV into *B: CMD_RUN, or the exit status after the help or the
+ * message. */
+static int
+parse_bench_args(int argc, char **argv, struct bench_args *b)
+{
+    *b = (struct bench_args){.minb = 1024, .maxb = 1073741824.0,
+                             .factor = 2, .iters = 20, .warmup = 5, .mb = 1,
+                             .seq = 2048, .dtype_s = "bf16",
+                             .topo_name = "dgx-a100-80g",
+                             .dt = DTYPE_BF16};
+    char *msg = NULL;
+    for (int i = 1; i < argc && msg == NULL; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -409,92 +514,56 @@ real_bench_cmd(int argc, char **argv)
             break;
         }
         i++;
-        if (strcmp(a, "-b") == 0 || strcmp(a, "--minbytes") == 0
-            || strcmp(a, "-e") == 0 || strcmp(a, "--maxbytes") == 0) {
-            double *dst = a[1] == 'b' || strcmp(a, "--minbytes") == 0
-                              ? &minb : &maxb;
-            if (units_parse_nccl_size(v, dst) != 0)
-                msg = xasprintf("%s: '%s' is not a size (e.g. 8, 1K, 8G)",
-                                a, v);
-        } else if (strcmp(a, "-f") == 0 || strcmp(a, "--stepfactor") == 0) {
-            factor = strtod(v, NULL);
-            if (!(factor > 1 && factor <= 1024))
-                msg = xasprintf("%s: '%s' is not a factor above 1", a, v);
-        } else if (strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0
-                   || strcmp(a, "--micro-batch") == 0
-                   || strcmp(a, "--seq-len") == 0) {
-            int64_t *dst = strcmp(a, "--iters") == 0    ? &iters
-                           : strcmp(a, "--warmup") == 0 ? &warmup
-                           : strcmp(a, "--seq-len") == 0 ? &seq : &mb;
-            if (units_parse_count(v, 1, 1048576, dst, &cause) != 0) {
-                msg = xasprintf("%s: %s", a, cause);
-                free(cause);
-                cause = NULL;
-            }
-        } else if (strcmp(a, "--nccl-tests-out") == 0) {
-            out_path = v;
-        } else if (strcmp(a, "--calibration-out") == 0) {
-            cal_path = v;
-        } else if (strcmp(a, "--topology") == 0 || strcmp(a, "-t") == 0) {
-            topo_name = v;
-        } else if (strcmp(a, "--model") == 0 || strcmp(a, "-m") == 0) {
-            model_name = v;
-        } else if (strcmp(a, "--param-dtype") == 0) {
-            dtype_s = v;
-        } else {
-            msg = xasprintf("unknown option '%s'", a);
-        }
-        if (msg)
-            break;
+        if (bench_option(b, a, v, &msg) == 1)
+            msg = setup_option_error(OPTION_UNKNOWN, a);
     }
-    if (msg == NULL && minb > maxb)
-        msg = xasprintf("-b is larger than -e");
-    enum dtype dt = DTYPE_BF16;
-    if (msg == NULL && dtype_parse(dtype_s, &dt) != 0)
-        msg = xasprintf("--param-dtype: '%s' is not a dtype", dtype_s);
-    struct model *m = NULL;
-    if (msg == NULL && model_name && (m = model_load(model_name, &cause)) == NULL) {
-        msg = cause;
-        cause = NULL;
-    }
-    struct topo *bt = NULL;
-    if (msg == NULL && (bt = topo_load(topo_name, &cause)) == NULL) {
-        msg = xasprintf("--topology: %s", cause);
-        free(cause);
-        cause = NULL;
-    }
-    if (msg == NULL && cal_path != NULL && !(bt->peak_flops[dt] > 0))
-        msg = xasprintf("--calibration-out: topology '%s' has no %s peak "
-                        "to rate the GEMM sweep against (pick another "
-                        "--param-dtype or --topology)", bt->name,
-                        dtype_name(dt));
-    topo_free(bt);
-    if (msg) {
-        cmd_error("real", msg, 0);
-        free(msg);
-        return EXIT_USAGE;
-    }
-#ifndef FSDPSIM_REAL_BINARY
-    /* Options checked here; the run itself is fsdpsim-real's. */
-    (void)iters;
-    (void)warmup;
-    (void)mb;
-    (void)seq;
-    (void)out_path;
-    (void)cal_path;
-    model_free(m);
-    return run_real_binary(argc, argv);
-#else
-    int gpus = 0;
-    if (real_probe(&gpus, &cause) != 0) {
-        cmd_error("real", cause, 0);
-        free(cause);
-        model_free(m);
+    if (msg == NULL && check_bench_args(b, &msg) == 0)
+        return CMD_RUN;
+    cmd_error("real", msg, 0);
+    free(msg);
+    return EXIT_USAGE;
+}
+
+#ifdef FSDPSIM_REAL_BINARY
+/* The calibration file of B from the sweeps' TEXT and RES: 0, or
+ * EXIT_SYSTEM with *cause. */
+static int
+write_bench_calibration(const struct bench_args *b, const char *text,
+                        const struct real_bench_result *res, char **cause)
+{
+    struct calib_measured cm = {text, res->gemm_flops_per_s, b->dt,
+                                res->h2d_Bps, res->d2h_Bps,
+                                res->gpu_name[0] ? res->gpu_name : NULL,
+                                &res->compute};
+    struct nccl_config nc;
+    nccl_config_init(&nc);
+    struct atomic_file af;
+    if (atomic_file_open(&af, b->cal_path, cause) != 0)
+        return EXIT_SYSTEM;
+    if (calib_file_write(af.f, b->topo_name, &nc, &cm, cause) != 0) {
+        atomic_file_abort(&af);
         return EXIT_SYSTEM;
     }
+    if (atomic_file_commit(&af, cause) != 0)
+        return EXIT_SYSTEM;
+    printf("wrote %s; use it with 'fsdpsim simulate --topology %s "
+           "--calibration %s'\n", b->cal_path, b->topo_name, b->cal_path);
+    return 0;
+}
+
+/* The sweeps of B on this node's GPUs, printed or written as asked: the
+ * exit status. */
+static int
+execute_bench(const struct bench_args *b)
+{
+    char *cause = NULL;
+    int gpus = probe_gpus();
+    if (gpus < 0)
+        return EXIT_SYSTEM;
     struct real_launch l = {0, 1, gpus, NULL};
-    struct real_bench_options o = {minb, maxb, factor, (int)iters,
-                                   (int)warmup, m, mb, seq, dt};
+    struct real_bench_options o = {b->minb, b->maxb, b->factor,
+                                   (int)b->iters, (int)b->warmup, b->m,
+                                   b->mb, b->seq, b->dt};
     /* The sweeps go to memory first: printed or written as asked, and
      * fitted for the calibration file. */
     char *text = NULL;
@@ -503,49 +572,45 @@ real_bench_cmd(int argc, char **argv)
     if (nt == NULL) {
         cmd_error("real", "cannot buffer the nccl-tests output (out of "
                   "memory)", 0);
-        model_free(m);
         return EXIT_SYSTEM;
     }
     struct real_bench_result res;
     int rc = real_bench(&l, &o, nt, &res, &cause);
     fclose(nt);
-    if (rc == 0 && out_path == NULL)
+    if (rc == 0 && b->out_path == NULL)
         fputs(text, stdout);
-    if (rc == 0 && out_path != NULL &&
-        write_text_file(out_path, text, &cause) != 0)
+    if (rc == 0 && b->out_path != NULL &&
+        write_text_file(b->out_path, text, &cause) != 0)
         rc = EXIT_SYSTEM;
-    if (rc == 0 && cal_path != NULL) {
-        struct calib_measured cm = {text, res.gemm_flops_per_s, dt,
-                                    res.h2d_Bps, res.d2h_Bps,
-                                    res.gpu_name[0] ? res.gpu_name : NULL,
-                                    &res.compute};
-        struct nccl_config nc;
-        nccl_config_init(&nc);
-        struct atomic_file af;
-        if (atomic_file_open(&af, cal_path, &cause) != 0) {
-            rc = EXIT_SYSTEM;
-        } else if (calib_file_write(af.f, topo_name, &nc, &cm, &cause)
-                   != 0) {
-            atomic_file_abort(&af);
-            rc = EXIT_SYSTEM;
-        } else if (atomic_file_commit(&af, &cause) != 0) {
-            rc = EXIT_SYSTEM;
-        } else {
-            printf("wrote %s; use it with 'fsdpsim simulate --topology %s "
-                   "--calibration %s'\n", cal_path, topo_name, cal_path);
-        }
-    }
+    if (rc == 0 && b->cal_path != NULL)
+        rc = write_bench_calibration(b, text, &res, &cause);
     free(text);
     if (rc != 0) {
         cmd_error("real", cause, 0);
         free(cause);
     }
-    model_free(m);
     return rc;
+}
 #endif
+
+static int
+real_bench_cmd(int argc, char **argv)
+{
+    struct bench_args b;
+    int rc = parse_bench_args(argc, argv, &b);
+    if (rc == CMD_RUN) {
+#ifndef FSDPSIM_REAL_BINARY
+        /* Options checked here; the run itself is fsdpsim-real's. */
+        rc = run_real_binary(argc, argv);
+#else
+        rc = execute_bench(&b);
+#endif
+    }
+    model_free(b.m);
+    return rc;
 }
 
-int
+static int
 cmd_real(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "-h") == 0
@@ -575,3 +640,11 @@ cmd_real(int argc, char **argv)
     free(msg);
     return EXIT_USAGE;
 }
+
+const struct cmd_entry cmd_real_entry = {
+    .name = "real",
+    .usage = "run [simulate options] [--dry-run] | bench [options]",
+    .summary = "run the same schedule on this node's GPUs and time it",
+    .exec = cmd_real,
+    .help = cmd_real_help,
+};

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 
-void
+static void
 cmd_report_help(FILE *out)
 {
     fprintf(out,
@@ -143,86 +143,80 @@ html_report(const char *timeline, const char *memory, const char *path,
     return 0;
 }
 
-int
-cmd_report(int argc, char **argv)
+static const struct option report_options[] = {
+    {"timeline", required_argument, NULL, 't'},
+    {"memory", required_argument, NULL, 'm'},
+    {"out", required_argument, NULL, 'o'},
+    {"term", required_argument, NULL, 'T'},
+    {"html", required_argument, NULL, 'H'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+struct report_args {
+    const char *timeline, *memory, *prefix, *term, *html;
+};
+
+/* ARGV into *A: CMD_RUN, or the exit status after the help or the
+ * message. */
+static int
+parse_report_args(int argc, char **argv, struct report_args *a)
 {
-    static const struct option opts[] = {
-        {"timeline", required_argument, NULL, 't'},
-        {"memory", required_argument, NULL, 'm'},
-        {"out", required_argument, NULL, 'o'},
-        {"term", required_argument, NULL, 'T'},
-        {"html", required_argument, NULL, 'H'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    const char *timeline = NULL, *memory = NULL, *prefix = "fsdpsim";
-    const char *term = "png", *html = NULL;
+    *a = (struct report_args){.prefix = "fsdpsim", .term = "png"};
+    struct cmd_getopt g = CMD_GETOPT(&cmd_report_entry, argc, argv);
     int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":ht:m:o:T:H:", opts, NULL)) != -1) {
+    while ((c = cmd_getopt(&g)) != CMD_OPT_END) {
         switch (c) {
-        case 't': timeline = optarg; break;
-        case 'm': memory = optarg; break;
-        case 'o': prefix = optarg; break;
-        case 'T': term = optarg; break;
-        case 'H': html = optarg; break;
+        case 't': a->timeline = optarg; break;
+        case 'm': a->memory = optarg; break;
+        case 'o': a->prefix = optarg; break;
+        case 'T': a->term = optarg; break;
+        case 'H': a->html = optarg; break;
         case 'h':
             cmd_report_help(stdout);
             return 0;
-        default: {
-            char *msg = xasprintf(c == ':' ? "option '%s' needs a value"
-                                           : "unknown option '%s'",
-                                  argv[optind - 1]);
-            cmd_error("report", msg, 1);
-            free(msg);
+        default:
             return EXIT_USAGE;
         }
-        }
     }
-    if (optind < argc) {
-        char *msg = xasprintf("unexpected argument '%s'", argv[optind]);
-        cmd_error("report", msg, 1);
-        free(msg);
-        return EXIT_USAGE;
-    }
-    if (strcmp(term, "png") != 0 && strcmp(term, "svg") != 0) {
-        char *msg = xasprintf("--term: '%s' is not png or svg", term);
+    if (optind < argc)
+        return cmd_option_error("report", OPTION_UNEXPECTED, argv[optind]);
+    if (strcmp(a->term, "png") != 0 && strcmp(a->term, "svg") != 0) {
+        char *msg = xasprintf("--term: '%s' is not png or svg", a->term);
         cmd_error("report", msg, 0);
         free(msg);
         return EXIT_USAGE;
     }
-    if (*prefix == '\0' || (html && *html == '\0')) {
-        cmd_error("report", html && *html == '\0' ? "--html: the file name "
-                  "is empty" : "--out: the prefix is empty (plots would be "
-                  "named -timeline.png)", 0);
+    if (*a->prefix == '\0' || (a->html && *a->html == '\0')) {
+        cmd_error("report", a->html && *a->html == '\0' ? "--html: the file "
+                  "name is empty" : "--out: the prefix is empty (plots would "
+                  "be named -timeline.png)", 0);
         return EXIT_USAGE;
     }
-    if (!timeline && !memory) {
+    if (!a->timeline && !a->memory) {
         cmd_error("report", "nothing to plot: give --timeline FILE and/or "
                   "--memory FILE (written by fsdpsim simulate)", 1);
         return EXIT_USAGE;
     }
-    /* Both inputs are checked before anything is drawn, and give the
-     * span from which the plots' one time unit is chosen. */
-    double last_us = 0;
-    if (timeline && check_dat(timeline, REPORT_DAT_TIMELINE, &last_us) != 0)
-        return EXIT_USAGE;
-    if (memory && check_dat(memory, REPORT_DAT_MEMORY, &last_us) != 0)
-        return EXIT_USAGE;
-    struct plot_time_base tb = gnuplot_time_base(last_us);
-    if (html)
-        return html_report(timeline, memory, html, tb);
-    /* Both plots or neither: the timeline's, once drawn, stays a file
-     * the signal handler removes until the memory plot is drawn too, and
-     * goes if that fails; the names are printed once both exist. */
-    char *tl_out = timeline ? xasprintf("%s-timeline.%s", prefix, term)
-                            : NULL;
-    char *mem_out = memory ? xasprintf("%s-memory.%s", prefix, term) : NULL;
-    int rc = tl_out ? plot("timeline", timeline, tl_out, term, tb) : 0;
+    return CMD_RUN;
+}
+
+/* The plots of A as image files, in time base TB: 0, 2 or 3 as plot().
+ * Both plots or neither: the timeline's, once drawn, stays a file the
+ * signal handler removes until the memory plot is drawn too, and goes if
+ * that fails; the names are printed once both exist. */
+static int
+image_report(const struct report_args *a, struct plot_time_base tb)
+{
+    char *tl_out = a->timeline ? xasprintf("%s-timeline.%s", a->prefix,
+                                           a->term)
+                               : NULL;
+    char *mem_out = a->memory ? xasprintf("%s-memory.%s", a->prefix, a->term)
+                              : NULL;
+    int rc = tl_out ? plot("timeline", a->timeline, tl_out, a->term, tb) : 0;
     if (rc == 0 && tl_out && mem_out)
         atomic_file_track(tl_out);
     if (rc == 0 && mem_out) {
-        rc = plot("memory", memory, mem_out, term, tb);
+        rc = plot("memory", a->memory, mem_out, a->term, tb);
         if (tl_out && rc != 0)
             atomic_file_remove(tl_out);
         else if (tl_out)
@@ -238,3 +232,34 @@ cmd_report(int argc, char **argv)
     free(mem_out);
     return rc;
 }
+
+static int
+cmd_report(int argc, char **argv)
+{
+    struct report_args a;
+    int rc = parse_report_args(argc, argv, &a);
+    if (rc != CMD_RUN)
+        return rc;
+    /* Both inputs are checked before anything is drawn, and give the
+     * span from which the plots' one time unit is chosen. */
+    double last_us = 0;
+    if (a.timeline
+        && check_dat(a.timeline, REPORT_DAT_TIMELINE, &last_us) != 0)
+        return EXIT_USAGE;
+    if (a.memory && check_dat(a.memory, REPORT_DAT_MEMORY, &last_us) != 0)
+        return EXIT_USAGE;
+    struct plot_time_base tb = gnuplot_time_base(last_us);
+    if (a.html)
+        return html_report(a.timeline, a.memory, a.html, tb);
+    return image_report(&a, tb);
+}
+
+const struct cmd_entry cmd_report_entry = {
+    .name = "report",
+    .usage = "--timeline FILE --memory FILE [--out PREFIX] [--term png|svg]",
+    .summary = "plot a timeline and memory series with gnuplot",
+    .shortopts = ":ht:m:o:T:H:",
+    .longopts = report_options,
+    .exec = cmd_report,
+    .help = cmd_report_help,
+};

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void
+static void
 cmd_schedule_help(FILE *out)
 {
     fprintf(out,
@@ -21,32 +21,25 @@ cmd_schedule_help(FILE *out)
     setup_print_options(out);
 }
 
-int
+static int
 cmd_schedule(int argc, char **argv)
 {
     struct run r;
     char *cause = NULL;
-    int rc = setup_parse_args(&r, "schedule", argc, argv, &cause);
-    if (rc == 1) {
-        cmd_schedule_help(stdout);
-        setup_free(&r);
-        return 0;
-    }
-    if (rc == 0 && (r.cfg.trace_path || r.cfg.timeline_path
+    enum setup_status st = setup_parse_args(&r, "schedule", argc, argv,
+                                            &cause);
+    if (st == SETUP_OK && (r.cfg.trace_path || r.cfg.timeline_path
                     || r.cfg.memory_path || r.cfg.metrics_path)) {
         cause = strdup("--trace, --timeline, --memory and --metrics are "
                        "outputs of a simulation; use 'fsdpsim simulate' for "
                        "them");
-        rc = -2;
+        st = SETUP_BAD_VALUE;
     }
-    if (rc == 0)
-        rc = setup_prepare(&r, &cause) == 0 ? 0 : -2;
-    if (rc != 0) {
-        cmd_error("schedule", cause, rc == -1);
-        free(cause);
-        setup_free(&r);
-        return EXIT_USAGE;
-    }
+    if (st == SETUP_OK && setup_prepare(&r, &cause) != 0)
+        st = SETUP_BAD_VALUE;
+    int rc = cmd_setup_done(&cmd_schedule_entry, &r, st, cause);
+    if (rc != CMD_RUN)
+        return rc;
     if (r.cfg.format == FORMAT_JSON)
         sched_print_json(r.sched, stdout);
     else
@@ -54,3 +47,11 @@ cmd_schedule(int argc, char **argv)
     setup_free(&r);
     return 0;
 }
+
+const struct cmd_entry cmd_schedule_entry = {
+    .name = "schedule",
+    .usage = "[options] [--format text|json]",
+    .summary = "print the op list one step issues (streams, groups, deps)",
+    .exec = cmd_schedule,
+    .help = cmd_schedule_help,
+};

@@ -31,15 +31,17 @@ search_take_opt(int argc, char **argv, int *i, const char *long_name,
 }
 
 int
-search_split_args(const char *cmd, int argc, char **argv,
+search_split_args(const struct cmd_entry *cmd, int argc, char **argv,
                   const struct search_opt *own, int n_own, char **base,
                   int *base_argc)
 {
     int nb = *base_argc;
     for (int i = 1; i < argc; i++) {
         const char *name = argv[i], *v = NULL;
-        if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
-            return 1;
+        if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+            cmd->help(stdout);
+            return 0;
+        }
         int k;
         for (k = 0; k < n_own; k++)
             if (search_take_opt(argc, argv, &i, own[k].long_name,
@@ -49,19 +51,12 @@ search_split_args(const char *cmd, int argc, char **argv,
             base[nb++] = argv[i];
             continue;
         }
-        if (v == NULL) {
-            char *msg = xasprintf("option '%s' needs a value", name);
-            cmd_error(cmd, msg, 1);
-            free(msg);
-            return -1;
-        }
-        if (*v == '\0') {
+        if (v == NULL)
+            return cmd_option_error(cmd->name, OPTION_NEEDS_VALUE, name);
+        if (*v == '\0')
             /* "--plot=" would write "-tune.png", "--out=" nothing useful. */
-            char *msg = xasprintf("%s: the value is empty", own[k].long_name);
-            cmd_error(cmd, msg, 0);
-            free(msg);
-            return -2;
-        }
+            return cmd_errorf(cmd->name, 0, "%s: the value is empty",
+                              own[k].long_name);
         if (own[k].val) {
             *own[k].val = v;
         } else {
@@ -71,7 +66,7 @@ search_split_args(const char *cmd, int argc, char **argv,
         }
     }
     *base_argc = nb;
-    return 0;
+    return CMD_RUN;
 }
 
 int
@@ -82,13 +77,11 @@ search_check_base(const char *cmd, const char *why, int base_argc,
     char *cause = NULL;
     struct search_args a;
     search_args_init(&a, base_argc, base);
-    int rc = setup_parse_args(&r, cmd, a.argc, a.argv, &cause);
+    enum setup_status st = setup_parse_args(&r, cmd, a.argc, a.argv, &cause);
     search_args_free(&a);
-    if (rc == -1) {
-        cmd_error(cmd, cause, 1);
-        free(cause);
+    if (st == SETUP_USAGE) {
         setup_free(&r);
-        return EXIT_USAGE;
+        return cmd_setup_error(cmd, st, cause);
     }
     free(cause);
     const char *opt = r.cfg.trace_path ? "--trace"

@@ -27,9 +27,11 @@ struct search_opt {
 };
 /* Split argv (argv[0] the command) into the command's own options and
  * the simulate options, appended to base from *base_argc on (base holds
- * argc + *base_argc entries).  0, 1 for -h/--help, -1 after printing a
- * usage error, -2 after printing that a value is empty.  Lists are freed with search_list_free. */
-int search_split_args(const char *cmd, int argc, char **argv,
+ * argc + *base_argc entries).  CMD_RUN, or the exit status after CMD's
+ * help (-h, --help) or after the message (a value missing or empty).
+ * Lists are freed with search_list_free. */
+struct cmd_entry;
+int search_split_args(const struct cmd_entry *cmd, int argc, char **argv,
                       const struct search_opt *own, int n_own, char **base,
                       int *base_argc);
 void search_list_free(struct search_list *l);

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void
+static void
 cmd_simulate_help(FILE *out)
 {
     fprintf(out,
@@ -83,54 +83,50 @@ write_report(const struct run_view *v, const char *path)
     return 0;
 }
 
-int
+static int
 cmd_simulate(int argc, char **argv)
 {
     struct run r;
     char *cause = NULL;
     const char *report;
     if (take_report(&argc, argv, &report) != 0) {
-        cmd_error("simulate", "option '--report' needs a value (the HTML "
-                  "file to write)", 1);
+        char *msg = setup_option_error(OPTION_NEEDS_VALUE, "--report");
+        cmd_errorf("simulate", 1, "%s (the HTML file to write)", msg);
+        free(msg);
         return EXIT_USAGE;
     }
-    int rc = setup_parse_args(&r, "simulate", argc, argv, &cause);
-    if (rc == 1) {
-        cmd_simulate_help(stdout);
-        setup_free(&r);
-        return 0;
-    }
-    if (rc == 0 && report) {
+    enum setup_status st = setup_parse_args(&r, "simulate", argc, argv,
+                                            &cause);
+    if (st == SETUP_OK && report) {
         /* The page would replace one of the other outputs, or they it. */
         const char *const other[] = {r.cfg.trace_path, r.cfg.timeline_path,
                                      r.cfg.memory_path, r.cfg.metrics_path};
-        for (int i = 0; i < 4 && rc == 0; i++)
+        for (int i = 0; i < 4 && st == SETUP_OK; i++)
             if (other[i] && strcmp(other[i], report) == 0) {
                 cause = xasprintf("--report and another output both name "
                                   "%s (give two files)", report);
-                rc = -2;
+                st = SETUP_BAD_VALUE;
             }
     }
     /* The JSON summary alone needs no op's times: a long accumulation
      * step is counted from a short one (steady.h). */
-    int summary_only = rc == 0 && r.cfg.format == FORMAT_JSON && !report
+    int summary_only = st == SETUP_OK && r.cfg.format == FORMAT_JSON && !report
                        && !r.cfg.trace_path && !r.cfg.timeline_path
                        && !r.cfg.memory_path && !r.cfg.metrics_path;
-    struct net_run nr;
+    struct sim_result nr;
     struct metrics met;
     int steady;
-    if (summary_only)
-        rc = steady_run(&r, NULL, NULL, &nr, &met, &steady, &cause) == 0 ? 0 : -2;
-    else if (rc == 0)
-        rc = setup_prepare(&r, &cause) == 0 ? 0 : -2;
-    if (rc != 0) {
-        cmd_error("simulate", cause, rc == -1);
-        free(cause);
-        setup_free(&r);
-        return EXIT_USAGE;
-    }
+    if (summary_only
+        && steady_run(&r, NULL, NULL, &nr, &met, &steady, &cause) != 0)
+        st = SETUP_BAD_VALUE;
+    else if (!summary_only && st == SETUP_OK
+             && setup_prepare(&r, &cause) != 0)
+        st = SETUP_BAD_VALUE;
+    int rc = cmd_setup_done(&cmd_simulate_entry, &r, st, cause);
+    if (rc != CMD_RUN)
+        return rc;
     if (!summary_only) {
-        if (net_run(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
+        if (simulate_schedule(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
             cmd_error("simulate", cause, 0);
             free(cause);
             setup_free(&r);
@@ -154,7 +150,15 @@ cmd_simulate(int argc, char **argv)
             net_report_text(&nr, r.sched, r.topo, &r.cfg, stdout);
         }
     }
-    net_run_free(&nr);
+    sim_result_free(&nr);
     setup_free(&r);
     return status;
 }
+
+const struct cmd_entry cmd_simulate_entry = {
+    .name = "simulate",
+    .usage = "[options]",
+    .summary = "simulate FSDP training steps: step time, overlap, memory",
+    .exec = cmd_simulate,
+    .help = cmd_simulate_help,
+};

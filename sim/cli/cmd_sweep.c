@@ -51,7 +51,7 @@ on_sigint(int sig)
     sweep_interrupted = sig;
 }
 
-void
+static void
 cmd_sweep_help(FILE *out)
 {
     fprintf(out,
@@ -419,8 +419,54 @@ struct sweep_opts {
     int jobs;
 };
 
+/* The checks of sweep's own options O (SW's axes given): CMD_RUN, or
+ * EXIT_USAGE after the message. */
+static int
+check_sweep_opts(const struct sweep *sw, struct sweep_opts *o,
+                 const char *jobs)
+{
+    if (sw->n_axes == 0)
+        return cmd_errorf("sweep", 1, "nothing to vary: give --vary "
+                          "KEY=SPEC, e.g. --vary grad_accum=1,2,4");
+    if (!(o->plot || o->report) != !o->metric)
+        return cmd_errorf("sweep", 1, o->metric
+                              ? "--metric needs --plot PREFIX (where to "
+                                "write the plot)"
+                          : o->plot ? "--plot needs --metric KEY (the column "
+                                      "to plot, e.g. step_time_s)"
+                                    : "--report needs --metric KEY (the "
+                                      "column to show, e.g. step_time_s)");
+    if (o->term && strcmp(o->term, "png") != 0 && strcmp(o->term, "svg"))
+        return cmd_errorf("sweep", 0, "--term: '%s' is not png or svg",
+                          o->term);
+    if (o->format && strcmp(o->format, "csv") != 0
+        && strcmp(o->format, "jsonl") != 0)
+        return cmd_errorf("sweep", 0, "--format: '%s' is not csv or jsonl "
+                          "(JSON lines: one object per point)", o->format);
+    if (o->out && o->report && strcmp(o->out, o->report) == 0)
+        return cmd_errorf("sweep", 0, "--out and --report both name %s: the "
+                          "report would replace the CSV (give two files)",
+                          o->out);
+    if (o->shard && (o->plot || o->report))
+        return cmd_errorf("sweep", 0, "--shard writes part of the points: "
+                          "plot or report the merged CSV instead (fsdpsim "
+                          "merge)");
+    if (jobs) {
+        int64_t j;
+        char *cause = NULL;
+        if (units_parse_count(jobs, 1, BATCH_MAX_JOBS, &j, &cause) != 0) {
+            cmd_errorf("sweep", 0, "--jobs: %s", cause);
+            free(cause);
+            return EXIT_USAGE;
+        }
+        o->jobs = (int)j;
+    }
+    return CMD_RUN;
+}
+
 /* Split argv into sweep's own options and the base simulate options
- * (base[0] = "sweep").  0, 1 for --help, -1 after a usage error. */
+ * (base[0] = "sweep"): CMD_RUN, or the exit status after the help or the
+ * message. */
 static int
 parse_sweep_args(int argc, char **argv, struct sweep *sw,
                  struct sweep_opts *o, char **base, int *base_argc)
@@ -436,76 +482,141 @@ parse_sweep_args(int argc, char **argv, struct sweep *sw,
         {"--report", NULL, &o->report, NULL},
         {"--shard", NULL, &o->shard, NULL},
         {"--format", NULL, &o->format, NULL}};
-    int rc = search_split_args("sweep", argc, argv, own,
+    int rc = search_split_args(&cmd_sweep_entry, argc, argv, own,
                                (int)(sizeof own / sizeof own[0]), base,
                                base_argc);
-    for (int i = 0; rc == 0 && i < vary.n; i++) {
+    for (int i = 0; rc == CMD_RUN && i < vary.n; i++) {
         char *cause = NULL;
         if (sweep_add_axis(sw, vary.v[i], &cause) != 0) {
             cmd_error("sweep", cause, 0);
             free(cause);
-            rc = -2;
+            rc = EXIT_USAGE;
         }
     }
     search_list_free(&vary);
-    if (rc != 0)
-        return rc;
-    if (sw->n_axes == 0) {
-        cmd_error("sweep", "nothing to vary: give --vary KEY=SPEC, e.g. "
-                  "--vary grad_accum=1,2,4", 1);
-        return -1;
-    }
-    if (!(o->plot || o->report) != !o->metric) {
-        cmd_error("sweep", o->metric ? "--metric needs --plot "
-                  "PREFIX (where to write the plot)" : o->plot
-                  ? "--plot needs --metric KEY (the column "
-                  "to plot, e.g. step_time_s)" : "--report needs --metric "
-                  "KEY (the column to show, e.g. step_time_s)", 1);
-        return -1;
-    }
-    if (o->term && strcmp(o->term, "png") != 0 && strcmp(o->term, "svg")) {
-        char *msg = xasprintf("--term: '%s' is not png or svg", o->term);
-        cmd_error("sweep", msg, 0);
-        free(msg);
-        return -2;
-    }
-    if (o->format && strcmp(o->format, "csv") != 0
-        && strcmp(o->format, "jsonl") != 0) {
-        char *msg = xasprintf("--format: '%s' is not csv or jsonl (JSON "
-                              "lines: one object per point)", o->format);
-        cmd_error("sweep", msg, 0);
-        free(msg);
-        return -2;
-    }
-    if (o->out && o->report && strcmp(o->out, o->report) == 0) {
-        char *msg = xasprintf("--out and --report both name %s: the report "
-                              "would replace the CSV (give two files)",
-                              o->out);
-        cmd_error("sweep", msg, 0);
-        free(msg);
-        return -2;
-    }
-    if (o->shard && (o->plot || o->report)) {
-        cmd_error("sweep", "--shard writes part of the points: plot or "
-                  "report the merged CSV instead (fsdpsim merge)", 0);
-        return -2;
-    }
-    if (jobs) {
-        int64_t j;
+    return rc == CMD_RUN ? check_sweep_opts(sw, o, jobs) : rc;
+}
+
+/* --shard K/N of O into *shard_k, *shard_n, and --metric into *metric
+ * (its column among METRICS, -1 without): 0, or EXIT_USAGE after the
+ * message. */
+static int
+check_shard_and_metric(const struct sweep *sw, const struct sweep_opts *o,
+                       char **metrics, int n_metrics, int64_t *shard_k,
+                       int64_t *shard_n, int *metric)
+{
+    *shard_k = 0;
+    *shard_n = 1;
+    *metric = -1;
+    if (o->shard) {
         char *cause = NULL;
-        if (units_parse_count(jobs, 1, BATCH_MAX_JOBS, &j, &cause) != 0) {
-            char *msg = xasprintf("--jobs: %s", cause);
-            cmd_error("sweep", msg, 0);
-            free(msg);
+        if (sweep_parse_shard(o->shard, shard_k, shard_n, &cause) != 0) {
+            cmd_error("sweep", cause, 0);
             free(cause);
-            return -2;
+            return EXIT_USAGE;
         }
-        o->jobs = (int)j;
     }
+    if (!o->metric)
+        return 0;
+    for (int i = 0; i < n_metrics && *metric < 0; i++)
+        if (strcmp(metrics[i], o->metric) == 0)
+            *metric = i;
+    if (*metric < 0)
+        return cmd_errorf("sweep", 0, "--metric %s: not a result column "
+                          "(e.g. step_time_s, tokens_per_s, mfu, "
+                          "peak_mem_bytes; see 'fsdpsim simulate --format "
+                          "json')", o->metric);
+    if (sw->n_axes > 2)
+        return cmd_errorf("sweep", 0, "--plot draws the first varied key on "
+                          "x and one line per value of the second; this "
+                          "sweep varies more than two");
     return 0;
 }
 
-int
+/* After atomic_file_open, which installs its own handler to remove the
+ * temporary file: these signals now keep the rows written instead (OLD
+ * keeps what they did).  One that is ignored (nohup's SIGHUP) stays
+ * ignored. */
+static void
+catch_stop_signals(struct sigaction *old)
+{
+    struct sigaction sa = {.sa_handler = on_sigint};
+    sigemptyset(&sa.sa_mask);
+    sweep_interrupted = 0;
+    for (int i = 0; i < N_STOP_SIGNALS; i++) {
+        sigaction(sweep_stop_signals[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN)
+            sigaction(sweep_stop_signals[i], &sa, NULL);
+    }
+}
+
+/* P's points (P set up but for its threads' state) on JOBS threads (at
+ * most O's --jobs, at most the points), rows to OUT: whether a signal
+ * stopped them. */
+static int
+run_pool(struct pool *p, const struct sweep_opts *o, FILE *out)
+{
+    sweep_shared_init(&p->shared);
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->done, NULL);
+    pthread_cond_init(&p->space, NULL);
+    p->rows = xcalloc(p->n_local + 1, sizeof *p->rows);
+    if (p->metric >= 0)
+        p->y = xcalloc(p->n_local + 1, sizeof *p->y);
+    int jobs = o->jobs ? o->jobs : batch_default_jobs();
+    if (jobs > p->n_local)
+        jobs = (int)p->n_local;
+    int interrupted = p->n_local > 0 ? run_points(p, jobs, out) : 0;
+    for (int64_t i = 0; i < p->n_local; i++)
+        free(p->rows[i]);
+    free(p->rows);
+    sweep_shared_destroy(&p->shared);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->done);
+    pthread_cond_destroy(&p->space);
+    return interrupted;
+}
+
+/* After the points: the exit status, from whether the rows reached
+ * their file (AF with --out) or stdout, a signal stopped them
+ * (INTERRUPTED), any point ran, and the plot or report O asks for. */
+static int
+finish_sweep(const struct sweep *sw, const struct sweep_opts *o,
+             const struct pool *p, struct atomic_file *af, int interrupted,
+             int argc, char **argv)
+{
+    char *cause = NULL;
+    if (o->out ? atomic_file_commit(af, &cause) != 0
+               : fflush(stdout) != 0 || ferror(stdout)) {
+        if (cause == NULL)
+            cause = xasprintf("cannot write the CSV: %s", strerror(errno));
+        cmd_error("sweep", cause, 0);
+        free(cause);
+        return EXIT_SYSTEM;
+    }
+    if (interrupted) {
+        fprintf(stderr, "fsdpsim: interrupted: %lld of %lld points written"
+                "%s%s\n", (long long)p->written, (long long)p->n_local,
+                o->out ? " to " : "", o->out ? o->out : "");
+        /* As the shell reports a process the signal ended: 130 for
+         * Ctrl-C, 143 for SIGTERM, 129 for SIGHUP. */
+        return 128 + (int)sweep_interrupted;
+    }
+    if (p->n_ok == 0 && p->n_local > 0 && p->shard_n == 1)
+        /* (A shard may hold only error rows: the whole sweep decides.) */
+        return cmd_errorf("sweep", 0, "no point of the sweep could be "
+                          "simulated; the first: %s", p->first_error);
+    int status = 0;
+    if (o->report)
+        status = write_report(sw, p->y, p->written, o->metric, o->report,
+                              argc, argv);
+    if (status == 0 && o->plot)
+        status = plot(sw, p->y, p->written, o->metric, o->plot, o->term,
+                      o->out == NULL, NULL);
+    return status;
+}
+
+static int
 cmd_sweep(int argc, char **argv)
 {
     struct sweep sw;
@@ -516,52 +627,19 @@ cmd_sweep(int argc, char **argv)
     struct atomic_file af = {0};
     sweep_init(&sw);
     int rc = parse_sweep_args(argc, argv, &sw, &o, base, &base_argc);
-    if (rc == 1) {
-        cmd_sweep_help(stdout);
-        goto out;
-    }
-    if (rc != 0) {
-        status = EXIT_USAGE;
+    if (rc != CMD_RUN) {
+        status = rc;
         goto out;
     }
     if ((status = search_check_base("sweep", "writes one CSV row per "
                                     "point", base_argc, base)) != 0)
         goto out;
-    int64_t shard_k = 0, shard_n = 1;
-    if (o.shard) {
-        char *cause = NULL;
-        if (sweep_parse_shard(o.shard, &shard_k, &shard_n, &cause) != 0) {
-            cmd_error("sweep", cause, 0);
-            free(cause);
-            status = EXIT_USAGE;
-            goto out;
-        }
-    }
+    int64_t shard_k, shard_n;
+    int metric;
     metrics = sweep_metric_names(&n_metrics);
-    int metric = -1;
-    if (o.metric) {
-        for (int i = 0; i < n_metrics && metric < 0; i++)
-            if (strcmp(metrics[i], o.metric) == 0)
-                metric = i;
-        if (metric < 0) {
-            char *msg = xasprintf("--metric %s: not a result column (e.g. "
-                                  "step_time_s, tokens_per_s, mfu, "
-                                  "peak_mem_bytes; see 'fsdpsim simulate "
-                                  "--format json')", o.metric);
-            cmd_error("sweep", msg, 0);
-            free(msg);
-            status = EXIT_USAGE;
-            goto out;
-        }
-        if (sw.n_axes > 2) {
-            cmd_error("sweep", "--plot draws the first varied key on x and "
-                      "one line per value of the second; this sweep varies "
-                      "more than two", 0);
-            status = EXIT_USAGE;
-            goto out;
-        }
-    }
-
+    if ((status = check_shard_and_metric(&sw, &o, metrics, n_metrics,
+                                         &shard_k, &shard_n, &metric)) != 0)
+        goto out;
     FILE *out = stdout;
     if (o.out) {
         char *cause = NULL;
@@ -573,18 +651,8 @@ cmd_sweep(int argc, char **argv)
         }
         out = af.f;
     }
-    /* After atomic_file_open, which installs its own handler to remove
-     * the temporary file: these signals now keep the rows written
-     * instead.  One that is ignored (nohup's SIGHUP) stays ignored. */
-    struct sigaction sa = {.sa_handler = on_sigint};
     struct sigaction old_sa[N_STOP_SIGNALS];
-    sigemptyset(&sa.sa_mask);
-    sweep_interrupted = 0;
-    for (int i = 0; i < N_STOP_SIGNALS; i++) {
-        sigaction(sweep_stop_signals[i], NULL, &old_sa[i]);
-        if (old_sa[i].sa_handler != SIG_IGN)
-            sigaction(sweep_stop_signals[i], &sa, NULL);
-    }
+    catch_stop_signals(old_sa);
     batch_keep_heap();
 
     int jsonl = o.format && strcmp(o.format, "jsonl") == 0;
@@ -604,57 +672,10 @@ cmd_sweep(int argc, char **argv)
     p.n_local = sw.n_points > shard_k
                     ? (sw.n_points - shard_k + shard_n - 1) / shard_n
                     : 0;
-
-    sweep_shared_init(&p.shared);
-    pthread_mutex_init(&p.lock, NULL);
-    pthread_cond_init(&p.done, NULL);
-    pthread_cond_init(&p.space, NULL);
-    p.rows = xcalloc(p.n_local + 1, sizeof *p.rows);
-    if (metric >= 0)
-        p.y = xcalloc(p.n_local + 1, sizeof *p.y);
-    int jobs = o.jobs ? o.jobs : batch_default_jobs();
-    if (jobs > p.n_local)
-        jobs = (int)p.n_local;
-    int interrupted = p.n_local > 0 ? run_points(&p, jobs, out) : 0;
+    int interrupted = run_pool(&p, &o, out);
     for (int i = 0; i < N_STOP_SIGNALS; i++)
         sigaction(sweep_stop_signals[i], &old_sa[i], NULL);
-    for (int64_t i = 0; i < p.n_local; i++)
-        free(p.rows[i]);
-    free(p.rows);
-    sweep_shared_destroy(&p.shared);
-    pthread_mutex_destroy(&p.lock);
-    pthread_cond_destroy(&p.done);
-    pthread_cond_destroy(&p.space);
-
-    char *cause = NULL;
-    if (o.out ? atomic_file_commit(&af, &cause) != 0
-              : fflush(stdout) != 0 || ferror(stdout)) {
-        if (cause == NULL)
-            cause = xasprintf("cannot write the CSV: %s", strerror(errno));
-        cmd_error("sweep", cause, 0);
-        free(cause);
-        status = EXIT_SYSTEM;
-    } else if (interrupted) {
-        fprintf(stderr, "fsdpsim: interrupted: %lld of %lld points written"
-                "%s%s\n", (long long)p.written, (long long)p.n_local,
-                o.out ? " to " : "", o.out ? o.out : "");
-        /* As the shell reports a process the signal ended: 130 for
-         * Ctrl-C, 143 for SIGTERM, 129 for SIGHUP. */
-        status = 128 + (int)sweep_interrupted;
-    } else if (p.n_ok == 0 && p.n_local > 0 && shard_n == 1) {
-        /* (A shard may hold only error rows: the whole sweep decides.) */
-        char *msg = xasprintf("no point of the sweep could be simulated; "
-                              "the first: %s", p.first_error);
-        cmd_error("sweep", msg, 0);
-        free(msg);
-        status = EXIT_USAGE;
-    } else if (o.report && (status = write_report(&sw, p.y, p.written,
-                                                  o.metric, o.report, argc,
-                                                  argv)) != 0) {
-    } else if (o.plot) {
-        status = plot(&sw, p.y, p.written, o.metric, o.plot, o.term,
-                      o.out == NULL, NULL);
-    }
+    status = finish_sweep(&sw, &o, &p, &af, interrupted, argc, argv);
     free(p.y);
     free(p.first_error);
     free(is_string);
@@ -664,3 +685,14 @@ out:
     free(base);
     return status;
 }
+
+const struct cmd_entry cmd_sweep_entry = {
+    .name = "sweep",
+    .usage = "[simulate options] --vary KEY=SPEC [--vary ...] "
+             "[--out FILE.csv] [--plot PREFIX --metric KEY [--term png|svg]] "
+             "[--report FILE.html] "
+             "[--jobs N] [--shard K/N]",
+    .summary = "simulate a grid of settings, one CSV row per point",
+    .exec = cmd_sweep,
+    .help = cmd_sweep_help,
+};

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void
+static void
 cmd_topology_help(FILE *out)
 {
     fprintf(out,
@@ -61,111 +61,140 @@ write_platform(const struct topo *t, const char *path)
     return EXIT_SYSTEM;
 }
 
-int
-cmd_topology(int argc, char **argv)
+/* Options without a short name. */
+enum {
+    OPT_SET = 1000,
+    OPT_SIMGRID_XML,
+};
+
+static const struct option topology_options[] = {
+    {"topology", required_argument, NULL, 't'},
+    {"nodes", required_argument, NULL, 'n'},
+    {"gpus-per-node", required_argument, NULL, 'g'},
+    {"set", required_argument, NULL, OPT_SET},
+    {"simgrid-xml", optional_argument, NULL, OPT_SIMGRID_XML},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+struct topology_args {
+    const char *name, *nodes_s, *gpn_s;
+    const char **sets;          /* --set, in order */
+    int n_sets;
+    int xml;                    /* --simgrid-xml */
+    const char *xml_path;       /* its file, NULL for stdout */
+};
+
+/* ARGV into *A (A->sets sized for ARGC): CMD_RUN, or the exit status
+ * after the help or the message. */
+static int
+parse_topology_args(int argc, char **argv, struct topology_args *a)
 {
-    static const struct option opts[] = {
-        {"topology", required_argument, NULL, 't'},
-        {"nodes", required_argument, NULL, 'n'},
-        {"gpus-per-node", required_argument, NULL, 'g'},
-        {"set", required_argument, NULL, 1000},
-        {"simgrid-xml", optional_argument, NULL, 1001},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    const char *name = NULL, *nodes_s = NULL, *gpn_s = NULL;
-    const char *xml_path = NULL;
-    int xml = 0, n_sets = 0, c, rc = EXIT_USAGE;
-    const char **sets = xcalloc(argc + 1, sizeof(char *));
-    char *msg = NULL, *cause = NULL;
-    struct topo *t = NULL;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":ht:n:g:", opts, NULL)) != -1) {
+    struct cmd_getopt g = CMD_GETOPT(&cmd_topology_entry, argc, argv);
+    int c;
+    while ((c = cmd_getopt(&g)) != CMD_OPT_END) {
         switch (c) {
-        case 't': name = optarg; break;
-        case 'n': nodes_s = optarg; break;
-        case 'g': gpn_s = optarg; break;
-        case 1000: sets[n_sets++] = optarg; break;
-        case 1001:
-            xml = 1;
-            xml_path = optarg;
+        case 't': a->name = optarg; break;
+        case 'n': a->nodes_s = optarg; break;
+        case 'g': a->gpn_s = optarg; break;
+        case OPT_SET: a->sets[a->n_sets++] = optarg; break;
+        case OPT_SIMGRID_XML:
+            a->xml = 1;
+            a->xml_path = optarg;
             /* "--simgrid-xml FILE" as well as "--simgrid-xml=FILE": a
              * following argument ending in .xml is the file. */
-            if (xml_path == NULL && optind < argc) {
+            if (a->xml_path == NULL && optind < argc) {
                 size_t len = strlen(argv[optind]);
                 if (len > 4 && strcmp(argv[optind] + len - 4, ".xml") == 0)
-                    xml_path = argv[optind++];
+                    a->xml_path = argv[optind++];
             }
             break;
         case 'h':
             cmd_topology_help(stdout);
-            free(sets);
             return 0;
         default:
-            msg = xasprintf(c == ':' ? "option '%s' needs a value"
-                                     : "unknown option '%s'",
-                            argv[optind - 1]);
-            cmd_error("topology", msg, 1);
-            free(msg);
-            free(sets);
             return EXIT_USAGE;
         }
     }
-    if (xml_path != NULL && *xml_path == '\0') {
+    if (a->xml_path != NULL && *a->xml_path == '\0') {
         cmd_error("topology", "--simgrid-xml: the file name is empty (give "
                   "a path, or no value for standard output)", 0);
-        free(sets);
         return EXIT_USAGE;
     }
-    if (optind < argc && name == NULL)
-        name = argv[optind++];
-    if (optind < argc) {
-        msg = xasprintf("unexpected argument '%s'", argv[optind]);
-        cmd_error("topology", msg, 1);
-        free(msg);
-        free(sets);
-        return EXIT_USAGE;
-    }
-    t = topo_load(name ? name : "dgx-a100-80g", &cause);
+    if (optind < argc && a->name == NULL)
+        a->name = argv[optind++];
+    if (optind < argc)
+        return cmd_option_error("topology", OPTION_UNEXPECTED, argv[optind]);
+    return CMD_RUN;
+}
+
+/* The topology A names, with its overrides, validated: NULL after the
+ * message. */
+static struct topo *
+load_topology(const struct topology_args *a)
+{
+    char *cause = NULL;
+    const char *flag = NULL;
+    struct topo *t = topo_load(a->name ? a->name : "dgx-a100-80g", &cause);
     if (t == NULL)
         goto fail;
-    for (int i = 0; i < n_sets; i++)
-        if (topo_set(t, sets[i], &cause) != 0)
+    for (int i = 0; i < a->n_sets; i++)
+        if (topo_set(t, a->sets[i], &cause) != 0)
             goto fail;
     int64_t v;
-    if (nodes_s && units_parse_count(nodes_s, 1, 100000, &v, &cause) == 0)
+    flag = "--nodes";
+    if (a->nodes_s && units_parse_count(a->nodes_s, 1, 100000, &v, &cause))
+        goto fail;
+    if (a->nodes_s)
         t->nodes = (int)v;
-    else if (nodes_s)
-        goto fail_flag_n;
-    if (gpn_s && units_parse_count(gpn_s, 1, 64, &v, &cause) == 0)
+    flag = "--gpus-per-node";
+    if (a->gpn_s && units_parse_count(a->gpn_s, 1, 64, &v, &cause))
+        goto fail;
+    if (a->gpn_s)
         t->gpus_per_node = (int)v;
-    else if (gpn_s)
-        goto fail_flag_g;
+    flag = NULL;
     if (topo_validate(t, &cause) != 0)
         goto fail;
-    if (xml && net_platform_supported(t, &cause) != 0)
+    if (a->xml && net_platform_supported(t, &cause) != 0)
         goto fail;
-    rc = 0;
-    if (xml)
-        rc = write_platform(t, xml_path);
-    else
-        topo_print(t, stdout);
-    topo_free(t);
-    free(sets);
-    return rc;
-fail_flag_n:
-    msg = xasprintf("--nodes: %s", cause);
-    free(cause);
-    cause = msg;
-    goto fail;
-fail_flag_g:
-    msg = xasprintf("--gpus-per-node: %s", cause);
-    free(cause);
-    cause = msg;
+    return t;
 fail:
+    if (flag) {
+        char *msg = xasprintf("%s: %s", flag, cause);
+        free(cause);
+        cause = msg;
+    }
     cmd_error("topology", cause, 0);
     free(cause);
     topo_free(t);
-    free(sets);
-    return EXIT_USAGE;
+    return NULL;
 }
+
+static int
+cmd_topology(int argc, char **argv)
+{
+    struct topology_args a = {.sets = xcalloc(argc + 1, sizeof(char *))};
+    int rc = parse_topology_args(argc, argv, &a);
+    struct topo *t = NULL;
+    if (rc == CMD_RUN && (t = load_topology(&a)) == NULL)
+        rc = EXIT_USAGE;
+    if (rc == CMD_RUN) {
+        rc = 0;
+        if (a.xml)
+            rc = write_platform(t, a.xml_path);
+        else
+            topo_print(t, stdout);
+    }
+    topo_free(t);
+    free(a.sets);
+    return rc;
+}
+
+const struct cmd_entry cmd_topology_entry = {
+    .name = "topology",
+    .usage = "[NAME|FILE] [--set S.K=V] [--nodes N] [--simgrid-xml [FILE]]",
+    .summary = "print one topology, or its SimGrid platform",
+    .shortopts = ":ht:n:g:",
+    .longopts = topology_options,
+    .exec = cmd_topology,
+    .help = cmd_topology_help,
+};

@@ -26,7 +26,7 @@
 #define TUNE_DEFAULT_TOP 10
 #define TUNE_DEFAULT_MAX_ACCUM 8
 
-void
+static void
 cmd_tune_help(FILE *out)
 {
     fprintf(out,
@@ -400,60 +400,131 @@ fail:
     return -1;
 }
 
-int
+/* Split argv into tune's own options (*C, into *O and *top) and the base
+ * simulate options (O->base, sized for ARGC + 2): CMD_RUN, or the exit
+ * status after the help or the message. */
+static int
+parse_tune_args(int argc, char **argv, struct tune_cli *c,
+                struct tune_opts *o, int64_t *top)
+{
+    char **base = o->base;
+    base[o->base_argc++] = argv[0];
+    /* Mixed precision is what anyone tuning for throughput trains with;
+     * a later --param-dtype overrides it. */
+    base[o->base_argc++] = unconst("--param-dtype=bf16");
+    const struct search_opt own[] = {
+        {"--headroom", NULL, &c->headroom, NULL},
+        {"--top", NULL, &c->top, NULL},
+        {"--max-grad-accum", NULL, &c->max_accum, NULL},
+        {"--plot", NULL, &c->plot, NULL},
+        {"--term", NULL, &c->term, NULL},
+        {"--report", NULL, &c->report, NULL},
+        {"--jobs", "-j", &c->jobs, NULL}};
+    int rc = search_split_args(&cmd_tune_entry, argc, argv, own,
+                               (int)(sizeof own / sizeof own[0]), base,
+                               &o->base_argc);
+    if (rc != CMD_RUN)
+        return rc;
+    char *cause = NULL;
+    if (c->headroom && search_parse_percent("--headroom", c->headroom,
+                                            &o->headroom, &cause) != 0) {
+        cmd_error("tune", cause, 0);
+        free(cause);
+        return EXIT_USAGE;
+    }
+    int64_t v;
+    if ((c->top && count_opt("--top", c->top, 1, 1000, top) != 0)
+        || (c->max_accum && count_opt("--max-grad-accum", c->max_accum, 1,
+                                      64, &o->max_grad_accum) != 0)
+        || (c->jobs
+            && count_opt("--jobs", c->jobs, 1, BATCH_MAX_JOBS, &v) != 0))
+        return EXIT_USAGE;
+    if (c->jobs)
+        o->jobs = (int)v;
+    if (strcmp(c->term, "png") != 0 && strcmp(c->term, "svg") != 0)
+        return cmd_errorf("tune", 0, "--term: '%s' is not png or svg",
+                          c->term);
+    rc = search_check_base("tune", "simulates many points", o->base_argc,
+                           base);
+    return rc != 0 ? rc : CMD_RUN;
+}
+
+/* The report's title and the summary line (caller frees both), naming
+ * the base run's model and topology. */
+static void
+tune_headline(const struct tune_opts *o, const struct tune_result *r,
+              char **title, char **head)
+{
+    struct run br;
+    struct search_args a;
+    char *cause = NULL;
+    search_args_init(&a, o->base_argc, o->base);
+    setup_parse_args(&br, "tune", a.argc, a.argv, &cause);
+    search_args_free(&a);
+    free(cause);
+    *title = xasprintf("fsdpsim tune: %s on %d x %s", br.cfg.model,
+                       r->nodes, br.cfg.topology);
+    *head = xasprintf("%s on %s, %d node%s x %d GPUs, headroom %.0f%%: %d "
+                      "settings simulated, %d fit", br.cfg.model,
+                      br.cfg.topology, r->nodes, r->nodes == 1 ? "" : "s",
+                      r->gpus_per_node, 100 * o->headroom,
+                      r->n_points + r->n_curve, r->n_ranked);
+    setup_free(&br);
+}
+
+/* The text results of R after HEAD: the TOP best settings, FSDP against
+ * DDP, the winner as fsdpsim runs it and in PyTorch (*simulate, *code,
+ * caller frees) and the curve over min_num_params.  0, or the exit
+ * status after the message. */
+static int
+print_results(const struct tune_opts *o, const struct tune_result *r,
+              const char *head, int top, char **simulate, char **code)
+{
+    printf("fsdpsim tune: %s\n", head);
+    if (r->n_ranked == 0) {
+        printf("no setting fits with %.0f%% of device memory free: try more "
+               "nodes, a larger GPU, --cpu-offload, or a lower "
+               "--headroom\n", 100 * o->headroom);
+        return EXIT_CHECK_FAILED;
+    }
+    printf("\ntop configurations:\n");
+    struct table t;
+    fill_top(&t, r, top);
+    table_print_text(&t, "  ", stdout);
+    table_free(&t);
+    print_fsdp_vs_ddp(r, stdout);
+    char *cause = NULL;
+    if (winner_text(o, &r->points[r->ranked[0]].s, simulate, code, &cause)
+        != 0) {
+        cmd_error("tune", cause, 0);
+        free(cause);
+        return EXIT_USAGE;
+    }
+    printf("\nwinner, as fsdpsim runs it:\n  %s\n\nwinner in PyTorch:\n\n%s",
+           *simulate, *code);
+    printf("\nthroughput over min_num_params (size_based_auto_wrap_policy, "
+           "the %s other settings):\n",
+           r->points[r->ranked[0]].s.sharding == SHARDING_DDP
+               ? "best FSDP setting's" : "winner's");
+    fill_curve(&t, r);
+    table_print_text(&t, "  ", stdout);
+    table_free(&t);
+    return 0;
+}
+
+static int
 cmd_tune(int argc, char **argv)
 {
     struct tune_cli c = {.term = "png"};
     struct tune_opts o = {.headroom = 0.10,
                           .max_grad_accum = TUNE_DEFAULT_MAX_ACCUM};
     struct tune_result r = {0};
-    int status = 0;
-    int64_t top = TUNE_DEFAULT_TOP, v;
+    int64_t top = TUNE_DEFAULT_TOP;
     char *cause = NULL, *simulate = NULL, *code = NULL;
-    char **base = xcalloc(argc + 2, sizeof *base);
-    base[o.base_argc++] = argv[0];
-    /* Mixed precision is what anyone tuning for throughput trains with;
-     * a later --param-dtype overrides it. */
-    base[o.base_argc++] = unconst("--param-dtype=bf16");
-    o.base = base;
-    const struct search_opt own[] = {
-        {"--headroom", NULL, &c.headroom, NULL},
-        {"--top", NULL, &c.top, NULL},
-        {"--max-grad-accum", NULL, &c.max_accum, NULL},
-        {"--plot", NULL, &c.plot, NULL},
-        {"--term", NULL, &c.term, NULL},
-        {"--report", NULL, &c.report, NULL},
-        {"--jobs", "-j", &c.jobs, NULL}};
-    int rc = search_split_args("tune", argc, argv, own,
-                               (int)(sizeof own / sizeof own[0]), base,
-                               &o.base_argc);
-    if (rc == 1) {
-        cmd_tune_help(stdout);
-        goto out;
-    }
-    status = EXIT_USAGE;
-    if (rc != 0)
-        goto out;
-    if (c.headroom && search_parse_percent("--headroom", c.headroom,
-                                           &o.headroom, &cause) != 0) {
-        cmd_error("tune", cause, 0);
-        goto out;
-    }
-    if ((c.top && count_opt("--top", c.top, 1, 1000, &top) != 0)
-        || (c.max_accum && count_opt("--max-grad-accum", c.max_accum, 1, 64,
-                                     &o.max_grad_accum) != 0)
-        || (c.jobs
-            && count_opt("--jobs", c.jobs, 1, BATCH_MAX_JOBS, &v) != 0))
-        goto out;
-    if (c.jobs)
-        o.jobs = (int)v;
-    if (strcmp(c.term, "png") != 0 && strcmp(c.term, "svg") != 0) {
-        cause = xasprintf("--term: '%s' is not png or svg", c.term);
-        cmd_error("tune", cause, 0);
-        goto out;
-    }
-    if ((status = search_check_base("tune", "simulates many points",
-                                    o.base_argc, base)) != 0)
+    char *title = NULL, *head = NULL;
+    o.base = xcalloc(argc + 2, sizeof *o.base);
+    int status = parse_tune_args(argc, argv, &c, &o, &top);
+    if (status != CMD_RUN)
         goto out;
     status = EXIT_USAGE;
     if (tune_run(&o, &r, &cause) != 0) {
@@ -469,61 +540,13 @@ cmd_tune(int argc, char **argv)
     for (int i = 0; i < r.n_points; i++)
         n_ok += r.points[i].ok;
     if (n_ok == 0) {
-        char *msg = xasprintf("no setting could be simulated; the first "
-                              "error: %s", r.first_error);
-        cmd_error("tune", msg, 0);
-        free(msg);
+        status = cmd_errorf("tune", 0, "no setting could be simulated; the "
+                            "first error: %s", r.first_error);
         goto out;
     }
-    status = 0;
-    struct run br;
-    {
-        struct search_args a;
-        search_args_init(&a, o.base_argc, base);
-        setup_parse_args(&br, "tune", a.argc, a.argv, &cause);
-        search_args_free(&a);
-        free(cause);
-        cause = NULL;
-    }
-    char *title = xasprintf("fsdpsim tune: %s on %d x %s", br.cfg.model,
-                            r.nodes, br.cfg.topology);
-    char *head = xasprintf("%s on %s, %d node%s x %d GPUs, headroom "
-                           "%.0f%%: %d settings simulated, %d fit",
-                           br.cfg.model, br.cfg.topology, r.nodes,
-                           r.nodes == 1 ? "" : "s", r.gpus_per_node,
-                           100 * o.headroom, r.n_points + r.n_curve,
-                           r.n_ranked);
-    setup_free(&br);
-    printf("fsdpsim tune: %s\n", head);
-    if (r.n_ranked == 0) {
-        printf("no setting fits with %.0f%% of device memory free: try more "
-               "nodes, a larger GPU, --cpu-offload, or a lower "
-               "--headroom\n", 100 * o.headroom);
-        status = EXIT_CHECK_FAILED;
-        goto out_title;
-    }
-    printf("\ntop configurations:\n");
-    struct table t;
-    fill_top(&t, &r, (int)top);
-    table_print_text(&t, "  ", stdout);
-    table_free(&t);
-    print_fsdp_vs_ddp(&r, stdout);
-    if (winner_text(&o, &r.points[r.ranked[0]].s, &simulate, &code,
-                    &cause) != 0) {
-        cmd_error("tune", cause, 0);
-        status = EXIT_USAGE;
-        goto out_title;
-    }
-    printf("\nwinner, as fsdpsim runs it:\n  %s\n\nwinner in PyTorch:\n\n%s",
-           simulate, code);
-    printf("\nthroughput over min_num_params (size_based_auto_wrap_policy, "
-           "the %s other settings):\n",
-           r.points[r.ranked[0]].s.sharding == SHARDING_DDP
-               ? "best FSDP setting's" : "winner's");
-    fill_curve(&t, &r);
-    table_print_text(&t, "  ", stdout);
-    table_free(&t);
-    if (c.plot) {
+    tune_headline(&o, &r, &title, &head);
+    status = print_results(&o, &r, head, (int)top, &simulate, &code);
+    if (status == 0 && c.plot) {
         char *out = xasprintf("%s-tune.%s", c.plot, c.term);
         if (plot_curve(&r, out, c.term, NULL, &cause) != 0) {
             cmd_error("tune", cause, 0);
@@ -542,14 +565,22 @@ cmd_tune(int argc, char **argv)
             printf("wrote %s\n", c.report);
         }
     }
-out_title:
+out:
     free(title);
     free(head);
-out:
     free(cause);
     free(simulate);
     free(code);
     tune_free(&r);
-    free(base);
+    free(o.base);
     return status;
 }
+
+const struct cmd_entry cmd_tune_entry = {
+    .name = "tune",
+    .usage = "[simulate options] [--headroom 10%] [--top N] "
+             "[--report FILE.html]",
+    .summary = "search FSDP settings for the best throughput that fits",
+    .exec = cmd_tune,
+    .help = cmd_tune_help,
+};

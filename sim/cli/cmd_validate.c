@@ -29,6 +29,7 @@
 #include "model_cache.h"
 #include "textfile.h"
 #include "topo.h"
+#include "validate_print.h"
 #include "validate_runs.h"
 #include "units.h"
 #include "xalloc.h"
@@ -45,7 +46,7 @@
 #define RANGE_LO 1048576.0
 #define RANGE_HI 8589934592.0
 
-void
+static void
 cmd_validate_help(FILE *out)
 {
     fprintf(out,
@@ -105,13 +106,6 @@ cmd_validate_help(FILE *out)
             "input.\n");
 }
 
-static int
-usage_error(const char *msg)
-{
-    cmd_error("validate", msg, 1);
-    return EXIT_USAGE;
-}
-
 /* ---- The command ----------------------------------------------------- */
 
 /* Append 100 (pred - meas) / meas to E (two lists: in range, all). */
@@ -131,11 +125,7 @@ errs_add(struct errs *e, double size, double err)
 static void
 print_medians(const char *what, const struct errs *e)
 {
-    printf("# %s median |error|: 1 MiB..8 GiB %.1f %% (%zu size%s), all "
-           "sizes %.1f %% (%zu size%s)\n", what,
-           calib_median_abs(e->in, e->n_in), e->n_in,
-           e->n_in == 1 ? "" : "s", calib_median_abs(e->all, e->n_all),
-           e->n_all, e->n_all == 1 ? "" : "s");
+    validate_print_medians(what, e->in, e->n_in, e->all, e->n_all, stdout);
 }
 
 /*
@@ -192,13 +182,7 @@ validate_run(const struct published_run *v, const struct nccl_config *nc,
     if (t == NULL)
         return -1;
     struct coll_group g = {v->nodes * v->gpn, v->nodes, v->gpn};
-    printf("# run %s: %s, %s, %d node%s x %d GPUs (from line %d)\n", v->id,
-           nccl_tests_program(v->op), name, v->nodes,
-           v->nodes == 1 ? "" : "s", v->gpn, v->line);
-    printf("#%12s %11s %11s %7s %11s %7s  %-13s %s\n", "size", "measured",
-           "predicted", "error", "held-out", "error", "algorithm", "proto");
-    printf("#%12s %11s %11s %7s %11s %7s\n", "(B)", "(us)", "(us)", "(%)",
-           "(us)", "(%)");
+    validate_print_run_header(v, name, stdout);
     struct errs e = {xmalloc(((size_t)v->n + 1) * sizeof(double)),
                      xmalloc(((size_t)v->n + 1) * sizeof(double)), 0, 0};
     struct errs ecv = {xmalloc(((size_t)v->n + 1) * sizeof(double)),
@@ -219,10 +203,7 @@ validate_run(const struct published_run *v, const struct nccl_config *nc,
         }
         double err = 100 * (r.time_s - p->measured_s) / p->measured_s;
         double herr = 100 * (h.time_s - p->measured_s) / p->measured_s;
-        printf(" %12.0f %11.2f %11.2f %+7.1f %11.2f %+7.1f  %-13s %s\n",
-               p->size_bytes, p->measured_s * 1e6, r.time_s * 1e6, err,
-               h.time_s * 1e6, herr, nccl_algo_name(r.algo),
-               nccl_proto_name(r.proto));
+        validate_print_point(p, &r, err, &h, herr, stdout);
         errs_add(&e, p->size_bytes, err);
         errs_add(all, p->size_bytes, err);
         errs_add(&ecv, p->size_bytes, herr);
@@ -314,89 +295,80 @@ done:
     return rc;
 }
 
-int
-cmd_validate(int argc, char **argv)
+/* Options without a short name. */
+enum {
+    OPT_DATA = 1000,
+    OPT_TOL,
+    OPT_NCCL_VERSION,
+    OPT_RUNS,
+    OPT_FORMAT,
+};
+
+static const struct option validate_options[] = {
+    {"data", required_argument, NULL, OPT_DATA},
+    {"tol", required_argument, NULL, OPT_TOL},
+    {"nccl-version", required_argument, NULL, OPT_NCCL_VERSION},
+    {"runs", required_argument, NULL, OPT_RUNS},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+struct validate_args {
+    const char *data, *version, *runs_path;
+    bool data_given, json;
+    double tol;                 /* -1 without --tol */
+};
+
+/* ARGV's options into *A: CMD_RUN, or the exit status after the help or
+ * the message. */
+static int
+parse_validate_options(int argc, char **argv, struct validate_args *a)
 {
-    static const struct option opts[] = {
-        {"data", required_argument, NULL, 1000},
-        {"tol", required_argument, NULL, 1001},
-        {"nccl-version", required_argument, NULL, 1002},
-        {"runs", required_argument, NULL, 1003},
-        {"format", required_argument, NULL, 1004},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    const char *data = getenv("FSDPSIM_VALIDATION_DATA");
-    const char *version = NULL, *runs_path = NULL;
-    bool data_given = false, json = false;
-    double tol = -1;
-    int c, rc = EXIT_USAGE;
-    char *cause = NULL, *msg = NULL, *text = NULL;
-    struct published_run *runs = NULL;
-    int n_runs = 0;
-    struct errs all = {NULL, NULL, 0, 0}, cv = {NULL, NULL, 0, 0};
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    *a = (struct validate_args){.data = getenv("FSDPSIM_VALIDATION_DATA"),
+                                .tol = -1};
+    struct cmd_getopt g = CMD_GETOPT(&cmd_validate_entry, argc, argv);
+    int c;
+    while ((c = cmd_getopt(&g)) != CMD_OPT_END) {
         switch (c) {
-        case 1000: data = optarg; data_given = true; break;
-        case 1001: {
+        case OPT_DATA: a->data = optarg; a->data_given = true; break;
+        case OPT_TOL: {
             char *end;
-            tol = strtod(optarg, &end);
-            if (end == optarg || (*end != '\0' && strcmp(end, "%") != 0) ||
-                units_is_hex_float(optarg) || !(tol >= 0 && tol <= 1e6)) {
-                /* A bad value, not a bad command line: one line, no
-                 * usage. */
-                msg = xasprintf("--tol: '%s' is not a percentage (e.g. "
-                                "--tol 20)", optarg);
-                cmd_error("validate", msg, 0);
-                free(msg);
-                return EXIT_USAGE;
-            }
+            a->tol = strtod(optarg, &end);
+            if (end == optarg || (*end != '\0' && strcmp(end, "%") != 0)
+                || units_is_hex_float(optarg)
+                || !(a->tol >= 0 && a->tol <= 1e6))
+                return cmd_errorf("validate", 0, "--tol: '%s' is not a "
+                                  "percentage (e.g. --tol 20)", optarg);
             break;
         }
-        case 1002: version = optarg; break;
-        case 1003: runs_path = optarg; break;
-        case 1004:
-            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
-                msg = xasprintf("--format: '%s' is not one of text | json",
-                                optarg);
-                cmd_error("validate", msg, 0);
-                free(msg);
-                return EXIT_USAGE;
-            }
-            json = strcmp(optarg, "json") == 0;
+        case OPT_NCCL_VERSION: a->version = optarg; break;
+        case OPT_RUNS: a->runs_path = optarg; break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0)
+                return cmd_errorf("validate", 0, "--format: '%s' is not "
+                                  "one of text | json", optarg);
+            a->json = strcmp(optarg, "json") == 0;
             break;
         case 'h':
             cmd_validate_help(stdout);
             return 0;
         default:
-            msg = xasprintf(c == ':' ? "option '%s' needs a value"
-                                     : "unknown option '%s'",
-                            argv[optind - 1]);
-            rc = usage_error(msg);
-            free(msg);
-            return rc;
+            return EXIT_USAGE;
         }
     }
-    if (optind != argc)
-        return usage_error("unexpected argument (the data file goes after "
-                           "--data)");
-    if (runs_path != NULL) {
-        if (data_given)
-            return usage_error("give --data (collectives) or --runs "
-                               "(end-to-end runs), not both");
-        if (version != NULL)
-            return usage_error("--nccl-version is for --data; with --runs "
-                               "the simulate default is used");
-        if (*runs_path == '\0')
-            return usage_error("--runs needs the published-points CSV");
-        return validate_runs(runs_path, tol, json);
-    }
-    if (json)
-        return usage_error("--format is for --runs");
-    if (data == NULL || *data == '\0')
-        return usage_error("give the published points with --data CSV (or "
-                           "set FSDPSIM_VALIDATION_DATA)");
+    return CMD_RUN;
+}
+
+/* --data PATH: every published collective run predicted, uncalibrated
+ * and held-out calibrated (NCCL VERSION), with exit 1 past TOL. */
+static int
+validate_points(const char *data, const char *version, double tol)
+{
+    int rc = EXIT_USAGE;
+    char *cause = NULL, *msg = NULL, *text = NULL;
+    struct published_run *runs = NULL;
+    int n_runs = 0;
+    struct errs all = {NULL, NULL, 0, 0}, cv = {NULL, NULL, 0, 0};
     struct nccl_config nc;
     nccl_config_init(&nc);
     if (version && nccl_config_set_version(&nc, version, &cause) != 0)
@@ -419,11 +391,7 @@ cmd_validate(int argc, char **argv)
     all.all = xmalloc(total * sizeof(double));
     cv.in = xmalloc(total * sizeof(double));
     cv.all = xmalloc(total * sizeof(double));
-    printf("# fsdpsim validate: %s: %d run%s, NCCL %d.%d\n"
-           "# predicted: the model uncalibrated; held-out: calibrated on the "
-           "run's other sizes\n# (leave-one-out), so no size is scored by a "
-           "fit it took part in\n\n", data, n_runs, n_runs == 1 ? "" : "s",
-           nc.version / 100, nc.version % 100);
+    validate_print_title(data, n_runs, nc.version, stdout);
     int used = 0;
     for (int k = 0; k < n_runs; k++) {
         int r = validate_run(&runs[k], &nc, &all, &cv, &cause);
@@ -465,3 +433,44 @@ done:
     published_free(runs, n_runs);
     return rc;
 }
+
+static int
+cmd_validate(int argc, char **argv)
+{
+    struct validate_args a;
+    int rc = parse_validate_options(argc, argv, &a);
+    if (rc != CMD_RUN)
+        return rc;
+    if (optind != argc)
+        return cmd_errorf("validate", 1, "unexpected argument (the data "
+                          "file goes after --data)");
+    if (a.runs_path != NULL) {
+        if (a.data_given)
+            return cmd_errorf("validate", 1, "give --data (collectives) or "
+                              "--runs (end-to-end runs), not both");
+        if (a.version != NULL)
+            return cmd_errorf("validate", 1, "--nccl-version is for --data; "
+                              "with --runs the simulate default is used");
+        if (*a.runs_path == '\0')
+            return cmd_errorf("validate", 1, "--runs needs the "
+                              "published-points CSV");
+        return validate_runs(a.runs_path, a.tol, a.json);
+    }
+    if (a.json)
+        return cmd_errorf("validate", 1, "--format is for --runs");
+    if (a.data == NULL || *a.data == '\0')
+        return cmd_errorf("validate", 1, "give the published points with "
+                          "--data CSV (or set FSDPSIM_VALIDATION_DATA)");
+    return validate_points(a.data, a.version, a.tol);
+}
+
+const struct cmd_entry cmd_validate_entry = {
+    .name = "validate",
+    .usage = "[--data CSV] [--tol PCT]",
+    .summary = "compare the uncalibrated collective model with published "
+               "points",
+    .shortopts = ":h",
+    .longopts = validate_options,
+    .exec = cmd_validate,
+    .help = cmd_validate_help,
+};

@@ -70,6 +70,20 @@ struct pending_opt {
 };
 
 char *
+setup_option_error(enum option_error e, const char *word)
+{
+    switch (e) {
+    case OPTION_NEEDS_VALUE:
+        return xasprintf("option '%s' needs a value", word);
+    case OPTION_UNKNOWN:
+        return xasprintf("unknown option '%s'", word);
+    case OPTION_UNEXPECTED:
+        break;
+    }
+    return xasprintf("unexpected argument '%s'", word);
+}
+
+char *
 setup_join_args(int argc, char *const *argv)
 {
     size_t len = 1;
@@ -82,7 +96,7 @@ setup_join_args(int argc, char *const *argv)
     return s;
 }
 
-int
+enum setup_status
 setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
                  char **cause)
 {
@@ -106,7 +120,8 @@ setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
     longopts[n_opts].val = 'h';
 
     struct pending_opt *pend = xcalloc(argc + 1, sizeof *pend);
-    int n_pend = 0, rc = 0;
+    int n_pend = 0;
+    enum setup_status rc = SETUP_OK;
     const char *config_file = NULL;
     opterr = 0;
     optind = 1;
@@ -116,7 +131,7 @@ setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
         const char *key = NULL;
         switch (c) {
         case 'h':
-            rc = 1;
+            rc = SETUP_HELP;
             goto out;
         case 'm': key = "model"; break;
         case 't': key = "topology"; break;
@@ -124,13 +139,11 @@ setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
         case 'g': key = "gpus_per_node"; break;
         case 'c': key = "config"; break;
         case ':':
-            *cause = xasprintf("option '%s' needs a value",
-                               argv[optind - 1]);
-            rc = -1;
-            goto out;
         case '?':
-            *cause = xasprintf("unknown option '%s'", argv[optind - 1]);
-            rc = -1;
+            *cause = setup_option_error(c == ':' ? OPTION_NEEDS_VALUE
+                                                 : OPTION_UNKNOWN,
+                                        argv[optind - 1]);
+            rc = SETUP_USAGE;
             goto out;
         default:
             key = config_options[c - 1000].key;
@@ -153,8 +166,8 @@ setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
         n_pend++;
     }
     if (optind < argc) {
-        *cause = xasprintf("unexpected argument '%s'", argv[optind]);
-        rc = -1;
+        *cause = setup_option_error(OPTION_UNEXPECTED, argv[optind]);
+        rc = SETUP_USAGE;
         goto out;
     }
     /* NCCL's environment variables first, as NCCL would read them; then
@@ -185,24 +198,24 @@ setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
         int bad = config_set(&r->cfg, key, v, origin, cause);
         free(origin);
         if (bad) {
-            rc = -2;
+            rc = SETUP_BAD_VALUE;
             goto out;
         }
     }
     /* The run file next, then flags override it. */
     if (config_file && config_load_file(&r->cfg, config_file, cause) != 0) {
-        rc = -2;
+        rc = SETUP_BAD_VALUE;
         goto out;
     }
     for (int i = 0; i < n_pend; i++) {
         if (config_set(&r->cfg, pend[i].key, pend[i].value, pend[i].origin,
                        cause) != 0) {
-            rc = -2;
+            rc = SETUP_BAD_VALUE;
             goto out;
         }
     }
     if (config_validate(&r->cfg, cause) != 0)
-        rc = -2;
+        rc = SETUP_BAD_VALUE;
 out:
     (void)cmd;
     for (int i = 0; i < n_pend; i++) {

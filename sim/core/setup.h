@@ -31,12 +31,22 @@ struct run {
     char *command_line;         /* for output headers */
 };
 
-/* Parse options.  Returns 0 on success, 1 when --help was printed, -1 on a
- * usage error (an unknown option, a missing value, a stray argument: the
- * caller adds the usage lines), -2 on a bad value in a flag, the run file
- * or NCCL's environment; on -1 and -2 *cause is set (caller frees). */
-int setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
-                     char **cause);
+/* How parsing a command line ended.  Both errors are exit 2 (cmd.h); they
+ * differ in what the message needs: a usage error names the option's
+ * syntax, so the command adds its usage lines (cmd_setup_error). */
+enum setup_status {
+    SETUP_OK = 0,
+    SETUP_HELP,         /* -h or --help: the caller prints its help */
+    SETUP_USAGE,        /* an unknown option, a missing value, a stray
+                           argument */
+    SETUP_BAD_VALUE,    /* a bad value in a flag, the run file or NCCL's
+                           environment */
+};
+
+/* Parse options into R.  On SETUP_USAGE and SETUP_BAD_VALUE *cause is set
+ * (caller frees); R is set up for setup_free whatever the status. */
+enum setup_status setup_parse_args(struct run *r, const char *cmd, int argc,
+                                   char **argv, char **cause);
 /* Load the model and topology, apply overrides, validate, wrap and build
  * the schedule.  -1 with *cause on bad input. */
 int setup_prepare(struct run *r, char **cause);
@@ -47,6 +57,17 @@ int setup_prepare(struct run *r, char **cause);
 int setup_prepare_plan(struct run *r, char **cause);
 int setup_build_sched(struct run *r, char **cause);
 void setup_free(struct run *r);
+
+/* A command line's shape errors. */
+enum option_error {
+    OPTION_NEEDS_VALUE,         /* getopt_long's ':' */
+    OPTION_UNKNOWN,             /* its '?' */
+    OPTION_UNEXPECTED,          /* an operand the command takes none of */
+};
+/* Their one wording, for this file's options and every command's:
+ * "option 'WORD' needs a value", "unknown option 'WORD'" or "unexpected
+ * argument 'WORD'", WORD as written.  Caller frees. */
+char *setup_option_error(enum option_error e, const char *word);
 
 /* ARGV's ARGC words joined by single spaces.  Caller frees. */
 char *setup_join_args(int argc, char *const *argv);

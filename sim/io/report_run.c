@@ -92,9 +92,9 @@ report_run_argv(struct html *h, int argc, char **argv, char **cause)
         return -1;
     }
     /* The same backend as the tables beside it (--network). */
-    struct net_run nr;
+    struct sim_result nr;
     struct metrics met;
-    if (net_run(r.sched, r.topo, &r.cfg, &nr, cause) != 0) {
+    if (simulate_schedule(r.sched, r.topo, &r.cfg, &nr, cause) != 0) {
         setup_free(&r);
         return -1;
     }
@@ -102,7 +102,7 @@ report_run_argv(struct html *h, int argc, char **argv, char **cause)
     struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &nr.res, &met,
                          r.command_line};
     rc = report_run_view(h, &v, cause);
-    net_run_free(&nr);
+    sim_result_free(&nr);
     setup_free(&r);
     return rc;
 }

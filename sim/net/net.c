@@ -170,15 +170,16 @@ on_simgrid_thread(void (*fn)(void *arg), void *arg)
 }
 
 static int simgrid_run(const struct sched *s, const struct topo *t,
-                       const struct run_config *c, struct net_run *r,
+                       const struct run_config *c, struct sim_result *r,
                        char **cause);
 
-/* net_run's arguments and result, across to the SimGrid thread. */
+/* simulate_schedule's arguments and result, across to the SimGrid
+ * thread. */
 struct run_call {
     const struct sched *s;
     const struct topo *t;
     const struct run_config *c;
-    struct net_run *r;
+    struct sim_result *r;
     char **cause;
     int rc;
 };
@@ -191,8 +192,9 @@ run_call(void *arg)
 }
 
 int
-net_run(const struct sched *s, const struct topo *t,
-        const struct run_config *c, struct net_run *r, char **cause)
+simulate_schedule(const struct sched *s, const struct topo *t,
+                  const struct run_config *c, struct sim_result *r,
+                  char **cause)
 {
     memset(r, 0, sizeof *r);
     if (c->network == NETWORK_ANALYTIC && c->exact) {
@@ -212,7 +214,7 @@ net_run(const struct sched *s, const struct topo *t,
         }
     }
     if (r->res.too_long) {
-        net_run_free(r);
+        sim_result_free(r);
         *cause = xstrdup("the simulated step would last longer than 146 "
                          "years; check the topology's rates (a peak or "
                          "bandwidth far too low?)");
@@ -221,10 +223,10 @@ net_run(const struct sched *s, const struct topo *t,
     return 0;
 }
 
-/* net_run with --network simgrid, on the SimGrid thread. */
+/* simulate_schedule with --network simgrid, on the SimGrid thread. */
 static int
 simgrid_run(const struct sched *s, const struct topo *t,
-            const struct run_config *c, struct net_run *r, char **cause)
+            const struct run_config *c, struct sim_result *r, char **cause)
 {
     if (open_simgrid(t, c, cause) != 0)
         return -1;
@@ -273,7 +275,7 @@ simgrid_run(const struct sched *s, const struct topo *t,
 }
 
 void
-net_run_free(struct net_run *r)
+sim_result_free(struct sim_result *r)
 {
     engine_result_free(&r->res);
     free(r->colls);
@@ -325,7 +327,7 @@ row(FILE *out, const char *what, double a, double b)
 }
 
 void
-net_report_text(const struct net_run *r, const struct sched *s,
+net_report_text(const struct sim_result *r, const struct sched *s,
                 const struct topo *t, const struct run_config *c, FILE *out)
 {
     if (!r->compared)

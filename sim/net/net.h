@@ -10,7 +10,7 @@
  * collectives sharing links as SimGrid's max-min solver says
  * (net_simgrid.h).  Without SimGrid built in, simgrid is an input error.
  *
- * Ownership: struct net_run owns what it points to (net_run_free).
+ * Ownership: struct sim_result owns what it points to (sim_result_free).
  */
 #ifndef FSDPSIM_NET_H
 #define FSDPSIM_NET_H
@@ -35,7 +35,7 @@ struct net_coll_stat {
     double analytic_s, simgrid_s;
 };
 
-struct net_run {
+struct sim_result {
     struct engine_result res;       /* the run, with the chosen backend */
     bool compared;                  /* simgrid: net_report_text compares */
     struct net_coll_stat *colls;
@@ -46,17 +46,20 @@ struct net_run {
 /* Whether this fsdpsim has the SimGrid backend. */
 bool net_have_simgrid(void);
 
-/* Time schedule S on topology T with the backend C->network asks for.
+/* Every simulation enters here: time schedule S on topology T with the
+ * engine and the network backend C->network asks for (the analytic
+ * model, exact or not, or SimGrid).
  * 0, or -1 with *cause (caller frees) for input errors: no SimGrid, a bad
  * platform file, a step too long for 64-bit nanoseconds (R is then
  * freed). */
-int net_run(const struct sched *s, const struct topo *t,
-            const struct run_config *c, struct net_run *r, char **cause);
-void net_run_free(struct net_run *r);
+int simulate_schedule(const struct sched *s, const struct topo *t,
+                      const struct run_config *c, struct sim_result *r,
+                      char **cause);
+void sim_result_free(struct sim_result *r);
 
 /* The two backends side by side (text), after a simulate summary: runs
  * the analytic engine on S for the left column. */
-void net_report_text(const struct net_run *r, const struct sched *s,
+void net_report_text(const struct sim_result *r, const struct sched *s,
                      const struct topo *t, const struct run_config *c,
                      FILE *out);
 

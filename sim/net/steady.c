@@ -62,7 +62,7 @@ short_free(struct steady_short *sh)
  * step (then nothing can be said about a longer one). */
 static struct steady_short *
 boil_down(const struct sched *s, const struct topo *t,
-          const struct net_run *nr)
+          const struct sim_result *nr)
 {
     const struct engine_result *r = &nr->res;
     if (r->too_long || r->n_jumps != s->iterations)
@@ -276,7 +276,8 @@ steady_key(int argc, char *const *argv)
 
 int
 steady_run(struct run *r, struct steady_cache *cache, const char *key,
-           struct net_run *nr, struct metrics *m, int *steady, char **cause)
+           struct sim_result *nr, struct metrics *m, int *steady,
+           char **cause)
 {
     *steady = 0;
     memset(nr, 0, sizeof *nr);
@@ -318,7 +319,7 @@ steady_run(struct run *r, struct steady_cache *cache, const char *key,
     }
     if (a1 > 0) {
         struct steady_short *sh = NULL;
-        if (net_run(r->sched, r->topo, &r->cfg, nr, cause) == 0)
+        if (simulate_schedule(r->sched, r->topo, &r->cfg, nr, cause) == 0)
             sh = boil_down(r->sched, r->topo, nr);
         else {
             free(*cause);
@@ -336,14 +337,14 @@ steady_run(struct run *r, struct steady_cache *cache, const char *key,
         }
         /* Not a repeat in every step (or too long a step): the whole
          * one, simulated (folded where it repeats later). */
-        net_run_free(nr);
+        sim_result_free(nr);
         memset(nr, 0, sizeof *nr);
         if (setup_build_sched(r, cause) != 0)
             return -1;
     } else {
         free(full_key);
     }
-    if (net_run(r->sched, r->topo, &r->cfg, nr, cause) != 0)
+    if (simulate_schedule(r->sched, r->topo, &r->cfg, nr, cause) != 0)
         return -1;
     metrics_compute(r->sched, r->topo, &nr->res, m);
     return 0;

@@ -38,15 +38,15 @@ void steady_cache_free(struct steady_cache *c);
 char *steady_key(int argc, char *const *argv);
 
 /* Prepare R (parsed by setup_parse_args) and simulate it for its summary:
- * *NR and *M as setup_prepare, net_run and metrics_compute give them,
- * except that R's schedule and NR's times may be of a shorter step
+ * *NR and *M as setup_prepare, simulate_schedule and metrics_compute give
+ * them, except that R's schedule and NR's times may be of a shorter step
  * (r->sched->micro_batches), or R's schedule only a header and NR empty
  * (CACHE held the short run under KEY, steady_key of R's command line;
  * both may be NULL); either way the schedule's totals are R's.  0, or -1
  * with *cause (caller frees).  *steady says whether the shorter step was
  * used. */
 int steady_run(struct run *r, struct steady_cache *cache, const char *key,
-               struct net_run *nr, struct metrics *m, int *steady,
+               struct sim_result *nr, struct metrics *m, int *steady,
                char **cause);
 
 #endif

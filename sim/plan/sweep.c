@@ -715,21 +715,21 @@ sweep_point_run(const struct sweep *sw, int base_argc,
     char *cause = NULL;
     if (parse_lock)
         pthread_mutex_lock(parse_lock);
-    int rc = setup_parse_args(&r, "sweep", argc, argv, &cause);
+    enum setup_status st = setup_parse_args(&r, "sweep", argc, argv, &cause);
     if (parse_lock)
         pthread_mutex_unlock(parse_lock);
     char *key = shared != NULL ? steady_key(argc, argv) : NULL;
     sweep_argv_free(sw, base_argc, argv);
     /* --help was refused before the sweep started. */
-    assert(rc != 1);
-    if (rc == 0 && shared != NULL)
+    assert(st != SETUP_HELP);
+    if (st == SETUP_OK && shared != NULL)
         r.models = shared->models;
     /* A row is the summary alone: a long accumulation step costs a
      * short one, shared by the points that differ only in it (steady.h). */
-    struct net_run nr;
+    struct sim_result nr;
     struct metrics met;
     int steady;
-    if (rc != 0
+    if (st != SETUP_OK
         || steady_run(&r, shared != NULL ? shared->steady : NULL, key, &nr,
                       &met, &steady, &cause) != 0) {
         free(key);
@@ -747,7 +747,7 @@ sweep_point_run(const struct sweep *sw, int base_argc,
     res->ok = 1;
     res->values = c.values;
     res->n_values = c.n;
-    net_run_free(&nr);
+    sim_result_free(&nr);
     setup_free(&r);
 }
 

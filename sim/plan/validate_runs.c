@@ -490,10 +490,11 @@ simulate_once(int argc, char **argv, struct model_cache *mc,
         r.models = mc;
         rc = setup_prepare(&r, why);
     }
-    struct net_run nr;
-    if (rc == 0 && (rc = net_run(r.sched, r.topo, &r.cfg, &nr, why)) == 0) {
+    struct sim_result nr;
+    if (rc == 0
+        && (rc = simulate_schedule(r.sched, r.topo, &r.cfg, &nr, why)) == 0) {
         metrics_compute(r.sched, r.topo, &nr.res, met);
-        net_run_free(&nr);
+        sim_result_free(&nr);
     }
     setup_free(&r);
     return rc;
