@@ -647,8 +647,8 @@ START_TEST(test_calibrate_error_missing_file)
     nccl_tests_run_init(&run);
     ck_assert_int_eq(nccl_tests_read("/nonexistent/ar.txt", &run, &cause),
                      -1);
-    ck_assert_str_eq(cause, "cannot open '/nonexistent/ar.txt': No such "
-                            "file or directory");
+    ck_assert_str_eq(cause, "/nonexistent/ar.txt: No such file or "
+                            "directory");
     free(cause);
 }
 END_TEST
@@ -767,8 +767,8 @@ START_TEST(test_calibrate_error_exit_codes)
     /* Bad input is exit 2 with one line on stderr. */
     ck_assert_int_eq(run_fsdpsim("calibrate --nccl-tests /nonexistent.txt "
                                  "--out /dev/null", err, sizeof err), 2);
-    ck_assert_str_eq(err, "fsdpsim: cannot open '/nonexistent.txt': No such "
-                          "file or directory\n");
+    ck_assert_str_eq(err, "fsdpsim: /nonexistent.txt: No such file or "
+                          "directory\n");
     snprintf(args, sizeof args, "calibrate '%s' --out /dev/null",
              tu_data_path("nccl-tests-norows.txt"));
     ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 2);
@@ -822,7 +822,9 @@ START_TEST(test_calibrate_validate_exit_codes)
     ck_assert_int_eq(run_fsdpsim("validate", err, sizeof err), 2);
     ck_assert_ptr_nonnull(strstr(err, "fsdpsim: give the published points "
                                       "with --data CSV (or set "
-                                      "FSDPSIM_VALIDATION_DATA)\n"));
+                                      "FSDPSIM_VALIDATION_DATA) (the "
+                                      "options: 'fsdpsim help "
+                                      "validate')\n"));
     /* A small CSV in the published layout: quoted fields with commas, a
      * doubled quote and a line break; one mappable run of two sizes and
      * one H100 run no built-in topology describes. */
@@ -847,8 +849,8 @@ START_TEST(test_calibrate_validate_exit_codes)
     ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 1);
     ck_assert_int_eq(run_fsdpsim("validate --data /nonexistent.csv", err,
                                  sizeof err), 2);
-    ck_assert_str_eq(err, "fsdpsim: cannot open '/nonexistent.csv': No such "
-                          "file or directory\n");
+    ck_assert_str_eq(err, "fsdpsim: /nonexistent.csv: No such file or "
+                          "directory\n");
     unlink(csv);
     free(csv);
 }

@@ -661,8 +661,8 @@ START_TEST(test_model_limit_file_size)
     char *cause = NULL;
     ck_assert_ptr_null(model_load(path, &cause));
     char *expect = malloc(strlen(path) + 128);
-    sprintf(expect, "%s: file is larger than 16 MiB (a model file is a few "
-            "KiB; is this the right path?)", path);
+    sprintf(expect, "%s: file is larger than 16 MiB (is it a model .ini or "
+            "config.json?)", path);
     ck_assert_str_eq(cause, expect);
     free(expect);
     free(cause);

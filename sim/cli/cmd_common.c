@@ -29,9 +29,10 @@ print_one_line(FILE *out, const char *msg)
         }
         fputc(*p < 0x20 || *p >= 0x7f ? '?' : *p, out);
     }
-    fputc('\n', out);
 }
 
+/* One line whatever the error: the message, then with USAGE_HINT where
+ * the command's options are listed, so the fix is on the same line. */
 void
 cmd_error(const char *cmd, const char *msg, int usage_hint)
 {
@@ -40,11 +41,11 @@ cmd_error(const char *cmd, const char *msg, int usage_hint)
     if (usage_hint) {
         const struct cmd_entry *e = cmd ? cmd_find(cmd) : NULL;
         if (e)
-            fprintf(stderr, "usage: fsdpsim %s %s\ntry 'fsdpsim help %s'\n",
-                    e->name, e->usage, e->name);
+            fprintf(stderr, " (the options: 'fsdpsim help %s')", e->name);
         else
-            fprintf(stderr, "try 'fsdpsim help'\n");
+            fputs(" (the commands: 'fsdpsim help')", stderr);
     }
+    fputc('\n', stderr);
 }
 
 int

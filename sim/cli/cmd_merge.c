@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "atomic_file.h"
 #include "sweep.h"
+#include "textfile.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -32,34 +33,26 @@ cmd_merge_help(FILE *out)
             "be written.\n");
 }
 
-/* The whole of PATH, or NULL with *cause. */
+/* A shard CSV is a few KiB a point; the bound keeps a wrong path (a
+ * checkpoint, a device) from being read whole. */
+#define MERGE_MAX_FILE_BYTES ((size_t)1 << 30)
+
+/* The whole of PATH, or NULL with *cause.  Only regular files, as every
+ * input (textfile.h): /dev/zero or a FIFO is refused, not read forever. */
 static char *
 read_all(const char *path, size_t *len, char **cause)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        *cause = xasprintf("%s: %s", path, strerror(errno));
+    enum textfile_error error;
+    char *text = textfile_read(path, MERGE_MAX_FILE_BYTES, TEXTFILE_REGULAR,
+                               &error);
+    if (text == NULL) {
+        *cause = textfile_error_message(path, error, MERGE_MAX_FILE_BYTES,
+                                        "is it a CSV of fsdpsim sweep "
+                                        "--shard?");
         return NULL;
     }
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        buf = xgrow(buf, &cap, n + 65536 + 1, 1);
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        *cause = xasprintf("%s: cannot read it", path);
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
+    *len = strlen(text);
+    return text;
 }
 
 static int

@@ -66,18 +66,13 @@ check_dat(const char *path, enum report_dat_kind kind, double *last_us)
     char *msg = NULL;
     const char *flag = report_dat_flag(kind);
     if (text == NULL) {
-        msg = error == TEXTFILE_OPEN || error == TEXTFILE_READ
-                  ? xasprintf("%s %s: cannot read: %s", flag, path,
-                              strerror(errno))
-              : error == TEXTFILE_NOT_REGULAR
-                  ? xasprintf("%s %s: not a regular file", flag, path)
-              : error == TEXTFILE_TOO_BIG
-                  ? xasprintf("%s %s: larger than 256 MiB (is it %s from "
-                              "fsdpsim simulate?)", flag, path,
-                              report_dat_what(kind))
-                  : xasprintf("%s %s: holds a NUL byte (is it %s from "
-                              "fsdpsim simulate?)", flag, path,
-                              report_dat_what(kind));
+        char *hint = xasprintf("is it %s from fsdpsim simulate?",
+                               report_dat_what(kind));
+        char *why = textfile_error_message(path, error,
+                                           REPORT_MAX_DAT_BYTES, hint);
+        msg = xasprintf("%s %s", flag, why);
+        free(why);
+        free(hint);
     } else {
         report_dat_check(text, kind, path, last_us, &msg);
     }

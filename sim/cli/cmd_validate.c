@@ -233,16 +233,8 @@ read_points(const char *path, char **msg)
     enum textfile_error error;
     char *text = textfile_read(path, VALIDATE_MAX_FILE_BYTES, 0, &error);
     if (text == NULL)
-        *msg = error == TEXTFILE_OPEN || error == TEXTFILE_READ
-                   ? xasprintf("cannot open '%s': %s", path,
-                               strerror(errno))
-               : error == TEXTFILE_NOT_REGULAR
-                   ? xasprintf("%s: not a regular file (is it the "
-                               "published-points CSV?)", path)
-                   : xasprintf("%s: %s (is it the published-points CSV?)",
-                               path, error == TEXTFILE_TOO_BIG
-                                         ? "file is larger than 16 MiB"
-                                         : "contains a NUL byte");
+        *msg = textfile_error_message(path, error, VALIDATE_MAX_FILE_BYTES,
+                                      "is it the published-points CSV?");
     return text;
 }
 

@@ -239,23 +239,7 @@ read_model_file(const char *path, char **cause)
                                &error);
     if (text != NULL)
         return text;
-    switch (error) {
-    case TEXTFILE_OPEN:
-    case TEXTFILE_READ:
-        *cause = xasprintf("%s: %s", path, strerror(errno));
-        break;
-    case TEXTFILE_NOT_REGULAR:
-        *cause = xasprintf("%s: not a regular file", path);
-        break;
-    case TEXTFILE_TOO_BIG:
-        *cause = xasprintf("%s: file is larger than 16 MiB (a model file "
-                           "is a few KiB; is this the right path?)", path);
-        break;
-    case TEXTFILE_NUL:
-        *cause = xasprintf("%s: file contains a NUL byte (expected a text "
-                           ".ini or config.json)", path);
-        break;
-    }
+    *cause = textfile_error_message(path, error, MODEL_MAX_FILE_BYTES, "is it a model .ini or config.json?");
     return NULL;
 }
 

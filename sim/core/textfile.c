@@ -124,3 +124,37 @@ textfile_stem(const char *path)
         return xstrdup(base);
     return xstrndup(base, (size_t)(dot - base));
 }
+
+char *
+textfile_error_message(const char *path, enum textfile_error error,
+                       size_t max_bytes, const char *hint)
+{
+    /* The bound in the largest binary unit it is a whole number of. */
+    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB"};
+    size_t amount = max_bytes;
+    int u = 0;
+    while (u < 3 && amount >= 1024 && amount % 1024 == 0) {
+        amount /= 1024;
+        u++;
+    }
+    /* Opening or reading failed: errno says it all, as cat(1) would. */
+    if (error == TEXTFILE_OPEN || error == TEXTFILE_READ)
+        return xasprintf("%s: %s", path, strerror(errno));
+    char *what;
+    switch (error) {
+    case TEXTFILE_NOT_REGULAR:
+        what = xstrdup("not a regular file");
+        break;
+    case TEXTFILE_TOO_BIG:
+        what = xasprintf("file is larger than %zu %s", amount, unit[u]);
+        break;
+    case TEXTFILE_NUL:
+    default:
+        what = xstrdup("contains a NUL byte");
+        break;
+    }
+    char *msg = hint ? xasprintf("%s: %s (%s)", path, what, hint)
+                     : xasprintf("%s: %s", path, what);
+    free(what);
+    return msg;
+}

@@ -33,6 +33,13 @@ enum textfile_error {
 
 char *textfile_read(const char *path, size_t max_bytes, unsigned flags,
                     enum textfile_error *error);
+/* The one-line message for ERROR (with errno as textfile_read() left
+ * it) reading PATH, bounded by MAX_BYTES: "PATH: strerror" when it could
+ * not be opened or read, else what is wrong with it and HINT in
+ * parentheses (what the file should be, e.g. "is it nccl-tests
+ * output?"; none when HINT is NULL).  Caller frees. */
+char *textfile_error_message(const char *path, enum textfile_error error,
+                             size_t max_bytes, const char *hint);
 /* "x" from "dir/x.ini", for names that default to the file's. */
 char *textfile_stem(const char *path);
 

@@ -1003,28 +1003,10 @@ read_file(const char *path, char **text, char **cause)
     *text = textfile_read(path, TOPO_MAX_FILE_BYTES, 0, &error);
     if (*text != NULL)
         return 0;
-    switch (error) {
-    case TEXTFILE_OPEN:
-        if (errno == ENOENT)
-            return 1;
-        *cause = xasprintf("cannot open '%s': %s", path, strerror(errno));
-        break;
-    case TEXTFILE_NOT_REGULAR:
-        *cause = xasprintf("%s: not a regular file (a topology is read "
-                           "from an .ini file)", path);
-        break;
-    case TEXTFILE_READ:
-        *cause = xasprintf("cannot read '%s': %s", path, strerror(errno));
-        break;
-    case TEXTFILE_TOO_BIG:
-        *cause = xasprintf("%s: file is larger than 16 MiB (is it a "
-                           "topology .ini file?)", path);
-        break;
-    case TEXTFILE_NUL:
-        *cause = xasprintf("%s: contains a NUL byte (is it a topology .ini "
-                           "file?)", path);
-        break;
-    }
+    if (error == TEXTFILE_OPEN && errno == ENOENT)
+        return 1;
+    *cause = textfile_error_message(path, error, TOPO_MAX_FILE_BYTES,
+                                    "is it a topology .ini file?");
     return -1;
 }
 

@@ -286,21 +286,7 @@ read_text(const char *path, char **cause)
                                &error);
     if (text)
         return text;
-    switch (error) {
-    case TEXTFILE_TOO_BIG:
-        *cause = xasprintf("%s: file is larger than 1 GiB", path);
-        break;
-    case TEXTFILE_NUL:
-        *cause = xasprintf("%s: contains a NUL byte (not a timeline or "
-                           "trace)", path);
-        break;
-    case TEXTFILE_NOT_REGULAR:
-        *cause = xasprintf("%s: not a regular file", path);
-        break;
-    default:
-        *cause = xasprintf("%s: %s", path, strerror(errno));
-        break;
-    }
+    *cause = textfile_error_message(path, error, COMPARE_MAX_FILE_BYTES, "is it a timeline or trace?");
     return NULL;
 }
 

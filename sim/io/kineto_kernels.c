@@ -506,24 +506,7 @@ read_text(const char *path, size_t *len, char **cause)
         *len = strlen(text);
         return text;
     }
-    switch (error) {
-    case TEXTFILE_TOO_BIG:
-        *cause = xasprintf("%s: file is larger than 2 GiB", path);
-        break;
-    case TEXTFILE_NUL:
-        *cause = xasprintf("%s: contains a NUL byte (not a profiler trace)",
-                           path);
-        break;
-    case TEXTFILE_NOT_REGULAR:
-        *cause = xasprintf("%s: not a regular file", path);
-        break;
-    case TEXTFILE_OPEN:
-        *cause = xasprintf("cannot open '%s': %s", path, strerror(errno));
-        break;
-    case TEXTFILE_READ:
-        *cause = xasprintf("cannot read '%s': %s", path, strerror(errno));
-        break;
-    }
+    *cause = textfile_error_message(path, error, PROFILE_MAX_FILE_BYTES, "is it a profiler trace?");
     return NULL;
 }
 

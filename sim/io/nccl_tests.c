@@ -828,26 +828,7 @@ nccl_tests_load(const char *path, char **cause)
     char *text = textfile_read(path, NCCL_TESTS_MAX_FILE_BYTES, 0, &error);
     if (text != NULL)
         return text;
-    switch (error) {
-    case TEXTFILE_OPEN:
-        *cause = xasprintf("cannot open '%s': %s", path, strerror(errno));
-        break;
-    case TEXTFILE_TOO_BIG:
-        *cause = xasprintf("%s: file is larger than 16 MiB (is it "
-                           "nccl-tests output?)", path);
-        break;
-    case TEXTFILE_NUL:
-        *cause = xasprintf("%s: contains a NUL byte (is it nccl-tests "
-                           "output?)", path);
-        break;
-    case TEXTFILE_NOT_REGULAR:
-        *cause = xasprintf("%s: not a regular file (give nccl-tests output "
-                           "saved to a file)", path);
-        break;
-    default:
-        *cause = xasprintf("cannot read '%s': %s", path, strerror(errno));
-        break;
-    }
+    *cause = textfile_error_message(path, error, NCCL_TESTS_MAX_FILE_BYTES, "is it nccl-tests output saved to a file?");
     return NULL;
 }
 

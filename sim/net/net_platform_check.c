@@ -653,17 +653,10 @@ net_platform_check(const char *path, int nodes, int gpn, char **cause)
     char *text = textfile_read(path, PLATFORM_MAX_BYTES, TEXTFILE_REGULAR,
                                &err);
     if (text == NULL) {
-        *cause = err == TEXTFILE_TOO_BIG
-                     ? xasprintf("%s: larger than 64 MiB (is it a SimGrid "
-                                 "platform file?)", path)
-                 : err == TEXTFILE_NUL
-                     ? xasprintf("%s: holds a NUL byte (is it a SimGrid "
-                                 "platform file?)", path)
-                 : err == TEXTFILE_NOT_REGULAR
-                     ? xasprintf("%s: not a regular file (SimGrid reads "
-                                 "platforms from files)", path)
-                     : xasprintf("--platform %s: cannot read it: %s", path,
-                                 strerror(errno));
+        char *why = textfile_error_message(path, err, PLATFORM_MAX_BYTES,
+                                           "is it a SimGrid platform file?");
+        *cause = xasprintf("--platform %s", why);
+        free(why);
         return -1;
     }
     int rc = net_platform_check_text(text, path, nodes, gpn, cause);
