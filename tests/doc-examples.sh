@@ -34,8 +34,11 @@
 #   - wall-clock time and resident memory of `fsdpsim bench` (the lines
 #     "wall per simulated step", "summary alone", "peak RSS", "start-up",
 #     "first run, SimGrid cold" and the "N points in T s" lines of a
-#     sweep benchmark): every number on those lines reads as N, since they
-#     measure the machine the test runs on, not the model;
+#     sweep benchmark): on those lines a number of milliseconds, seconds,
+#     MiB or a speed-up ("5.7x") reads as N, since it measures the machine
+#     the test runs on, not the model (counts stay as printed);
+#   - blanks at the end of a line, which Markdown does not show and
+#     editors strip;
 #   - the temporary directory's path, which reads as TMPDIR.
 # Afterwards the directory must hold no temporary or lock file (*.tmp*,
 # *.lock, gnuplot scripts): an example leaves nothing half-written behind,
@@ -177,8 +180,8 @@ match() {
 
 normalise() {
     sed -e "s|$work|TMPDIR|g" -e 's/[ 	]*$//' \
-        -e '/^\(wall per simulated step\|summary alone\|peak RSS\|start-up,\|first run, SimGrid cold\|  *counted from\)/s/[0-9][0-9.]*/N/g' \
-        -e '/ points in  *[0-9.]* s /s/[0-9][0-9.]*/N/g' "$1"
+        -e '/^\(wall per simulated step\|summary alone\|peak RSS\|start-up,\|first run, SimGrid cold\)/s/[0-9][0-9.]*\( ms\| s\>\| MiB\|x \)/N\1/g' \
+        -e '/ points in  *[0-9.]* s /s/[0-9][0-9.]*\( ms\| s\>\)/N\1/g' "$1"
 }
 
 have() {
