@@ -50,9 +50,13 @@
 #        tests/doc-examples.sh run NAME|FILE.example
 #                                          run one (exit 0, 1, or 77 when
 #                                          it needs what this build lacks)
-#        tests/doc-examples.sh regen NAME  print the block as the program
-#                                          prints it today (review it; "..."
-#                                          lines are kept where they match)
+#        tests/doc-examples.sh match SHOWN PRINTED
+#                                          exit 0 when PRINTED is what SHOWN
+#                                          shows ("..." and " ..." as above)
+#        tests/doc-examples.sh regen NAME  print the transcript as the program
+#                                          prints it today, to put into the
+#                                          document after review (with its
+#                                          "..." elisions put back)
 set -u
 LC_ALL=C
 export LC_ALL
@@ -60,6 +64,15 @@ srcdir=${SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 case $srcdir in /*) ;; *) srcdir=$(cd "$srcdir" && pwd) ;; esac
 FSDPSIM=${FSDPSIM:-$srcdir/fsdpsim}
 case $FSDPSIM in /*) ;; *) FSDPSIM=$(pwd)/$FSDPSIM ;; esac
+
+# The man page's escapes read as the characters they print (\e last, so
+# that \e\- is a backslash and a minus).
+UNROFF_AWK='
+    function unroff(s) {
+        gsub(/\\-/, "-", s); gsub(/\\\(aq/, "\047", s); gsub(/\\\(dq/, "\"", s)
+        gsub(/\\&/, "", s); gsub(/\\e/, "\\", s)
+        return s
+    }'
 
 docs() {
     for f in README.md doc/*.md doc/fsdpsim.1; do
@@ -75,11 +88,7 @@ scan() {
     function is_cmd(s) {
         return s ~ /^\$ ([A-Za-z_][A-Za-z_0-9]*=[^ ]* )*(\.\/)?fsdpsim( |$)/
     }
-    function unroff(s) {
-        gsub(/\\-/, "-", s); gsub(/\\\(aq/, "\047", s); gsub(/\\\(dq/, "\"", s)
-        gsub(/\\&/, "", s); gsub(/\\e/, "\\", s)
-        return s
-    }
+    '"$UNROFF_AWK"'
     BEGIN { roff = (file ~ /\.1$/); bad = 0; inblk = 0 }
     {
         line = $0
@@ -129,11 +138,7 @@ list() {
 # block FILE LINE: the lines of the block that opens at LINE, unescaped.
 block() {
     awk -v start="$2" -v roff="$(case $1 in *.1) echo 1;; *) echo 0;; esac)" '
-    function unroff(s) {
-        gsub(/\\-/, "-", s); gsub(/\\\(aq/, "\047", s); gsub(/\\\(dq/, "\"", s)
-        gsub(/\\&/, "", s); gsub(/\\e/, "\\", s)
-        return s
-    }
+    '"$UNROFF_AWK"'
     NR <= start { next }
     roff && /^\.EE/ { exit }
     !roff && /^```/ { exit }
@@ -281,6 +286,8 @@ run)
     run "$n" check ;;
 regen)
     run "$2" regen ;;
+match)
+    match "$2" "$3" ;;
 *)
     sed -n '/^# usage:/,/^set -u/p' "$0" | sed '$d'
     exit 2 ;;
