@@ -75,8 +75,8 @@ UNROFF_AWK='
     }'
 
 docs() {
-    for f in README.md doc/*.md doc/fsdpsim.1; do
-        [ -f "$srcdir/$f" ] && echo "$f"
+    for f in "$srcdir"/README.md "$srcdir"/doc/*.md "$srcdir"/doc/fsdpsim.1; do
+        [ -f "$f" ] && echo "${f#"$srcdir"/}"
     done
 }
 
