@@ -40,9 +40,10 @@
 #   - blanks at the end of a line, which Markdown does not show and
 #     editors strip;
 #   - the temporary directory's path, which reads as TMPDIR.
-# Afterwards the directory must hold no temporary or lock file (*.tmp*,
-# *.lock, gnuplot scripts): an example leaves nothing half-written behind,
-# and the directory is removed.
+# The commands get a TMPDIR of their own inside it.  Afterwards the
+# directory must hold no temporary or lock file (*.tmp*, *.lock) and that
+# TMPDIR must be empty (gnuplot's scripts go there): an example leaves
+# nothing half-written behind.  Then the directory is removed.
 #
 # usage: tests/doc-examples.sh list        names and files, one a line
 #        tests/doc-examples.sh am          tests/doc-examples.am's text
@@ -241,12 +242,13 @@ run() {
     for v in $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\|FSDPSIM_[A-Za-z0-9_]*\)=.*/\1/p'); do
         unset "$v"
     done
-    (cd "$work" && PATH="$work:$PATH" FSDPSIM= SRCDIR= sh ./.script) \
-        > "$work/.printed" 2>&1 < /dev/null
+    mkdir "$work/.tmp"
+    (cd "$work" && PATH="$work:$PATH" TMPDIR="$work/.tmp" FSDPSIM= SRCDIR= \
+        sh ./.script) > "$work/.printed" 2>&1 < /dev/null
     normalise "$work/.shown" > "$work/.shown.n"
     normalise "$work/.printed" > "$work/.printed.n"
-    left=$(cd "$work" && find . \( -name '*.tmp*' -o -name '*.lock' \
-        -o -name 'fsdpsim-gp-*' \) -print | head -5)
+    left=$(cd "$work" && { find . -name .tmp -prune -o \( -name '*.tmp*' \
+        -o -name '*.lock' \) -print; find .tmp -mindepth 1; } | head -5 | tr '\n' ' ')
     if [ "$mode" = regen ]; then
         cat "$work/.printed"
         return 0
