@@ -28,9 +28,9 @@
  * about 1e-9 relative precision (maxmin/precision default 1e-5 of a
  * share, on rates only). */
 #define TIME_TOL_S 1e-9
-/* --exact against one step per ring: what README promises. */
+/* --exact against one step per ring: what doc/settings.md promises. */
 #define EXACT_REL_TOL 0.01
-/* The two backends on a non-blocking network: what README promises. */
+/* The two backends on a non-blocking network: what doc/settings.md promises. */
 #define AGREE_REL_TOL 0.02
 
 static struct topo *

@@ -5,7 +5,7 @@
 # usage: run.sh FSDPSIM SRCDIR [REPORT.html]
 #   REPORT.html: also write the seed claims' table as one HTML page
 #
-# A scenario is a run file (simulate's keys, see README "Run files") with
+# A scenario is a run file (simulate's keys, see doc/inputs.md "Run files") with
 # lines starting "#@ " that say what to compare:
 #   #@ title:  one line naming the setting
 #   #@ source: URL and section the claim is quoted from

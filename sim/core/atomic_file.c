@@ -271,12 +271,23 @@ take_lock(struct atomic_file *af, char **cause)
 
 /* Open the FIFO (or other non-regular file) PATH for writing, as is: a
  * FIFO nobody reads would block the open forever, so it is opened without
- * blocking and refused with ENXIO. */
+ * blocking, and refused when no reader has come after a short wait. */
+#define FIFO_READER_WAIT_MS 2000
+#define FIFO_POLL_MS 20
 static FILE *
 open_special(const char *path, const struct stat *st, char **cause)
 {
     int flags = O_WRONLY | (S_ISFIFO(st->st_mode) ? O_NONBLOCK : 0);
     int fd = open(path, flags);
+    /* A reader started just before (`reader <fifo & fsdpsim ...`) may not
+     * have opened it yet: give it a moment before refusing. */
+    for (int waits = 0; fd < 0 && errno == ENXIO
+                        && waits < FIFO_READER_WAIT_MS / FIFO_POLL_MS;
+         waits++) {
+        struct timespec nap = {0, FIFO_POLL_MS * 1000000L};
+        nanosleep(&nap, NULL);
+        fd = open(path, flags);
+    }
     if (fd < 0) {
         *cause = errno == ENXIO
                      ? xasprintf("%s: no process is reading this FIFO "

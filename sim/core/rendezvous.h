@@ -12,7 +12,7 @@
  * torchrun uses works the same way), and exchange small blobs with an
  * all-gather: that is all NCCL needs (ncclGetUniqueId on one process,
  * ncclCommInitRank on all).  Under srun and mpirun MASTER_ADDR and
- * MASTER_PORT must be exported as well (README shows how).
+ * MASTER_PORT must be exported as well (doc/commands.md shows how).
  *
  * Plain C and POSIX sockets, no CUDA: the tests run it on one machine
  * with forked processes.  Ownership: struct rendezvous is opaque, from

@@ -1,6 +1,6 @@
 /*
  * output_summary.c: the step summary, for people (text) and programs
- * (JSON).  Field names of the JSON form are documented in README.
+ * (JSON).  Field names of the JSON form are documented in doc/outputs.md.
  */
 #include "output.h"
 #include "json_out.h"

@@ -23,7 +23,7 @@
  * PLAN_ACCUM_LO (plan.c) and this many, and extended linearly. */
 #define PLAN_ACCUM_HI 8
 
-/* Bounds on what a user may ask of plan (README, limits table): past them
+/* Bounds on what a user may ask of plan (doc/inputs.md, limits table): past them
  * a value means nothing (a 1e30-day deadline, a $1e30 node) and is
  * refused. */
 #define PLAN_MAX_DEADLINE_S (36500.0 * 86400)   /* 100 years */
@@ -38,7 +38,7 @@
  * but never picked. */
 #define PLAN_BATCH_SLACK 0.25
 
-/* The failure model's defaults (README, "Goodput").  The Llama 3 paper
+/* The failure model's defaults (doc/commands.md, "Goodput").  The Llama 3 paper
  * (Dubey et al. 2024, section 3.3.4, table 5) reports 419 unexpected
  * interruptions in a 54-day snapshot of pre-training on 16,384 H100 GPUs:
  * one every 54 x 24 / 419 = 3.09 hours on the cluster, so a mean time
