@@ -45,6 +45,9 @@ struct net_run {
 
 /* Whether this fsdpsim has the SimGrid backend. */
 bool net_have_simgrid(void);
+/* Whether --network simgrid can run here: built in and its plugin
+ * loadable.  0, or -1 with *cause (caller frees). */
+int net_simgrid_usable(char **cause);
 
 /* Time schedule S on topology T with the backend C->network asks for.
  * 0, or -1 with *cause (caller frees) for input errors: no SimGrid, a bad
