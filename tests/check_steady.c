@@ -22,6 +22,20 @@
  * short step; *mem: the allocator's figures. */
 static struct steady_cache *shared_cache;   /* NULL: none */
 
+/* The summary JSON of run R timed as NR with metrics M. */
+static char *
+summary_json(struct run *r, struct net_run *nr, struct metrics *m)
+{
+    struct run_view v = {&r->cfg, r->model, r->topo, r->sched, &nr->res, m,
+                         r->command_line};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = xopen_memstream(&text, &len);
+    output_summary_json(&v, out);
+    fclose(out);
+    return text;
+}
+
 static char *
 summary(const char *args, int steady, int *used, struct mem_stats *mem)
 {
@@ -48,13 +62,7 @@ summary(const char *args, int steady, int *used, struct mem_stats *mem)
     }
     free(key);
     ck_assert_msg(rc == 0, "%s: %s", args, cause);
-    struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &nr.res, &m,
-                         r.command_line};
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = xopen_memstream(&text, &len);
-    output_summary_json(&v, out);
-    fclose(out);
+    char *text = summary_json(&r, &nr, &m);
     *mem = m.mem;
     net_run_free(&nr);
     setup_free(&r);
@@ -229,13 +237,7 @@ START_TEST(test_fold_period_of_twenty)
     ck_assert_msg(long_period, "no period longer than 2 in step 0");
     struct metrics m;
     metrics_compute(r.sched, r.topo, &nr.res, &m);
-    struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &nr.res, &m,
-                         r.command_line};
-    char *folded = NULL;
-    size_t len = 0;
-    FILE *out = xopen_memstream(&folded, &len);
-    output_summary_json(&v, out);
-    fclose(out);
+    char *folded = summary_json(&r, &nr, &m);
     int used;
     struct mem_stats ms;
     char *exact = summary(GPT3_1024 " --micro-batch 2 --grad-accum 60", 0,
