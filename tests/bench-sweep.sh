@@ -10,9 +10,13 @@
 #   accumulation 1..100: grad_accum 100 x micro_batch 100 = 10,000
 # Each prints its wall time.  A longer step than 10 micro-batches is
 # counted from one of 9 or 10 when the engine proves its micro-batches
-# repeat (sim/net/steady.h; GPT-3 here does), and the points that differ only
-# in grad_accum share that short step: the third grid simulates its 1,000
-# points of up to 10 micro-batches and 200 short steps.
+# repeat (sim/net/steady.h), and the points that differ only in grad_accum
+# share that short step.  GPT-3 here does not fit, and at some
+# micro-batch sizes its steps repeat only later or every 4 to 20
+# micro-batches: those settings share a probe of 24 or 64 micro-batches
+# and a few steps of A's phase instead.  The third grid simulates its
+# 1,000 points of up to 10 micro-batches whole, and the 9,000 others
+# mostly from those.
 #
 # usage: tests/bench-sweep.sh FSDPSIM
 set -eu

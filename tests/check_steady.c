@@ -22,6 +22,20 @@
  * short step; *mem: the allocator's figures. */
 static struct steady_cache *shared_cache;   /* NULL: none */
 
+/* The summary JSON of run R timed as NR with metrics M. */
+static char *
+summary_json(struct run *r, struct sim_result *nr, struct metrics *m)
+{
+    struct run_view v = {&r->cfg, r->model, r->topo, r->sched, &nr->res, m,
+                         r->command_line};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = xopen_memstream(&text, &len);
+    output_summary_json(&v, out);
+    fclose(out);
+    return text;
+}
+
 static char *
 summary(const char *args, int steady, int *used, struct mem_stats *mem)
 {
@@ -48,13 +62,7 @@ summary(const char *args, int steady, int *used, struct mem_stats *mem)
     }
     free(key);
     ck_assert_msg(rc == 0, "%s: %s", args, cause);
-    struct run_view v = {&r.cfg, r.model, r.topo, r.sched, &nr.res, &m,
-                         r.command_line};
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = xopen_memstream(&text, &len);
-    output_summary_json(&v, out);
-    fclose(out);
+    char *text = summary_json(&r, &nr, &m);
     *mem = m.mem;
     sim_result_free(&nr);
     setup_free(&r);
@@ -179,6 +187,74 @@ START_TEST(test_steady_shared_short_step)
 }
 END_TEST
 
+/* GPT-3 175B (bf16) on 128 dgx-a100-80g nodes: it needs about 190 GB of
+ * an 80 GB GPU, so every micro-batch retries its allocations and frees
+ * and re-creates cached segments, whose order comes back only every few
+ * micro-batches. */
+#define GPT3_1024 "--model gpt3-175b --topology dgx-a100-80g --nodes 128 " \
+                  "--param-dtype bf16"
+
+START_TEST(test_steady_long_periods)
+{
+    /* Micro-batch 2 repeats every 20 micro-batches in the first step,
+     * from micro-batch 4 on; micro-batch 21 every 6, and its second step
+     * at another phase of that: the short step of 9 or 10 sees neither,
+     * the probes do.  With a sweep's shared cache each accumulation gets
+     * the summary of simulating all its micro-batches, byte for byte,
+     * and past the long probe (65) every one is counted from a shorter
+     * run. */
+    shared_cache = steady_cache_new();
+    static const int accum[] = {13, 23, 37, 101};
+    for (int mb = 0; mb < 2; mb++)
+        for (size_t k = 0; k < sizeof accum / sizeof *accum; k++) {
+            char *args = xasprintf("%s --micro-batch %d --grad-accum %d",
+                                   GPT3_1024, mb ? 21 : 2, accum[k]);
+            int u = steady_matches(args);
+            if (accum[k] == 101)
+                ck_assert_msg(u, "%s: not counted from a shorter run", args);
+            free(args);
+        }
+    steady_cache_free(shared_cache);
+    shared_cache = NULL;
+}
+END_TEST
+
+START_TEST(test_fold_period_of_twenty)
+{
+    /* The engine folds a period longer than two micro-batches: the whole
+     * step of 60 at micro-batch 2 skips micro-batches in its first step
+     * too (every 20), and its times are those of simulating them all. */
+    char *line = xasprintf("simulate --format json %s --micro-batch 2 "
+                           "--grad-accum 60", GPT3_1024);
+    char *argv[64];
+    int argc = tu_split_args(line, argv, 64);
+    struct run r;
+    struct sim_result nr;
+    char *cause = NULL;
+    ck_assert(setup_parse_args(&r, "simulate", argc, argv, &cause) == 0);
+    ck_assert(setup_prepare(&r, &cause) == 0);
+    ck_assert(simulate_schedule(r.sched, r.topo, &r.cfg, &nr, &cause) == 0);
+    int long_period = 0;
+    for (int i = 0; i < nr.res.n_jumps; i++)
+        long_period |= nr.res.jumps[i].iter == 0
+                       && nr.res.jumps[i].micro > 2;
+    ck_assert_msg(long_period, "no period longer than 2 in step 0");
+    struct metrics m;
+    metrics_compute(r.sched, r.topo, &nr.res, &m);
+    char *folded = summary_json(&r, &nr, &m);
+    int used;
+    struct mem_stats ms;
+    char *exact = summary(GPT3_1024 " --micro-batch 2 --grad-accum 60", 0,
+                          &used, &ms);
+    ck_assert_str_eq(folded, exact);
+    free(folded);
+    free(exact);
+    sim_result_free(&nr);
+    setup_free(&r);
+    free(line);
+}
+END_TEST
+
 START_TEST(test_steady_key)
 {
     /* The key leaves out the accumulation in every spelling, and only
@@ -211,5 +287,12 @@ main(void)
     tcase_add_test(c, test_steady_shared_short_step);
     tcase_add_test(c, test_steady_key);
     suite_add_tcase(s, c);
+    /* GPT-3 at up to 101 micro-batches, simulated whole for the
+     * comparison: seconds, more under ASan. */
+    TCase *g = tcase_create("gpt3");
+    tcase_set_timeout(g, 600);
+    tcase_add_test(g, test_steady_long_periods);
+    tcase_add_test(g, test_fold_period_of_twenty);
+    suite_add_tcase(s, g);
     return tu_main(s);
 }

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd.h"
 #include "gnuplot.h"
+#include "net.h"
 #include "plan.h"
 #include "report_html.h"
 #include "report_run.h"
@@ -41,7 +42,8 @@ plan_help_method(FILE *out)
             "[--preemption-rate R]\n"
             "                    [--mtbf-per-gpu D | --mtbf-per-node D] "
             "[--checkpoint-bandwidth B]\n"
-            "                    [--restart-time D]\n"
+            "                    [--restart-time D] "
+            "[--network simgrid [--finalists N]]\n"
             "                    [--global-batch-tokens N] [--headroom 10%%] "
             "[--max-nodes N]\n"
             "                    [--plot PREFIX] [--report FILE.html] "
@@ -113,6 +115,14 @@ cmd_plan_help(FILE *out)
             "  --restart-time D         lost per interruption besides the "
             "work since the\n"
             "                           last checkpoint (default 10min)\n"
+            "  --network simgrid        rank every size with the "
+            "analytic model, then simulate\n"
+            "                           the best few again on SimGrid "
+            "(with --background-load,\n"
+            "                           --platform) and rank those by "
+            "it (exit 2 without SimGrid)\n"
+            "  --finalists N            how many per GPU type (default "
+            "%d, at most %d)\n"
             "  --global-batch-tokens N  tokens per optimizer step "
             "(default 4194304 = 4M)\n"
             "  --headroom P             device memory kept free, e.g. "
@@ -131,7 +141,8 @@ cmd_plan_help(FILE *out)
             "simulate options (the base of every point; plan sets "
             "--topology, --nodes,\n--micro-batch, --grad-accum and "
             "--activation-checkpointing, and defaults\n--param-dtype to "
-            "bf16):\n", PLAN_DEFAULT_MAX_NODES);
+            "bf16):\n", PLAN_DEFAULT_FINALISTS, PLAN_MAX_FINALISTS,
+            PLAN_DEFAULT_MAX_NODES);
     setup_print_options(out);
     fprintf(out, "\nCtrl-C stops the search; nothing is written.\n"
             "exit status: 0 ok, 1 no GPU type meets the deadline and "
@@ -143,6 +154,7 @@ struct plan_cli {
     const char *tokens, *deadline, *budget, *batch, *headroom, *max_nodes;
     const char *plot, *term, *report, *jobs, *strategies;
     const char *mtbf_gpu, *mtbf_node, *ckpt_bw, *restart, *preempt;
+    const char *network, *background_load, *platform, *finalists;
     struct search_list gpu, price, spot;
 };
 
@@ -174,6 +186,13 @@ parse_cli(int argc, char **argv, struct plan_cli *o, char **base,
         {"--checkpoint-bandwidth", NULL, &o->ckpt_bw, NULL},
         {"--restart-time", NULL, &o->restart, NULL},
         {"--preemption-rate", NULL, &o->preempt, NULL},
+        /* SimGrid's options go to the finalists alone (plan_finalists):
+         * the grid is ranked with the analytic model. */
+        {"--network", NULL, &o->network, NULL},
+        {"--background-load", NULL, &o->background_load, NULL},
+        {"--background_load", NULL, &o->background_load, NULL},
+        {"--platform", NULL, &o->platform, NULL},
+        {"--finalists", NULL, &o->finalists, NULL},
         {"--gpu", NULL, NULL, &o->gpu},
         {"--price", NULL, NULL, &o->price},
         {"--spot-price", NULL, NULL, &o->spot}};
@@ -250,6 +269,54 @@ build_goodput(const struct plan_cli *c, struct plan_opts *o, char **cause)
     if (c->preempt && plan_parse_rate("--preemption-rate", c->preempt,
                                       &o->preempt_node_s, cause) != 0)
         return -1;
+    return 0;
+}
+
+/* --network simgrid, its options and --finalists; 0 or -1 with *cause. */
+static int
+build_finalists(const struct plan_cli *c, struct plan_opts *o, char **cause)
+{
+    if (c->network == NULL || !strcmp(c->network, "analytic")) {
+        const char *alone = c->finalists         ? "--finalists"
+                            : c->background_load ? "--background-load"
+                            : c->platform        ? "--platform"
+                                                 : NULL;
+        if (alone != NULL) {
+            *cause = xasprintf("%s: only used with --network simgrid, "
+                               "which simulates plan's finalists again on "
+                               "SimGrid (add --network simgrid)", alone);
+            return -1;
+        }
+        return 0;
+    }
+    if (strcmp(c->network, "simgrid") != 0) {
+        *cause = xasprintf("--network: '%s' is not analytic or simgrid",
+                           c->network);
+        return -1;
+    }
+    int64_t v = PLAN_DEFAULT_FINALISTS;
+    if (c->finalists && units_parse_count(c->finalists, 1,
+                                          PLAN_MAX_FINALISTS, &v,
+                                          cause) != 0) {
+        char *m = xasprintf("--finalists: %s", *cause);
+        free(*cause);
+        *cause = m;
+        return -1;
+    }
+    char *why = NULL;
+    if (net_simgrid_usable(&why) != 0) {
+        *cause = why;           /* "--network simgrid: cannot load ..." */
+        return -1;
+    }
+    o->finalists = (int)v;
+    o->sg_args = xcalloc(3, sizeof *o->sg_args);
+    o->sg_args[o->n_sg_args++] = xstrdup("--network=simgrid");
+    if (c->background_load)
+        o->sg_args[o->n_sg_args++] = xasprintf("--background-load=%s",
+                                               c->background_load);
+    if (c->platform)
+        o->sg_args[o->n_sg_args++] = xasprintf("--platform=%s",
+                                               c->platform);
     return 0;
 }
 
@@ -500,6 +567,8 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
         || apply_spot_prices(c, o, &cause) != 0
         || build_goodput(c, o, &cause) != 0)
         goto bad;
+    if (build_finalists(c, o, &cause) != 0)
+        goto bad;
     if (o->budget_usd > 0) {
         for (int i = 0; i < o->n_gpus; i++)
             if (o->gpus[i].price_kind == PLAN_PRICE_NONE) {
@@ -527,6 +596,9 @@ opts_free(struct plan_opts *o)
         free(o->gpus[i].strategy);
     }
     free(o->gpus);
+    for (int i = 0; i < o->n_sg_args; i++)
+        free(o->sg_args[i]);
+    free(o->sg_args);
 }
 
 /* ---- presenting ---- */
@@ -989,6 +1061,67 @@ overall(const struct plan_opts *o, const struct plan_result *r)
                      fmt_usd(b, sizeof b, w->exp_cost_usd));
 }
 
+/* The finalists of GR, ranked by SimGrid, beside the analytic figures. */
+static void
+print_finalists(const struct plan_gpu *g, const struct plan_gpu_result *gr,
+                FILE *out)
+{
+    if (gr->n_finalists == 0) {
+        fprintf(out, "\n  SimGrid finalists: none (no size meets the "
+                "deadline and budget)\n");
+        return;
+    }
+    fprintf(out, "\n  SimGrid finalists: the %d best by the analytic "
+            "model, simulated again with\n  --network simgrid, ranked by "
+            "SimGrid's expected %s\n", gr->n_finalists,
+            g->price_kind != PLAN_PRICE_NONE ? "cost" : "GPU-hours");
+    const char *head[] = {"rank", "analytic", "nodes", "GPUs", "mb",
+                          "accum", "<ckpt", "step", "SimGrid step",
+                          "change", "exp. days", "SimGrid days",
+                          g->price_kind != PLAN_PRICE_NONE ? "SimGrid cost"
+                                                           : "SimGrid GPU-h",
+                          "<note", NULL};
+    struct table t;
+    table_init(&t, head);
+    for (int k = 0; k < gr->n_finalists; k++) {
+        const struct plan_finalist *f = &gr->finalists[k];
+        const struct plan_row *w = &gr->rows[f->row];
+        int r = table_add_row(&t);
+        char b[64];
+        table_cell(&t, r, 0, "%d", k + 1);
+        table_cell(&t, r, 1, "%d", f->analytic_rank);
+        table_cell(&t, r, 2, "%d", w->nodes);
+        table_cell(&t, r, 3, "%d", w->gpus);
+        table_cell(&t, r, 4, "%lld", (long long)w->micro_batch);
+        table_cell(&t, r, 5, "%lld%s", (long long)w->grad_accum,
+                   w->extrapolated ? "*" : "");
+        table_cell(&t, r, 6, "%s", w->checkpointing ? "full" : "none");
+        table_cell(&t, r, 7, "%s", units_fmt_time_s(b, sizeof b, w->step_s));
+        table_cell(&t, r, 10, "%s", fmt_days(b, sizeof b, w->exp_days));
+        if (!f->ok) {
+            for (int c = 8; c < 13; c++)
+                if (c != 10)
+                    table_cell(&t, r, c, "-");
+            table_cell(&t, r, 13, "SimGrid: %s", f->error);
+            continue;
+        }
+        table_cell(&t, r, 8, "%s",
+                   units_fmt_time_s(b, sizeof b, f->sg.step_s));
+        table_cell(&t, r, 9, "%+.1f%%", 100 * (f->sg.step_s / w->step_s - 1));
+        table_cell(&t, r, 11, "%s", fmt_days(b, sizeof b, f->sg.exp_days));
+        table_cell(&t, r, 12, "%s", fmt_cost(b, sizeof b, g,
+                                             f->sg.exp_cost_usd,
+                                             f->sg.exp_gpu_hours));
+        table_cell(&t, r, 13, "%s", !f->sg.meets_deadline
+                                        ? "misses the deadline on SimGrid"
+                                    : !f->sg.within_budget
+                                        ? "over budget on SimGrid"
+                                        : "");
+    }
+    table_print_text(&t, "  ", out);
+    table_free(&t);
+}
+
 static void
 print_text(const struct plan_opts *o, const struct plan_result *r,
            const char *model, FILE *out)
@@ -1019,6 +1152,8 @@ print_text(const struct plan_opts *o, const struct plan_result *r,
             fprintf(out, "  %s\n", v[k]);
             free(v[k]);
         }
+        if (o->finalists > 0)
+            print_finalists(g, gr, out);
     }
     char *all = overall(o, r);
     if (all)
@@ -1284,6 +1419,8 @@ cmd_plan(int argc, char **argv)
         goto out;
     }
     plan_run(&o, &r);
+    if (!r.interrupted && o.finalists > 0 && plan_finalists(&o, &r))
+        r.interrupted = 1;
     if (r.interrupted) {
         fprintf(stderr, "fsdpsim: interrupted; nothing written\n");
         status = EXIT_INTERRUPTED;

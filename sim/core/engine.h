@@ -95,6 +95,14 @@ void engine_run_net(const struct sched *s, const struct topo *t,
                     struct cost_table *ct, const struct engine_net *net,
                     struct engine_result *r);
 
+/* The longest period, in micro-batches, folding looks for.  One is the
+ * common case, two when best fit takes two equal buffers in turn; a run
+ * that does not fit keeps freeing and re-creating cached segments on its
+ * retries, and the order they come back in repeats only every few
+ * micro-batches (GPT-3 175B on 1024 GPUs, bf16, which needs 190 GB of an
+ * 80 GB GPU: every 4 to 20 by micro-batch size; tests/check_steady.c). */
+#define ENGINE_FOLD_MAX_PERIOD 24
+
 /* Every run above folds repeated micro-batches: when the host reaches a
  * middle micro-batch of a gradient-accumulation step in exactly the state
  * (streams, queues, pending events, allocator, all relative to that

@@ -12,7 +12,8 @@
  * The engine is deterministic and everything it does depends only on its
  * state and on the ops still to come, all relative to the present.  So
  * when the host reaches micro-batch k in the state it reached micro-batch
- * k-p in (p = 1, or 2 when best fit takes two equal buffers in turn),
+ * k-p in (p = 1, 2 when best fit takes two equal buffers in turn, up to
+ * ENGINE_FOLD_MAX_PERIOD),
  * shifted by p micro-batches (ops by `stride`, buffers by `bstride`, time
  * by the period), the micro-batches from k on replay those of k-p .. k-1,
  * one period later each.  Whole periods up to micro-batch A-2 are then not
@@ -93,9 +94,10 @@ struct eng_snap {
  * less than it costs (bench: GPT-3 on 1024 GPUs, even at 8). */
 #define FOLD_MIN_MICRO_BATCHES 8
 
-/* Periods tried: one micro-batch, or two (buffers of equal size taken in
- * turn by best fit make the allocator alternate). */
-#define FOLD_MAX_PERIOD 2
+/* Periods tried: one micro-batch up to ENGINE_FOLD_MAX_PERIOD (engine.h
+ * says why more than one).  A snapshot is kept for each; the comparisons
+ * of the cheap totals fail at once for all but the right one. */
+#define FOLD_MAX_PERIOD ENGINE_FOLD_MAX_PERIOD
 
 struct engine_fold {
     struct fold_run *steps;
@@ -572,10 +574,13 @@ engine_fold_reached(struct engine *e, int id, int64_t now)
     memmove(f->snaps + 1, f->snaps,
             sizeof *f->snaps * (FOLD_MAX_PERIOD - 1));
     f->snaps[0] = cur;
-    /* The log starts at the oldest snapshot kept. */
-    const struct eng_snap *oldest = f->snaps[FOLD_MAX_PERIOD - 1]
-                                        ? f->snaps[FOLD_MAX_PERIOD - 1]
-                                        : f->snaps[0];
+    /* The log starts at the oldest snapshot kept: the last one there
+     * (until FOLD_MAX_PERIOD micro-batches were watched, not the last
+     * slot). */
+    const struct eng_snap *oldest = f->snaps[0];
+    for (int i = 1; i < FOLD_MAX_PERIOD; i++)
+        if (f->snaps[i] != NULL)
+            oldest = f->snaps[i];
     /* Dropping the prefix no snapshot needs moves the log: do it only
      * when that prefix is most of it, so the moves cost O(1) a write. */
     if (oldest->log_at > 0 && oldest->log_at >= f->n_log / 2) {

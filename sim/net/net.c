@@ -33,6 +33,20 @@ net_have_simgrid(void)
 #endif
 }
 
+int
+net_simgrid_usable(char **cause)
+{
+#ifdef HAVE_SIMGRID
+    return netsg_load(cause);
+#else
+    *cause = xstrdup("--network simgrid: this fsdpsim was built without "
+                     "SimGrid (apt-get install libsimgrid-dev, then run "
+                     "./configure and make again), or use --network "
+                     "analytic");
+    return -1;
+#endif
+}
+
 static const char *const shape_label[] = {"single switch", "fat-tree",
                                           "rail-optimized"};
 
@@ -73,11 +87,7 @@ open_simgrid(const struct topo *t, const struct run_config *c, char **cause)
 #else
     (void)t;
     (void)c;
-    *cause = xstrdup("--network simgrid: this fsdpsim was built without "
-                     "SimGrid (apt-get install libsimgrid-dev, then run "
-                     "./configure and make again), or use --network "
-                     "analytic");
-    return -1;
+    return net_simgrid_usable(cause);
 #endif
 }
 

@@ -45,6 +45,9 @@ struct sim_result {
 
 /* Whether this fsdpsim has the SimGrid backend. */
 bool net_have_simgrid(void);
+/* Whether --network simgrid can run here: built in and its plugin
+ * loadable.  0, or -1 with *cause (caller frees). */
+int net_simgrid_usable(char **cause);
 
 /* Every simulation enters here: time schedule S on topology T with the
  * engine and the network backend C->network asks for (the analytic

@@ -33,6 +33,9 @@ struct netsg_coll {
  * size / bandwidth per flow (toolchain.md §2.5).  0, or -1 with *cause
  * (caller frees). */
 int netsg_open(const struct topo *t, const char *platform, char **cause);
+/* Load the backend plugin alone (netsg_open does it too): 0, or -1 with
+ * *cause saying why it cannot be loaded. */
+int netsg_load(char **cause);
 
 /* Settings of the runs that follow: every step of a ring (exact) or one
  * per ring, and the fraction of each fabric link other traffic takes. */

@@ -97,6 +97,17 @@ load(void)
 }
 
 int
+netsg_load(char **cause)
+{
+    pthread_once(&once, load);
+    if (api == NULL) {
+        *cause = xstrdup(load_error);
+        return -1;
+    }
+    return 0;
+}
+
+int
 netsg_open(const struct topo *t, const char *platform, char **cause)
 {
     pthread_once(&once, load);

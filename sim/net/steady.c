@@ -10,9 +10,17 @@
  * k - p, with only copies of those p micro-batches coming up to the last
  * middle one; the long run has (A - A') / p more of them, each one period
  * later, and then the same end of step, shifted by as many periods.  That
- * needs A - A' to be a multiple of p, so A' is taken of A's parity (p is 1
- * or 2, FOLD_MAX_PERIOD), and a fold in every step: the later steps start
- * from the state the earlier ones leave.
+ * needs A - A' to be a multiple of p, so A' is taken of A's parity (p is
+ * mostly 1 or 2), and a fold in every step: the later steps start from the
+ * state the earlier ones leave.
+ *
+ * Longer periods (up to ENGINE_FOLD_MAX_PERIOD, a run that does not fit
+ * and reshuffles its cached segments on every retry) or a later repeat
+ * need a longer short step: a probe of STEADY_PROBE_MICRO_BATCHES says,
+ * per step, from which micro-batch and with which period the state
+ * repeats, and the short step for A is then the shortest that still
+ * reaches every repeat with A - A' a multiple of every period.  The probe
+ * only chooses A'; A''s own run must fold in every step to be used.
  *
  * What the long step's summary needs of the short run does not depend on
  * A (struct steady_short), so a sweep's points that differ only in their
@@ -40,6 +48,10 @@ short_step(int64_t a)
 /* A short step's run, boiled down to what any longer step's summary
  * needs of it. */
 struct steady_short {
+    int complete;               /* folded in every step: the rest is set */
+    int need;                   /* micro-batches a step needs to reach
+                                   each of these repeats */
+    int64_t period;             /* lcm of the steps' periods */
     struct sched head;          /* the schedule's header, no ops */
     struct metrics_basis basis; /* with the reported step's period */
     struct engine_fold_jump *jumps;     /* one per step */
@@ -58,19 +70,41 @@ short_free(struct steady_short *sh)
     free(sh);
 }
 
-/* The short run S, NR boiled down, or NULL when it did not fold in every
- * step (then nothing can be said about a longer one). */
+static int64_t
+gcd(int64_t a, int64_t b)
+{
+    while (b != 0) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The short run S, NR boiled down; not complete when it did not fold in
+ * every step (then nothing can be said about a longer one). */
 static struct steady_short *
 boil_down(const struct sched *s, const struct topo *t,
           const struct sim_result *nr)
 {
     const struct engine_result *r = &nr->res;
-    if (r->too_long || r->n_jumps != s->iterations)
-        return NULL;
-    for (int i = 0; i < r->n_jumps; i++)
-        if (r->jumps[i].iter != i)
-            return NULL;
     struct steady_short *sh = xcalloc(1, sizeof *sh);
+    if (r->too_long || r->n_jumps != s->iterations)
+        return sh;
+    sh->period = 1;
+    for (int i = 0; i < r->n_jumps; i++) {
+        const struct engine_fold_jump *j = &r->jumps[i];
+        if (j->iter != i)
+            return sh;
+        /* The host reached micro-batch k (op b2) in the state of k - p:
+         * a step of A has that repeat when its last middle micro-batch,
+         * A - 2, is k + p - 1 or later (engine_fold.c). */
+        int need = s->ops[j->b2].micro + j->micro + 1;
+        if (need > sh->need)
+            sh->need = need;
+        sh->period = sh->period / gcd(sh->period, j->micro) * j->micro;
+    }
+    sh->complete = 1;
     sh->head = *s;
     sh->head.n_ops = 0;         /* what reads the header finds no ops */
     sh->head.cap_ops = 0;
@@ -103,6 +137,8 @@ extend(const struct steady_short *sh, int64_t a, struct metrics_steady *x)
 {
     int64_t a1 = sh->head.micro_batches;
     memset(x, 0, sizeof *x);
+    if (!sh->complete || a < a1)
+        return 0;
     x->mem = sh->basis.mem;
     int64_t peak_shift = 0, shift = 0;
     double total = sh->total_ns;
@@ -151,7 +187,7 @@ from_short(struct run *r, const struct steady_short *sh, struct metrics *m)
 
 struct cache_entry {
     char *key;
-    struct steady_short *sh;    /* NULL: the short step did not fold */
+    struct steady_short *sh;
     struct cache_entry *next;
 };
 
@@ -199,7 +235,7 @@ hash(const char *s)
     return h % CACHE_BUCKETS;
 }
 
-/* Whether KEY is there, with *sh its short run (NULL: did not fold). */
+/* Whether KEY is there, with *sh its short run. */
 static int
 cache_find(struct steady_cache *c, const char *key,
            const struct steady_short **sh)
@@ -214,9 +250,10 @@ cache_find(struct steady_cache *c, const char *key,
     return e != NULL;
 }
 
-/* Keep SH (taken over) under KEY, unless a point running beside this one
- * put it there first. */
-static void
+/* Keep SH under KEY and return what is kept there: SH, or the equal run
+ * a point beside this one put there first (SH freed).  NULL when the
+ * cache is full: SH stays the caller's. */
+static const struct steady_short *
 cache_put(struct steady_cache *c, const char *key, struct steady_short *sh)
 {
     pthread_mutex_lock(&c->lock);
@@ -224,17 +261,21 @@ cache_put(struct steady_cache *c, const char *key, struct steady_short *sh)
     struct cache_entry *e = c->bucket[b];
     while (e != NULL && strcmp(e->key, key) != 0)
         e = e->next;
-    if (e == NULL && c->n < CACHE_MAX) {
+    const struct steady_short *kept = NULL;
+    if (e != NULL) {
+        short_free(sh);
+        kept = e->sh;
+    } else if (c->n < CACHE_MAX) {
         e = xcalloc(1, sizeof *e);
         e->key = xstrdup(key);
         e->sh = sh;
         e->next = c->bucket[b];
         c->bucket[b] = e;
         c->n++;
-        sh = NULL;
+        kept = sh;
     }
     pthread_mutex_unlock(&c->lock);
-    short_free(sh);
+    return kept;
 }
 
 static int
@@ -274,6 +315,206 @@ steady_key(int argc, char *const *argv)
 
 /* ---- running ---- */
 
+/* One steady_run's short runs: borrowed from the cache or, without one,
+ * owned here. */
+struct shorts {
+    struct run *r;
+    struct steady_cache *cache;
+    const char *key;
+    int plan_ready;
+    struct steady_short *own[4];    /* the short, the probe, A's own,
+                                       the whole step */
+    int n_own;
+};
+
+static void
+shorts_free(struct shorts *sr)
+{
+    for (int i = 0; i < sr->n_own; i++)
+        short_free(sr->own[i]);
+}
+
+/* The plan (model, topology, wrapping) once, for every schedule built
+ * after; errors blamed as setup_prepare does. */
+static int
+need_plan(struct shorts *sr, char **cause)
+{
+    if (sr->plan_ready)
+        return 0;
+    if (setup_prepare_plan(sr->r, cause) != 0) {
+        *cause = config_blame(&sr->r->cfg, NULL, *cause);
+        return -1;
+    }
+    sr->plan_ready = 1;
+    return 0;
+}
+
+/* R's schedule with A micro-batches per step, the rest of R's settings. */
+static int
+build_with(struct run *r, int64_t a, char **cause)
+{
+    int64_t want = r->cfg.grad_accum;
+    r->cfg.grad_accum = a;
+    int rc = setup_build_sched(r, cause);
+    r->cfg.grad_accum = want;
+    if (rc != 0)
+        *cause = config_blame(&r->cfg, NULL, *cause);
+    return rc;
+}
+
+static char *
+short_key(const char *key, int64_t a)
+{
+    return xasprintf("%s%lld", key, (long long)a);
+}
+
+/* Keep SH, run for A micro-batches, in the cache or in SR. */
+static const struct steady_short *
+keep(struct shorts *sr, int64_t a, struct steady_short *sh)
+{
+    if (sr->cache == NULL || sr->key == NULL) {
+        sr->own[sr->n_own++] = sh;
+        return sh;
+    }
+    char *k = short_key(sr->key, a);
+    const struct steady_short *kept = cache_put(sr->cache, k, sh);
+    free(k);
+    if (kept == NULL)           /* a full cache: this run's alone */
+        sr->own[sr->n_own++] = sh;
+    return kept != NULL ? kept : sh;
+}
+
+/* Whether the cache holds the run of A micro-batches already: *sh. */
+static int
+short_known(struct shorts *sr, int64_t a, const struct steady_short **sh)
+{
+    char *k = short_key(sr->key, a);
+    int hit = cache_find(sr->cache, k, sh);
+    free(k);
+    return hit;
+}
+
+/* The run of R's settings with A micro-batches, boiled down: from the
+ * cache, or built and simulated (not complete when the network model
+ * refused it).  NULL with *cause on bad settings. */
+static const struct steady_short *
+short_get(struct shorts *sr, int64_t a, char **cause)
+{
+    const struct steady_short *known = NULL;
+    if (sr->cache != NULL && sr->key != NULL && short_known(sr, a, &known))
+        return known;
+    if (need_plan(sr, cause) != 0 || build_with(sr->r, a, cause) != 0)
+        return NULL;
+    struct sim_result nr;
+    struct steady_short *sh;
+    if (simulate_schedule(sr->r->sched, sr->r->topo, &sr->r->cfg, &nr, cause) == 0) {
+        sh = boil_down(sr->r->sched, sr->r->topo, &nr);
+        sim_result_free(&nr);
+    } else {
+        free(*cause);
+        *cause = NULL;
+        sh = xcalloc(1, sizeof *sh);
+    }
+    return keep(sr, a, sh);
+}
+
+/* The shortest step of at least NEED micro-batches whose difference from
+ * A is a multiple of PERIOD. */
+static int64_t
+residue_step(int64_t a, int64_t need, int64_t period)
+{
+    int64_t r = (a - need) % period;
+    return need + (r < 0 ? r + period : r);
+}
+
+/* The probes, shortest first (or one more, of A's parity): each is run
+ * for a point whose A is past half its length (a sweep's later points
+ * share it), or used when a point of that length has run already. */
+static const int64_t probe_steps[] = {STEADY_PROBE_SHORT_MICRO_BATCHES,
+                                      STEADY_PROBE_MICRO_BATCHES};
+
+/* R's summary from a short run, if one stands for its A: 1, 0 when none
+ * does, -1 with *cause on bad settings. */
+static int
+try_short(struct shorts *sr, struct metrics *m, char **cause)
+{
+    struct run *r = sr->r;
+    int64_t a = r->cfg.grad_accum;
+    int64_t a1 = short_step(a);
+    if (a1 == 0)
+        return 0;
+    /* The summary needs the plan (model, topology) even when the short
+     * run is known. */
+    if (need_plan(sr, cause) != 0)
+        return -1;
+    const struct steady_short *sh = short_get(sr, a1, cause);
+    if (sh == NULL)
+        return -1;
+    if (from_short(r, sh, m) == 0)
+        return 1;
+    /* Alone, a probe and a second short run cost more than the whole
+     * step folded by the engine; shared by a sweep's points they cost
+     * less. */
+    if (sr->cache == NULL || sr->key == NULL)
+        return 0;
+    /* A later repeat or a longer period: a probe says which step reaches
+     * them at A's phase. */
+    for (size_t i = 0; i < sizeof probe_steps / sizeof *probe_steps; i++) {
+        /* Of A's parity: a later step starts from the state the step
+         * before leaves, which depends on where in its period that one
+         * ended. */
+        int64_t len = probe_steps[i] + ((a - probe_steps[i]) % 2 != 0);
+        const struct steady_short *probe;
+        if (a > len / 2) {
+            probe = short_get(sr, len, cause);
+            if (probe == NULL)
+                return -1;
+        } else if (!short_known(sr, len, &probe)) {
+            continue;
+        }
+        if (!probe->complete)
+            continue;
+        if (from_short(r, probe, m) == 0)
+            return 1;
+        /* A step that ends at A's phase of the probe's periods; its later
+         * steps may still repeat later than the probe's do (they start
+         * from another state), so the next such step is tried too. */
+        for (int64_t a2 = residue_step(a, probe->need > a1 ? probe->need
+                                                           : a1,
+                                       probe->period);
+             a2 < a; a2 += probe->period) {
+            sh = short_get(sr, a2, cause);
+            if (sh == NULL)
+                return -1;
+            if (from_short(r, sh, m) == 0)
+                return 1;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+/* No short step stands for R's: the whole step, simulated (folded where
+ * it repeats).  0, or -1 with *cause. */
+static int
+whole_step(struct shorts *sr, struct sim_result *nr, struct metrics *m,
+           int eligible, char **cause)
+{
+    struct run *r = sr->r;
+    if (need_plan(sr, cause) != 0
+        || build_with(r, r->cfg.grad_accum, cause) != 0
+        || simulate_schedule(r->sched, r->topo, &r->cfg, nr, cause) != 0)
+        return -1;
+    metrics_compute(r->sched, r->topo, &nr->res, m);
+    /* A step as long as other points' short steps or probe (a sweep's
+     * points of 9 or 10 micro-batches, ...) is kept for them. */
+    int64_t a = r->cfg.grad_accum;
+    if (eligible && sr->cache != NULL && sr->key != NULL
+        && a >= STEADY_MICRO_BATCHES && a <= STEADY_PROBE_MICRO_BATCHES + 1)
+        keep(sr, a, boil_down(r->sched, r->topo, nr));
+    return 0;
+}
+
 int
 steady_run(struct run *r, struct steady_cache *cache, const char *key,
            struct sim_result *nr, struct metrics *m, int *steady,
@@ -281,71 +522,15 @@ steady_run(struct run *r, struct steady_cache *cache, const char *key,
 {
     *steady = 0;
     memset(nr, 0, sizeof *nr);
-    int64_t a = r->cfg.grad_accum;
     /* A network model's answers depend on what it has seen before, and
      * --exact asks for every micro-batch: neither folds. */
     int eligible = r->cfg.network == NETWORK_ANALYTIC && !r->cfg.exact;
-    int64_t a1 = eligible ? short_step(a) : 0;
-    char *full_key = a1 > 0 && cache != NULL && key != NULL
-                         ? xasprintf("%s%lld", key, (long long)a1)
-                         : NULL;
-    const struct steady_short *known = NULL;
-    if (full_key != NULL && cache_find(cache, full_key, &known)) {
-        /* A point with the same settings but its accumulation has run
-         * the short step already: no schedule to build. */
-        if (setup_prepare_plan(r, cause) != 0) {
-            free(full_key);
-            return -1;
-        }
-        if (known != NULL && from_short(r, known, m) == 0) {
-            *steady = 1;
-            free(full_key);
-            return 0;
-        }
-        a1 = 0;                 /* it did not fold: the whole step */
-        if (setup_build_sched(r, cause) != 0) {
-            free(full_key);
-            return -1;
-        }
-    } else {
-        if (a1 > 0)
-            r->cfg.grad_accum = a1;
-        int rc = setup_prepare(r, cause);
-        r->cfg.grad_accum = a;
-        if (rc != 0) {
-            free(full_key);
-            return -1;
-        }
-    }
-    if (a1 > 0) {
-        struct steady_short *sh = NULL;
-        if (simulate_schedule(r->sched, r->topo, &r->cfg, nr, cause) == 0)
-            sh = boil_down(r->sched, r->topo, nr);
-        else {
-            free(*cause);
-            *cause = NULL;
-        }
-        int ok = sh != NULL && from_short(r, sh, m) == 0;
-        if (full_key != NULL)
-            cache_put(cache, full_key, sh);
-        else
-            short_free(sh);
-        free(full_key);
-        if (ok) {
-            *steady = 1;
-            return 0;
-        }
-        /* Not a repeat in every step (or too long a step): the whole
-         * one, simulated (folded where it repeats later). */
-        sim_result_free(nr);
-        memset(nr, 0, sizeof *nr);
-        if (setup_build_sched(r, cause) != 0)
-            return -1;
-    } else {
-        free(full_key);
-    }
-    if (simulate_schedule(r->sched, r->topo, &r->cfg, nr, cause) != 0)
-        return -1;
-    metrics_compute(r->sched, r->topo, &nr->res, m);
-    return 0;
+    struct shorts sr = {r, cache, key, 0, {NULL}, 0};
+    int rc = eligible ? try_short(&sr, m, cause) : 0;
+    if (rc > 0)
+        *steady = 1;
+    else if (rc == 0)
+        rc = whole_step(&sr, nr, m, eligible, cause);
+    shorts_free(&sr);
+    return rc < 0 ? -1 : 0;
 }

@@ -27,6 +27,16 @@
  * fit, repeats from micro-batch 6, every 2; folding needs 8 at least). */
 #define STEADY_MICRO_BATCHES 9
 
+/* Micro-batches of the probes that find a later repeat or a longer
+ * period when the short step above has none in every step (sweeps only,
+ * whose points share them): the short one for periods of a few
+ * micro-batches (GPT-3 175B on 1024 GPUs at micro-batch 90 repeats from
+ * micro-batch 2, every 6, in its second step), the long one for a period
+ * of up to ENGINE_FOLD_MAX_PERIOD repeating once after the allocator has
+ * settled (at micro-batch 2, from 4, every 20, in its first step). */
+#define STEADY_PROBE_SHORT_MICRO_BATCHES 24
+#define STEADY_PROBE_MICRO_BATCHES 64
+
 /* Short runs kept for the points of a sweep that differ only in their
  * accumulation (thread-safe). */
 struct steady_cache;

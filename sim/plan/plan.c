@@ -28,7 +28,6 @@
 #include <string.h>
 
 /* Micro-batches simulated at most; more are extrapolated from these two. */
-#define PLAN_ACCUM_LO 4
 /* Exposed communication above this share of the step makes it
  * communication-bound: more than a tenth of the step would go away if
  * communication were free. */
@@ -331,6 +330,58 @@ keep_error(struct plan_result *r, const struct sweep_result *res)
         r->first_error = xstrdup(res->message);
 }
 
+double
+plan_extend(double at_hi, double at_lo, int64_t accum)
+{
+    /* Affine in the micro-batches (see the file's header):
+     * t(A) = t(8) + (A - 8) (t(8) - t(4)) / 4. */
+    double da = (double)(accum - PLAN_ACCUM_HI)
+                / (PLAN_ACCUM_HI - PLAN_ACCUM_LO);
+    return at_hi + da * (at_hi - at_lo);
+}
+
+void
+plan_row_finish(const struct plan_opts *o, const struct plan_gpu *g,
+                struct plan_row *row)
+{
+    row->batch_seqs = row->micro_batch * row->grad_accum * row->gpus;
+    row->batch_over = (double)row->batch_seqs / o->global_batch_seqs
+                      - 1;
+    row->over_batch = row->batch_over > PLAN_BATCH_SLACK + 1e-12;
+    row->eligible = row->fits && !row->batch_limited
+                    && !row->over_batch;
+    if (row->fits) {
+        row->days = o->tokens / row->tokens_per_s / 86400;
+        row->gpu_hours = row->days * 24 * row->gpus;
+        if (g->price_kind == PLAN_PRICE_GPU_HOUR)
+            row->cost_usd = row->gpu_hours * g->price_usd;
+        else if (g->price_kind == PLAN_PRICE_NODE)
+            row->cost_usd = row->nodes * g->price_usd;
+        row->bottleneck = row->batch_limited ? "batch limit"
+                          : row->over_batch ? "batch rounding"
+                          : row->exposed_share > PLAN_COMM_BOUND
+                              ? "communication"
+                              : "compute";
+        plan_goodput(o, g, row);
+    } else {
+        if (row->batch_limited)
+            row->bottleneck = "batch limit";
+        row->exp_days = row->spot_days = NAN;
+        row->exp_cost_usd = row->spot_cost_usd = NAN;
+    }
+    row->meets_deadline = row->eligible && isfinite(row->exp_days)
+                          && (o->deadline_s <= 0
+                              || row->exp_days * 86400 <= o->deadline_s);
+    row->within_budget = o->budget_usd <= 0 || isnan(row->exp_cost_usd)
+                         || row->exp_cost_usd <= o->budget_usd;
+    row->spot_meets = row->eligible && g->spot_usd > 0
+                      && isfinite(row->spot_days)
+                      && (o->deadline_s <= 0
+                          || row->spot_days * 86400 <= o->deadline_s)
+                      && (o->budget_usd <= 0
+                          || row->spot_cost_usd <= o->budget_usd);
+}
+
 /* Fill rows[i] for each node count nodes[i] of GPU type g. */
 static void
 evaluate(const struct plan_opts *o, const struct plan_gpu *g,
@@ -427,16 +478,13 @@ evaluate(const struct plan_opts *o, const struct plan_gpu *g,
             double e = batch_value(cols, hi, "exposed_comm_s");
             double mfu = batch_value(cols, hi, "mfu");
             if (lo) {
-                /* Affine in the micro-batches (see the file's header):
-                 * t(A) = t(8) + (A - 8) (t(8) - t(4)) / 4, likewise the
-                 * exposed communication; MFU is model FLOPs over time, so
-                 * it scales by (A / 8) t(8) / t(A). */
-                double tl = batch_value(cols, lo, "step_time_s");
-                double el = batch_value(cols, lo, "exposed_comm_s");
-                double da = (double)(c->accum - PLAN_ACCUM_HI)
-                            / (PLAN_ACCUM_HI - PLAN_ACCUM_LO);
-                double tA = t + da * (t - tl);
-                e = e + da * (e - el);
+                /* MFU is model FLOPs over time, so it scales by
+                 * (A / 8) t(8) / t(A). */
+                double tA = plan_extend(t, batch_value(cols, lo,
+                                                       "step_time_s"),
+                                        c->accum);
+                e = plan_extend(e, batch_value(cols, lo, "exposed_comm_s"),
+                                c->accum);
                 if (e < 0)
                     e = 0;
                 mfu *= (double)c->accum / PLAN_ACCUM_HI * t / tA;
@@ -460,42 +508,7 @@ evaluate(const struct plan_opts *o, const struct plan_gpu *g,
             row->exposed_share = e / t;
             row->ckpt_bytes = state_bytes(cols, hi);
         }
-        row->batch_seqs = row->micro_batch * row->grad_accum * row->gpus;
-        row->batch_over = (double)row->batch_seqs / o->global_batch_seqs
-                          - 1;
-        row->over_batch = row->batch_over > PLAN_BATCH_SLACK + 1e-12;
-        row->eligible = row->fits && !row->batch_limited
-                        && !row->over_batch;
-        if (row->fits) {
-            row->days = o->tokens / row->tokens_per_s / 86400;
-            row->gpu_hours = row->days * 24 * row->gpus;
-            if (g->price_kind == PLAN_PRICE_GPU_HOUR)
-                row->cost_usd = row->gpu_hours * g->price_usd;
-            else if (g->price_kind == PLAN_PRICE_NODE)
-                row->cost_usd = row->nodes * g->price_usd;
-            row->bottleneck = row->batch_limited ? "batch limit"
-                              : row->over_batch ? "batch rounding"
-                              : row->exposed_share > PLAN_COMM_BOUND
-                                  ? "communication"
-                                  : "compute";
-            plan_goodput(o, g, row);
-        } else {
-            if (row->batch_limited)
-                row->bottleneck = "batch limit";
-            row->exp_days = row->spot_days = NAN;
-            row->exp_cost_usd = row->spot_cost_usd = NAN;
-        }
-        row->meets_deadline = row->eligible && isfinite(row->exp_days)
-                              && (o->deadline_s <= 0
-                                  || row->exp_days * 86400 <= o->deadline_s);
-        row->within_budget = o->budget_usd <= 0 || isnan(row->exp_cost_usd)
-                             || row->exp_cost_usd <= o->budget_usd;
-        row->spot_meets = row->eligible && g->spot_usd > 0
-                          && isfinite(row->spot_days)
-                          && (o->deadline_s <= 0
-                              || row->spot_days * 86400 <= o->deadline_s)
-                          && (o->budget_usd <= 0
-                              || row->spot_cost_usd <= o->budget_usd);
+        plan_row_finish(o, g, row);
     }
     for (int64_t i = 0; i < n; i++) {
         sweep_result_free(&res[i]);
@@ -529,9 +542,8 @@ first_meeting(const struct plan_gpu_result *gr)
     return -1;
 }
 
-/* The cost a row is compared by: expected dollars, else GPU-hours. */
-static double
-row_cost(const struct plan_row *w, int spot)
+double
+plan_row_cost(const struct plan_row *w, int spot)
 {
     if (spot)
         return w->spot_cost_usd;
@@ -669,13 +681,14 @@ plan_one(const struct plan_opts *o, const struct plan_gpu *g,
             gr->fastest = i;
         if (w->spot_meets
             && (gr->spot_optimal < 0
-                || row_cost(w, 1) < row_cost(&gr->rows[gr->spot_optimal],
-                                             1)))
+                || plan_row_cost(w, 1)
+                       < plan_row_cost(&gr->rows[gr->spot_optimal], 1)))
             gr->spot_optimal = i;
         if (!w->meets_deadline || !w->within_budget)
             continue;
         if (gr->cost_optimal < 0
-            || row_cost(w, 0) < row_cost(&gr->rows[gr->cost_optimal], 0))
+            || plan_row_cost(w, 0)
+                   < plan_row_cost(&gr->rows[gr->cost_optimal], 0))
             gr->cost_optimal = i;
     }
     find_knee(o, gr);
@@ -701,6 +714,9 @@ plan_free(struct plan_result *r)
     for (int i = 0; i < r->n_gpus; i++) {
         free(r->per_gpu[i].rows);
         free(r->per_gpu[i].knee_why);
+        for (int k = 0; k < r->per_gpu[i].n_finalists; k++)
+            free(r->per_gpu[i].finalists[k].error);
+        free(r->per_gpu[i].finalists);
     }
     free(r->per_gpu);
     free(r->first_error);

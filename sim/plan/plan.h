@@ -22,6 +22,12 @@
 /* Steps of more than this many micro-batches are simulated at
  * PLAN_ACCUM_LO (plan.c) and this many, and extended linearly. */
 #define PLAN_ACCUM_HI 8
+#define PLAN_ACCUM_LO 4
+
+/* plan --network simgrid: how many of the best sizes of each GPU
+ * type are simulated again (--finalists, at most PLAN_MAX_FINALISTS). */
+#define PLAN_DEFAULT_FINALISTS 3
+#define PLAN_MAX_FINALISTS 20
 
 /* Bounds on what a user may ask of plan (doc/inputs.md, limits table): past them
  * a value means nothing (a 1e30-day deadline, a $1e30 node) and is
@@ -89,6 +95,11 @@ struct plan_opts {
     double ckpt_bw_node;        /* checkpoint write bytes/s per node */
     double restart_s;           /* lost per interruption besides work */
     double preempt_node_s;      /* Spot preemptions per node per second */
+    int finalists;              /* sizes simulated again with SimGrid per
+                                   GPU type (plan_finalists); 0: none */
+    char **sg_args;             /* their options besides a point's own:
+                                   --network=simgrid, ... */
+    int n_sg_args;
 };
 
 struct plan_row {
@@ -127,6 +138,17 @@ struct plan_row {
                                    "batch limit" */
 };
 
+/* A size of the analytic ranking simulated again with --network simgrid
+ * (plan_finalists): ROW's setting, its figures from SimGrid's step time
+ * in SG (ok), or why SimGrid could not run it (error). */
+struct plan_finalist {
+    int row;                    /* in plan_gpu_result.rows */
+    int analytic_rank;          /* 1: the best by the analytic model */
+    int ok;
+    char *error;
+    struct plan_row sg;
+};
+
 struct plan_gpu_result {
     struct plan_row *rows;      /* by node count, ascending */
     int n_rows;
@@ -138,6 +160,8 @@ struct plan_gpu_result {
     int knee;                   /* last row before scaling stops paying,
                                    -1 when none up to the largest size */
     char *knee_why;             /* one sentence */
+    struct plan_finalist *finalists;    /* ranked by SimGrid */
+    int n_finalists;
 };
 
 struct plan_result {
@@ -157,6 +181,24 @@ void plan_point_args(const struct plan_opts *o, const struct plan_gpu *g,
 /* Simulate every size of every GPU type; -1 only when interrupted before
  * any result (r is still filled and must be freed). */
 int plan_run(const struct plan_opts *o, struct plan_result *r);
+/* After plan_run, for o->finalists > 0: the o->finalists eligible sizes of
+ * each GPU type that meet the deadline and budget at the lowest expected
+ * cost (GPU-hours without a price), simulated again at the same setting
+ * with --network simgrid and ranked by the cost that gives.  1 when
+ * interrupted, else 0 (a size SimGrid refuses is a finalist with its
+ * error). */
+int plan_finalists(const struct plan_opts *o, struct plan_result *r);
+
+/* t(A) from the step simulated at PLAN_ACCUM_HI and PLAN_ACCUM_LO
+ * micro-batches (AT_HI, AT_LO): the step is affine in its micro-batches. */
+double plan_extend(double at_hi, double at_lo, int64_t accum);
+/* ROW's batch, days, cost, goodput and verdict fields from its setting,
+ * fits, step_s, tokens_per_s and exposed_share, for G. */
+void plan_row_finish(const struct plan_opts *o, const struct plan_gpu *g,
+                     struct plan_row *row);
+/* The cost a row is compared by: expected dollars, else GPU-hours (SPOT:
+ * on Spot). */
+double plan_row_cost(const struct plan_row *w, int spot);
 void plan_free(struct plan_result *r);
 
 /* Young/Daly: the checkpoint interval sqrt(2 x CKPT_S x MTBF_S) that
