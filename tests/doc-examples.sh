@@ -39,7 +39,10 @@
 #     the test runs on, not the model (counts stay as printed);
 #   - blanks at the end of a line, which Markdown does not show and
 #     editors strip;
-#   - the temporary directory's path, which reads as TMPDIR.
+#   - the temporary directory's path, which reads as TMPDIR;
+#   - AddressSanitizer's three-line warning that it cannot follow
+#     SimGrid's context switches (an --enable-asan build only; the
+#     program prints nothing of it).
 # The commands get a TMPDIR of their own inside it.  Afterwards the
 # directory must hold no temporary or lock file (*.tmp*, *.lock) and that
 # TMPDIR must be empty (gnuplot's scripts go there): an example leaves
@@ -186,6 +189,7 @@ match() {
 
 normalise() {
     sed -e "s|$work|TMPDIR|g" -e 's/[ 	]*$//' \
+        -e '/^==[0-9]*==WARNING: ASan is ignoring requested __asan_handle_no_return/,/^For details see https:\/\/github.com\/google\/sanitizers\/issues\/189$/d' \
         -e '/^\(wall per simulated step\|summary alone\|peak RSS\|start-up,\|first run, SimGrid cold\)/s/[0-9][0-9.]*\( ms\| s\>\| MiB\|x \)/N\1/g' \
         -e '/ points in  *[0-9.]* s /s/[0-9][0-9.]*\( ms\| s\>\)/N\1/g' "$1"
 }
