@@ -665,6 +665,18 @@ START_TEST(test_sched_ddp_buckets)
 }
 END_TEST
 
+/* The most memory category CAT holds at any moment of the run. */
+static int64_t
+most_of(const struct mem *m, enum mem_category cat)
+{
+    int n;
+    const struct mem_sample *ms = mem_samples(m, &n);
+    int64_t most = 0;
+    for (int i = 0; i < n; i++)
+        most = ms[i].by_cat[cat] > most ? ms[i].by_cat[cat] : most;
+    return most;
+}
+
 START_TEST(test_sched_ddp_memory)
 {
     /* Full replicas: fp32 parameters, the buckets (one more copy of every
@@ -680,9 +692,13 @@ START_TEST(test_sched_ddp_memory)
     ck_assert(pk[MEM_UNSHARDED_PARAMS] >= TINY_BYTES);
     ck_assert(pk[MEM_OPTIMIZER_STATE] >= 2 * TINY_BYTES);
     ck_assert(pk[MEM_RS_BUFFER] >= TINY_BYTES);
-    ck_assert(pk[MEM_GRAD_UNSHARDED] >= TINY_BYTES);
-    ck_assert(v.met.mem.peak_by_cat[MEM_GRAD_UNSHARDED] < TINY_BYTES / 2);
-    ck_assert(v.met.mem.peak_allocated < d.met.mem.peak_allocated);
+    /* The gradients at their most (the step's peak itself sits in the
+     * loss's backward, before most of them exist). */
+    ck_assert(most_of(d.res.mem, MEM_GRAD_UNSHARDED) >= TINY_BYTES);
+    ck_assert(most_of(v.res.mem, MEM_GRAD_UNSHARDED) < TINY_BYTES / 2);
+    /* Never more at the peak (here both peak in the loss's backward,
+     * before the buckets fill, so the saving shows in the gradients). */
+    ck_assert(v.met.mem.peak_allocated <= d.met.mem.peak_allocated);
     /* The copy back into .grad is gone with the view. */
     ck_assert_int_lt(tu_count(v.r.sched, 1, OP_CAST),
                      tu_count(d.r.sched, 1, OP_CAST));

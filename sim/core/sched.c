@@ -1569,8 +1569,8 @@ ddp_backward_pass(struct builder *b, int sync)
                        &lw);
             double each;
             int tmp[MAX_TRANSIENTS];
-            transient_alloc(b, leaf_transients(b, mod, true, &each), each,
-                            0, tmp);
+            int n_tmp = leaf_transients(b, mod, true, &each);
+            transient_alloc(b, n_tmp, each, 0, tmp);
             struct sched_op *op = emit(b, OP_BACKWARD, STREAM_C, 0);
             op->leaf_begin = l;
             op->leaf_end = l + 1;
