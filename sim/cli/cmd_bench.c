@@ -50,7 +50,7 @@ cmd_bench_help(FILE *out)
             "'fsdpsim version' and of a small 'fsdpsim simulate'.\n\n"
             "simulate options (they override the run above):\n",
             BENCH_REPEATS, STARTUP_RUNS);
-    setup_print_options(out);
+    setup_print_options(out, false);
 }
 
 static double

@@ -99,7 +99,7 @@ cmd_real_help(FILE *out)
             "or a CUDA/NCCL\nfailure (the message names the op and rank).\n"
             "\nsimulate options (real run's; the output files are the "
             "measured run's):\n");
-    setup_print_options(out);
+    setup_print_options(out, true);
 }
 
 #ifndef FSDPSIM_REAL_BINARY
