@@ -47,8 +47,10 @@ cmd_bench_help(FILE *out)
             "of more than\n10 micro-batches counted from one of 9 or 10 "
             "when the engine proves they\nrepeat.  Last, the start-up of a "
             "whole process: the median wall time and peak\nRSS of %d runs of "
-            "'fsdpsim version' and of a small 'fsdpsim simulate'.\n",
+            "'fsdpsim version' and of a small 'fsdpsim simulate'.\n\n"
+            "simulate options (they override the run above):\n",
             BENCH_REPEATS, STARTUP_RUNS);
+    setup_print_options(out, false);
 }
 
 static double

@@ -143,7 +143,7 @@ cmd_plan_help(FILE *out)
             "--activation-checkpointing, and defaults\n--param-dtype to "
             "bf16):\n", PLAN_DEFAULT_FINALISTS, PLAN_MAX_FINALISTS,
             PLAN_DEFAULT_MAX_NODES);
-    setup_print_options(out);
+    setup_print_options(out, false);
     fprintf(out, "\nCtrl-C stops the search; nothing is written.\n"
             "exit status: 0 ok, 1 no GPU type meets the deadline and "
             "budget, 2 bad input,\n3 a file could not be written or "

@@ -18,7 +18,7 @@ cmd_schedule_help(FILE *out)
             "all-reduce, HOST), process group, bytes,\nFLOPs, leaf range, "
             "buffer, memory category and dependencies.\nTakes the same "
             "options as simulate:\n\n");
-    setup_print_options(out);
+    setup_print_options(out, false);
 }
 
 static int

@@ -26,7 +26,7 @@ cmd_simulate_help(FILE *out)
             "with its breakdown.  Options use PyTorch's names\n(dashes for "
             "underscores); a run file (--config) holds the same keys.\n\n"
             "options:\n");
-    setup_print_options(out);
+    setup_print_options(out, true);
     fprintf(out, "  %-40s %s\n", "--report FILE.html",
             "write a self-contained HTML report (summary, timeline, "
             "memory)");

@@ -108,7 +108,7 @@ cmd_sweep_help(FILE *out)
             "  -h, --help               show this help\n\n"
             "simulate options (the base of every point):\n",
             SWEEP_MAX_POINTS);
-    setup_print_options(out);
+    setup_print_options(out, false);
     fprintf(out, "\nA row needs only the summary: a step of more than 10 "
             "micro-batches is counted\nfrom one of 9 or 10 when the engine "
             "proves they repeat (the same row as\n--exact, byte for byte), "

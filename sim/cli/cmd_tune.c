@@ -76,7 +76,7 @@ cmd_tune_help(FILE *out)
             "simulate options (the base of every point; --param-dtype "
             "defaults to bf16):\n", TUNE_DEFAULT_TOP,
             TUNE_DEFAULT_MAX_ACCUM);
-    setup_print_options(out);
+    setup_print_options(out, false);
     fprintf(out, "\nCtrl-C stops the search; nothing is written.\n"
             "exit status: 0 ok, 1 no setting fits, 2 bad input, 3 a file "
             "could not be\nwritten or gnuplot failed, 130 interrupted.\n");

@@ -899,6 +899,13 @@ file_fail(struct file_ctx *ctx, char *msg)
     return 0;
 }
 
+bool
+config_is_output_file(const char *key)
+{
+    return strcmp(key, "trace") == 0 || strcmp(key, "timeline") == 0
+           || strcmp(key, "memory") == 0 || strcmp(key, "metrics") == 0;
+}
+
 static int
 file_handler(void *user, const char *section, const char *name,
              const char *raw_value)
@@ -913,9 +920,7 @@ file_handler(void *user, const char *section, const char *name,
     if (strcmp(name, "config") == 0)
         return file_fail(ctx, xstrdup("'config' cannot be used inside a "
                                       "run file"));
-    if (strcmp(name, "format") == 0 || strcmp(name, "trace") == 0
-        || strcmp(name, "timeline") == 0 || strcmp(name, "memory") == 0
-        || strcmp(name, "metrics") == 0)
+    if (strcmp(name, "format") == 0 || config_is_output_file(name))
         /* Output choices belong to the command line, so a shared run file
          * never overwrites somebody's files. */
         return file_fail(ctx, xasprintf("'%s' is an output option; give "

@@ -265,6 +265,11 @@ bool sharding_is_hybrid(enum sharding_strategy s);
 /* FULL_SHARD and HYBRID_SHARD free parameters after forward. */
 bool sharding_reshards_after_forward(enum sharding_strategy s);
 
+/* Whether KEY names an output file a run writes (trace, timeline, memory,
+ * metrics): a command-line choice only, and one that only the commands
+ * that simulate or run a single step take. */
+bool config_is_output_file(const char *key);
+
 /* The option table, for --help and README. */
 struct config_option {
     const char *key;     /* run-file key */

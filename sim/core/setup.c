@@ -50,9 +50,11 @@ dashed(const char *key)
 }
 
 void
-setup_print_options(FILE *out)
+setup_print_options(FILE *out, bool with_output_files)
 {
     for (const struct config_option *o = config_options; o->key; o++) {
+        if (!with_output_files && config_is_output_file(o->key))
+            continue;
         char *d = dashed(o->key);
         char lhs[96];
         snprintf(lhs, sizeof lhs, "--%s%s%s", d, o->arg ? " " : "",

@@ -72,7 +72,10 @@ char *setup_option_error(enum option_error e, const char *word);
 /* ARGV's ARGC words joined by single spaces.  Caller frees. */
 char *setup_join_args(int argc, char *const *argv);
 
-/* Print the option reference (for help). */
-void setup_print_options(FILE *out);
+/* Print the option reference (for help): every run setting, and the
+ * output files (--trace, --timeline, --memory, --metrics) only
+ * WITH_OUTPUT_FILES, for the commands that write them (simulate, real
+ * run); schedule, sweep, tune and plan refuse them and bench writes none. */
+void setup_print_options(FILE *out, bool with_output_files);
 
 #endif
