@@ -94,8 +94,9 @@ const struct config_option config_options[] = {
     {"cpu_offload", "[BOOL]", "CPUOffload(offload_params=True)"},
     {"activation_checkpointing", "none|full|reentrant|selective-layer|selective-op",
      "checkpoint each layer: non-reentrant inside the unit, or reentrant; "
-     "selective-layer: every --ac-frequency-th layer; selective-op: save "
-     "matmul and attention outputs, recompute the rest"},
+     "selective-layer: every --ac-frequency-th layer; selective-op: "
+     "torchtitan's op policy, saving attention and every other matmul "
+     "output, recomputing the rest"},
     {"ac_frequency", "N",
      "selective-layer: checkpoint every N-th layer (default 2)"},
     {"grad_scaler", "[BOOL]",
