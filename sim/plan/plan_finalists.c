@@ -83,13 +83,16 @@ run_child(const struct search_args *a, struct child_result *res)
         res->message = xasprintf("pipe: %s", strerror(errno));
         return;
     }
+    /* execv takes char *const[]: writable copies of the fixed words. */
+    static char prog[] = "fsdpsim", cmd[] = "simulate",
+                format[] = "--format=json";
     char **argv = xcalloc((size_t)a->argc + 4, sizeof *argv);
     int n = 0;
-    argv[n++] = (char *)"fsdpsim";
-    argv[n++] = (char *)"simulate";
+    argv[n++] = prog;
+    argv[n++] = cmd;
     for (int i = 1; i < a->argc; i++)
         argv[n++] = a->argv[i];
-    argv[n++] = (char *)"--format=json";
+    argv[n++] = format;
     argv[n] = NULL;
     pid_t pid = fork();
     if (pid == 0) {
