@@ -216,6 +216,7 @@ cost_table_build(const struct sched *s, const struct topo *t,
 
     double launch = t->launch_overhead_ns;
     int memo[COST_MEMO], n_memo = 0;
+    bool nvls[PG_COUNT] = {false};  /* process groups running NVLS */
     for (int i = 0; i < n; i++) {
         const struct sched_op *op = &s->ops[i];
         double sec = 0;
@@ -273,6 +274,10 @@ cost_table_build(const struct sched *s, const struct topo *t,
                     memo[n_memo++] = i;
             }
             sec = ct->coll[i].time_s;
+            if ((ct->coll[i].algo == NCCL_ALGO_NVLS
+                 || ct->coll[i].algo == NCCL_ALGO_NVLS_TREE)
+                && op->pg > PG_NONE && op->pg < PG_COUNT)
+                nvls[op->pg] = true;
             kernels = COLL_LAUNCH_KERNELS;
             break;
         }
@@ -329,36 +334,21 @@ cost_table_build(const struct sched *s, const struct topo *t,
         ct->issue_ns[i] = cost_seconds_to_ns(hooks_s
                                              + kernels * launch * 1e-9);
     }
+    /* NVLS buffers, once per communicator that runs it. */
+    ct->nccl_buffer_bytes = 0;
+    for (int pg = PG_NONE + 1; pg < PG_COUNT; pg++)
+        if (nvls[pg]) {
+            struct coll_group g;
+            cost_group(s, (enum sched_pg)pg, &g);
+            ct->nccl_buffer_bytes += coll_nvls_buffer_bytes(
+                t, &s->nccl, g.ranks_per_node);
+        }
     free(fwd_s);
     free(bwd_s);
     free(fwd_k);
     free(bwd_k);
     free(rec_s);
     free(rec_k);
-}
-
-double
-cost_nccl_buffer_bytes(const struct sched *s, const struct topo *t,
-                       const struct cost_table *ct)
-{
-    bool nvls[PG_COUNT] = {false};
-    for (int i = 0; i < s->n_ops; i++) {
-        const struct sched_op *op = &s->ops[i];
-        if ((op->kind == OP_ALLGATHER || op->kind == OP_REDUCESCATTER
-             || op->kind == OP_ALLREDUCE) && op->pg > PG_NONE
-            && op->pg < PG_COUNT
-            && (ct->coll[i].algo == NCCL_ALGO_NVLS
-                || ct->coll[i].algo == NCCL_ALGO_NVLS_TREE))
-            nvls[op->pg] = true;
-    }
-    double bytes = 0;
-    for (int pg = PG_NONE + 1; pg < PG_COUNT; pg++)
-        if (nvls[pg]) {
-            struct coll_group g;
-            cost_group(s, (enum sched_pg)pg, &g);
-            bytes += coll_nvls_buffer_bytes(t, &s->nccl, g.ranks_per_node);
-        }
-    return bytes;
 }
 
 void

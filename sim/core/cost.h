@@ -24,17 +24,16 @@ struct cost_table {
     int64_t *launch_ns;        /* per op: host time before its first kernel
                                   can start */
     struct coll_result *coll;  /* per op: collectives only */
+    /* Device memory NCCL's communicators take for these collectives,
+     * outside PyTorch's caching allocator: the NVLS multicast buffers of
+     * every communicator that runs an NVLS algorithm
+     * (coll_nvls_buffer_bytes), each communicator once. */
+    double nccl_buffer_bytes;
 };
 
 void cost_table_build(const struct sched *s, const struct topo *t,
                       struct cost_table *ct);
 void cost_table_free(struct cost_table *ct);
-/* Device memory NCCL's communicators take for the collectives CT runs,
- * outside PyTorch's caching allocator: the NVLS multicast buffers of
- * every communicator that runs an NVLS algorithm
- * (coll_nvls_buffer_bytes), each communicator once. */
-double cost_nccl_buffer_bytes(const struct sched *s, const struct topo *t,
-                              const struct cost_table *ct);
 
 /* Seconds to integer ns, saturating at 4.6e18 ns (the engine rejects a
  * run whose total is out of range before using such values). */

@@ -357,7 +357,7 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
     memset(ct, 0, sizeof *ct);
     r->times = xcalloc(s->n_ops ? s->n_ops : 1, sizeof *r->times);
     r->mem = mem_new(s->n_buffers, t->hbm_bytes);
-    mem_set_outside(r->mem, cost_nccl_buffer_bytes(s, t, &r->cost));
+    mem_set_outside(r->mem, r->cost.nccl_buffer_bytes);
     struct mem_costs mc = {llround(t->cuda_malloc_ns),
                            llround(t->cuda_free_ns),
                            llround(t->synchronize_ns)};
