@@ -131,25 +131,37 @@ us_to_ns(double us)
 
 /* ---- timeline .dat --------------------------------------------------- */
 
+/* The next line of *REST holding data, cut at its newline and without its
+ * leading blanks, or NULL at the end; blank lines and '#' comments are
+ * skipped.  *LINE counts every line read, for messages. */
+static char *
+next_data_line(char **rest, int *line)
+{
+    while (*rest != NULL) {
+        char *l = *rest;
+        *rest = strchr(l, '\n');
+        if (*rest)
+            *(*rest)++ = '\0';
+        ++*line;
+        while (isspace((unsigned char)*l))
+            l++;
+        if (*l != '\0' && *l != '#')
+            return l;
+    }
+    return NULL;
+}
+
 static int
 read_timeline_dat(const char *path, char *text, struct compare_timeline *tl,
                   char **cause)
 {
     size_t cap = 0;
     int line = 0;
-    char *save = NULL;
+    char *rest = text;
     tl->format = COMPARE_TIMELINE_DAT;
     tl->has_op_ids = 1;
     tl->peak_mem_bytes = -1;
-    for (char *l = text; l; l = save) {
-        save = strchr(l, '\n');
-        if (save)
-            *save++ = '\0';
-        line++;
-        while (isspace((unsigned char)*l))
-            l++;
-        if (*l == '\0' || *l == '#')
-            continue;
+    for (char *l; (l = next_data_line(&rest, &line)) != NULL;) {
         struct compare_op o;
         char stream[16], kind[32];
         double start_us, end_us, bytes;
@@ -371,16 +383,8 @@ compare_read_memory(const char *path, int64_t *peak_bytes, char **cause)
                            MEMORY_COLUMNS);
         goto out;
     }
-    char *save = NULL;
-    for (char *l = text; l; l = save) {
-        save = strchr(l, '\n');
-        if (save)
-            *save++ = '\0';
-        line++;
-        while (isspace((unsigned char)*l))
-            l++;
-        if (*l == '\0' || *l == '#')
-            continue;
+    char *rest = text;
+    for (char *l; (l = next_data_line(&rest, &line)) != NULL;) {
         double t_us, alloc;
         if (sscanf(l, "%lf %lf", &t_us, &alloc) != 2 || !(alloc >= 0)
             || alloc > 9e18) {
