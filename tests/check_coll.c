@@ -10,6 +10,7 @@
  * the topology's own network latency (twice for Simple).
  */
 #include "coll.h"
+#include "nccl_tuner_aws.h"
 #include "topo.h"
 #include "check_main.h"
 
@@ -932,6 +933,107 @@ START_TEST(test_path_plugin_buffsize)
 END_TEST
 
 
+static bool
+any_runnable(void *ctx, int algo, int proto)
+{
+    (void)ctx, (void)algo, (void)proto;
+    return true;
+}
+
+static bool
+no_ll128(void *ctx, int algo, int proto)
+{
+    (void)ctx, (void)algo;
+    return proto != PROTO_LL128;
+}
+
+START_TEST(test_aws_tuner_regions)
+{
+    /* aws-ofi-nccl's p5 table, in (log2 bytes, log2 ranks).  8 GPUs a
+     * node on 4 nodes is y = 5.  Tree/LL128's polygon reaches x =
+     * log2(37748736) = 25.17 at y = 5 (its vertex (36 MiB, 32)), so 16 MiB
+     * (x = 24) is inside. */
+    int a = -1, p = -1;
+    ck_assert_int_eq(aws_tuner_pick(NET_TUNER_AWS_P5, COLL_ALLREDUCE,
+                                    16777216.0, 32, 4, any_runnable, NULL,
+                                    &a, &p), 1);
+    ck_assert_int_eq(a, NCCL_ALGO_TREE);
+    ck_assert_int_eq(p, PROTO_LL128);
+    /* 64 MiB (x = 26) is past it and inside Ring/LL128's polygon, whose
+     * left edge at y = 5 is that same vertex and whose right edge runs
+     * from (1 GiB, 17) to (2 GiB, 64), about x = 30.5 there. */
+    ck_assert_int_eq(aws_tuner_pick(NET_TUNER_AWS_P5, COLL_ALLREDUCE,
+                                    67108864.0, 32, 4, any_runnable, NULL,
+                                    &a, &p), 1);
+    ck_assert_int_eq(a, NCCL_ALGO_RING);
+    ck_assert_int_eq(p, PROTO_LL128);
+    /* Without LL128 the two LL128 regions are passed over; NVLS Tree's
+     * first region is the line y = 4 only, its second starts at y = 7,
+     * and Ring/Simple's left edge at y = 5 is x = log2(1.5 GiB) = 30.6:
+     * no region holds 16 MiB, and NCCL's own choice stands. */
+    ck_assert_int_eq(aws_tuner_pick(NET_TUNER_AWS_P5, COLL_ALLREDUCE,
+                                    16777216.0, 32, 4, no_ll128, NULL,
+                                    &a, &p), 0);
+    /* Two nodes: the tuner stands aside whatever the size. */
+    ck_assert_int_eq(aws_tuner_pick(NET_TUNER_AWS_P5, COLL_ALLREDUCE,
+                                    16777216.0, 16, 2, any_runnable, NULL,
+                                    &a, &p), 0);
+    /* One GPU a node, 16 nodes (y = 4): all-gather's Ring/Simple region
+     * lies right of the line from (4 MiB, 2) to (8 GiB, 2048), at y = 4
+     * x = 22 + 3 x 11 / 10 = 25.3: 8 MiB (23) is left of it, 1 GiB (30)
+     * inside. */
+    ck_assert_int_eq(aws_tuner_pick(NET_TUNER_AWS_P5, COLL_ALLGATHER,
+                                    8388608.0, 16, 16, any_runnable, NULL,
+                                    &a, &p), 0);
+    ck_assert_int_eq(aws_tuner_pick(NET_TUNER_AWS_P5, COLL_ALLGATHER,
+                                    1073741824.0, 16, 16, any_runnable, NULL,
+                                    &a, &p), 1);
+    ck_assert_int_eq(a, NCCL_ALGO_RING);
+    ck_assert_int_eq(p, PROTO_SIMPLE);
+    /* No plugin tuner: never. */
+    ck_assert_int_eq(aws_tuner_pick(NET_TUNER_NCCL, COLL_ALLREDUCE,
+                                    16777216.0, 32, 4, any_runnable, NULL,
+                                    &a, &p), 0);
+}
+END_TEST
+
+START_TEST(test_coll_plugin_tuner_choice)
+{
+    /* aws-p5 on 4 nodes: NCCL alone picks NVLS Tree for a 64 MiB
+     * all-reduce; the plugin's table forces Ring/LL128 (above), and the
+     * result says whose choice it is. */
+    struct coll_group g = {32, 4, 8};
+    struct coll_result r;
+    char *cause = NULL;
+    ck_assert_int_eq(estimate_with("aws-p5", 228, NULL, NULL, 0,
+                                   COLL_ALLREDUCE, REDOP_SUM, g, 67108864.0,
+                                   &r, &cause), 0);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
+    ck_assert_int_eq(r.proto, PROTO_LL128);
+    ck_assert(r.plugin_tuned);
+    /* NCCL 2.20 has no tuner API aws-ofi-nccl still exports. */
+    ck_assert_int_eq(estimate_with("aws-p5", 220, NULL, NULL, 0,
+                                   COLL_ALLREDUCE, REDOP_SUM, g, 67108864.0,
+                                   &r, &cause), 0);
+    ck_assert(!r.plugin_tuned);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_NVLS_TREE);
+    /* NCCL 2.21 (tuner v2) stands aside when NCCL_PROTO is set; from
+     * 2.22 the filter only removes cells, and Simple has no region at
+     * 64 MiB on 32 ranks, so NCCL's choice stands either way. */
+    ck_assert_int_eq(estimate_with("aws-p5", 221, NULL, "Simple", 0,
+                                   COLL_ALLREDUCE, REDOP_SUM, g, 67108864.0,
+                                   &r, &cause), 0);
+    ck_assert(!r.plugin_tuned);
+    /* Two nodes: NCCL's own choice. */
+    struct coll_group g2 = {16, 2, 8};
+    ck_assert_int_eq(estimate_with("aws-p5", 228, NULL, NULL, 0,
+                                   COLL_ALLREDUCE, REDOP_SUM, g2, 67108864.0,
+                                   &r, &cause), 0);
+    ck_assert(!r.plugin_tuned);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_NVLS_TREE);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -967,6 +1069,8 @@ main(void)
     tcase_add_test(core, test_coll_nccl_algo_tree_by_version);
     tcase_add_test(core, test_coll_tree_pattern_and_factor);
     tcase_add_test(core, test_path_plugin_buffsize);
+    tcase_add_test(core, test_aws_tuner_regions);
+    tcase_add_test(core, test_coll_plugin_tuner_choice);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_coll_single_rank_is_free);

@@ -10,6 +10,7 @@
  * time is what the collective takes, and the choice is NCCL's.
  */
 #include "coll.h"
+#include "nccl_tuner_aws.h"
 #include "xalloc.h"
 
 #include <math.h>
@@ -652,6 +653,30 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
 
 #define NVLS_MEM_ALIGN (2.0 * 1024 * 1024)
 
+/* The tuner plugin API aws-ofi-nccl still exports, oldest first:
+ * ncclTunerPlugin_v2 (NCCL 2.21.5), which sets the algorithm and protocol
+ * itself and stands aside when NCCL_ALGO or NCCL_PROTO is set
+ * (nccl_ofi_tuner_init_v2), and from ncclTunerPlugin_v3 (NCCL 2.22.3)
+ * NCCL's cost table, where what the user filtered out or NCCL cannot run
+ * is marked ignored and the tuner passes over it (src/tuner/
+ * nccl_ofi_tuner.cpp). */
+#define TUNER_V2_VERSION 221
+#define TUNER_V3_VERSION 222
+
+struct runnable_ctx {
+    const struct nccl_config *nc;
+    const bool *usable;
+    double (*bus)[PROTO_COUNT];
+};
+
+static bool
+runnable(void *ctx, int a, int p)
+{
+    const struct runnable_ctx *rc = ctx;
+    return a >= 0 && a < NCCL_ALGO_COUNT && p >= 0 && p < PROTO_COUNT
+           && rc->usable[a] && rc->nc->proto_enable[p] && rc->bus[a][p] > 0;
+}
+
 /* NCCL_P2P_LEVEL (paths.cc ncclTopoCheckP2p): P2P only between GPUs no
  * farther apart than the level; NVLink peers are NVL, GPUs of a PCIe-only
  * node share a switch (PXB).  NCCL_P2P_DISABLE=1 is LOC. */
@@ -791,12 +816,28 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
     if (nccl_filter_algos(nc, op, usable, cause) != 0)
         return -1;
 
+    /* The network plugin's tuner forces its pick where it has one
+     * (nccl_tuner_aws.h): it gets a cost of 0 in NCCL's table, so NCCL's
+     * search below stops there. */
+    struct runnable_ctx rc = {nc, usable, bus};
+    int forced_a = -1, forced_p = -1;
+    bool plugin_tuner = t->plugin_tuner != NET_TUNER_NCCL
+                        && nc->version >= TUNER_V2_VERSION
+                        && !(nc->version < TUNER_V3_VERSION
+                             && (nc->algo_given || nc->proto_given));
+    if (plugin_tuner
+        && aws_tuner_pick(t->plugin_tuner, op, nbytes, g->ranks, g->nodes,
+                          runnable, &rc, &forced_a, &forced_p) == 1)
+        r->plugin_tuned = true;
+
     double best = INFINITY;
     for (int a = 0; a < NCCL_ALGO_COUNT; a++) {
         if (!usable[a])
             continue;
         for (int p = 0; p < PROTO_COUNT; p++) {
             if (!nc->proto_enable[p] || bus[a][p] <= 0)
+                continue;
+            if (r->plugin_tuned && (a != forced_a || p != forced_p))
                 continue;
             double alg;
             double time = algo_time(&x, a, bus[a][p], lat[a][p], &alg);

@@ -62,6 +62,9 @@ struct coll_result {
     double buffsize;        /* NCCL_BUFFSIZE in force (Simple steps are an
                                eighth of it) */
     bool buffsize_from_plugin;  /* the network plugin's (topology) */
+    bool plugin_tuned;      /* algo and proto are the network plugin's
+                               tuner's (topology plugin_tuner), not
+                               NCCL's own choice */
 };
 
 /* Time of one collective moving nbytes in NCCL's convention (for

@@ -54,6 +54,7 @@ enum key_kind {
     KIND_NET,      /* enum net_kind */
     KIND_SHAPE,    /* enum net_shape */
     KIND_PLACE,    /* enum net_placement */
+    KIND_TUNER,    /* enum net_tuner */
     KIND_RATIO,    /* double, "4:1" or a plain number, stored as 4 */
     KIND_FLOPS,    /* double, FLOP/s */
     KIND_BYTES,    /* double, bytes */
@@ -210,6 +211,10 @@ static const struct topo_key keys[] = {
      "8MiB", 0, 1073741824.0, false, "allowed 0 (none) up to 1GiB"},
     /* aws-ofi-nccl sets NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE
      * to 524288 on p5, p5e, p5en (the same table). */
+    /* aws-ofi-nccl's tuner, which replaces NCCL's choice of algorithm and
+     * protocol on p5 and p5e from three nodes up (nccl_tuner_aws.h). */
+    {"inter", "plugin_tuner", KIND_TUNER, F(plugin_tuner), false, "nccl",
+     "aws-p5", 0, 0, false, NULL},
     {"inter", "plugin_nvls_chunksize", KIND_BYTES, F(plugin_nvls_chunksize),
      false, "0", "512KiB", 0, 1073741824.0, false,
      "allowed 0 (none) up to 1GiB"},
@@ -307,6 +312,7 @@ static const char *const net_names[] = {
 static const char *const shape_names[] = {
     "single_switch", "fat_tree", "rail_optimized", NULL};
 static const char *const place_names[] = {"packed", "spread", NULL};
+static const char *const tuner_names[] = {"nccl", "aws-p5", NULL};
 
 static const char *const dtype_names[DTYPE_COUNT] = {
     "fp32", "tf32", "bf16", "fp16", "fp8"};
@@ -339,6 +345,8 @@ enum_choices(enum key_kind kind)
         return shape_names;
     case KIND_PLACE:
         return place_names;
+    case KIND_TUNER:
+        return tuner_names;
     default:
         return NULL;
     }
@@ -360,6 +368,8 @@ get_enum(const struct topo *t, const struct topo_key *k)
         return (int)*(const enum net_shape *)cfield(t, k);
     case KIND_PLACE:
         return (int)*(const enum net_placement *)cfield(t, k);
+    case KIND_TUNER:
+        return (int)*(const enum net_tuner *)cfield(t, k);
     default:
         assert(!"not an enum key");
         return -1;
@@ -384,6 +394,9 @@ set_enum(struct topo *t, const struct topo_key *k, int v)
         break;
     case KIND_PLACE:
         *(enum net_placement *)field(t, k) = (enum net_placement)v;
+        break;
+    case KIND_TUNER:
+        *(enum net_tuner *)field(t, k) = (enum net_tuner)v;
         break;
     default:
         assert(!"not an enum key");
@@ -554,7 +567,8 @@ apply(struct topo *t, const struct topo_key *k, const char *value,
     case KIND_FABRIC:
     case KIND_NET:
     case KIND_SHAPE:
-    case KIND_PLACE: {
+    case KIND_PLACE:
+    case KIND_TUNER: {
         const char *const *choices = enum_choices(k->kind);
         for (int i = 0; choices[i]; i++) {
             if (strcmp(choices[i], value) == 0) {
@@ -739,7 +753,8 @@ fmt_value(const struct topo *t, const struct topo_key *k, char *buf,
     case KIND_FABRIC:
     case KIND_NET:
     case KIND_SHAPE:
-    case KIND_PLACE: {
+    case KIND_PLACE:
+    case KIND_TUNER: {
         const char *const *choices = enum_choices(k->kind);
         int v = get_enum(t, k);
         return v >= 0 && v < list_len(choices) ? choices[v] : "?";
@@ -1184,6 +1199,7 @@ topo_validate(const struct topo *t, char **cause)
         case KIND_NET:
         case KIND_SHAPE:
         case KIND_PLACE:
+        case KIND_TUNER:
             /* An enum outside its names can only come from a bug. */
             assert(get_enum(t, k) >= 0 &&
                    get_enum(t, k) < list_len(enum_choices(k->kind)));

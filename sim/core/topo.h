@@ -13,6 +13,7 @@
 #ifndef FSDPSIM_TOPO_H
 #define FSDPSIM_TOPO_H
 
+#include "nccl_tuner_aws.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -99,6 +100,8 @@ struct topo {
     bool sharp;                 /* in-network reduction (NCCL CollNet) */
     double plugin_buffsize;     /* NCCL_BUFFSIZE the network plugin sets
                                    where the environment does not; 0 none */
+    enum net_tuner plugin_tuner;    /* the plugin's tuner, if it brings
+                                       one (nccl_tuner_aws.h) */
     double plugin_nvls_chunksize;   /* NCCL_NVLS_CHUNKSIZE and
                                        NCCL_NVLSTREE_MAX_CHUNKSIZE it sets */
     /* [network]: the switches between the NICs (used by --network
