@@ -933,6 +933,36 @@ START_TEST(test_path_plugin_buffsize)
 END_TEST
 
 
+START_TEST(test_path_tree_ll_streams_through_the_node)
+{
+    /* dgx-a100-80g, one node of 8, 32 KiB all-reduce: NCCL picks Tree/LL.
+     * LL's threshold keeps nc while 32768 >= nc x 512 x 8: 8 channels of
+     * C = 4096 B, one chunk (LL's is 8 x 512 x 8 x 16 / 8 / 2 = 32 KiB).
+     * The chain is 2 x 7 = 14 hops, each passing lines on as they land:
+     * fill = 14 x max(0.6, 1.0 us) = 14 us, no chunk time per hop.  The
+     * bandwidth term is one chunk at the channel's rate: bus =
+     * min(0.92 x 240e9, 16 x 24e9) / 3.8 = 58.1e9 (LL's share, under
+     * 87.7e9), algbw a channel 0.5 x 58.1e9 / 16 = 1.816e9, 4096 / 1.816e9
+     * = 2.255 us; launch 6.8 us.  Total 23.06 us. */
+    char *cause = NULL;
+    struct topo *t = topo_load("dgx-a100-80g", &cause);
+    ck_assert_msg(t != NULL, "%s", cause ? cause : "");
+    struct coll_group g = {8, 1, 8};
+    struct coll_result r;
+    estimate(t, COLL_ALLREDUCE, &g, 32768.0, &r);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_TREE);
+    ck_assert_int_eq(r.proto, PROTO_LL);
+    ck_assert_int_eq(r.channels, 8);
+    ck_assert_int_eq(r.hops, 14);
+    ck_assert_double_eq_tol(r.fill_s, 14e-6, 1e-12);
+    double bus = 0.92 * 300e9 * 0.8 / 3.8;
+    ck_assert_double_eq_tol(r.bw_s, 4096 / (0.5 * bus / 16), 1e-12);
+    ck_assert_double_eq_tol(r.time_s, 6.8e-6 + 14e-6 + 4096 / (0.5 * bus / 16),
+                            1e-11);
+    topo_free(t);
+}
+END_TEST
+
 static bool
 any_runnable(void *ctx, int algo, int proto)
 {
@@ -990,6 +1020,29 @@ START_TEST(test_aws_tuner_regions)
                                     &a, &p), 1);
     ck_assert_int_eq(a, NCCL_ALGO_RING);
     ck_assert_int_eq(p, PROTO_SIMPLE);
+    /* p5en sets the chunk of a one-GPU-a-node Tree/LL128 all-reduce: 16
+     * nodes, nsteps = 1 + 4 = 5.  1 MiB: 1048576 / 288000 = 3 chunks <
+     * 2 x 25, halve to 144000; 7 chunks is not < floor(7.5) = 7, and not
+     * < 6: 144000.  64 MiB: 233 chunks of 288000 pass all three. */
+    double chunk = 0;
+    ck_assert_int_eq(aws_tuner_chunk_bytes(NET_TUNER_AWS_P5EN, COLL_ALLREDUCE,
+                                           1048576.0, 16, 16, NCCL_ALGO_TREE,
+                                           PROTO_LL128, &chunk), 1);
+    ck_assert_double_eq(chunk, 144000);
+    ck_assert_int_eq(aws_tuner_chunk_bytes(NET_TUNER_AWS_P5EN, COLL_ALLREDUCE,
+                                           67108864.0, 16, 16, NCCL_ALGO_TREE,
+                                           PROTO_LL128, &chunk), 1);
+    ck_assert_double_eq(chunk, 288000);
+    ck_assert_int_eq(aws_tuner_chunk_bytes(NET_TUNER_AWS_P5, COLL_ALLREDUCE,
+                                           1048576.0, 16, 16, NCCL_ALGO_TREE,
+                                           PROTO_LL128, &chunk), 0);
+    /* p5en, 8 GPUs a node on 4 nodes (y = 5): Tree/LL holds everything
+     * up to 192 KiB from 16 ranks up. */
+    ck_assert_int_eq(aws_tuner_pick(NET_TUNER_AWS_P5EN, COLL_ALLREDUCE,
+                                    65536.0, 32, 4, any_runnable, NULL,
+                                    &a, &p), 1);
+    ck_assert_int_eq(a, NCCL_ALGO_TREE);
+    ck_assert_int_eq(p, PROTO_LL);
     /* No plugin tuner: never. */
     ck_assert_int_eq(aws_tuner_pick(NET_TUNER_NCCL, COLL_ALLREDUCE,
                                     16777216.0, 32, 4, any_runnable, NULL,
@@ -1070,6 +1123,7 @@ main(void)
     tcase_add_test(core, test_coll_tree_pattern_and_factor);
     tcase_add_test(core, test_path_plugin_buffsize);
     tcase_add_test(core, test_aws_tuner_regions);
+    tcase_add_test(core, test_path_tree_ll_streams_through_the_node);
     tcase_add_test(core, test_coll_plugin_tuner_choice);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");

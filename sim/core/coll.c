@@ -150,6 +150,7 @@ struct ctx {
     double nbytes;
     int arch, nidx, ch, ch_default;
     double intra, share;        /* bytes/s: intra-node, NIC share */
+    bool plugin_tuner;          /* the network plugin's tuner is loaded */
 };
 
 /* Does NCCL build its trees in the simple pattern, all of a node's
@@ -510,6 +511,7 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
                       : p == PROTO_LL ? LL_BUFFSIZE / 8 : LL128_BUFFSIZE / 8;
         double chunk = p == PROTO_LL ? step / 2
                        : p == PROTO_LL128 ? step * 15 / 16 : step;
+        const double chunk0 = chunk;    /* the buffer's ceiling */
         /* bus is NCCL-style bus bandwidth over x->ch channels. */
         double per_ch = bus / x->ch;
         if (a == NCCL_ALGO_RING) {
@@ -577,6 +579,17 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
                 while (floor(C / chunk) < steps * 16 / ppn && chunk > 32768)
                     chunk /= 2;
             }
+            /* The network plugin's tuner may set the chunk instead
+             * (calcCollChunking asks getChunkSize after its own rules),
+             * at most the buffer's step and in whole grains of the
+             * protocol (device.h ncclProtoGrainSize: LL128 1920 B). */
+            double tuned;
+            if (x->plugin_tuner
+                && aws_tuner_chunk_bytes(x->t->plugin_tuner, x->op, nb, n, N,
+                                         a, p, &tuned) == 1) {
+                double grain = p == PROTO_LL128 ? 1920 : 512;
+                chunk = floor(fmin(tuned, chunk0) / grain) * grain;
+            }
             double M = fmax(1, ceil(C / chunk));
             double c = C / M;
             int depth = multi ? (int)ceil(log2(N)) : 0;
@@ -592,8 +605,22 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
             r->hop_lat_s = Lmax;
             r->chan_Bps = alg_ch;
             r->launch_s = launch * 1e-6;
-            r->fill_s = hi * (c / intra_ch + Li) + hn * (c / alg_ch + Ln)
-                        - c / alg_ch;
+            /* The first chunk's way through the tree.  A Simple hop is
+             * store-and-forward: the receiver waits for the whole slice's
+             * flag before it copies it on (prims_simple.h waitPeer /
+             * postPeer).  LL and LL128 pass each line on as it lands: a
+             * thread (LL, 16-byte lines) or a warp (LL128, 128-byte
+             * lines) polls its line's flag, reduces it and stores it to
+             * the next peer at once (prims_ll.h LLGenericOp readLL /
+             * storeLL, prims_ll128.h recvReduceSendCopy), so inside a
+             * node the chunk streams through the hops and each adds only
+             * its latency.  A network hop is a whole step the proxy sends
+             * once the GPU has posted it (net.cc sendProxyProgress waits
+             * on the step's tail), store-and-forward for every protocol.
+             * bw_s counts one chunk's transfer already. */
+            double intra_fill = p == PROTO_SIMPLE ? c / intra_ch + Li : Li;
+            r->fill_s = hi * intra_fill + hn * (c / alg_ch + Ln)
+                        - (p == PROTO_SIMPLE || hn > 0 ? c / alg_ch : 0);
             r->bw_s = M * c / alg_ch;
             /* After the fill a hop keeps up to NCCL_STEPS chunks in
              * flight (one step each): a slot is free again only when the
@@ -775,7 +802,8 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
     t = &tl;
 
     struct ctx x = {t, nc, op, g, nbytes, (int)t->arch,
-                    g->nodes <= 1 ? 0 : g->nodes == 2 ? 1 : 2, 0, 0, 0, 0};
+                    g->nodes <= 1 ? 0 : g->nodes == 2 ? 1 : 2, 0, 0, 0, 0,
+                    false};
     x.ch_default = default_channels(t, g);
     x.ch = x.ch_default;
     if (nc->max_channels > 0 && x.ch > nc->max_channels)
@@ -821,11 +849,11 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
      * search below stops there. */
     struct runnable_ctx rc = {nc, usable, bus};
     int forced_a = -1, forced_p = -1;
-    bool plugin_tuner = t->plugin_tuner != NET_TUNER_NCCL
-                        && nc->version >= TUNER_V2_VERSION
-                        && !(nc->version < TUNER_V3_VERSION
-                             && (nc->algo_given || nc->proto_given));
-    if (plugin_tuner
+    x.plugin_tuner = t->plugin_tuner != NET_TUNER_NCCL
+                     && nc->version >= TUNER_V2_VERSION
+                     && !(nc->version < TUNER_V3_VERSION
+                          && (nc->algo_given || nc->proto_given));
+    if (x.plugin_tuner
         && aws_tuner_pick(t->plugin_tuner, op, nbytes, g->ranks, g->nodes,
                           runnable, &rc, &forced_a, &forced_p) == 1)
         r->plugin_tuned = true;

@@ -218,6 +218,111 @@ p5_regions(enum coll_op op, int ranks, int nodes, struct region *out)
     return k;
 }
 
+/* p5en.48xlarge (region_init_internal_p5en): all-reduce, all-gather and
+ * reduce-scatter with 8 GPUs a node and with one. */
+static int
+p5en_regions(enum coll_op op, int ranks, int nodes, struct region *out)
+{
+    int k = 0;
+    enum { T = NCCL_ALGO_TREE, R = NCCL_ALGO_RING, NT = NCCL_ALGO_NVLS_TREE,
+           PAT = NCCL_ALGO_PAT };
+    enum { LL = PROTO_LL, LL128 = PROTO_LL128, S = PROTO_SIMPLE };
+    if (ranks == 8 * nodes && op == COLL_ALLREDUCE) {
+        struct point tree_ll = extend(P(196608, 192), P(196608, 1024),
+                                      far_corner);
+        struct point tree_ll128 = extend(P(129499136, 127), P(218103808, 1024),
+                                         far_corner);
+        struct point nvlstree = extend(P(7516192768, 256),
+                                       P(17179869184, 448), far_corner);
+        ADD(T, LL, P(0, 16), P(196608, 16), P(196608, 1024), tree_ll,
+            P(0, MAX_RANKS));
+        ADD(T, LL128, tree_ll, P(196608, 1024), P(196608, 16),
+            P(13107200, 16), P(129499136, 127), P(218103808, 1024),
+            tree_ll128);
+        ADD(R, LL128, P(129499136, 127), P(13107200, 16), P(29884416, 16),
+            P(293601280, 32), P(589299712, 64), P(549453824, 128));
+        ADD(NT, S, tree_ll128, P(218103808, 1024), P(129499136, 127),
+            P(549453824, 128), P(589299712, 64), P(293601280, 32),
+            P(29884416, 16), P(MAX_SIZE, 16), P(509607936, 32),
+            P(7516192768, 256), P(17179869184, 448), nvlstree);
+        ADD(R, S, nvlstree, P(17179869184, 448), P(7516192768, 256),
+            P(509607936, 32), P(MAX_SIZE, 16));
+    } else if (ranks == 8 * nodes && op == COLL_ALLGATHER) {
+        struct point ring_ll = extend(P(28305408, 768), P(33554432, 1024),
+                                      far_corner);
+        struct point ring_ll128 = extend(P(7247754240, 384),
+                                         P(17179865088, 896), far_corner);
+        ADD(R, LL, P(0, 16), P(786432, 16), P(4718592, 128),
+            P(13630464, 384), P(19922944, 512), P(28305408, 768),
+            P(33554432, 1024), ring_ll, P(0, MAX_RANKS));
+        ADD(R, LL128, ring_ll, P(33554432, 1024), P(28305408, 768),
+            P(19922944, 512), P(13630464, 384), P(4718592, 128),
+            P(786432, 16), P(236978176, 16), P(956301312, 64),
+            P(7247754240, 384), P(17179865088, 896), ring_ll128);
+        ADD(R, S, ring_ll128, P(17179865088, 896), P(7247754240, 384),
+            P(956301312, 64), P(494927872, 32), P(236978176, 16),
+            P(MAX_SIZE, 16));
+    } else if (ranks == 8 * nodes && op == COLL_REDUCESCATTER) {
+        struct point ring_ll = extend(P(7340032, 256), P(18874368, 512),
+                                      far_corner);
+        struct point ring_ll128 = extend(P(7247757312, 256),
+                                         P(17179869184, 640), far_corner);
+        ADD(R, LL, P(0, 16), P(786432, 16), P(4718592, 128), P(7340032, 256),
+            P(18874368, 512), ring_ll, P(0, MAX_RANKS));
+        ADD(R, LL128, ring_ll, P(18874368, 512), P(7340032, 256),
+            P(4718592, 128), P(786432, 16), P(291504128, 16),
+            P(589299712, 32), P(2415919104, 128), P(7247757312, 256),
+            P(17179869184, 640), ring_ll128);
+        ADD(R, S, ring_ll128, P(17179869184, 640), P(7247757312, 256),
+            P(2415919104, 128), P(589299712, 32), P(291504128, 16),
+            P(MAX_SIZE, 16));
+    } else if (ranks == nodes && op == COLL_ALLREDUCE) {
+        struct point tree_ll128 = extend(P(524288, 8), P(1048576, 96),
+                                         far_corner);
+        struct point tree_simple = extend(P(8388608, 32), P(33554432, 128),
+                                          far_corner);
+        struct point ring_ll128 = extend(P(50331648, 16), P(301989888, 128),
+                                         far_corner);
+        ADD(T, LL, P(0, 2), P(65536, 2), P(65536, 64), P(65536, MAX_RANKS));
+        ADD(T, LL128, P(65536, MAX_RANKS), P(65536, 64), P(65536, 2),
+            P(262144, 2), P(1048576, 4), P(4194304, 8), P(16777216, 16),
+            P(33554432, 32), P(1048576, 32), P(1048576, 96), tree_ll128);
+        ADD(T, S, tree_ll128, P(1048576, 96), P(1048577, 32),
+            P(33554431, 32), P(33554432, 128), tree_simple);
+        ADD(R, LL128, tree_simple, P(33554432, 128), P(33554433, 32),
+            P(16777217, 16), P(4194305, 8), P(1048577, 4), P(262144, 2),
+            P(6291456, 2), P(50331648, 16), P(301989888, 128), ring_ll128);
+        ADD(R, S, ring_ll128, P(301989888, 128), P(50331648, 16),
+            P(6291456, 2), P(MAX_SIZE, 2));
+    } else if (ranks == nodes
+               && (op == COLL_ALLGATHER || op == COLL_REDUCESCATTER)) {
+        struct point pat = extend(P(50331648, 64), P(117440512, 128),
+                                  far_corner);
+        struct point ring_ll128 = extend(P(50331648, 16), P(301989888, 128),
+                                         far_corner);
+        if (op == COLL_ALLGATHER) {
+            ADD(PAT, S, P(0, 2), P(65536, 2), P(1048576, 2), P(8388608, 8),
+                P(16777216, 16), P(16777216, 32), P(50331648, 64),
+                P(117440512, 128), pat, far_corner, P(65536, MAX_RANKS),
+                P(0, MAX_RANKS));
+            ADD(R, LL128, pat, P(117440512, 128), P(50331648, 64),
+                P(16777216, 32), P(16777217, 16), P(8388609, 8),
+                P(1048576, 2), P(4194304, 2), P(50331648, 16),
+                P(301989888, 128), ring_ll128);
+        } else {
+            ADD(PAT, S, P(0, 2), P(65536, 2), P(1048576, 2), P(16777216, 32),
+                P(50331648, 64), P(117440512, 128), pat, far_corner,
+                P(65536, MAX_RANKS), P(0, MAX_RANKS));
+            ADD(R, LL128, pat, P(117440512, 128), P(50331648, 64),
+                P(16777216, 32), P(1048576, 2), P(4194304, 2),
+                P(50331648, 16), P(301989888, 128), ring_ll128);
+        }
+        ADD(R, S, ring_ll128, P(301989888, 128), P(50331648, 16),
+            P(4194304, 2), P(MAX_SIZE, 2));
+    }
+    return k;
+}
+
 int
 aws_tuner_pick(enum net_tuner tuner, enum coll_op op, double nbytes,
                int ranks, int nodes, tuner_runnable_fn runnable, void *ctx,
@@ -231,6 +336,8 @@ aws_tuner_pick(enum net_tuner tuner, enum coll_op op, double nbytes,
     int n = 0;
     if (tuner == NET_TUNER_AWS_P5)
         n = p5_regions(op, ranks, nodes, regions);
+    else if (tuner == NET_TUNER_AWS_P5EN)
+        n = p5en_regions(op, ranks, nodes, regions);
     struct point p = lg((struct point){nbytes, (double)ranks});
     for (int i = 0; i < n; i++) {
         if (!runnable(ctx, regions[i].algo, regions[i].proto))
@@ -242,4 +349,40 @@ aws_tuner_pick(enum net_tuner tuner, enum coll_op op, double nbytes,
         }
     }
     return 0;
+}
+
+/* chunkSizeTuningTreeLL128P5en: down a ladder from 288,000 bytes (the
+ * in-flight data at which EFA saturates, by the plugin's measurements) as
+ * the message gives fewer chunks than the tree's depth needs; nBytes is
+ * what NCCL passes (calcCollChunking's, the whole buffer). */
+static double
+p5en_tree_ll128_chunk(double nbytes, int nodes)
+{
+    int log2_nodes = 0;
+    while ((1 << (log2_nodes + 1)) <= nodes)
+        log2_nodes++;
+    double nsteps = 1 + log2_nodes;
+    double chunk = 288000;
+    if (floor(nbytes / chunk) < 2 * nsteps * nsteps)
+        chunk /= 2;
+    if (floor(nbytes / chunk) < floor(1.5 * nsteps))
+        chunk /= 2;
+    while (floor(nbytes / chunk) < nsteps + 1 && chunk > 18000)
+        chunk /= 2;
+    return chunk;
+}
+
+int
+aws_tuner_chunk_bytes(enum net_tuner tuner, enum coll_op op, double nbytes,
+                      int ranks, int nodes, int algo, int proto,
+                      double *chunk)
+{
+    /* region_get_chunk_size_internal: one rank a node only, whoever chose
+     * the algorithm, and with no test on the node count. */
+    if (tuner != NET_TUNER_AWS_P5EN || ranks != nodes
+        || op != COLL_ALLREDUCE || algo != NCCL_ALGO_TREE
+        || proto != PROTO_LL128)
+        return 0;
+    *chunk = p5en_tree_ll128_chunk(nbytes, nodes);
+    return 1;
 }

@@ -312,7 +312,8 @@ static const char *const net_names[] = {
 static const char *const shape_names[] = {
     "single_switch", "fat_tree", "rail_optimized", NULL};
 static const char *const place_names[] = {"packed", "spread", NULL};
-static const char *const tuner_names[] = {"nccl", "aws-p5", NULL};
+static const char *const tuner_names[] = {"nccl", "aws-p5", "aws-p5en",
+                                          NULL};
 
 static const char *const dtype_names[DTYPE_COUNT] = {
     "fp32", "tf32", "bf16", "fp16", "fp8"};
