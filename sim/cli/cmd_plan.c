@@ -1061,63 +1061,160 @@ overall(const struct plan_opts *o, const struct plan_result *r)
                      fmt_usd(b, sizeof b, w->exp_cost_usd));
 }
 
-/* The finalists of GR, ranked by SimGrid, beside the analytic figures. */
+/* The finalist SimGrid picks: the first of GR's ranking (cmp_sg in
+ * plan_finalists.c puts what meets the deadline and budget first) when it
+ * ran and meets them; -1 when none does. */
+static int
+simgrid_pick(const struct plan_gpu_result *gr)
+{
+    if (gr->n_finalists == 0)
+        return -1;
+    const struct plan_finalist *f = &gr->finalists[0];
+    return f->ok && f->sg.meets_deadline && f->sg.within_budget ? 0 : -1;
+}
+
+/* The finalists of GR, ranked by SimGrid, beside the analytic figures:
+ * each side's step, expected days and cost, and which size each model
+ * picks. */
+static void
+fill_finalists(struct table *t, const struct plan_gpu *g,
+               const struct plan_gpu_result *gr)
+{
+    int priced = g->price_kind != PLAN_PRICE_NONE;
+    const char *head[] = {"rank", "analytic", "nodes", "GPUs", "mb",
+                          "accum", "<ckpt", "step", "SimGrid step",
+                          "change", "exp. days", "SimGrid days",
+                          priced ? "exp. cost" : "exp. GPU-h",
+                          priced ? "SimGrid cost" : "SimGrid GPU-h",
+                          "<note", NULL};
+    table_init(t, head);
+    int pick = simgrid_pick(gr);
+    for (int k = 0; k < gr->n_finalists; k++) {
+        const struct plan_finalist *f = &gr->finalists[k];
+        const struct plan_row *w = &gr->rows[f->row];
+        int r = table_add_row(t);
+        char b[64];
+        table_cell(t, r, 0, "%d", k + 1);
+        table_cell(t, r, 1, "%d", f->analytic_rank);
+        table_cell(t, r, 2, "%d", w->nodes);
+        table_cell(t, r, 3, "%d", w->gpus);
+        table_cell(t, r, 4, "%lld", (long long)w->micro_batch);
+        table_cell(t, r, 5, "%lld%s", (long long)w->grad_accum,
+                   w->extrapolated ? "*" : "");
+        table_cell(t, r, 6, "%s", w->checkpointing ? "full" : "none");
+        table_cell(t, r, 7, "%s", units_fmt_time_s(b, sizeof b, w->step_s));
+        table_cell(t, r, 10, "%s", fmt_days(b, sizeof b, w->exp_days));
+        table_cell(t, r, 12, "%s", fmt_cost(b, sizeof b, g, w->exp_cost_usd,
+                                            w->exp_gpu_hours));
+        /* The analytic model's pick is its first finalist (both rank by
+         * plan_row_cost among the sizes meeting the deadline). */
+        const char *analytic = f->analytic_rank == 1 ? "analytic pick" : "";
+        if (!f->ok) {
+            for (int c = 8; c < 14; c++)
+                if (c != 10 && c != 12)
+                    table_cell(t, r, c, "-");
+            table_cell(t, r, 14, "%s%sSimGrid: %s", analytic,
+                       *analytic ? "; " : "", f->error);
+            table_row_class(t, r, "bad");
+            continue;
+        }
+        table_cell(t, r, 8, "%s",
+                   units_fmt_time_s(b, sizeof b, f->sg.step_s));
+        table_cell(t, r, 9, "%+.1f%%", 100 * (f->sg.step_s / w->step_s - 1));
+        table_cell(t, r, 11, "%s", fmt_days(b, sizeof b, f->sg.exp_days));
+        table_cell(t, r, 13, "%s", fmt_cost(b, sizeof b, g,
+                                            f->sg.exp_cost_usd,
+                                            f->sg.exp_gpu_hours));
+        const char *sg = k == pick ? (*analytic ? "pick of both models"
+                                                : "SimGrid's pick")
+                         : !f->sg.meets_deadline
+                             ? "misses the deadline on SimGrid"
+                         : !f->sg.within_budget ? "over budget on SimGrid"
+                                                : "";
+        if (k == pick)
+            analytic = "";
+        table_cell(t, r, 14, "%s%s%s", analytic,
+                   *analytic && *sg ? ", " : "", sg);
+        if (k == pick)
+            table_row_class(t, r, "pick");
+        else if (*sg)
+            table_row_class(t, r, "bad");
+    }
+}
+
+/* The finalists' heading for G's GR, BREAK between its two halves (a
+ * new line in text, a space in HTML); caller frees. */
+static char *
+finalists_head(const struct plan_gpu *g, const struct plan_gpu_result *gr,
+               const char *brk)
+{
+    if (gr->n_finalists == 0)
+        return xstrdup("SimGrid finalists: none (no size meets the deadline "
+                       "and budget)");
+    return xasprintf("SimGrid finalists: the %d best by the analytic model, "
+                     "simulated again with%s--network simgrid, ranked by "
+                     "SimGrid's expected %s", gr->n_finalists, brk,
+                     g->price_kind != PLAN_PRICE_NONE ? "cost"
+                                                      : "GPU-hours");
+}
+
+/* SimGrid's answer for G's GR, one sentence for the report's verdicts:
+ * its pick beside the analytic model's.  NULL without finalists; caller
+ * frees. */
+static char *
+simgrid_verdict(const struct plan_opts *o, const struct plan_gpu *g,
+                const struct plan_gpu_result *gr)
+{
+    if (gr->n_finalists == 0)
+        return NULL;
+    int k = simgrid_pick(gr);
+    if (k < 0)
+        return xasprintf("on SimGrid no finalist of %d meets the %s",
+                         gr->n_finalists,
+                         o->budget_usd > 0 ? "deadline within the budget"
+                                           : "deadline");
+    const struct plan_finalist *f = &gr->finalists[k];
+    char b1[96], b2[32], b3[32];
+    const struct plan_row *a = NULL;
+    for (int i = 0; i < gr->n_finalists; i++)
+        if (gr->finalists[i].analytic_rank == 1)
+            a = &gr->rows[gr->finalists[i].row];
+    char *same = a == &gr->rows[f->row]
+                     ? xstrdup("the analytic model's pick too")
+                     : xasprintf("the analytic model picks %d nodes, %s, "
+                                 "%s%s", a->nodes,
+                                 fmt_time_pair(b1, sizeof b1, o, a->exp_days,
+                                               a->days),
+                                 fmt_cost(b2, sizeof b2, g, a->exp_cost_usd,
+                                          a->exp_gpu_hours),
+                                 g->price_kind == PLAN_PRICE_NONE
+                                     ? " GPU-hours" : "");
+    char *v = xasprintf("on SimGrid, of %d finalists: %d node%s (%d GPUs), "
+                        "%s days expected, %s%s (%+.1f%% step time); %s",
+                        gr->n_finalists, f->sg.nodes,
+                        f->sg.nodes == 1 ? "" : "s", f->sg.gpus,
+                        fmt_days(b1, sizeof b1, f->sg.exp_days),
+                        fmt_cost(b3, sizeof b3, g, f->sg.exp_cost_usd,
+                                 f->sg.exp_gpu_hours),
+                        g->price_kind == PLAN_PRICE_NONE ? " GPU-hours" : "",
+                        100 * (f->sg.step_s / gr->rows[f->row].step_s - 1),
+                        same);
+    free(same);
+    return v;
+}
+
+/* The finalists of GR as text: the heading, then the table. */
 static void
 print_finalists(const struct plan_gpu *g, const struct plan_gpu_result *gr,
                 FILE *out)
 {
-    if (gr->n_finalists == 0) {
-        fprintf(out, "\n  SimGrid finalists: none (no size meets the "
-                "deadline and budget)\n");
+    char *head = finalists_head(g, gr, "\n  ");
+    fprintf(out, "\n  %s\n", head);
+    free(head);
+    if (gr->n_finalists == 0)
         return;
-    }
-    fprintf(out, "\n  SimGrid finalists: the %d best by the analytic "
-            "model, simulated again with\n  --network simgrid, ranked by "
-            "SimGrid's expected %s\n", gr->n_finalists,
-            g->price_kind != PLAN_PRICE_NONE ? "cost" : "GPU-hours");
-    const char *head[] = {"rank", "analytic", "nodes", "GPUs", "mb",
-                          "accum", "<ckpt", "step", "SimGrid step",
-                          "change", "exp. days", "SimGrid days",
-                          g->price_kind != PLAN_PRICE_NONE ? "SimGrid cost"
-                                                           : "SimGrid GPU-h",
-                          "<note", NULL};
     struct table t;
-    table_init(&t, head);
-    for (int k = 0; k < gr->n_finalists; k++) {
-        const struct plan_finalist *f = &gr->finalists[k];
-        const struct plan_row *w = &gr->rows[f->row];
-        int r = table_add_row(&t);
-        char b[64];
-        table_cell(&t, r, 0, "%d", k + 1);
-        table_cell(&t, r, 1, "%d", f->analytic_rank);
-        table_cell(&t, r, 2, "%d", w->nodes);
-        table_cell(&t, r, 3, "%d", w->gpus);
-        table_cell(&t, r, 4, "%lld", (long long)w->micro_batch);
-        table_cell(&t, r, 5, "%lld%s", (long long)w->grad_accum,
-                   w->extrapolated ? "*" : "");
-        table_cell(&t, r, 6, "%s", w->checkpointing ? "full" : "none");
-        table_cell(&t, r, 7, "%s", units_fmt_time_s(b, sizeof b, w->step_s));
-        table_cell(&t, r, 10, "%s", fmt_days(b, sizeof b, w->exp_days));
-        if (!f->ok) {
-            for (int c = 8; c < 13; c++)
-                if (c != 10)
-                    table_cell(&t, r, c, "-");
-            table_cell(&t, r, 13, "SimGrid: %s", f->error);
-            continue;
-        }
-        table_cell(&t, r, 8, "%s",
-                   units_fmt_time_s(b, sizeof b, f->sg.step_s));
-        table_cell(&t, r, 9, "%+.1f%%", 100 * (f->sg.step_s / w->step_s - 1));
-        table_cell(&t, r, 11, "%s", fmt_days(b, sizeof b, f->sg.exp_days));
-        table_cell(&t, r, 12, "%s", fmt_cost(b, sizeof b, g,
-                                             f->sg.exp_cost_usd,
-                                             f->sg.exp_gpu_hours));
-        table_cell(&t, r, 13, "%s", !f->sg.meets_deadline
-                                        ? "misses the deadline on SimGrid"
-                                    : !f->sg.within_budget
-                                        ? "over budget on SimGrid"
-                                        : "");
-    }
+    fill_finalists(&t, g, gr);
     table_print_text(&t, "  ", out);
     table_free(&t);
 }
@@ -1169,10 +1266,12 @@ print_text(const struct plan_opts *o, const struct plan_result *r,
 }
 
 /* The plot's data: one block per GPU type, the block's first line its
- * title, then "gpus days cost exp_days exp_cost spot_days spot_cost"
- * rows of the sizes that fit within the batch (NaN where there is no
- * such number).  Cost is GPU-hours when no type has a price.  Caller
- * unlinks and frees the path. */
+ * title, then "gpus days cost exp_days exp_cost spot_days spot_cost
+ * sg_days sg_cost sg_exp_days sg_exp_cost" rows of the sizes that fit
+ * within the batch (NaN where there is no such number; the sg_ columns
+ * are a SimGrid finalist's own figures, NaN for the other sizes).  Cost
+ * is GPU-hours when no type has a price.  Caller unlinks and frees the
+ * path. */
 static void
 plot_value(FILE *f, double v)
 {
@@ -1180,6 +1279,17 @@ plot_value(FILE *f, double v)
         fputs(" NaN", f);
     else
         fprintf(f, " %.6g", v);
+}
+
+/* Row K of GR as SimGrid simulated it, when it is a finalist SimGrid
+ * ran; else NULL. */
+static const struct plan_row *
+simgrid_row(const struct plan_gpu_result *gr, int k)
+{
+    for (int i = 0; i < gr->n_finalists; i++)
+        if (gr->finalists[i].row == k && gr->finalists[i].ok)
+            return &gr->finalists[i].sg;
+    return NULL;
 }
 
 static char *
@@ -1206,6 +1316,13 @@ write_plot_data(const struct plan_opts *o, const struct plan_result *r,
              * price. */
             plot_value(f, priced ? w->spot_cost_usd
                                  : w->spot_days * 24 * w->gpus);
+            const struct plan_row *sg = simgrid_row(&r->per_gpu[i], k);
+            plot_value(f, sg ? sg->days : NAN);
+            plot_value(f, !sg ? NAN : priced ? sg->cost_usd : sg->gpu_hours);
+            plot_value(f, sg ? sg->exp_days : NAN);
+            plot_value(f, !sg       ? NAN
+                          : priced ? sg->exp_cost_usd
+                                   : sg->exp_gpu_hours);
             fputc('\n', f);
         }
     }
@@ -1245,16 +1362,24 @@ plot(const struct plan_opts *o, const struct plan_result *r,
     const char *args[] = {dat, GNUPLOT_OUT, term,
                           priced ? "cost (USD)" : "GPU-hours", deadline,
                           o->mtbf_gpu_s > 0 ? "1" : "0",
-                          any_spot(o) ? "1" : "0", NULL};
-    return html_plot_or_file(h, "plan", args,
-                             "Time to train (top) and cost (bottom) "
-                             "against the number of GPUs, one colour per "
-                             "GPU type: solid failure-free, dashed "
-                             "expected with failures and restarts, dotted "
-                             "on Spot; the red dashed line is the "
-                             "deadline.  Sizes that do not fit, exceed "
-                             "the batch or round it up by more than 25% "
-                             "are left out.", out, dat, cause);
+                          any_spot(o) ? "1" : "0",
+                          o->finalists > 0 ? "1" : "0", NULL};
+    char *caption = xasprintf(
+        "Time to train (top) and cost (bottom) against the number of GPUs, "
+        "one colour per GPU type: solid failure-free, dashed expected with "
+        "failures and restarts, dotted on Spot%s; the red dashed line is "
+        "the deadline.  Sizes that do not fit, exceed the batch or round "
+        "it up by more than 25%% are left out.",
+        o->finalists == 0 ? ""
+        : o->mtbf_gpu_s > 0
+            ? "; triangles the finalists simulated again on SimGrid "
+              "(filled failure-free, hollow expected), beside the "
+              "analytic circles"
+            : "; triangles the finalists simulated again on SimGrid, "
+              "beside the analytic circles");
+    int rc = html_plot_or_file(h, "plan", args, caption, out, dat, cause);
+    free(caption);
+    return rc;
 }
 
 /* One step of the first GPU type's pick (the smallest size meeting the
@@ -1326,6 +1451,13 @@ write_report(const struct plan_opts *o, const struct plan_result *r,
         free(s);
         for (int k = 0; k < n; k++)
             free(v[k]);
+        char *sg = simgrid_verdict(o, &o->gpus[i], &r->per_gpu[i]);
+        if (sg) {
+            s = xasprintf("%s: %s", o->gpus[i].name, sg);
+            html_verdict(&h, s);
+            free(s);
+        }
+        free(sg);
     }
     if (plot(o, r, NULL, "svg", &h, &cause) != 0)
         goto fail_open;
@@ -1346,6 +1478,16 @@ write_report(const struct plan_opts *o, const struct plan_result *r,
         fill_table(&t, g, &r->per_gpu[i]);
         html_table(&h, &t);
         table_free(&t);
+        if (o->finalists > 0) {
+            char *fh = finalists_head(g, &r->per_gpu[i], " ");
+            html_p(&h, "%s.", fh);
+            free(fh);
+            if (r->per_gpu[i].n_finalists > 0) {
+                fill_finalists(&t, g, &r->per_gpu[i]);
+                html_table(&h, &t);
+                table_free(&t);
+            }
+        }
     }
     if (pick_step(o, r, &h, &cause) != 0)
         goto fail_open;
