@@ -272,11 +272,48 @@ build_goodput(const struct plan_cli *c, struct plan_opts *o, char **cause)
     return 0;
 }
 
-/* --network simgrid, its options and --finalists; 0 or -1 with *cause. */
+/* A run file (--config) that says network = simgrid asks what the flag
+ * asks, but its settings reach every point of the grid, which plan ranks
+ * with the analytic model: the grid's points override them
+ * (o->grid_args: --network=analytic, no background load), and the
+ * finalists get them back in o->sg_args.  A run file's platform cannot be
+ * taken back from a point (a path has no "none"): it must come as the
+ * --platform flag, which reaches the finalists alone.  0 or -1 with
+ * *cause. */
 static int
-build_finalists(const struct plan_cli *c, struct plan_opts *o, char **cause)
+grid_stays_analytic(const struct run *base, struct plan_opts *o,
+                    char **cause)
 {
-    if (c->network == NULL || !strcmp(c->network, "analytic")) {
+    if (base->cfg.platform_path) {
+        *cause = xasprintf("the run file's platform = %s: plan ranks every "
+                           "size with the analytic model and gives a "
+                           "SimGrid platform to its finalists alone; give "
+                           "it as --platform %s with --network simgrid "
+                           "instead", base->cfg.platform_path,
+                           base->cfg.platform_path);
+        return -1;
+    }
+    if (base->cfg.network != NETWORK_SIMGRID)
+        return 0;
+    o->grid_args = xcalloc(2, sizeof *o->grid_args);
+    o->grid_args[o->n_grid_args++] = xstrdup("--network=analytic");
+    if (base->cfg.background_load > 0)
+        o->grid_args[o->n_grid_args++] = xstrdup("--background-load=0");
+    return 0;
+}
+
+/* --network simgrid (or a run file's network = simgrid), its options and
+ * --finalists; 0 or -1 with *cause. */
+static int
+build_finalists(const struct plan_cli *c, struct plan_opts *o,
+                const struct run *base, char **cause)
+{
+    if (grid_stays_analytic(base, o, cause) != 0)
+        return -1;
+    const char *network = c->network;
+    if (network == NULL && base->cfg.network == NETWORK_SIMGRID)
+        network = "simgrid";
+    if (network == NULL || !strcmp(network, "analytic")) {
         const char *alone = c->finalists         ? "--finalists"
                             : c->background_load ? "--background-load"
                             : c->platform        ? "--platform"
@@ -289,9 +326,9 @@ build_finalists(const struct plan_cli *c, struct plan_opts *o, char **cause)
         }
         return 0;
     }
-    if (strcmp(c->network, "simgrid") != 0) {
+    if (strcmp(network, "simgrid") != 0) {
         *cause = xasprintf("--network: '%s' is not analytic or simgrid",
-                           c->network);
+                           network);
         return -1;
     }
     int64_t v = PLAN_DEFAULT_FINALISTS;
@@ -314,6 +351,10 @@ build_finalists(const struct plan_cli *c, struct plan_opts *o, char **cause)
     if (c->background_load)
         o->sg_args[o->n_sg_args++] = xasprintf("--background-load=%s",
                                                c->background_load);
+    else if (base->cfg.background_load > 0)
+        /* The run file's, which the grid's points set to 0. */
+        o->sg_args[o->n_sg_args++] = xasprintf("--background-load=%.17g",
+                                               base->cfg.background_load);
     if (c->platform)
         o->sg_args[o->n_sg_args++] = xasprintf("--platform=%s",
                                                c->platform);
@@ -567,7 +608,7 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
         || apply_spot_prices(c, o, &cause) != 0
         || build_goodput(c, o, &cause) != 0)
         goto bad;
-    if (build_finalists(c, o, &cause) != 0)
+    if (build_finalists(c, o, base, &cause) != 0)
         goto bad;
     if (o->budget_usd > 0) {
         for (int i = 0; i < o->n_gpus; i++)
@@ -599,6 +640,9 @@ opts_free(struct plan_opts *o)
     for (int i = 0; i < o->n_sg_args; i++)
         free(o->sg_args[i]);
     free(o->sg_args);
+    for (int i = 0; i < o->n_grid_args; i++)
+        free(o->grid_args[i]);
+    free(o->grid_args);
 }
 
 /* ---- presenting ---- */
