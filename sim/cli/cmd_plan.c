@@ -271,7 +271,9 @@ build_goodput(const struct plan_cli *c, struct plan_opts *o, char **cause)
  * asks, but its settings reach every point of the grid, which plan ranks
  * with the analytic model: the grid's points override them
  * (o->grid_args: --network=analytic, no background load), and the
- * finalists get them back in o->sg_args.  A run file's platform cannot be
+ * finalists get them back in o->sg_args.  BASE is the base run with the
+ * flag's --network=simgrid, so a run file's background_load reaches the
+ * finalists under the flag too.  A run file's platform cannot be
  * taken back from a point (a path has no "none"): it must come as the
  * --platform flag, which reaches the finalists alone.  0 or -1 with
  * *cause. */
@@ -289,7 +291,7 @@ grid_stays_analytic(const struct run *base, struct plan_opts *o,
         return -1;
     }
     if (base->cfg.network != NETWORK_SIMGRID)
-        return 0;
+        return 0;           /* (then validation refused a background load) */
     o->grid_args = xcalloc(2, sizeof *o->grid_args);
     o->grid_args[o->n_grid_args++] = xstrdup("--network=analytic");
     if (base->cfg.background_load > 0)
@@ -655,18 +657,28 @@ cmd_plan(int argc, char **argv)
         status = rc;
         goto out;
     }
-    if ((status = search_check_base("plan", "simulates many points",
-                                    o.base_argc, base)) != 0)
-        goto out;
-    {
+    /* The base run as the finalists see it: --network simgrid, which
+     * plan keeps from the grid's points, lets a run file's SimGrid
+     * settings (background_load) through. */
+    char **seen = xcalloc((size_t)o.base_argc + 2, sizeof *seen);
+    memcpy(seen, base, sizeof *seen * (size_t)o.base_argc);
+    int n_seen = o.base_argc;
+    if (c.network && strcmp(c.network, "simgrid") == 0)
+        seen[n_seen++] = unconst("--network=simgrid");
+    status = search_check_base("plan", "simulates many points", n_seen,
+                               seen);
+    if (status == 0) {
         char *cause = NULL;
         struct search_args a;
-        search_args_init(&a, o.base_argc, base);
+        search_args_init(&a, n_seen, seen);
         setup_parse_args(&base_run, "plan", a.argc, a.argv, &cause);
         search_args_free(&a);
         free(cause);
         have_base = 1;
     }
+    free(seen);
+    if (status != 0)
+        goto out;
     if (build_opts(&c, &o, &base_run) != 0) {
         status = EXIT_USAGE;
         goto out;
