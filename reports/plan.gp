@@ -1,13 +1,16 @@
 # plan.gp: time to train and cost against cluster size, one line per GPU
 # type (written by fsdpsim plan --plot / --report).
 # usage: gnuplot -c plan.gp DATA OUT.png [png|svg] [COSTLABEL] [DEADLINE]
-#        [EXPECTED] [SPOT]
+#        [EXPECTED] [SPOT] [SIMGRID]
 # DATA holds one block per GPU type, separated by two blank lines (gnuplot
 # index); a block's first line is "gpus days TITLE", then "gpus days cost
-# exp_days exp_cost spot_days spot_cost" rows (NaN where a number is
-# missing).  DEADLINE, in days, draws a dashed line on the time plot (0:
-# none).  EXPECTED 1 adds the expected time and cost with failures
-# (dashed), SPOT 1 those on Spot capacity (dotted).
+# exp_days exp_cost spot_days spot_cost sg_days sg_cost sg_exp_days
+# sg_exp_cost" rows (NaN where a number is missing).  DEADLINE, in days,
+# draws a dashed line on the time plot (0: none).  EXPECTED 1 adds the
+# expected time and cost with failures (dashed), SPOT 1 those on Spot
+# capacity (dotted), SIMGRID 1 the finalists' SimGrid figures as
+# triangles beside the analytic circles (filled failure-free, hollow
+# expected).
 data = ARG1
 outfile = ARG2
 term = (ARGC >= 3 && ARG3 ne "") ? ARG3 : "png"
@@ -15,6 +18,7 @@ costlabel = (ARGC >= 4 && ARG4 ne "") ? ARG4 : "cost (USD)"
 deadline = (ARGC >= 5 && ARG5 ne "") ? real(ARG5) : 0
 expected = (ARGC >= 6 && ARG6 ne "") ? int(ARG6) : 0
 spot = (ARGC >= 7 && ARG7 ne "") ? int(ARG7) : 0
+simgrid = (ARGC >= 8 && ARG8 ne "") ? int(ARG8) : 0
 if (term eq "svg") {
     set terminal svg size 1000,800 font "DejaVu Sans,12" background "white"
 } else {
@@ -46,7 +50,12 @@ plot for [i=0:nblocks-1] data index i using 1:2 with linespoints \
      title "expected", \
      for [i=0:(spot ? nblocks-1 : -1)] data index i using 1:6 \
      with linespoints pointtype 4 pointsize 0.8 lw 2 dashtype 3 lc i+1 \
-     title "Spot"
+     title "Spot", \
+     for [i=0:(simgrid ? nblocks-1 : -1)] data index i using 1:8 \
+     with points pointtype 9 pointsize 1.4 lc i+1 title "SimGrid", \
+     for [i=0:(simgrid && expected ? nblocks-1 : -1)] data index i \
+     using 1:10 with points pointtype 8 pointsize 1.4 lw 2 lc i+1 \
+     title "SimGrid expected"
 unset arrow 1
 unset label 1
 set title "Cost to train"
@@ -61,5 +70,10 @@ plot for [i=0:nblocks-1] data index i using 1:3 with linespoints \
      title "expected", \
      for [i=0:(spot ? nblocks-1 : -1)] data index i using 1:7 \
      with linespoints pointtype 4 pointsize 0.8 lw 2 dashtype 3 lc i+1 \
-     title "Spot"
+     title "Spot", \
+     for [i=0:(simgrid ? nblocks-1 : -1)] data index i using 1:9 \
+     with points pointtype 9 pointsize 1.4 lc i+1 title "SimGrid", \
+     for [i=0:(simgrid && expected ? nblocks-1 : -1)] data index i \
+     using 1:11 with points pointtype 8 pointsize 1.4 lw 2 lc i+1 \
+     title "SimGrid expected"
 unset multiplot

@@ -2,10 +2,10 @@
  * cmd_sweep.c: `fsdpsim sweep`, one simulation per point of a grid of
  * settings, one CSV row each.
  *
- * The grid and the rows are sweep.c's; this file runs the points on
- * worker threads, writes the rows in the grid's order whatever order
- * they finish in, shows progress on a terminal, stops cleanly on Ctrl-C
- * and plots one metric with reports/sweep.gp.  Threads rather than
+ * The grid and the rows are sweep.c's, the plot and the report
+ * sweep_print.c's; this file runs the points on worker threads, writes
+ * the rows in the grid's order whatever order they finish in, shows
+ * progress on a terminal and stops cleanly on Ctrl-C.  Threads rather than
  * fork()ed workers: the simulator keeps no mutable globals (getopt's are
  * serialized by a lock), so threads share the parsed grid and need no
  * pipe protocol; a crash in one point takes the sweep down either way.
@@ -15,12 +15,11 @@
 #include "progress.h"
 #include "atomic_file.h"
 #include "batch.h"
-#include "gnuplot.h"
-#include "report_html.h"
 #include "cmd_search.h"
 #include "search.h"
 #include "setup.h"
 #include "sweep.h"
+#include "sweep_print.h"
 #include "units.h"
 #include "xalloc.h"
 
@@ -285,133 +284,6 @@ run_points(struct pool *p, int jobs, FILE *out)
     return interrupted;
 }
 
-/* ---- plotting ---- */
-
-/* The metric against the first axis, one gnuplot data block per value of
- * the second: "pos x y" rows, the block's first line its title.  Into the
- * report h when given, else into PREFIX-METRIC.TERM.  Returns 0 or an
- * exit status after printing why. */
-static int
-plot(const struct sweep *sw, const double *y, int64_t n_rows,
-     const char *metric, const char *prefix, const char *term,
-     int quiet_stdout, struct html *h)
-{
-    const struct sweep_axis *ax = &sw->axes[0];
-    const struct sweep_axis *series = sw->n_axes > 1 ? &sw->axes[1] : NULL;
-    int numeric = 1;
-    for (int i = 0; i < ax->n_values; i++) {
-        char *end;
-        strtod(ax->values[i], &end);
-        if (*end != '\0' || end == ax->values[i])
-            numeric = 0;
-    }
-    char *dat, *cause = NULL;
-    FILE *f = gnuplot_data_open("sweep", &dat, &cause);
-    if (f == NULL) {
-        cmd_error("sweep", cause, 0);
-        free(cause);
-        return EXIT_SYSTEM;
-    }
-    int n_series = series ? series->n_values : 1;
-    for (int s = 0; s < n_series; s++) {
-        fprintf(f, "%s", s ? "\n\n" : "");
-        if (series)
-            fprintf(f, "pos x \"%s=%s\"\n", series->key, series->values[s]);
-        else
-            fprintf(f, "pos x \"%s\"\n", metric);
-        for (int i = 0; i < ax->n_values; i++) {
-            int64_t point = (int64_t)i * n_series + s;
-            double v = point < n_rows ? y[point] : NAN;
-            fprintf(f, numeric ? "%d %s " : "%d \"%s\" ", i,
-                    ax->values[i]);
-            if (isnan(v))
-                fputs("NaN\n", f);
-            else
-                fprintf(f, "%.17g\n", v);
-        }
-    }
-    if (gnuplot_data_close(f, &dat, &cause) != 0) {
-        cmd_error("sweep", cause, 0);
-        free(cause);
-        return EXIT_SYSTEM;
-    }
-    char *out = h ? NULL : xasprintf("%s-%s.%s", prefix, metric, term);
-    char *caption = xasprintf("%s against %s%s%s.", metric, ax->key,
-                              series ? ", one line per " : "",
-                              series ? series->key : "");
-    const char *args[] = {dat, GNUPLOT_OUT, h ? "svg" : term, ax->key,
-                          metric, sweep_axis_is_log(ax) ? "1" : "0",
-                          numeric ? "1" : "0", NULL};
-    int rc = 0;
-    if (html_plot_or_file(h, "sweep", args, caption, out, dat, &cause)
-        != 0) {
-        cmd_error("sweep", cause, 0);
-        free(cause);
-        rc = EXIT_SYSTEM;
-    } else if (h == NULL && quiet_stdout) {
-        fprintf(stderr, "fsdpsim: wrote %s\n", out);
-    } else if (h == NULL) {
-        printf("%s\n", out);
-    }
-    free(caption);
-    free(out);
-    return rc;
-}
-
-/* The page of a sweep: the plot and a table of every point's metric. */
-static int
-write_report(const struct sweep *sw, const double *y, int64_t n_rows,
-             const char *metric, const char *path, int argc, char **argv)
-{
-    struct html h;
-    char *cause = NULL;
-    char *title = xasprintf("fsdpsim sweep: %s", metric);
-    int rc = html_open(&h, path, title, &cause);
-    free(title);
-    if (rc != 0) {
-        cmd_error("sweep", cause, 0);
-        free(cause);
-        return EXIT_SYSTEM;
-    }
-    char *line = setup_join_args(argc, argv);
-    html_p(&h, "Command: fsdpsim %s", line);
-    free(line);
-    if ((rc = plot(sw, y, n_rows, metric, NULL, "svg", 0, &h)) != 0) {
-        html_abort(&h);
-        return rc;
-    }
-    const char **head = xcalloc(sw->n_axes + 2, sizeof *head);
-    for (int i = 0; i < sw->n_axes; i++)
-        head[i] = sw->axes[i].key;
-    head[sw->n_axes] = metric;
-    struct table t;
-    table_init(&t, head);
-    free(head);
-    int *idx = xcalloc(sw->n_axes + 1, sizeof *idx);
-    for (int64_t p = 0; p < n_rows; p++) {
-        int r = table_add_row(&t);
-        sweep_point_index(sw, p, idx);
-        for (int i = 0; i < sw->n_axes; i++)
-            table_cell(&t, r, i, "%s", sw->axes[i].values[idx[i]]);
-        if (isnan(y[p])) {
-            table_cell(&t, r, sw->n_axes, "error");
-            table_row_class(&t, r, "bad");
-        } else {
-            table_cell(&t, r, sw->n_axes, "%.6g", y[p]);
-        }
-    }
-    free(idx);
-    html_h2(&h, "Points");
-    html_table(&h, &t);
-    table_free(&t);
-    if (html_commit(&h, &cause) != 0) {
-        cmd_error("sweep", cause, 0);
-        free(cause);
-        return EXIT_SYSTEM;
-    }
-    return 0;
-}
-
 /* ---- the command ---- */
 
 struct sweep_opts {
@@ -606,14 +478,37 @@ finish_sweep(const struct sweep *sw, const struct sweep_opts *o,
         /* (A shard may hold only error rows: the whole sweep decides.) */
         return cmd_errorf("sweep", 0, "no point of the sweep could be "
                           "simulated; the first: %s", p->first_error);
-    int status = 0;
-    if (o->report)
-        status = write_report(sw, p->y, p->written, o->metric, o->report,
-                              argc, argv);
-    if (status == 0 && o->plot)
-        status = plot(sw, p->y, p->written, o->metric, o->plot, o->term,
-                      o->out == NULL, NULL);
-    return status;
+    if (o->report) {
+        char *args = setup_join_args(argc, argv);
+        char *line = xasprintf("fsdpsim %s", args);
+        free(args);
+        int rc = sweep_write_report(sw, p->y, p->written, o->metric,
+                                    o->report, line, &cause);
+        free(line);
+        if (rc != 0) {
+            cmd_error("sweep", cause, 0);
+            free(cause);
+            return EXIT_SYSTEM;
+        }
+    }
+    if (o->plot) {
+        char *path = xasprintf("%s-%s.%s", o->plot, o->metric, o->term);
+        int rc = sweep_plot(sw, p->y, p->written, o->metric, path, o->term,
+                            &cause);
+        if (rc != 0) {
+            cmd_error("sweep", cause, 0);
+            free(cause);
+        } else if (o->out == NULL) {
+            /* stdout holds the CSV: the path goes to stderr. */
+            fprintf(stderr, "fsdpsim: wrote %s\n", path);
+        } else {
+            printf("%s\n", path);
+        }
+        free(path);
+        if (rc != 0)
+            return EXIT_SYSTEM;
+    }
+    return 0;
 }
 
 static int

@@ -321,6 +321,8 @@ plan_point_args(const struct plan_opts *o, const struct plan_gpu *g,
     search_args_add(a, "--micro-batch=%lld", (long long)mb);
     search_args_add(a, "--grad-accum=%lld", (long long)accum);
     search_args_add(a, "--activation-checkpointing=%s", plan_ckpt[ck]);
+    for (int i = 0; i < o->n_grid_args; i++)
+        search_args_add(a, "%s", o->grid_args[i]);
 }
 
 static void

@@ -100,6 +100,10 @@ struct plan_opts {
     char **sg_args;             /* their options besides a point's own:
                                    --network=simgrid, ... */
     int n_sg_args;
+    char **grid_args;           /* every point's options after the base's:
+                                   --network=analytic when a run file
+                                   says simgrid (cmd_plan.c) */
+    int n_grid_args;
 };
 
 struct plan_row {
@@ -173,7 +177,8 @@ struct plan_result {
 
 /* The simulate options of one point: O's base options and GPU type G's
  * topology at NODES nodes, micro-batch MB, ACCUM micro-batches, activation
- * checkpointing CK (0 none, 1 full).  Into A (search_args_free). */
+ * checkpointing CK (0 none, 1 full), then O's grid_args.  Into A
+ * (search_args_free). */
 void plan_point_args(const struct plan_opts *o, const struct plan_gpu *g,
                      int nodes, int64_t mb, int64_t accum, int ck,
                      struct search_args *a);

@@ -1,0 +1,1 @@
+plan --model llama2-7b --tokens 1T --deadline 10d --gpu fat-tree-h100-1024 --max-nodes 64 --network simgrid --set network.oversubscription=8:1 --finalists 4 --price fat-tree-h100-1024=2/gpu-hour --jobs 2
