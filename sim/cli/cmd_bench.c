@@ -293,15 +293,15 @@ cmd_bench(int argc, char **argv)
     int ac;
     char **av = bench_args(argc, argv, &ac);
     struct startup st = {0};
-    int help = 0;
-    for (int i = 1; i < argc; i++)
-        help |= strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
-    if (!help)
-        bench_startup(&st);
     struct bench_times bt = {0};
     int rc = time_runs(ac, av, &bt);
     if (rc == CMD_RUN)
         rc = time_summaries(ac, av, &bt);
+    /* The start-up processes after the options are known good (and not
+     * for --help): a bad option is refused at once, not after 2 x
+     * STARTUP_RUNS child processes. */
+    if (rc == CMD_RUN)
+        bench_startup(&st);
     int accum = accum_of(ac, av);
     free(av);
     if (rc != CMD_RUN)

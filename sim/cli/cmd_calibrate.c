@@ -128,16 +128,6 @@ output_topology(const char *base, const struct calib *c, int nodes, int gpn,
     return t;
 }
 
-static int
-write_topology(const char *path, const struct topo *t, char **cause)
-{
-    struct atomic_file af;
-    if (atomic_file_open(&af, path, cause) != 0)
-        return -1;
-    topo_print(t, af.f);
-    return atomic_file_commit(&af, cause);
-}
-
 /*
  * The runs of file PATH with a label each (both arrays caller frees):
  * nccl-tests output (text or -J JSON, one run or several), or the
@@ -340,24 +330,20 @@ out:
     return rc;
 }
 
-/* The partial form (`simulate --calibration FILE`): the keys the profile
- * fitted (PF, or NULL) and the [calibration] cells of CELLS (or NULL). */
-static int
-write_calibration(const char *path, const char *base,
-                  const struct profile_fit *pf, const struct topo *cells,
-                  char **cause)
+/* The partial form (`simulate --calibration FILE`) onto OUT: the keys the
+ * profile fitted (PF, or NULL) and the [calibration] cells of CELLS (or
+ * NULL). */
+static void
+print_calibration(FILE *out, const char *base, const struct profile_fit *pf,
+                  const struct topo *cells)
 {
-    struct atomic_file af;
-    if (atomic_file_open(&af, path, cause) != 0)
-        return -1;
-    fprintf(af.f, "# fsdpsim calibration: measured by 'fsdpsim calibrate', "
+    fprintf(out, "# fsdpsim calibration: measured by 'fsdpsim calibrate', "
             "for topology '%s'\n# use it with 'fsdpsim simulate --topology "
             "%s --calibration FILE'\n", base, base);
     if (pf != NULL)
-        profile_fit_write_keys(pf, af.f);
+        profile_fit_write_keys(pf, out);
     if (cells != NULL)
-        topo_print_calibration(cells, af.f);
-    return atomic_file_commit(&af, cause);
+        topo_print_calibration(cells, out);
 }
 
 /* Options without a short name. */
@@ -441,22 +427,40 @@ parse_calibrate_args(int argc, char **argv, struct calibrate_args *a)
 }
 
 /* The files A asks for, from T (with the profile's fit PF when A has a
- * profile): 0, or EXIT_SYSTEM after the message. */
+ * profile): 0, or EXIT_SYSTEM after the message.  Both are opened and
+ * written before either is renamed into place, and --calibration-out is
+ * committed first: when it cannot be written (a missing directory, a
+ * full disk) the topology is not left behind as if the run had
+ * succeeded.  Only a rename of the topology failing after that leaves the
+ * calibration file alone. */
 static int
 write_outputs(const struct calibrate_args *a, const struct topo *t,
               const struct profile_fit *pf, int max_nodes, int gpn)
 {
     char *cause = NULL;
-    if (write_topology(a->out, t, &cause) != 0)
+    struct atomic_file topo_af, cal_af;
+    if (atomic_file_open(&topo_af, a->out, &cause) != 0)
+        goto fail;
+    topo_print(t, topo_af.f);
+    if (a->cal_out != NULL) {
+        if (atomic_file_open(&cal_af, a->cal_out, &cause) != 0) {
+            atomic_file_abort(&topo_af);
+            goto fail;
+        }
+        print_calibration(cal_af.f, a->base, a->profile ? pf : NULL,
+                          a->n_files > 0 ? t : NULL);
+        if (atomic_file_commit(&cal_af, &cause) != 0) {
+            atomic_file_abort(&topo_af);
+            goto fail;
+        }
+    }
+    if (atomic_file_commit(&topo_af, &cause) != 0)
         goto fail;
     printf("# wrote %s (%s, %d node%s x %d GPUs); use it with 'fsdpsim "
            "simulate --topology %s'\n", a->out, t->name, max_nodes,
            max_nodes == 1 ? "" : "s", gpn, a->out);
     if (a->cal_out == NULL)
         return 0;
-    if (write_calibration(a->cal_out, a->base, a->profile ? pf : NULL,
-                          a->n_files > 0 ? t : NULL, &cause) != 0)
-        goto fail;
     printf("# wrote %s (measured keys only); use it with 'fsdpsim "
            "simulate --topology %s --calibration %s'\n", a->cal_out, a->base,
            a->cal_out);

@@ -135,12 +135,28 @@ parse_show(const struct cmd_entry *e, int argc, char **argv,
         } else if (c == CMD_OPT_BAD) {
             return EXIT_USAGE;
         } else {
-            return cmd_option_error(e->name, OPTION_UNKNOWN,
-                                    argv[optind - 1]);
+            /* One of models' options given to topologies: name it from
+             * the table, not argv[optind - 1], which is its value when it
+             * took one ("--seq-len -5" would be called '-5'). */
+            char name[64];
+            snprintf(name, sizeof name, "%s", argv[optind - 1]);
+            for (const struct option *o = show_options; o->name; o++)
+                if (o->val == c)
+                    snprintf(name, sizeof name, "--%s", o->name);
+            return cmd_option_error(e->name, OPTION_UNKNOWN, name);
         }
     }
     if (optind < argc)
         return cmd_option_error(e->name, OPTION_UNEXPECTED, argv[optind]);
+    /* The shape and kernel options describe what --show prints: without
+     * it they would be ignored, a bad value ("--seq-len -5") included. */
+    if (models && so->show == NULL
+        && (so->micro_batch || so->seq_len || so->dtype || so->kernels
+            || so->topology || so->attention || so->compile || so->float8
+            || so->loss))
+        return cmd_errorf(e->name, 1, "--micro-batch, --seq-len, "
+                          "--param-dtype, --kernels and its options go "
+                          "with --show NAME|FILE");
     return CMD_RUN;
 }
 

@@ -83,7 +83,10 @@ cmd_help(int argc, char **argv)
     if (e->help)
         e->help(stdout);
     else
-        printf("usage: fsdpsim %s %s\n%s\n", e->name, e->usage, e->summary);
+        /* No space after the name when there are no operands (version):
+         * the usage line is compared with the man page's SYNOPSIS. */
+        printf("usage: fsdpsim %s%s%s\n%s\n", e->name,
+               e->usage[0] != '\0' ? " " : "", e->usage, e->summary);
     return 0;
 }
 
