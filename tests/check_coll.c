@@ -963,6 +963,29 @@ START_TEST(test_path_tree_ll_streams_through_the_node)
 }
 END_TEST
 
+START_TEST(test_path_nvls_switch_latency)
+{
+    /* dgx-h100, 1 MiB all-reduce: NVLS/Simple, 16 channels x 8 heads,
+     * 1 chunk of 8192 B each (the chunk shrinks to 16 KiB below 2 x 128
+     * ops x 16 KiB, and 1 MiB / 128 = 8192 B).  NCCL's NVLS latency, 25 us,
+     * is the whole fixed cost, launch (8.4 us) included: the fill is
+     * 25 - 8.4 = 16.6 us plus the second hop's chunk at a channel's rate;
+     * the bandwidth term is one chunk more. */
+    char *cause = NULL;
+    struct topo *t = topo_load("dgx-h100", &cause);
+    ck_assert_msg(t != NULL, "%s", cause ? cause : "");
+    struct coll_group g = {8, 1, 8};
+    struct coll_result r;
+    estimate(t, COLL_ALLREDUCE, &g, 1048576.0, &r);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_NVLS);
+    ck_assert_double_eq(r.chunk_bytes, 8192);
+    ck_assert_double_eq_tol(r.launch_s, 8.4e-6, 1e-12);
+    ck_assert_double_eq_tol(r.fill_s, 16.6e-6 + 8192 / r.chan_Bps, 1e-12);
+    ck_assert_double_eq_tol(r.bw_s, 8192 / r.chan_Bps, 1e-12);
+    topo_free(t);
+}
+END_TEST
+
 static bool
 any_runnable(void *ctx, int algo, int proto)
 {
@@ -1123,6 +1146,7 @@ main(void)
     tcase_add_test(core, test_coll_tree_pattern_and_factor);
     tcase_add_test(core, test_path_plugin_buffsize);
     tcase_add_test(core, test_aws_tuner_regions);
+    tcase_add_test(core, test_path_nvls_switch_latency);
     tcase_add_test(core, test_path_tree_ll_streams_through_the_node);
     tcase_add_test(core, test_coll_plugin_tuner_choice);
     suite_add_tcase(s, core);

@@ -665,7 +665,19 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
         r->hop_lat_s = hn ? fmax(Li, Ln) : Li;
         r->chan_Bps = op_Bps;
         r->launch_s = base_lat_us[NCCL_ALGO_RING][PROTO_SIMPLE] * 1e-6;
-        r->fill_s = 2 * Li + hn * Ln + (r->hops - 1) * c / op_Bps;
+        /* The first chunk's trip into the switch and back out is no
+         * NVLink P2P hop: every GPU stores to or loads-and-reduces from
+         * the multicast address and the ranks meet on flags before the
+         * next step.  NCCL charges NVLS 25 us for it
+         * (tuning.cc hwLatencies[NVLINK][NVLS and NVLS_TREE][Simple]):
+         * the whole of NVLS's latency, launch included (latencies =
+         * intraLat, with no baseLatency), and on top of baseLatency for
+         * NVLS Tree.  Two P2P hops are the floor. */
+        double nvls_lat = hw_lat_us[HW_NVLINK][a][PROTO_SIMPLE] * 1e-6;
+        double switch_s = a == NCCL_ALGO_NVLS
+                              ? fmax(nvls_lat - r->launch_s, 2 * Li)
+                              : fmax(nvls_lat, 2 * Li);
+        r->fill_s = switch_s + hn * Ln + (r->hops - 1) * c / op_Bps;
         r->bw_s = M * c / op_Bps;
         r->steplat_s = credit_wait(M, c / op_Bps, r->hop_lat_s, 8);
         r->time_s = r->launch_s + r->fill_s + r->bw_s + r->steplat_s;
