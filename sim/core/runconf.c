@@ -37,6 +37,11 @@ const struct config_option config_options[] = {
     {"fsdp_version", "1|2",
      "1: FullyShardedDataParallel (default); 2: fully_shard (FSDP2), "
      "per-parameter sharding"},
+    {"fsdp2_groups", "wrap|torchtitan|torchtitan-blocks",
+     "FSDP2: one fully_shard per unit of the wrap plan (default), or as "
+     "torchtitan: tok_embeddings, each block, [norm, output] together "
+     "(not resharded), the root; torchtitan-blocks: its v0.1.0 and "
+     "before, each block (the last not resharded), the root"},
     {"reshard_after_forward", "true|false|N",
      "FSDP2: free parameters after forward (true), keep them (false), or "
      "keep a shard over N ranks, a divisor of the shard group (the "
@@ -341,6 +346,9 @@ static const struct name_value sharding_names[] = {
 static const struct name_value wrap_names[] = {
     {"transformer", WRAP_TRANSFORMER}, {"size", WRAP_SIZE},
     {"none", WRAP_NONE}, {"module", WRAP_MODULE}, {NULL, 0}};
+static const struct name_value fsdp2_groups_names[] = {
+    {"wrap", FSDP2_GROUPS_WRAP}, {"torchtitan", FSDP2_GROUPS_TORCHTITAN},
+    {"torchtitan-blocks", FSDP2_GROUPS_TORCHTITAN_BLOCKS}, {NULL, 0}};
 static const struct name_value prefetch_names[] = {
     {"BACKWARD_PRE", BWD_PREFETCH_PRE},
     {"BACKWARD_POST", BWD_PREFETCH_POST},
@@ -679,6 +687,10 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
     } else if (strcmp(key, "fsdp_version") == 0) {
         if ((rc = set_count(&n, value, 1, 2, origin, cause)) == 0)
             c->fsdp_version = (int)n;
+    } else if (strcmp(key, "fsdp2_groups") == 0) {
+        if (value && (rc = parse_choice(fsdp2_groups_names, value, &v,
+                                        origin, cause)) == 0)
+            c->fsdp2_groups = v;
     } else if (strcmp(key, "reshard_after_forward") == 0) {
         rc = config_set_reshard_after_forward(c, value, origin, cause);
     } else if (strcmp(key, "reshard_after_forward_last") == 0) {

@@ -49,6 +49,12 @@ enum out_format { FORMAT_TEXT, FORMAT_JSON };
 /* How collectives' network time is found (net.h): NCCL's model alone, or
  * flows on a SimGrid platform of the cluster. */
 enum network_kind { NETWORK_ANALYTIC, NETWORK_SIMGRID };
+/* FSDP2: the modules fully_shard is called on (doc/fsdp-semantics.md
+ * §13.13): the wrap plan's units, or torchtitan's apply_fsdp, today's
+ * (tok_embeddings, each block, [norm, output], the root) or that of
+ * v0.1.0 and before (each block, the root). */
+enum fsdp2_groups { FSDP2_GROUPS_WRAP, FSDP2_GROUPS_TORCHTITAN,
+                    FSDP2_GROUPS_TORCHTITAN_BLOCKS };
 
 struct run_config {
     char *model;                 /* name or path */
@@ -99,6 +105,7 @@ struct run_config {
 
     /* FSDP2, fully_shard (fsdp_version == 2; runconf_fsdp2.c). */
     int fsdp_version;            /* 1 (default) or 2 */
+    enum fsdp2_groups fsdp2_groups;
     bool reshard_after_forward;  /* fully_shard(reshard_after_forward=) */
     int64_t reshard_after_forward_size; /* an int N: the post-forward
                                            mesh size; 0 = a bool */

@@ -163,6 +163,8 @@ config_set_backward_prefetch_groups(struct run_config *c, const char *value,
 static const char *
 fsdp2_only_flag(const struct run_config *c)
 {
+    if (c->fsdp2_groups != FSDP2_GROUPS_WRAP)
+        return "fsdp2-groups";
     if (c->reshard_after_forward_given)
         return "reshard-after-forward";
     if (c->reshard_after_forward_last_given)
@@ -239,6 +241,18 @@ config_validate_fsdp2(const struct run_config *c, char **cause)
                                : "limit-all-gathers");
         return -1;
     }
+    if (c->fsdp2_groups != FSDP2_GROUPS_WRAP
+        && (c->wrap_modules != NULL || c->wrap != WRAP_TRANSFORMER)) {
+        /* torchtitan's apply_fsdp picks its modules itself (§13.13). */
+        *cause = xasprintf("--%s with --fsdp2-groups %s: the groups are "
+                           "torchtitan's (its blocks are the transformer "
+                           "layer class); drop one of the two",
+                           c->wrap_modules != NULL ? "wrap"
+                                                   : "auto-wrap-policy",
+                           c->fsdp2_groups == FSDP2_GROUPS_TORCHTITAN
+                               ? "torchtitan" : "torchtitan-blocks");
+        return -1;
+    }
     if (c->ac == AC_REENTRANT) {
         *cause = xstrdup("--activation-checkpointing reentrant: fully_shard "
                          "is modelled with non-reentrant checkpointing "
@@ -256,6 +270,12 @@ config_fsdp2_knobs_text(const struct run_config *c, char *buf, size_t len)
 {
     size_t at = 0;
     buf[0] = '\0';
+    if (c->fsdp2_groups != FSDP2_GROUPS_WRAP)
+        at += (size_t)snprintf(buf, len, ", groups as torchtitan%s",
+                               c->fsdp2_groups == FSDP2_GROUPS_TORCHTITAN
+                                   ? " (tok_embeddings, blocks, [norm, "
+                                     "output], root)"
+                                   : " v0.1.0 (blocks, root)");
     const int64_t counts[2] = {c->forward_prefetch_groups,
                                c->backward_prefetch_groups};
     for (int i = 0; i < 2; i++)

@@ -716,18 +716,26 @@ group_reshard_after_forward(struct builder *b)
 {
     const struct run_config *c = b->c;
     int *raf = b->f2->raf;
+    /* --fsdp2-groups torchtitan*: apply_fsdp's own values where the
+     * flags give none (§13.13).  torchtitan-blocks passes True to the
+     * root (not pp_enabled) and to every block but the last; torchtitan
+     * passes [norm, output] False (its "default" policy), the root None. */
+    int titan = c->fsdp2_groups != FSDP2_GROUPS_WRAP;
+    bool last = c->reshard_after_forward_last_given
+                    ? c->reshard_after_forward_last
+                    : false;
     for (int u = 0; u < b->s->n_units; u++)
         raf[u] = raf_mode(c->reshard_after_forward,
                           c->reshard_after_forward_size, b->s->shard_size);
-    if (!c->reshard_after_forward_given)
+    if (!c->reshard_after_forward_given
+        && c->fsdp2_groups != FSDP2_GROUPS_TORCHTITAN_BLOCKS)
         raf[0] = RAF_KEEP;
-    if (!c->reshard_after_forward_last_given)
+    if (!c->reshard_after_forward_last_given && !titan)
         return;
     for (int i = b->n_post_fwd - 1; i >= 0; i--) {
         int u = b->post_fwd_order[i];
         if (u != 0 && unit_has_handle(b, u)) {
-            raf[u] = raf_mode(c->reshard_after_forward_last,
-                              c->reshard_after_forward_last_size,
+            raf[u] = raf_mode(last, c->reshard_after_forward_last_size,
                               b->s->shard_size);
             return;
         }

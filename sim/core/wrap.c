@@ -209,6 +209,59 @@ manual_units(const struct model *m, const char *list, int *is_unit,
     return 0;
 }
 
+/* Whether MOD or an ancestor is already a unit (a block). */
+static int
+in_unit(const struct module *mod, const int *is_unit)
+{
+    for (const struct module *p = mod; p != NULL; p = p->parent)
+        if (is_unit[p->index])
+            return 1;
+    return 0;
+}
+
+/* torchtitan's apply_fsdp since its v0.2.0 (#1094, 2025-07-28;
+ * apply_fsdp_to_decoder in torchtitan/distributed/fsdp.py today), after
+ * fully_shard on each block: fully_shard(tok_embeddings), then
+ * fully_shard([norm, output]) as one group, and with tied weights
+ * [tok_embeddings, norm, output] as one.  In a model file these are the
+ * leaves with parameters (or a tied weight) before the first block and
+ * after the last; a group of several is tagged by its first module's
+ * index + 1 in IS_UNIT (doc/fsdp-semantics.md §13.13). */
+static void
+torchtitan_groups(const struct model *m, int *is_unit)
+{
+    int first = -1, last = -1;
+    for (int i = 0; i < m->n_modules; i++)
+        if (is_unit[i]) {
+            if (first < 0)
+                first = i;
+            last = i;
+        }
+    if (first < 0)
+        return;
+    int tied = 0;
+    for (int i = 0; i < m->n_modules; i++)
+        tied |= m->modules[i]->tied;
+    int *blocks = xmalloc(sizeof(int) * m->n_modules);
+    memcpy(blocks, is_unit, sizeof(int) * m->n_modules);
+    int tag[2] = {0, 0};        /* prologue, epilogue */
+    for (int i = 0; i < m->n_modules; i++) {
+        const struct module *mod = m->modules[i];
+        if (mod->kind == LAYER_CONTAINER || in_unit(mod, blocks)
+            || (mod->own_params == 0 && !mod->tied))
+            continue;
+        if (i > first && i < last)
+            continue;           /* between blocks: the root's */
+        int side = i > last && !tied;
+        if (tag[side] == 0)
+            tag[side] = i + 1;
+        if (tied)
+            tag[1] = tag[0];
+        is_unit[i] = tag[side];
+    }
+    free(blocks);
+}
+
 int
 wrap_plan_build(const struct model *m, const struct run_config *c,
                 int shard_size, struct wrap_plan *plan, char **cause)
@@ -267,14 +320,23 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
         }
     } else {
         recursive_wrap(&x, m->root, 1);
+        if (c->fsdp_version == 2
+            && c->fsdp2_groups == FSDP2_GROUPS_TORCHTITAN)
+            torchtitan_groups(m, x.is_unit);
     }
     x.is_unit[0] = 1;           /* the FSDP constructor wraps the root */
 
+    /* is_unit: 0, 1 (a unit of its own) or a group's tag (its first
+     * module's index + 1, shared by its members). */
     plan->unit_at = xmalloc(sizeof(int) * m->n_modules);
     plan->owner = xmalloc(sizeof(int) * m->n_modules);
     int n = 0;
-    for (int i = 0; i < m->n_modules; i++)
-        plan->unit_at[i] = x.is_unit[i] ? n++ : -1;
+    for (int i = 0; i < m->n_modules; i++) {
+        int tag = x.is_unit[i];
+        plan->unit_at[i] = tag == 0 ? -1
+                           : tag == 1 || tag == i + 1 ? n++
+                                                      : plan->unit_at[tag - 1];
+    }
     free(x.is_unit);
 
     plan->n_units = n;
@@ -284,8 +346,11 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
         int u = plan->unit_at[i];
         if (u < 0)              /* pre-order: the parent is already set */
             u = plan->owner[mod->parent->index];
-        else
-            plan->units[u].mod = mod;
+        else {
+            if (plan->units[u].mod == NULL)
+                plan->units[u].mod = mod;
+            plan->units[u].last_mod = mod;
+        }
         plan->owner[i] = u;
         plan->units[u].id = u;
         plan->units[u].numel += mod->own_params;

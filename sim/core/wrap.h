@@ -21,7 +21,11 @@
 
 struct fsdp_unit {
     int id;                     /* 0 is the root */
-    const struct module *mod;   /* the wrapped module */
+    const struct module *mod;   /* the wrapped module (of a group of
+                                   several, fully_shard([a, b]): the
+                                   first in pre-order) */
+    const struct module *last_mod; /* the group's last module (mod when
+                                      it has one) */
     int64_t numel;              /* N: parameters the unit owns */
     int64_t padded_numel;       /* W*S: the all-gather output numel */
     int64_t shard_numel;        /* S: per-rank shard numel */

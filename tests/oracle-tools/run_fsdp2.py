@@ -56,6 +56,19 @@ CONFIGS = [
                                        "requires_all_reduce": False},
      "--nodes 2 --gpus-per-node 4 --dp-replicate 2 --grad-accum 3 "
      "--requires-all-reduce false"),
+    # torchtitan's groups (oracle_fsdp2.py "groups"): today's
+    # tok_embeddings / blocks / [norm, output] / root, and v0.1.0's
+    # blocks / root with its reshard_after_forward values.
+    ("llama_f2_titan", {"groups": "torchtitan"}, "--fsdp2-groups torchtitan"),
+    ("llama_f2_titan_mp_bf16_fp32", {"groups": "torchtitan",
+                                     "mp": {"param_dtype": "bfloat16",
+                                            "reduce_dtype": "float32"}},
+     "--fsdp2-groups torchtitan --param-dtype bf16 --reduce-dtype fp32"),
+    ("llama_f2_titan_raflast_true", {"groups": "torchtitan",
+                                     "reshard_after_forward_last": True},
+     "--fsdp2-groups torchtitan --reshard-after-forward-last true"),
+    ("llama_f2_titanblocks", {"groups": "torchtitan-blocks"},
+     "--fsdp2-groups torchtitan-blocks"),
 ]
 
 for name, extra, sim in CONFIGS:
