@@ -605,6 +605,58 @@ START_TEST(test_fsdp2_reshard_after_forward_last)
 }
 END_TEST
 
+START_TEST(test_fsdp2_torchtitan_groups)
+{
+    /* --fsdp2-groups torchtitan on tiny-llama, 4 ranks (§13.13): units
+     * root (no parameters left), embed_tokens (1000 x 256 = 256000),
+     * the 4 layers, and [model.norm, lm_head] as one group: 256 +
+     * 1000 x 256 = 256256, every dim 0 divisible by 4 (no padding).
+     * The group is entered at model.norm and left after lm_head: one
+     * all-gather of 256256 x 2 bytes (bf16) in forward, none in backward
+     * (not resharded: apply_fsdp's [norm, output] False); the embedding
+     * and the layers reshard, so backward gathers the 4 layers and the
+     * embedding (prefetched by layer 0's pre-backward): 6 + 5
+     * all-gathers, 6 reduce-scatters, the root's none (record
+     * llama_f2_titan_w8).  torchtitan-blocks: 5 units (the root keeps
+     * embed_tokens, norm and lm_head, 512256), the root resharded and
+     * gathered again in backward, the last layer kept: 5 + 4 all-gathers
+     * (record llama_f2_titanblocks_w8).  The reshard flags still
+     * override: --reshard-after-forward-last true gathers [norm, lm_head]
+     * again, 6 + 6. */
+    struct tu_run r[3];
+    run_ok(&r[0], TINY "--nodes 1 --fsdp2-groups torchtitan", 0);
+    run_ok(&r[1], TINY "--nodes 1 --fsdp2-groups torchtitan-blocks", 0);
+    run_ok(&r[2], TINY "--nodes 1 --fsdp2-groups torchtitan "
+                       "--reshard-after-forward-last true", 0);
+    const struct sched *s = r[0].r.sched;
+    ck_assert_int_eq(s->n_units, 7);
+    ck_assert_int_eq(s->units[0].numel, 0);
+    ck_assert_int_eq(s->units[1].numel, 256000);
+    ck_assert_int_eq(s->units[6].numel, 256256);
+    ck_assert_int_eq(s->units[6].padded_numel, 256256);
+    ck_assert_str_eq(s->units[6].mod->cls, "LlamaRMSNorm");
+    ck_assert_str_eq(s->units[6].last_mod->cls, "Linear");
+    ck_assert_int_eq(count_micro(s, 0, PHASE_FORWARD, OP_ALLGATHER), 6);
+    ck_assert_int_eq(count_micro(s, 0, PHASE_BACKWARD, OP_ALLGATHER), 5);
+    ck_assert_int_eq(count_micro(s, 0, PHASE_BACKWARD, OP_REDUCESCATTER), 6);
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        ck_assert(!(sched_op_is_collective(op) && op->unit == 0));
+        if (op->iter == 1 && op->kind == OP_ALLGATHER && op->unit == 6)
+            ck_assert_int_eq((int)op->bytes, 256256 * 2);
+    }
+    ck_assert_int_eq(r[1].r.sched->n_units, 5);
+    ck_assert_int_eq(r[1].r.sched->units[0].numel, (int)ROOT_NUMEL);
+    ck_assert_int_eq(count_micro(r[1].r.sched, 0, PHASE_FORWARD,
+                                 OP_ALLGATHER), 5);
+    ck_assert_int_eq(count_micro(r[1].r.sched, 0, PHASE_BACKWARD,
+                                 OP_ALLGATHER), 4);
+    ck_assert_int_eq(count_micro(r[2].r.sched, 0, PHASE_BACKWARD,
+                                 OP_ALLGATHER), 6);
+    free_runs(r, 3);
+}
+END_TEST
+
 /* Bytes of category C live when iteration 1's micro-batch MICRO begins. */
 static double
 live_at_micro(const struct sched *s, enum mem_category c, int micro)
@@ -690,6 +742,10 @@ START_TEST(test_fsdp2_errors)
         "--model tiny-llama --topology test-2x4 "
         "--reshard-after-forward-last false",
         "--model tiny-llama --topology test-2x4 --requires-all-reduce false",
+        "--model tiny-llama --topology test-2x4 --fsdp2-groups torchtitan",
+        TINY "--fsdp2-groups titan",
+        TINY "--fsdp2-groups torchtitan --wrap model.layers.0",
+        TINY "--fsdp2-groups torchtitan-blocks --auto-wrap-policy size",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct tu_run t;
@@ -737,6 +793,7 @@ main(void)
     tcase_add_test(core, test_fsdp2_reshard_after_backward);
     tcase_add_test(core, test_fsdp2_reshard_after_forward_last);
     tcase_add_test(core, test_fsdp2_requires_all_reduce);
+    tcase_add_test(core, test_fsdp2_torchtitan_groups);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_fsdp2_errors);

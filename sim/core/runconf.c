@@ -38,10 +38,9 @@ const struct config_option config_options[] = {
      "1: FullyShardedDataParallel (default); 2: fully_shard (FSDP2), "
      "per-parameter sharding"},
     {"fsdp2_groups", "wrap|torchtitan|torchtitan-blocks",
-     "FSDP2: one fully_shard per unit of the wrap plan (default), or as "
-     "torchtitan: tok_embeddings, each block, [norm, output] together "
-     "(not resharded), the root; torchtitan-blocks: its v0.1.0 and "
-     "before, each block (the last not resharded), the root"},
+     "FSDP2: fully_shard on each unit of the wrap plan (default), or "
+     "torchtitan's groups: tok_embeddings, each block, [norm, output], "
+     "the root (-blocks: its v0.1.0's, each block and the root)"},
     {"reshard_after_forward", "true|false|N",
      "FSDP2: free parameters after forward (true), keep them (false), or "
      "keep a shard over N ranks, a divisor of the shard group (the "

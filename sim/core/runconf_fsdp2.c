@@ -271,11 +271,13 @@ config_fsdp2_knobs_text(const struct run_config *c, char *buf, size_t len)
     size_t at = 0;
     buf[0] = '\0';
     if (c->fsdp2_groups != FSDP2_GROUPS_WRAP)
-        at += (size_t)snprintf(buf, len, ", groups as torchtitan%s",
+        at += (size_t)snprintf(buf, len, "%s",
                                c->fsdp2_groups == FSDP2_GROUPS_TORCHTITAN
-                                   ? " (tok_embeddings, blocks, [norm, "
+                                   ? ", as torchtitan's apply_fsdp "
+                                     "(tok_embeddings, blocks, [norm, "
                                      "output], root)"
-                                   : " v0.1.0 (blocks, root)");
+                                   : ", as torchtitan v0.1.0's apply_fsdp "
+                                     "(blocks, root)");
     const int64_t counts[2] = {c->forward_prefetch_groups,
                                c->backward_prefetch_groups};
     for (int i = 0; i < 2; i++)
