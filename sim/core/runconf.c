@@ -41,6 +41,10 @@ const struct config_option config_options[] = {
      "FSDP2: fully_shard on each unit of the wrap plan (default), or "
      "torchtitan's groups: tok_embeddings, each block, [norm, output], "
      "the root (-blocks: its v0.1.0's, each block and the root)"},
+    {"no_unshard_in_backward", "MODULE_PATH,...",
+     "FSDP2: set_unshard_in_backward(False) on these groups (a group of "
+     "embeddings: backward reads none of its parameters, so it is not "
+     "all-gathered there)"},
     {"reshard_after_forward", "true|false|N",
      "FSDP2: free parameters after forward (true), keep them (false), or "
      "keep a shard over N ranks, a divisor of the shard group (the "
@@ -197,6 +201,7 @@ config_free(struct run_config *c)
     free(c->layer_cls);
     free(c->wrap_classes);
     free(c->wrap_modules);
+    free(c->no_unshard_in_backward);
     free(c->trace_path);
     free(c->timeline_path);
     free(c->memory_path);
@@ -690,6 +695,8 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
         if (value && (rc = parse_choice(fsdp2_groups_names, value, &v,
                                         origin, cause)) == 0)
             c->fsdp2_groups = v;
+    } else if (strcmp(key, "no_unshard_in_backward") == 0) {
+        rc = set_string(&c->no_unshard_in_backward, value, origin, cause);
     } else if (strcmp(key, "reshard_after_forward") == 0) {
         rc = config_set_reshard_after_forward(c, value, origin, cause);
     } else if (strcmp(key, "reshard_after_forward_last") == 0) {

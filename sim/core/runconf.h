@@ -106,6 +106,9 @@ struct run_config {
     /* FSDP2, fully_shard (fsdp_version == 2; runconf_fsdp2.c). */
     int fsdp_version;            /* 1 (default) or 2 */
     enum fsdp2_groups fsdp2_groups;
+    char *no_unshard_in_backward; /* module paths of the groups given
+                                     set_unshard_in_backward(False), or
+                                     NULL */
     bool reshard_after_forward;  /* fully_shard(reshard_after_forward=) */
     int64_t reshard_after_forward_size; /* an int N: the post-forward
                                            mesh size; 0 = a bool */

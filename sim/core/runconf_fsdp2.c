@@ -165,6 +165,8 @@ fsdp2_only_flag(const struct run_config *c)
 {
     if (c->fsdp2_groups != FSDP2_GROUPS_WRAP)
         return "fsdp2-groups";
+    if (c->no_unshard_in_backward != NULL)
+        return "no-unshard-in-backward";
     if (c->reshard_after_forward_given)
         return "reshard-after-forward";
     if (c->reshard_after_forward_last_given)
@@ -298,6 +300,10 @@ config_fsdp2_knobs_text(const struct run_config *c, char *buf, size_t len)
         at += (size_t)snprintf(buf + at, len - at,
                                ", last group reshard_after_forward=%s", v);
     }
+    if (c->no_unshard_in_backward != NULL && at < len)
+        at += (size_t)snprintf(buf + at, len - at,
+                               ", set_unshard_in_backward(False) on %s",
+                               c->no_unshard_in_backward);
     if (!c->reshard_after_backward && at < len)
         at += (size_t)snprintf(buf + at, len - at,
                                ", set_reshard_after_backward(False)");

@@ -176,11 +176,22 @@ gathered_bytes(const struct builder *b, int u, double numel)
  * foreach copy; with offload, the H2D copy first), the flat output
  * allocated, all_gather_copy_in's copy into this rank's slice; then the
  * all-gather stream waits and gathers in place. */
+/* set_unshard_in_backward(False) (§13.9.5): in backward the group's
+ * unshard returns at once, and with no all-gather result
+ * wait_for_unshard has nothing to copy out. */
+static int
+kept_sharded(const struct builder *b, int u)
+{
+    return b->phase == PHASE_BACKWARD
+           && b->s->units[u].no_unshard_in_backward;
+}
+
 static void
 f2_unshard(struct builder *b, int u)
 {
     struct fsdp2_state *f = b->f2;
-    if (!unit_has_handle(b, u) || b->unsharded[u] >= 0 || f->ag_op[u] >= 0)
+    if (!unit_has_handle(b, u) || b->unsharded[u] >= 0 || f->ag_op[u] >= 0
+        || kept_sharded(b, u))
         return;
     const struct fsdp_unit *fu = &b->s->units[u];
     int pf = f->post_fwd[u] >= 0;
@@ -279,7 +290,8 @@ static void
 f2_wait_for_unshard(struct builder *b, int u)
 {
     struct fsdp2_state *f = b->f2;
-    if (!unit_has_handle(b, u) || b->unsharded[u] >= 0)
+    if (!unit_has_handle(b, u) || b->unsharded[u] >= 0
+        || (f->ag_op[u] < 0 && kept_sharded(b, u)))
         return;
     const struct fsdp_unit *fu = &b->s->units[u];
     double padded = (double)fu->padded_numel;

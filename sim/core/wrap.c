@@ -11,8 +11,8 @@
 /* The next item of the comma-separated list at *P, spaces around it
  * trimmed: its start, and its length in *LEN (0 for an empty item), with
  * *P moved past it; NULL when the list is done. */
-static const char *
-list_next(const char **p, size_t *len)
+const char *
+wrap_list_next(const char **p, size_t *len)
 {
     const char *s = *p;
     if (s == NULL || *s == '\0')
@@ -35,7 +35,7 @@ wrap_class_matches(const char *cls, const char *class_list)
 {
     size_t n = strlen(cls), len;
     const char *p = class_list;
-    for (const char *item; (item = list_next(&p, &len)) != NULL; )
+    for (const char *item; (item = wrap_list_next(&p, &len)) != NULL; )
         if (len == n && strncmp(item, cls, n) == 0)
             return 1;
     return 0;
@@ -158,8 +158,8 @@ fsdp2_padded_numel(const struct model *m, const struct wrap_plan *p,
 /* The module a dotted path names: "encoder.block.0", or with the leading
  * name of the Python variable holding the root ("model.encoder"), as
  * wrap(model.encoder) is written. */
-static const struct module *
-find_path(const struct model *m, const char *path, size_t len)
+const struct module *
+wrap_find_module(const struct model *m, const char *path, size_t len)
 {
     for (int pass = 0; pass < 2; pass++) {
         const char *p = path;
@@ -191,9 +191,9 @@ manual_units(const struct model *m, const char *list, int *is_unit,
 {
     const char *rest = list;
     size_t len;
-    for (const char *p; (p = list_next(&rest, &len)) != NULL; ) {
+    for (const char *p; (p = wrap_list_next(&rest, &len)) != NULL; ) {
         if (len > 0) {
-            const struct module *mod = find_path(m, p, len);
+            const struct module *mod = wrap_find_module(m, p, len);
             if (mod == NULL) {
                 *cause = xasprintf("--wrap: model '%s' has no module "
                                    "'%.*s' (paths as named_modules() "
@@ -376,6 +376,11 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
             fu->shard_numel = (fu->numel + shard_size - 1) / shard_size;
             fu->padded_numel = fu->shard_numel * shard_size;
         }
+    }
+    if (c->fsdp_version == 2 && wrap_fsdp2_settings(m, c, plan, cause) != 0)
+    {
+        wrap_plan_free(plan);
+        return -1;
     }
     return 0;
 }

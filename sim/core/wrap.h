@@ -14,6 +14,7 @@
 #ifndef FSDPSIM_WRAP_H
 #define FSDPSIM_WRAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "runconf.h"
@@ -32,6 +33,7 @@ struct fsdp_unit {
     int64_t float8_padded_numel; /* FSDP2 float8 all-gather: the share of
                                     padded_numel that is Float8Linear
                                     weights, gathered at one byte */
+    bool no_unshard_in_backward; /* FSDP2 set_unshard_in_backward(False) */
 };
 
 struct wrap_plan {
@@ -46,6 +48,21 @@ struct wrap_plan {
 int wrap_plan_build(const struct model *m, const struct run_config *c,
                     int shard_size, struct wrap_plan *plan, char **cause);
 void wrap_plan_free(struct wrap_plan *plan);
+
+/* The module a dotted path names ("model.layers.0", or with the leading
+ * name of the variable holding the root, as wrap(model.encoder) is
+ * written), or NULL. */
+const struct module *wrap_find_module(const struct model *m,
+                                      const char *path, size_t len);
+/* The next item of the comma-separated list at *P, spaces trimmed (its
+ * length in *LEN), *P moved past it; NULL when the list is done. */
+const char *wrap_list_next(const char **p, size_t *len);
+
+/* FSDP2 (wrap_fsdp2.c): the FSDPModule settings given for chosen groups
+ * (--no-unshard-in-backward), checked and stored in their units.
+ * Returns 0, or -1 with *cause. */
+int wrap_fsdp2_settings(const struct model *m, const struct run_config *c,
+                        struct wrap_plan *plan, char **cause);
 
 /* True when the module's class is one of the comma-separated names. */
 int wrap_class_matches(const char *cls, const char *class_list);

@@ -232,6 +232,12 @@ def run(cfg, world):
             if bwd[i + 1:i + 1 + nb]:
                 m.set_modules_to_backward_prefetch(bwd[i + 1:i + 1 + nb])
 
+    for fqn in cfg.get("no_unshard_in_backward", []):
+        # FSDPModule.set_unshard_in_backward(False): the group's unshard
+        # returns at once in backward (the embedding's weight is not read
+        # there).
+        model.get_submodule(fqn).set_unshard_in_backward(False)
+
     # Units: the FSDP states in pre-order, a group of several modules
     # (fully_shard([a, b])) once, at its first; a state left with no
     # parameters (the root under torchtitan's groups) has no parameter

@@ -69,6 +69,13 @@ CONFIGS = [
      "--fsdp2-groups torchtitan --reshard-after-forward-last true"),
     ("llama_f2_titanblocks", {"groups": "torchtitan-blocks"},
      "--fsdp2-groups torchtitan-blocks"),
+    # set_unshard_in_backward(False) on the embedding group
+    ("llama_f2_titan_nounshard_emb", {"groups": "torchtitan",
+                                      "no_unshard_in_backward": ["model.embed_tokens"]},
+     "--fsdp2-groups torchtitan --no-unshard-in-backward model.embed_tokens"),
+    ("llama_f2_titan_nounshard_emb_accum2", {"groups": "torchtitan", "grad_accum": 2,
+                                             "no_unshard_in_backward": ["model.embed_tokens"]},
+     "--fsdp2-groups torchtitan --no-unshard-in-backward model.embed_tokens --grad-accum 2"),
 ]
 
 for name, extra, sim in CONFIGS:

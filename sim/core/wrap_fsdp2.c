@@ -1,0 +1,104 @@
+/*
+ * wrap_fsdp2.c: FSDPModule settings that a training script calls on
+ * chosen fully_shard groups rather than on the whole model, resolved
+ * against the wrap plan and stored in each group's unit
+ * (doc/fsdp-semantics.md §13.9.5):
+ *
+ *   model.tok_embeddings.set_unshard_in_backward(False)
+ *       --no-unshard-in-backward model.embed_tokens
+ *
+ * A group is named by the path of a module fully_shard was called on
+ * (as named_modules() gives it), since the method exists only on an
+ * FSDPModule.
+ */
+#include "wrap.h"
+#include "layer.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The unit of the module at PATH (LEN bytes): a module fully_shard was
+ * called on.  -1 with *cause naming FLAG otherwise. */
+static int
+group_at(const struct model *m, const struct wrap_plan *plan,
+         const char *flag, const char *path, size_t len, char **cause)
+{
+    const struct module *mod = wrap_find_module(m, path, len);
+    if (mod == NULL) {
+        *cause = xasprintf("--%s: model '%s' has no module '%.*s' (paths "
+                           "as named_modules() gives them; 'fsdpsim models "
+                           "--show %s' lists them)", flag, m->name, (int)len,
+                           path, m->name);
+        return -1;
+    }
+    int u = plan->unit_at[mod->index];
+    if (u < 0) {
+        *cause = xasprintf("--%s: '%.*s' is not a module fully_shard was "
+                           "called on (the FSDPModule methods exist only "
+                           "there); with --fsdp2-groups torchtitan the "
+                           "token embedding is a group of its own", flag,
+                           (int)len, path);
+        return -1;
+    }
+    return u;
+}
+
+/* set_unshard_in_backward(False) (FSDPModule, _fully_shard.py) makes the
+ * group's unshard return at once in PRE_BACKWARD (FSDPParamGroup.unshard,
+ * _fsdp_param_group.py), which is right only when backward reads none of
+ * its parameters: its docstring's example is the embedding, whose weight
+ * gradient is a scatter of the output gradient.  Every other layer with
+ * weights (a Linear's input gradient needs its weight, a norm's its
+ * scale), or a weight tied to one, needs them, and PyTorch would fail. */
+static const struct module *
+needed_in_backward(const struct model *m, const struct wrap_plan *plan,
+                   int u)
+{
+    for (int i = 0; i < m->n_modules; i++) {
+        const struct module *mod = m->modules[i];
+        if (plan->owner[i] == u && mod->kind != LAYER_CONTAINER
+            && (mod->own_params > 0 || mod->tied)
+            && (mod->kind != LAYER_EMBEDDING || mod->tied))
+            return mod;
+    }
+    return NULL;
+}
+
+static int
+no_unshard_in_backward(const struct model *m, const struct run_config *c,
+                       struct wrap_plan *plan, char **cause)
+{
+    const char *rest = c->no_unshard_in_backward, *p;
+    size_t len;
+    while ((p = wrap_list_next(&rest, &len)) != NULL) {
+        if (len == 0)
+            continue;
+        int u = group_at(m, plan, "no-unshard-in-backward", p, len, cause);
+        if (u < 0)
+            return -1;
+        const struct module *used = needed_in_backward(m, plan, u);
+        if (used != NULL) {
+            char *path = model_module_path(used);
+            *cause = xasprintf("--no-unshard-in-backward: the group of "
+                               "'%.*s' holds '%s' (%s), whose parameters "
+                               "backward reads; set_unshard_in_backward("
+                               "False) suits a group of embeddings only",
+                               (int)len, p, path, used->cls);
+            free(path);
+            return -1;
+        }
+        plan->units[u].no_unshard_in_backward = true;
+    }
+    return 0;
+}
+
+int
+wrap_fsdp2_settings(const struct model *m, const struct run_config *c,
+                    struct wrap_plan *plan, char **cause)
+{
+    if (c->no_unshard_in_backward != NULL
+        && no_unshard_in_backward(m, c, plan, cause) != 0)
+        return -1;
+    return 0;
+}
