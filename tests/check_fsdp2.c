@@ -657,6 +657,39 @@ START_TEST(test_fsdp2_torchtitan_groups)
 }
 END_TEST
 
+START_TEST(test_fsdp2_no_unshard_in_backward)
+{
+    /* torchtitan's groups on 4 ranks, bf16 (§13.9.5): with
+     * set_unshard_in_backward(False) on the embedding group (unit 1),
+     * layer 0's pre-backward prefetch of it and its own pre-backward
+     * return at once: 4 backward all-gathers instead of 5 (record
+     * llama_f2_titan_nounshard_emb_w8), none of unit 1, and its
+     * unsharded parameters (256000 x 2 bytes) never allocated in
+     * backward; its reduce-scatter stays (6).  A block, whose norms and
+     * Linears backward reads, is refused (test_fsdp2_errors). */
+    struct tu_run r[2];
+    run_ok(&r[0], TINY "--nodes 1 --fsdp2-groups torchtitan", 0);
+    run_ok(&r[1], TINY "--nodes 1 --fsdp2-groups torchtitan "
+                       "--no-unshard-in-backward model.embed_tokens", 0);
+    const struct sched *s = r[1].r.sched;
+    ck_assert(s->units[1].no_unshard_in_backward);
+    ck_assert(!s->units[2].no_unshard_in_backward);
+    ck_assert_int_eq(count_micro(r[0].r.sched, 0, PHASE_BACKWARD,
+                                 OP_ALLGATHER), 5);
+    ck_assert_int_eq(count_micro(s, 0, PHASE_BACKWARD, OP_ALLGATHER), 4);
+    ck_assert_int_eq(count_micro(s, 0, PHASE_BACKWARD, OP_REDUCESCATTER), 6);
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->phase != PHASE_BACKWARD || op->unit != 1)
+            continue;
+        ck_assert_int_ne(op->kind, OP_ALLGATHER);
+        ck_assert(!(op->kind == OP_ALLOC
+                    && op->cat == MEM_UNSHARDED_PARAMS));
+    }
+    free_runs(r, 2);
+}
+END_TEST
+
 /* Bytes of category C live when iteration 1's micro-batch MICRO begins. */
 static double
 live_at_micro(const struct sched *s, enum mem_category c, int micro)
@@ -746,6 +779,13 @@ START_TEST(test_fsdp2_errors)
         TINY "--fsdp2-groups titan",
         TINY "--fsdp2-groups torchtitan --wrap model.layers.0",
         TINY "--fsdp2-groups torchtitan-blocks --auto-wrap-policy size",
+        TINY "--fsdp2-groups torchtitan --no-unshard-in-backward "
+        "model.layers.0",
+        TINY "--fsdp2-groups torchtitan --no-unshard-in-backward "
+        "model.layers.0.mlp",
+        TINY "--no-unshard-in-backward nosuch",
+        "--model tiny-llama --topology test-2x4 --no-unshard-in-backward "
+        "model.embed_tokens",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct tu_run t;
@@ -794,6 +834,7 @@ main(void)
     tcase_add_test(core, test_fsdp2_reshard_after_forward_last);
     tcase_add_test(core, test_fsdp2_requires_all_reduce);
     tcase_add_test(core, test_fsdp2_torchtitan_groups);
+    tcase_add_test(core, test_fsdp2_no_unshard_in_backward);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_fsdp2_errors);
