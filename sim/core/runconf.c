@@ -45,6 +45,13 @@ const struct config_option config_options[] = {
      "FSDP2: set_unshard_in_backward(False) on these groups (a group of "
      "embeddings: backward reads none of its parameters, so it is not "
      "all-gathered there)"},
+    {"modules_to_forward_prefetch", "GROUP=MODULE,...",
+     "FSDP2: GROUP.set_modules_to_forward_prefetch([MODULE, ...]), each a "
+     "module fully_shard was called on (the root: the model's name); "
+     "repeatable, one list a group, replacing --forward-prefetch N's"},
+    {"modules_to_backward_prefetch", "GROUP=MODULE,...",
+     "FSDP2: GROUP.set_modules_to_backward_prefetch([MODULE, ...]), the "
+     "same for backward (an empty list keeps the implicit prefetch)"},
     {"reshard_after_forward", "true|false|N",
      "FSDP2: free parameters after forward (true), keep them (false), or "
      "keep a shard over N ranks, a divisor of the shard group (the "
@@ -202,6 +209,11 @@ config_free(struct run_config *c)
     free(c->wrap_classes);
     free(c->wrap_modules);
     free(c->no_unshard_in_backward);
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < c->n_prefetch_lists[k]; i++)
+            free(c->prefetch_lists[k][i]);
+        free(c->prefetch_lists[k]);
+    }
     free(c->trace_path);
     free(c->timeline_path);
     free(c->memory_path);
@@ -695,6 +707,10 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
         if (value && (rc = parse_choice(fsdp2_groups_names, value, &v,
                                         origin, cause)) == 0)
             c->fsdp2_groups = v;
+    } else if (strcmp(key, "modules_to_forward_prefetch") == 0
+               || strcmp(key, "modules_to_backward_prefetch") == 0) {
+        rc = config_add_prefetch_list(c, key[11] == 'b', value, origin,
+                                      cause);
     } else if (strcmp(key, "no_unshard_in_backward") == 0) {
         rc = set_string(&c->no_unshard_in_backward, value, origin, cause);
     } else if (strcmp(key, "reshard_after_forward") == 0) {

@@ -109,6 +109,11 @@ struct run_config {
     char *no_unshard_in_backward; /* module paths of the groups given
                                      set_unshard_in_backward(False), or
                                      NULL */
+    char **prefetch_lists[2];     /* FSDP2: each "GROUP=MODULE,..." of
+                                     GROUP.set_modules_to_forward_prefetch
+                                     ([0]) or ..._backward_prefetch ([1]),
+                                     in the order given */
+    int n_prefetch_lists[2];
     bool reshard_after_forward;  /* fully_shard(reshard_after_forward=) */
     int64_t reshard_after_forward_size; /* an int N: the post-forward
                                            mesh size; 0 = a bool */
@@ -242,6 +247,11 @@ int config_set_forward_prefetch(struct run_config *c, const char *value,
                                 const char *origin, char **cause);
 int config_set_backward_prefetch_groups(struct run_config *c,
                                         const char *value, int64_t *n);
+/* One GROUP=MODULE,... prefetch list (BACKWARD: of
+ * set_modules_to_backward_prefetch), appended. */
+int config_add_prefetch_list(struct run_config *c, int backward,
+                             const char *value, const char *origin,
+                             char **cause);
 int config_validate_fsdp2(const struct run_config *c, char **cause);
 const char *config_fsdp2_knobs_text(const struct run_config *c, char *buf,
                                     size_t len);

@@ -160,6 +160,26 @@ config_set_backward_prefetch_groups(struct run_config *c, const char *value,
     return 1;
 }
 
+int
+config_add_prefetch_list(struct run_config *c, int backward,
+                         const char *value, const char *origin, char **cause)
+{
+    const char *eq = value ? strchr(value, '=') : NULL;
+    if (eq == NULL || eq == value) {
+        *cause = xasprintf("%s: '%s' is not GROUP=MODULE,... (GROUP the "
+                           "module whose list it is, e.g. model.layers.0="
+                           "model.layers.1,model.layers.2)", origin,
+                           value ? value : "");
+        return -1;
+    }
+    int n = c->n_prefetch_lists[backward];
+    c->prefetch_lists[backward] = xrealloc(c->prefetch_lists[backward],
+                                           sizeof(char *) * (size_t)(n + 1));
+    c->prefetch_lists[backward][n] = xstrdup(value);
+    c->n_prefetch_lists[backward] = n + 1;
+    return 0;
+}
+
 static const char *
 fsdp2_only_flag(const struct run_config *c)
 {
@@ -167,6 +187,10 @@ fsdp2_only_flag(const struct run_config *c)
         return "fsdp2-groups";
     if (c->no_unshard_in_backward != NULL)
         return "no-unshard-in-backward";
+    if (c->n_prefetch_lists[0] > 0)
+        return "modules-to-forward-prefetch";
+    if (c->n_prefetch_lists[1] > 0)
+        return "modules-to-backward-prefetch";
     if (c->reshard_after_forward_given)
         return "reshard-after-forward";
     if (c->reshard_after_forward_last_given)
@@ -300,6 +324,12 @@ config_fsdp2_knobs_text(const struct run_config *c, char *buf, size_t len)
         at += (size_t)snprintf(buf + at, len - at,
                                ", last group reshard_after_forward=%s", v);
     }
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < c->n_prefetch_lists[k] && at < len; i++)
+            at += (size_t)snprintf(buf + at, len - at,
+                                   ", %s prefetch list %s",
+                                   k ? "backward" : "forward",
+                                   c->prefetch_lists[k][i]);
     if (c->no_unshard_in_backward != NULL && at < len)
         at += (size_t)snprintf(buf + at, len - at,
                                ", set_unshard_in_backward(False) on %s",

@@ -363,26 +363,62 @@ f2_reshard(struct builder *b, int u)
 
 /* ---- forward ---- */
 
+/* The groups on U's set_modules_to_forward_prefetch (BACKWARD 0) or
+ * set_modules_to_backward_prefetch (1) list, in list order, into OUT (at
+ * most MAX); -1 when U has none.  A list given for U
+ * (--modules-to-forward-prefetch) is its own; else --forward-prefetch N
+ * and --backward-prefetch N give every group the next N of the pass
+ * (forward: pre-forward order; backward: the reverse of post-forward
+ * order), clipped at its end (§13.9.1). */
+static int
+prefetch_targets(const struct builder *b, int u, int backward, int *out,
+                 int max)
+{
+    const struct fsdp_unit *fu = &b->s->units[u];
+    if (fu->n_prefetch[backward] >= 0) {
+        int n = fu->n_prefetch[backward] < max ? fu->n_prefetch[backward]
+                                               : max;
+        memcpy(out, fu->prefetch[backward], sizeof(int) * (size_t)n);
+        return n;
+    }
+    int64_t want = backward ? b->c->backward_prefetch_groups
+                            : b->c->forward_prefetch_groups;
+    if (want <= 0)
+        return -1;
+    int n = 0;
+    if (backward) {
+        for (int pos = b->post_fwd_pos[u]; n < want && n < max
+                                           && pos - n - 1 >= 0; n++)
+            out[n] = b->post_fwd_order[pos - n - 1];
+    } else {
+        for (int pos = b->fwd_pos[u]; n < want && n < max
+                                      && pos + n + 1 < b->n_fwd_order; n++)
+            out[n] = b->fwd_order[pos + n + 1];
+    }
+    return n;
+}
+
 static void
 f2_pre_forward(struct builder *b, int u)
 {
     b->hooks++;
-    if (!unit_has_handle(b, u))
-        return;
     /* cast_forward_inputs: the groups' floating inputs are the previous
      * group's param-dtype activations (or integer token ids), so the
      * cast is a no-op in the models fsdpsim runs. */
-    f2_unshard(b, u);
-    f2_wait_for_unshard(b, u);
-    /* FSDPState._pre_forward, after the group's own pre_forward:
-     * set_modules_to_forward_prefetch(the next N groups)
-     * (--forward-prefetch N) issues each one's unshard now, in list
-     * order, before u's compute (§13.9.1); a group already gathered
-     * or pending is skipped (unshard's early returns). */
-    int pos = b->fwd_pos[u];
-    for (int j = 1; j <= b->c->forward_prefetch_groups
-                    && pos + j < b->n_fwd_order; j++)
-        f2_unshard(b, b->fwd_order[pos + j]);
+    if (unit_has_handle(b, u)) {
+        f2_unshard(b, u);
+        f2_wait_for_unshard(b, u);
+    }
+    /* FSDPState._pre_forward, after the group's own pre_forward (a state
+     * with no parameters too, such as torchtitan's root): its
+     * set_modules_to_forward_prefetch list's unshards, in list order,
+     * before u's compute (§13.9.1); a group already gathered or pending
+     * is skipped (unshard's early returns). */
+    int *to = xmalloc(sizeof(int) * (size_t)(b->s->n_units + 1));
+    int n = prefetch_targets(b, u, 0, to, b->s->n_units + 1);
+    for (int j = 0; j < n; j++)
+        f2_unshard(b, to[j]);
+    free(to);
 }
 
 static void
@@ -444,15 +480,20 @@ static void
 f2_pre_backward(struct builder *b, int u)
 {
     b->hooks++;
-    if (!unit_has_handle(b, u))
-        return;
-    f2_unshard(b, u);
-    f2_wait_for_unshard(b, u);
-    int pos = b->post_fwd_pos[u];
-    int n = b->c->backward_prefetch_groups > 0
-                ? (int)b->c->backward_prefetch_groups : 1;
-    for (int j = 1; j <= n && pos - j >= 0; j++)
-        f2_unshard(b, b->post_fwd_order[pos - j]);
+    int *to = xmalloc(sizeof(int) * (size_t)(b->s->n_units + 1));
+    int n = prefetch_targets(b, u, 1, to, b->s->n_units + 1);
+    if (unit_has_handle(b, u)) {
+        f2_unshard(b, u);
+        f2_wait_for_unshard(b, u);
+        /* default_prefetch = len(list) == 0: _backward_prefetch, the
+         * group before u in post-forward order. */
+        int pos = b->post_fwd_pos[u];
+        if (n <= 0 && pos > 0)
+            f2_unshard(b, b->post_fwd_order[pos - 1]);
+    }
+    for (int j = 0; j < n; j++)
+        f2_unshard(b, to[j]);
+    free(to);
 }
 
 /* The gradients of a run's parameters, allocated as autograd computes

@@ -388,6 +388,10 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
 void
 wrap_plan_free(struct wrap_plan *plan)
 {
+    for (int u = 0; u < plan->n_units; u++) {
+        free(plan->units[u].prefetch[0]);
+        free(plan->units[u].prefetch[1]);
+    }
     free(plan->units);
     free(plan->owner);
     free(plan->unit_at);

@@ -34,6 +34,10 @@ struct fsdp_unit {
                                     padded_numel that is Float8Linear
                                     weights, gathered at one byte */
     bool no_unshard_in_backward; /* FSDP2 set_unshard_in_backward(False) */
+    int *prefetch[2];           /* FSDP2: the units of its
+                                   set_modules_to_forward_prefetch ([0])
+                                   and ..._backward_prefetch ([1]) list */
+    int n_prefetch[2];          /* their lengths; -1: no list given */
 };
 
 struct wrap_plan {
@@ -59,7 +63,8 @@ const struct module *wrap_find_module(const struct model *m,
 const char *wrap_list_next(const char **p, size_t *len);
 
 /* FSDP2 (wrap_fsdp2.c): the FSDPModule settings given for chosen groups
- * (--no-unshard-in-backward), checked and stored in their units.
+ * (--no-unshard-in-backward, --modules-to-forward-prefetch and
+ * --modules-to-backward-prefetch), checked and stored in their units.
  * Returns 0, or -1 with *cause. */
 int wrap_fsdp2_settings(const struct model *m, const struct run_config *c,
                         struct wrap_plan *plan, char **cause);

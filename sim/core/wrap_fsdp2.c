@@ -6,10 +6,13 @@
  *
  *   model.tok_embeddings.set_unshard_in_backward(False)
  *       --no-unshard-in-backward model.embed_tokens
+ *   model.layers[0].set_modules_to_forward_prefetch([model.layers[2]])
+ *       --modules-to-forward-prefetch model.layers.0=model.layers.2
+ *   (and set_modules_to_backward_prefetch, §13.9.1)
  *
  * A group is named by the path of a module fully_shard was called on
  * (as named_modules() gives it), since the method exists only on an
- * FSDPModule.
+ * FSDPModule; the root by the model's name.
  */
 #include "wrap.h"
 #include "layer.h"
@@ -24,7 +27,10 @@ static int
 group_at(const struct model *m, const struct wrap_plan *plan,
          const char *flag, const char *path, size_t len, char **cause)
 {
-    const struct module *mod = wrap_find_module(m, path, len);
+    const struct module *mod = strlen(m->name) == len
+                                       && strncmp(m->name, path, len) == 0
+                                   ? m->root
+                                   : wrap_find_module(m, path, len);
     if (mod == NULL) {
         *cause = xasprintf("--%s: model '%s' has no module '%.*s' (paths "
                            "as named_modules() gives them; 'fsdpsim models "
@@ -93,10 +99,55 @@ no_unshard_in_backward(const struct model *m, const struct run_config *c,
     return 0;
 }
 
+/* GROUP.set_modules_to_forward_prefetch(MODULES) or ..._backward_...
+ * (BACKWARD), from "GROUP=MODULE,...": the list of GROUP's unit, each
+ * MODULE's unit in the order given.  A later list for the same group
+ * replaces the earlier one, as a second call does. */
+static int
+prefetch_list(const struct model *m, struct wrap_plan *plan, int backward,
+              const char *spec, char **cause)
+{
+    const char *flag = backward ? "modules-to-backward-prefetch"
+                                : "modules-to-forward-prefetch";
+    const char *eq = strchr(spec, '=');
+    size_t glen = (size_t)(eq - spec);
+    while (glen > 0 && spec[glen - 1] == ' ')
+        glen--;
+    int g = group_at(m, plan, flag, spec, glen, cause);
+    if (g < 0)
+        return -1;
+    struct fsdp_unit *fu = &plan->units[g];
+    free(fu->prefetch[backward]);
+    fu->prefetch[backward] = NULL;
+    fu->n_prefetch[backward] = 0;
+    const char *rest = eq + 1, *p;
+    size_t len;
+    while ((p = wrap_list_next(&rest, &len)) != NULL) {
+        if (len == 0)
+            continue;
+        int u = group_at(m, plan, flag, p, len, cause);
+        if (u < 0)
+            return -1;
+        int n = fu->n_prefetch[backward];
+        fu->prefetch[backward] = xrealloc(fu->prefetch[backward],
+                                          sizeof(int) * (size_t)(n + 1));
+        fu->prefetch[backward][n] = u;
+        fu->n_prefetch[backward] = n + 1;
+    }
+    return 0;
+}
+
 int
 wrap_fsdp2_settings(const struct model *m, const struct run_config *c,
                     struct wrap_plan *plan, char **cause)
 {
+    for (int u = 0; u < plan->n_units; u++)
+        plan->units[u].n_prefetch[0] = plan->units[u].n_prefetch[1] = -1;
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < c->n_prefetch_lists[k]; i++)
+            if (prefetch_list(m, plan, k, c->prefetch_lists[k][i], cause)
+                != 0)
+                return -1;
     if (c->no_unshard_in_backward != NULL
         && no_unshard_in_backward(m, c, plan, cause) != 0)
         return -1;

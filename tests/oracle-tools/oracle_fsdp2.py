@@ -232,6 +232,14 @@ def run(cfg, world):
             if bwd[i + 1:i + 1 + nb]:
                 m.set_modules_to_backward_prefetch(bwd[i + 1:i + 1 + nb])
 
+    # Lists of any shape: {"GROUP FQN": ["TARGET FQN", ...]}, "" the root,
+    # set after the next-N lists above (a group's own list replaces its
+    # next-N one, as a second call does).
+    for key, setter in (("forward_prefetch_lists", "set_modules_to_forward_prefetch"),
+                        ("backward_prefetch_lists", "set_modules_to_backward_prefetch")):
+        for fqn, targets in cfg.get(key, {}).items():
+            getattr(model.get_submodule(fqn), setter)(
+                [model.get_submodule(t) for t in targets])
     for fqn in cfg.get("no_unshard_in_backward", []):
         # FSDPModule.set_unshard_in_backward(False): the group's unshard
         # returns at once in backward (the embedding's weight is not read

@@ -73,6 +73,25 @@ CONFIGS = [
     ("llama_f2_titan_nounshard_emb", {"groups": "torchtitan",
                                       "no_unshard_in_backward": ["model.embed_tokens"]},
      "--fsdp2-groups torchtitan --no-unshard-in-backward model.embed_tokens"),
+    # set_modules_to_{forward,backward}_prefetch lists of other shapes
+    # ("" is the root, tiny-llama in fsdpsim's arguments)
+    ("llama_f2_fwdlists", {"forward_prefetch_lists": {
+        "": ["model.layers.1", "model.layers.0"], "model.layers.1": ["model.layers.3"]}},
+     "--modules-to-forward-prefetch tiny-llama=model.layers.1,model.layers.0 "
+     "--modules-to-forward-prefetch model.layers.1=model.layers.3"),
+    ("llama_f2_bwdlists", {"backward_prefetch_lists": {
+        "": ["model.layers.2", "model.layers.3"], "model.layers.3": ["model.layers.0"],
+        "model.layers.2": []}},
+     "--modules-to-backward-prefetch tiny-llama=model.layers.2,model.layers.3 "
+     "--modules-to-backward-prefetch model.layers.3=model.layers.0 "
+     "--modules-to-backward-prefetch model.layers.2="),
+    ("llama_f2_titan_lists", {"groups": "torchtitan", "forward_prefetch_lists": {
+        "": ["model.embed_tokens", "model.layers.0"]}, "backward_prefetch_lists": {
+        "": ["model.layers.3", "model.layers.2"], "model.layers.1": ["model.embed_tokens"]}},
+     "--fsdp2-groups torchtitan "
+     "--modules-to-forward-prefetch tiny-llama=model.embed_tokens,model.layers.0 "
+     "--modules-to-backward-prefetch tiny-llama=model.layers.3,model.layers.2 "
+     "--modules-to-backward-prefetch model.layers.1=model.embed_tokens"),
     ("llama_f2_titan_nounshard_emb_accum2", {"groups": "torchtitan", "grad_accum": 2,
                                              "no_unshard_in_backward": ["model.embed_tokens"]},
      "--fsdp2-groups torchtitan --no-unshard-in-backward model.embed_tokens --grad-accum 2"),
