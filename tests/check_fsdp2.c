@@ -690,6 +690,67 @@ START_TEST(test_fsdp2_no_unshard_in_backward)
 }
 END_TEST
 
+/* The units of iteration 1's all-gathers in phase PHASE, in issue order. */
+static int
+allgather_units(const struct sched *s, enum sched_phase phase, int *out,
+                int max)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_ops && n < max; i++)
+        if (s->ops[i].iter == 1 && s->ops[i].phase == phase
+            && s->ops[i].kind == OP_ALLGATHER)
+            out[n++] = s->ops[i].unit;
+    return n;
+}
+
+START_TEST(test_fsdp2_prefetch_lists_any_shape)
+{
+    /* Units: root 0, layers 0-3 = units 1-4 (§13.9.1).
+     * Forward, the root listing layer 1 then layer 0 and layer 1 listing
+     * layer 3: the root's pre-forward gathers itself, then 2, 1; layer 0
+     * and layer 1 find theirs pending, layer 1 lists 4; layer 2 gathers
+     * itself last: 0 2 1 4 3 (record llama_f2_fwdlists_w8).
+     * Backward, the root listing layers 2 and 3, layer 3 layer 0, layer 2
+     * an empty list: the root (kept unsharded) prefetches 3, 4; layer 3
+     * lists 1; layer 2's empty list keeps the implicit prefetch of layer
+     * 1 (unit 2); layer 1's implicit one finds layer 0 pending: 3 4 1 2
+     * (record llama_f2_bwdlists_w8).  A list replaces --forward-prefetch
+     * N's for its group only: with N = 1 as well, the root and layer 1
+     * keep their own lists, layer 0's next-group list finds layer 1
+     * pending and layer 2's finds layer 3 pending: 0 2 1 4 3 again. */
+    struct tu_run r[3];
+    run_ok(&r[0], TINY "--nodes 1 --modules-to-forward-prefetch "
+                       "tiny-llama=model.layers.1,model.layers.0 "
+                       "--modules-to-forward-prefetch "
+                       "model.layers.1=model.layers.3", 0);
+    run_ok(&r[1], TINY "--nodes 1 --modules-to-backward-prefetch "
+                       "tiny-llama=model.layers.2,model.layers.3 "
+                       "--modules-to-backward-prefetch "
+                       "model.layers.3=model.layers.0 "
+                       "--modules-to-backward-prefetch model.layers.2=", 0);
+    run_ok(&r[2], TINY "--nodes 1 --forward-prefetch 1 "
+                       "--modules-to-forward-prefetch "
+                       "tiny-llama=model.layers.1,model.layers.0 "
+                       "--modules-to-forward-prefetch "
+                       "model.layers.1=model.layers.3", 0);
+    int u[8];
+    static const int fwd[5] = {0, 2, 1, 4, 3}, bwd[4] = {3, 4, 1, 2};
+    ck_assert_int_eq(allgather_units(r[0].r.sched, PHASE_FORWARD, u, 8), 5);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(u[i], fwd[i]);
+    ck_assert_int_eq(allgather_units(r[1].r.sched, PHASE_BACKWARD, u, 8), 4);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(u[i], bwd[i]);
+    ck_assert_int_eq(allgather_units(r[2].r.sched, PHASE_FORWARD, u, 8), 5);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(u[i], fwd[i]);
+    ck_assert_int_eq(r[0].r.sched->units[0].n_prefetch[0], 2);
+    ck_assert_int_eq(r[0].r.sched->units[1].n_prefetch[0], -1);
+    ck_assert_int_eq(r[1].r.sched->units[3].n_prefetch[1], 0);
+    free_runs(r, 3);
+}
+END_TEST
+
 /* Bytes of category C live when iteration 1's micro-batch MICRO begins. */
 static double
 live_at_micro(const struct sched *s, enum mem_category c, int micro)
@@ -786,6 +847,12 @@ START_TEST(test_fsdp2_errors)
         TINY "--no-unshard-in-backward nosuch",
         "--model tiny-llama --topology test-2x4 --no-unshard-in-backward "
         "model.embed_tokens",
+        TINY "--modules-to-forward-prefetch model.layers.0",
+        TINY "--modules-to-forward-prefetch =model.layers.1",
+        TINY "--modules-to-forward-prefetch model.layers.0=model.layers.1.mlp",
+        TINY "--modules-to-backward-prefetch model.layers.9=model.layers.1",
+        "--model tiny-llama --topology test-2x4 "
+        "--modules-to-backward-prefetch model.layers.1=model.layers.0",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct tu_run t;
@@ -835,6 +902,7 @@ main(void)
     tcase_add_test(core, test_fsdp2_requires_all_reduce);
     tcase_add_test(core, test_fsdp2_torchtitan_groups);
     tcase_add_test(core, test_fsdp2_no_unshard_in_backward);
+    tcase_add_test(core, test_fsdp2_prefetch_lists_any_shape);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_fsdp2_errors);

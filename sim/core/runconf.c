@@ -915,7 +915,7 @@ struct file_ctx {
     char *cause;
     int cause_line;
     /* Keys seen so far (top level and [run] are one namespace) and the
-     * line of each, for "given twice" errors; 'set' may repeat. */
+     * line of each, for "given twice" errors; key_repeats' may repeat. */
     char **seen;
     int *seen_line;
     int n_seen;
@@ -941,6 +941,16 @@ config_is_output_file(const char *key)
            || strcmp(key, "memory") == 0 || strcmp(key, "metrics") == 0;
 }
 
+/* Keys a run file may give on several lines, each adding one item:
+ * 'set', and FSDP2's per-group prefetch lists. */
+static bool
+key_repeats(const char *name)
+{
+    return strcmp(name, "set") == 0
+           || strcmp(name, "modules_to_forward_prefetch") == 0
+           || strcmp(name, "modules_to_backward_prefetch") == 0;
+}
+
 static int
 file_handler(void *user, const char *section, const char *name,
              const char *raw_value)
@@ -964,7 +974,7 @@ file_handler(void *user, const char *section, const char *name,
         return file_fail(ctx, xasprintf("key '%s' uses dashes; run files "
                                         "use underscores (e.g. seq_len)",
                                         name));
-    if (strcmp(name, "set") != 0) {
+    if (!key_repeats(name)) {
         for (int i = 0; i < ctx->n_seen; i++)
             if (strcmp(ctx->seen[i], name) == 0)
                 return file_fail(ctx, xasprintf("key '%s' given twice (first "
