@@ -16,6 +16,7 @@
  * dim 0 divides 4 and 8, so no padding) for the counts and memory.
  */
 #include "testutil.h"
+#include "cost.h"
 #include "check_main.h"
 
 #include <check.h>
@@ -751,6 +752,58 @@ START_TEST(test_fsdp2_prefetch_lists_any_shape)
 }
 END_TEST
 
+START_TEST(test_fsdp2_group_post_forward_meshes)
+{
+    /* Each block its own reshard_after_forward on 8 ranks (test-2x4, 2
+     * nodes x 4), bf16 (§13.9.3): layer 0 (unit 1) 4, layer 1 (unit 2)
+     * 2, layer 2 (unit 3) false, layer 3 (unit 4) the default True.
+     * After forward layer 0 keeps 791040 x 2 / 4 = 395520 bytes, layer 1
+     * 791040 x 2 / 2 = 791040 (less than the whole 1582080); backward gathers layer 3 over the shard
+     * group (8 ranks, 2 nodes), layer 1 over a 2-rank mesh and layer 0
+     * over a 4-rank one (one node each), layer 2 not at all: 3 backward
+     * all-gathers (record llama_f2_groupraf_4_2_false_w8, with its
+     * pg_size 8, 2, 4).  --reshard-after-forward 2 with
+     * --reshard-after-forward-last 4: the last layer on a 4-rank mesh,
+     * the others on 2-rank ones. */
+    struct tu_run r[2];
+    run_ok(&r[0], TINY "--group-reshard-after-forward model.layers.0=4 "
+                       "--group-reshard-after-forward model.layers.1=2 "
+                       "--group-reshard-after-forward model.layers.2=false",
+           0);
+    run_ok(&r[1], TINY "--reshard-after-forward 2 "
+                       "--reshard-after-forward-last 4", 0);
+    const struct sched *s = r[0].r.sched;
+    ck_assert_int_eq(s->post_forward_sizes[1], 4);
+    ck_assert_int_eq(s->post_forward_sizes[2], 2);
+    ck_assert_int_eq(s->post_forward_sizes[3], 0);
+    ck_assert_int_eq(s->post_forward_sizes[4], 0);
+    int keep[2] = {0, 0}, ag = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->iter != 1)
+            continue;
+        if (op->kind == OP_ALLOC && op->cat == MEM_UNSHARDED_PARAMS
+            && op->phase == PHASE_FORWARD && (op->unit == 1 || op->unit == 2)
+            && op->bytes < 1582080)
+            keep[op->unit - 1] = (int)op->bytes;
+        if (op->kind != OP_ALLGATHER || op->phase != PHASE_BACKWARD)
+            continue;
+        ag++;
+        struct coll_group g;
+        cost_op_group(s, op, &g);
+        ck_assert_int_ne(op->unit, 3);
+        ck_assert_int_eq(g.ranks, op->unit == 1 ? 4 : op->unit == 2 ? 2 : 8);
+        ck_assert_int_eq(g.nodes, op->unit == 4 || op->unit == 0 ? 2 : 1);
+    }
+    ck_assert_int_eq(ag, 3);
+    ck_assert_int_eq(keep[0], 395520);
+    ck_assert_int_eq(keep[1], 791040);
+    for (int u = 1; u <= 4; u++)
+        ck_assert_int_eq(r[1].r.sched->post_forward_sizes[u], u == 4 ? 4 : 2);
+    free_runs(r, 2);
+}
+END_TEST
+
 /* Bytes of category C live when iteration 1's micro-batch MICRO begins. */
 static double
 live_at_micro(const struct sched *s, enum mem_category c, int micro)
@@ -825,7 +878,12 @@ START_TEST(test_fsdp2_errors)
         "--model tiny-llama --topology test-2x4 --reshard-after-forward false",
         "--model tiny-llama --topology test-2x4 --dp-replicate 2",
         TINY "--strategy ddp",
-        TINY "--reshard-after-forward 2 --reshard-after-forward-last 4",
+        TINY "--group-reshard-after-forward model.layers.0=3",
+        TINY "--group-reshard-after-forward model.layers.0",
+        TINY "--group-reshard-after-forward model.layers.0=maybe",
+        TINY "--group-reshard-after-forward model.layers.0.mlp=2",
+        "--model tiny-llama --topology test-2x4 "
+        "--group-reshard-after-forward model.layers.0=2",
         TINY "--nodes 1 --reshard-after-forward-last 3",
         TINY "--forward-prefetch 65",
         TINY "--backward-prefetch BACKWARD_POST",
@@ -903,6 +961,7 @@ main(void)
     tcase_add_test(core, test_fsdp2_torchtitan_groups);
     tcase_add_test(core, test_fsdp2_no_unshard_in_backward);
     tcase_add_test(core, test_fsdp2_prefetch_lists_any_shape);
+    tcase_add_test(core, test_fsdp2_group_post_forward_meshes);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_fsdp2_errors);

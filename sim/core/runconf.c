@@ -59,6 +59,10 @@ const struct config_option config_options[] = {
     {"reshard_after_forward_last", "true|false|N",
      "FSDP2: the same for the last group to finish forward (torchtitan "
      "passes false: its backward comes next; default: as the others)"},
+    {"group_reshard_after_forward", "GROUP=true|false|N",
+     "FSDP2: that group's own fully_shard(reshard_after_forward=...), "
+     "over the flags above; each N its own post-forward mesh "
+     "(repeatable)"},
     {"reshard_after_backward", "BOOL",
      "FSDP2 set_reshard_after_backward for every micro-batch but a "
      "step's last: false keeps parameters unsharded into the next "
@@ -214,6 +218,9 @@ config_free(struct run_config *c)
             free(c->prefetch_lists[k][i]);
         free(c->prefetch_lists[k]);
     }
+    for (int i = 0; i < c->n_group_raf; i++)
+        free(c->group_raf[i]);
+    free(c->group_raf);
     free(c->trace_path);
     free(c->timeline_path);
     free(c->memory_path);
@@ -711,6 +718,8 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
                || strcmp(key, "modules_to_backward_prefetch") == 0) {
         rc = config_add_prefetch_list(c, key[11] == 'b', value, origin,
                                       cause);
+    } else if (strcmp(key, "group_reshard_after_forward") == 0) {
+        rc = config_add_group_raf(c, value, origin, cause);
     } else if (strcmp(key, "no_unshard_in_backward") == 0) {
         rc = set_string(&c->no_unshard_in_backward, value, origin, cause);
     } else if (strcmp(key, "reshard_after_forward") == 0) {
@@ -942,13 +951,14 @@ config_is_output_file(const char *key)
 }
 
 /* Keys a run file may give on several lines, each adding one item:
- * 'set', and FSDP2's per-group prefetch lists. */
+ * 'set', and FSDP2's per-group prefetch lists and reshard values. */
 static bool
 key_repeats(const char *name)
 {
     return strcmp(name, "set") == 0
            || strcmp(name, "modules_to_forward_prefetch") == 0
-           || strcmp(name, "modules_to_backward_prefetch") == 0;
+           || strcmp(name, "modules_to_backward_prefetch") == 0
+           || strcmp(name, "group_reshard_after_forward") == 0;
 }
 
 static int

@@ -114,6 +114,10 @@ struct run_config {
                                      ([0]) or ..._backward_prefetch ([1]),
                                      in the order given */
     int n_prefetch_lists[2];
+    char **group_raf;             /* FSDP2: each "GROUP=true|false|N", that
+                                     group's own fully_shard(
+                                     reshard_after_forward=...) */
+    int n_group_raf;
     bool reshard_after_forward;  /* fully_shard(reshard_after_forward=) */
     int64_t reshard_after_forward_size; /* an int N: the post-forward
                                            mesh size; 0 = a bool */
@@ -252,6 +256,10 @@ int config_set_backward_prefetch_groups(struct run_config *c,
 int config_add_prefetch_list(struct run_config *c, int backward,
                              const char *value, const char *origin,
                              char **cause);
+/* One GROUP=true|false|N of --group-reshard-after-forward, appended. */
+int config_add_group_raf(struct run_config *c, const char *value,
+                         const char *origin, char **cause);
+void config_group_raf_value(const char *spec, bool *reshard, int64_t *size);
 int config_validate_fsdp2(const struct run_config *c, char **cause);
 const char *config_fsdp2_knobs_text(const struct run_config *c, char *buf,
                                     size_t len);

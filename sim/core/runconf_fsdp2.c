@@ -180,6 +180,43 @@ config_add_prefetch_list(struct run_config *c, int backward,
     return 0;
 }
 
+/* GROUP=VALUE, VALUE as --reshard-after-forward takes it (checked now;
+ * GROUP once the model is known, wrap_fsdp2.c). */
+int
+config_add_group_raf(struct run_config *c, const char *value,
+                     const char *origin, char **cause)
+{
+    const char *eq = value ? strchr(value, '=') : NULL;
+    if (eq == NULL || eq == value) {
+        *cause = xasprintf("%s: '%s' is not GROUP=true|false|N (GROUP a "
+                           "module fully_shard was called on, e.g. "
+                           "model.layers.0=4)", origin, value ? value : "");
+        return -1;
+    }
+    bool reshard;
+    int64_t size;
+    if (parse_reshard_after_forward(eq + 1, origin, &reshard, &size, cause)
+        != 0)
+        return -1;
+    c->group_raf = xrealloc(c->group_raf,
+                            sizeof(char *) * (size_t)(c->n_group_raf + 1));
+    c->group_raf[c->n_group_raf++] = xstrdup(value);
+    return 0;
+}
+
+/* The value of one GROUP=VALUE that config_add_group_raf accepted. */
+void
+config_group_raf_value(const char *spec, bool *reshard, int64_t *size)
+{
+    char *cause = NULL;
+    if (parse_reshard_after_forward(strchr(spec, '=') + 1, "", reshard,
+                                    size, &cause) != 0) {
+        free(cause);
+        *reshard = true;
+        *size = 0;
+    }
+}
+
 static const char *
 fsdp2_only_flag(const struct run_config *c)
 {
@@ -187,6 +224,8 @@ fsdp2_only_flag(const struct run_config *c)
         return "fsdp2-groups";
     if (c->no_unshard_in_backward != NULL)
         return "no-unshard-in-backward";
+    if (c->n_group_raf > 0)
+        return "group-reshard-after-forward";
     if (c->n_prefetch_lists[0] > 0)
         return "modules-to-forward-prefetch";
     if (c->n_prefetch_lists[1] > 0)
@@ -330,6 +369,9 @@ config_fsdp2_knobs_text(const struct run_config *c, char *buf, size_t len)
                                    ", %s prefetch list %s",
                                    k ? "backward" : "forward",
                                    c->prefetch_lists[k][i]);
+    for (int i = 0; i < c->n_group_raf && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at,
+                               ", %s reshard_after_forward", c->group_raf[i]);
     if (c->no_unshard_in_backward != NULL && at < len)
         at += (size_t)snprintf(buf + at, len - at,
                                ", set_unshard_in_backward(False) on %s",

@@ -1872,5 +1872,6 @@ sched_free(struct sched *s)
     free(s->ops);
     free(s->leaves);
     free(s->leaf_sac_gemm);
+    free(s->post_forward_sizes);
     free(s);
 }

@@ -126,15 +126,6 @@ sched_fsdp2_mesh(const struct run_config *c, int world, int gpus_per_node,
             return -1;
         }
     }
-    if (post_forward_size(sizes[0], M) > 0
-        && post_forward_size(sizes[1], M) > 0 && sizes[0] != sizes[1]) {
-        *cause = xasprintf("--reshard-after-forward %lld with "
-                           "--reshard-after-forward-last %lld: fsdpsim "
-                           "models one post-forward mesh; give both the "
-                           "same size, or the last group true or false",
-                           (long long)sizes[0], (long long)sizes[1]);
-        return -1;
-    }
     *shard = (int)M;
     *replicate = (int)R;
     return 0;
@@ -195,7 +186,7 @@ f2_unshard(struct builder *b, int u)
         return;
     const struct fsdp_unit *fu = &b->s->units[u];
     int pf = f->post_fwd[u] >= 0;
-    int W = pf ? b->s->post_forward_size : b->s->shard_size;
+    int W = pf ? b->s->post_forward_sizes[u] : b->s->shard_size;
     if (W == 1)
         return;             /* wait_for_unshard copies the shard itself */
     double padded = (double)fu->padded_numel, S = (double)fu->shard_numel;
@@ -350,7 +341,7 @@ f2_reshard(struct builder *b, int u)
         if (b->f2->raf[u] == RAF_POST_FORWARD) {
             double keep = gathered_bytes(
                 b, u, (double)b->s->units[u].padded_numel
-                          / b->s->post_forward_size);
+                          / b->s->post_forward_sizes[u]);
             b->f2->post_fwd[u] = alloc_buf(b, STREAM_C, MEM_UNSHARDED_PARAMS,
                                            keep, u);
             emit_copy(b, OP_CAST, STREAM_C, u, 2 * keep, b->unsharded[u],
@@ -755,20 +746,26 @@ f2_backward_pass(struct builder *b, int sync)
  * reshard (_auto_reshard_after_forward, _fsdp_state.py); a value given
  * applies to the root too.  --reshard-after-forward-last sets the group whose
  * post-forward comes last but for the root's, which is the first to run
- * backward (torchtitan's last block, or its [norm, output] group). */
-static int
-raf_mode(bool reshard, int64_t size, int shard)
+ * backward (torchtitan's last block, or its [norm, output] group).  A
+ * group's own value (--group-reshard-after-forward) comes last.  Each
+ * mode is kept in raf[u], and an N-rank post-forward mesh's N in the
+ * schedule's post_forward_sizes[u] (each fully_shard call with an int
+ * makes a mesh of its own, _get_post_forward_mesh_info). */
+static void
+set_raf(struct builder *b, int u, bool reshard, int64_t size)
 {
-    if (!reshard || size == 1)
-        return RAF_KEEP;
-    return post_forward_size(size, shard) > 0 ? RAF_POST_FORWARD : RAF_FREE;
+    int64_t n = post_forward_size(size, b->s->shard_size);
+    b->f2->raf[u] = !reshard || size == 1 ? RAF_KEEP
+                    : n > 0               ? RAF_POST_FORWARD
+                                          : RAF_FREE;
+    b->s->post_forward_sizes[u] = b->f2->raf[u] == RAF_POST_FORWARD ? (int)n
+                                                                    : 0;
 }
 
 static void
 group_reshard_after_forward(struct builder *b)
 {
     const struct run_config *c = b->c;
-    int *raf = b->f2->raf;
     /* --fsdp2-groups torchtitan*: apply_fsdp's own values where the
      * flags give none (§13.13).  torchtitan-blocks passes True to the
      * root (not pp_enabled) and to every block but the last; torchtitan
@@ -778,21 +775,22 @@ group_reshard_after_forward(struct builder *b)
                     ? c->reshard_after_forward_last
                     : false;
     for (int u = 0; u < b->s->n_units; u++)
-        raf[u] = raf_mode(c->reshard_after_forward,
-                          c->reshard_after_forward_size, b->s->shard_size);
+        set_raf(b, u, c->reshard_after_forward,
+                c->reshard_after_forward_size);
     if (!c->reshard_after_forward_given
         && c->fsdp2_groups != FSDP2_GROUPS_TORCHTITAN_BLOCKS)
-        raf[0] = RAF_KEEP;
-    if (!c->reshard_after_forward_last_given && !titan)
-        return;
-    for (int i = b->n_post_fwd - 1; i >= 0; i--) {
+        set_raf(b, 0, false, 0);
+    for (int i = b->n_post_fwd - 1;
+         i >= 0 && (c->reshard_after_forward_last_given || titan); i--) {
         int u = b->post_fwd_order[i];
         if (u != 0 && unit_has_handle(b, u)) {
-            raf[u] = raf_mode(last, c->reshard_after_forward_last_size,
-                              b->s->shard_size);
-            return;
+            set_raf(b, u, last, c->reshard_after_forward_last_size);
+            break;
         }
     }
+    for (int u = 0; u < b->s->n_units; u++)
+        if (b->s->units[u].raf_given)
+            set_raf(b, u, b->s->units[u].raf, b->s->units[u].raf_size);
 }
 
 static int *
@@ -847,6 +845,8 @@ fsdp2_steps(struct builder *b)
     st.post_reduce = int_array(n, -1);
     st.pb_at_end = int_array(n, 0);
     st.raf = int_array(n, RAF_FREE);
+    free(s->post_forward_sizes);
+    s->post_forward_sizes = xcalloc(n > 0 ? n : 1, sizeof(int));
     st.partial = int_array(n, -1);
     st.run_grad = int_array(b->n_walk, -1);
     st.run_numel = xcalloc(b->n_walk > 0 ? b->n_walk : 1, sizeof(double));

@@ -377,7 +377,7 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
             fu->padded_numel = fu->shard_numel * shard_size;
         }
     }
-    if (c->fsdp_version == 2 && wrap_fsdp2_settings(m, c, plan, cause) != 0)
+    if (c->fsdp_version == 2 && wrap_fsdp2_settings(m, c, shard_size, plan, cause) != 0)
     {
         wrap_plan_free(plan);
         return -1;

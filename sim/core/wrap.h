@@ -38,6 +38,12 @@ struct fsdp_unit {
                                    set_modules_to_forward_prefetch ([0])
                                    and ..._backward_prefetch ([1]) list */
     int n_prefetch[2];          /* their lengths; -1: no list given */
+    bool raf_given;             /* FSDP2: this group's own
+                                   reshard_after_forward (--group-reshard-
+                                   after-forward): raf, or an N-rank
+                                   post-forward mesh (raf_size > 0) */
+    bool raf;
+    int64_t raf_size;
 };
 
 struct wrap_plan {
@@ -63,11 +69,12 @@ const struct module *wrap_find_module(const struct model *m,
 const char *wrap_list_next(const char **p, size_t *len);
 
 /* FSDP2 (wrap_fsdp2.c): the FSDPModule settings given for chosen groups
- * (--no-unshard-in-backward, --modules-to-forward-prefetch and
- * --modules-to-backward-prefetch), checked and stored in their units.
+ * (--no-unshard-in-backward, --modules-to-forward-prefetch,
+ * --modules-to-backward-prefetch and --group-reshard-after-forward),
+ * checked and stored in their units.
  * Returns 0, or -1 with *cause. */
 int wrap_fsdp2_settings(const struct model *m, const struct run_config *c,
-                        struct wrap_plan *plan, char **cause);
+                        int shard_size, struct wrap_plan *plan, char **cause);
 
 /* True when the module's class is one of the comma-separated names. */
 int wrap_class_matches(const char *cls, const char *class_list);

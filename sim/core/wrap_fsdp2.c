@@ -9,6 +9,8 @@
  *   model.layers[0].set_modules_to_forward_prefetch([model.layers[2]])
  *       --modules-to-forward-prefetch model.layers.0=model.layers.2
  *   (and set_modules_to_backward_prefetch, §13.9.1)
+ *   fully_shard(model.layers[0], reshard_after_forward=4)
+ *       --group-reshard-after-forward model.layers.0=4  (§13.9.3)
  *
  * A group is named by the path of a module fully_shard was called on
  * (as named_modules() gives it), since the method exists only on an
@@ -137,10 +139,45 @@ prefetch_list(const struct model *m, struct wrap_plan *plan, int backward,
     return 0;
 }
 
+/* fully_shard(GROUP, reshard_after_forward=VALUE) from "GROUP=VALUE":
+ * an int must divide the shard group (_get_post_forward_mesh_info,
+ * _fsdp_init.py); the group's size is True. */
+static int
+group_raf(const struct model *m, struct wrap_plan *plan, int shard_size,
+          const char *spec, char **cause)
+{
+    const char *eq = strchr(spec, '=');
+    size_t glen = (size_t)(eq - spec);
+    while (glen > 0 && spec[glen - 1] == ' ')
+        glen--;
+    int g = group_at(m, plan, "group-reshard-after-forward", spec, glen,
+                     cause);
+    if (g < 0)
+        return -1;
+    struct fsdp_unit *fu = &plan->units[g];
+    config_group_raf_value(spec, &fu->raf, &fu->raf_size);
+    if (fu->raf_size > 0
+        && (fu->raf_size > shard_size || shard_size % fu->raf_size != 0)) {
+        *cause = xasprintf("--group-reshard-after-forward %s: the "
+                           "post-forward mesh must be a divisor of the "
+                           "shard group (%d ranks), fully_shard's rule "
+                           "(_get_post_forward_mesh_info)", spec,
+                           shard_size);
+        return -1;
+    }
+    if (fu->raf_size == shard_size)
+        fu->raf_size = 0;       /* True */
+    fu->raf_given = true;
+    return 0;
+}
+
 int
 wrap_fsdp2_settings(const struct model *m, const struct run_config *c,
-                    struct wrap_plan *plan, char **cause)
+                    int shard_size, struct wrap_plan *plan, char **cause)
 {
+    for (int i = 0; i < c->n_group_raf; i++)
+        if (group_raf(m, plan, shard_size, c->group_raf[i], cause) != 0)
+            return -1;
     for (int u = 0; u < plan->n_units; u++)
         plan->units[u].n_prefetch[0] = plan->units[u].n_prefetch[1] = -1;
     for (int k = 0; k < 2; k++)

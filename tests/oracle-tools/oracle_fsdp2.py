@@ -209,6 +209,11 @@ def run(cfg, world):
                 # torchtitan before #1094 (2025-07): the last block keeps
                 # its parameters, its backward comes first.
                 lkw["reshard_after_forward"] = cfg["reshard_after_forward_last"]
+            # A block's own value, an int giving it a post-forward mesh of
+            # its own (_get_post_forward_mesh_info).
+            own = cfg.get("group_reshard_after_forward", {})
+            if "model.layers.%d" % i in own:
+                lkw["reshard_after_forward"] = own["model.layers.%d" % i]
             fully_shard(layer, **lkw)
     rkw = dict(kw)
     if "reshard_after_forward_root" in cfg:

@@ -92,6 +92,17 @@ CONFIGS = [
      "--modules-to-forward-prefetch tiny-llama=model.embed_tokens,model.layers.0 "
      "--modules-to-backward-prefetch tiny-llama=model.layers.3,model.layers.2 "
      "--modules-to-backward-prefetch model.layers.1=model.embed_tokens"),
+    # each block its own reshard_after_forward: meshes of 4 and 2 ranks
+    ("llama_f2_groupraf_4_2_false", {"group_reshard_after_forward": {
+        "model.layers.0": 4, "model.layers.1": 2, "model.layers.2": False}},
+     "--group-reshard-after-forward model.layers.0=4 "
+     "--group-reshard-after-forward model.layers.1=2 "
+     "--group-reshard-after-forward model.layers.2=false"),
+    ("llama_f2_raf4_groupraf_2", {"reshard_after_forward": 4,
+                                  "group_reshard_after_forward": {"model.layers.1": 2,
+                                                                  "model.layers.3": 8}},
+     "--reshard-after-forward 4 --group-reshard-after-forward model.layers.1=2 "
+     "--group-reshard-after-forward model.layers.3=8"),
     ("llama_f2_titan_nounshard_emb_accum2", {"groups": "torchtitan", "grad_accum": 2,
                                              "no_unshard_in_backward": ["model.embed_tokens"]},
      "--fsdp2-groups torchtitan --no-unshard-in-backward model.embed_tokens --grad-accum 2"),
