@@ -23,10 +23,14 @@
  *     stream, and the compute stream waits for the previous group's
  *     reduce-scatter before the next chunk_cat;
  *   - the reduce op is NCCL's average for fp32 and bf16 gradients;
- *   - FSDPModule's knobs (§13.9): prefetch lists of the next N groups in
- *     forward and backward, set_reshard_after_backward(False) between a
- *     step's micro-batches, and a reshard_after_forward of each group's
- *     own (the root's, the last group's).
+ *   - FSDPModule's knobs (§13.9): prefetch lists in forward and
+ *     backward (the next N groups, or any list a group is given),
+ *     set_reshard_after_backward(False) between a step's micro-batches,
+ *     set_unshard_in_backward(False) on chosen groups, and a
+ *     reshard_after_forward of each group's own (the root's, the last
+ *     group's, any group's, each integer its own post-forward mesh);
+ *   - groups of several modules (fully_shard([norm, output]), §13.13)
+ *     come from the wrap plan as one unit.
  *
  * Streams: FSDP2's copy-in, all-gather, reduce-scatter and all-reduce
  * streams take the slots PU, U, P and A (sched.h).
@@ -71,6 +75,7 @@ struct fsdp2_state {
     int *run_grad;      /* per walk step: its parameters' gradients */
     double *run_numel;  /* per walk step: parameters of its leaves */
     int offload_event;  /* the last non-blocking gradient D2H, or -1 */
+    int *targets;       /* scratch: a group's prefetch list */
 };
 
 /* _get_post_forward_mesh_info (_fsdp_init.py): an int N equal to the
@@ -161,12 +166,6 @@ gathered_bytes(const struct builder *b, int u, double numel)
     return f8 + (numel - f8) * b->b_param;
 }
 
-/* FSDPParamGroup.unshard (§13.3 step 2): no-op if unsharded or already
- * pending.  foreach_all_gather on the copy-in stream: the param-dtype
- * cast of every shard into one temporary (_get_param_all_gather_inputs'
- * foreach copy; with offload, the H2D copy first), the flat output
- * allocated, all_gather_copy_in's copy into this rank's slice; then the
- * all-gather stream waits and gathers in place. */
 /* set_unshard_in_backward(False) (§13.9.5): in backward the group's
  * unshard returns at once, and with no all-gather result
  * wait_for_unshard has nothing to copy out. */
@@ -177,6 +176,12 @@ kept_sharded(const struct builder *b, int u)
            && b->s->units[u].no_unshard_in_backward;
 }
 
+/* FSDPParamGroup.unshard (§13.3 step 2): no-op if unsharded or already
+ * pending.  foreach_all_gather on the copy-in stream: the param-dtype
+ * cast of every shard into one temporary (_get_param_all_gather_inputs'
+ * foreach copy; with offload, the H2D copy first), the flat output
+ * allocated, all_gather_copy_in's copy into this rank's slice; then the
+ * all-gather stream waits and gathers in place. */
 static void
 f2_unshard(struct builder *b, int u)
 {
@@ -405,11 +410,10 @@ f2_pre_forward(struct builder *b, int u)
      * set_modules_to_forward_prefetch list's unshards, in list order,
      * before u's compute (§13.9.1); a group already gathered or pending
      * is skipped (unshard's early returns). */
-    int *to = xmalloc(sizeof(int) * (size_t)(b->s->n_units + 1));
-    int n = prefetch_targets(b, u, 0, to, b->s->n_units + 1);
+    int *to = b->f2->targets;
+    int n = prefetch_targets(b, u, 0, to, b->s->n_units);
     for (int j = 0; j < n; j++)
         f2_unshard(b, to[j]);
-    free(to);
 }
 
 static void
@@ -471,8 +475,8 @@ static void
 f2_pre_backward(struct builder *b, int u)
 {
     b->hooks++;
-    int *to = xmalloc(sizeof(int) * (size_t)(b->s->n_units + 1));
-    int n = prefetch_targets(b, u, 1, to, b->s->n_units + 1);
+    int *to = b->f2->targets;
+    int n = prefetch_targets(b, u, 1, to, b->s->n_units);
     if (unit_has_handle(b, u)) {
         f2_unshard(b, u);
         f2_wait_for_unshard(b, u);
@@ -484,7 +488,6 @@ f2_pre_backward(struct builder *b, int u)
     }
     for (int j = 0; j < n; j++)
         f2_unshard(b, to[j]);
-    free(to);
 }
 
 /* The gradients of a run's parameters, allocated as autograd computes
@@ -848,6 +851,7 @@ fsdp2_steps(struct builder *b)
     free(s->post_forward_sizes);
     s->post_forward_sizes = xcalloc(n > 0 ? n : 1, sizeof(int));
     st.partial = int_array(n, -1);
+    st.targets = int_array(n, -1);
     st.run_grad = int_array(b->n_walk, -1);
     st.run_numel = xcalloc(b->n_walk > 0 ? b->n_walk : 1, sizeof(double));
     st.deferred_buf = st.deferred_event = -1;
@@ -886,6 +890,7 @@ fsdp2_steps(struct builder *b)
     free(st.pb_at_end);
     free(st.raf);
     free(st.partial);
+    free(st.targets);
     free(st.run_grad);
     free(st.run_numel);
     b->f2 = NULL;
