@@ -16,6 +16,7 @@
  * dim 0 divides 4 and 8, so no padding) for the counts and memory.
  */
 #include "testutil.h"
+#include "cost.h"
 #include "check_main.h"
 
 #include <check.h>
@@ -605,6 +606,204 @@ START_TEST(test_fsdp2_reshard_after_forward_last)
 }
 END_TEST
 
+START_TEST(test_fsdp2_torchtitan_groups)
+{
+    /* --fsdp2-groups torchtitan on tiny-llama, 4 ranks (§13.13): units
+     * root (no parameters left), embed_tokens (1000 x 256 = 256000),
+     * the 4 layers, and [model.norm, lm_head] as one group: 256 +
+     * 1000 x 256 = 256256, every dim 0 divisible by 4 (no padding).
+     * The group is entered at model.norm and left after lm_head: one
+     * all-gather of 256256 x 2 bytes (bf16) in forward, none in backward
+     * (not resharded: apply_fsdp's [norm, output] False); the embedding
+     * and the layers reshard, so backward gathers the 4 layers and the
+     * embedding (prefetched by layer 0's pre-backward): 6 + 5
+     * all-gathers, 6 reduce-scatters, the root's none (record
+     * llama_f2_titan_w8).  torchtitan-blocks: 5 units (the root keeps
+     * embed_tokens, norm and lm_head, 512256), the root resharded and
+     * gathered again in backward, the last layer kept: 5 + 4 all-gathers
+     * (record llama_f2_titanblocks_w8).  The reshard flags still
+     * override: --reshard-after-forward-last true gathers [norm, lm_head]
+     * again, 6 + 6. */
+    struct tu_run r[3];
+    run_ok(&r[0], TINY "--nodes 1 --fsdp2-groups torchtitan", 0);
+    run_ok(&r[1], TINY "--nodes 1 --fsdp2-groups torchtitan-blocks", 0);
+    run_ok(&r[2], TINY "--nodes 1 --fsdp2-groups torchtitan "
+                       "--reshard-after-forward-last true", 0);
+    const struct sched *s = r[0].r.sched;
+    ck_assert_int_eq(s->n_units, 7);
+    ck_assert_int_eq(s->units[0].numel, 0);
+    ck_assert_int_eq(s->units[1].numel, 256000);
+    ck_assert_int_eq(s->units[6].numel, 256256);
+    ck_assert_int_eq(s->units[6].padded_numel, 256256);
+    ck_assert_str_eq(s->units[6].mod->cls, "LlamaRMSNorm");
+    ck_assert_str_eq(s->units[6].last_mod->cls, "Linear");
+    ck_assert_int_eq(count_micro(s, 0, PHASE_FORWARD, OP_ALLGATHER), 6);
+    ck_assert_int_eq(count_micro(s, 0, PHASE_BACKWARD, OP_ALLGATHER), 5);
+    ck_assert_int_eq(count_micro(s, 0, PHASE_BACKWARD, OP_REDUCESCATTER), 6);
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        ck_assert(!(sched_op_is_collective(op) && op->unit == 0));
+        if (op->iter == 1 && op->kind == OP_ALLGATHER && op->unit == 6)
+            ck_assert_int_eq((int)op->bytes, 256256 * 2);
+    }
+    ck_assert_int_eq(r[1].r.sched->n_units, 5);
+    ck_assert_int_eq(r[1].r.sched->units[0].numel, (int)ROOT_NUMEL);
+    ck_assert_int_eq(count_micro(r[1].r.sched, 0, PHASE_FORWARD,
+                                 OP_ALLGATHER), 5);
+    ck_assert_int_eq(count_micro(r[1].r.sched, 0, PHASE_BACKWARD,
+                                 OP_ALLGATHER), 4);
+    ck_assert_int_eq(count_micro(r[2].r.sched, 0, PHASE_BACKWARD,
+                                 OP_ALLGATHER), 6);
+    free_runs(r, 3);
+}
+END_TEST
+
+START_TEST(test_fsdp2_no_unshard_in_backward)
+{
+    /* torchtitan's groups on 4 ranks, bf16 (§13.9.5): with
+     * set_unshard_in_backward(False) on the embedding group (unit 1),
+     * layer 0's pre-backward prefetch of it and its own pre-backward
+     * return at once: 4 backward all-gathers instead of 5 (record
+     * llama_f2_titan_nounshard_emb_w8), none of unit 1, and its
+     * unsharded parameters (256000 x 2 bytes) never allocated in
+     * backward; its reduce-scatter stays (6).  A block, whose norms and
+     * Linears backward reads, is refused (test_fsdp2_errors). */
+    struct tu_run r[2];
+    run_ok(&r[0], TINY "--nodes 1 --fsdp2-groups torchtitan", 0);
+    run_ok(&r[1], TINY "--nodes 1 --fsdp2-groups torchtitan "
+                       "--no-unshard-in-backward model.embed_tokens", 0);
+    const struct sched *s = r[1].r.sched;
+    ck_assert(s->units[1].no_unshard_in_backward);
+    ck_assert(!s->units[2].no_unshard_in_backward);
+    ck_assert_int_eq(count_micro(r[0].r.sched, 0, PHASE_BACKWARD,
+                                 OP_ALLGATHER), 5);
+    ck_assert_int_eq(count_micro(s, 0, PHASE_BACKWARD, OP_ALLGATHER), 4);
+    ck_assert_int_eq(count_micro(s, 0, PHASE_BACKWARD, OP_REDUCESCATTER), 6);
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->phase != PHASE_BACKWARD || op->unit != 1)
+            continue;
+        ck_assert_int_ne(op->kind, OP_ALLGATHER);
+        ck_assert(!(op->kind == OP_ALLOC
+                    && op->cat == MEM_UNSHARDED_PARAMS));
+    }
+    free_runs(r, 2);
+}
+END_TEST
+
+/* The units of iteration 1's all-gathers in phase PHASE, in issue order. */
+static int
+allgather_units(const struct sched *s, enum sched_phase phase, int *out,
+                int max)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_ops && n < max; i++)
+        if (s->ops[i].iter == 1 && s->ops[i].phase == phase
+            && s->ops[i].kind == OP_ALLGATHER)
+            out[n++] = s->ops[i].unit;
+    return n;
+}
+
+START_TEST(test_fsdp2_prefetch_lists_any_shape)
+{
+    /* Units: root 0, layers 0-3 = units 1-4 (§13.9.1).
+     * Forward, the root listing layer 1 then layer 0 and layer 1 listing
+     * layer 3: the root's pre-forward gathers itself, then 2, 1; layer 0
+     * and layer 1 find theirs pending, layer 1 lists 4; layer 2 gathers
+     * itself last: 0 2 1 4 3 (record llama_f2_fwdlists_w8).
+     * Backward, the root listing layers 2 and 3, layer 3 layer 0, layer 2
+     * an empty list: the root (kept unsharded) prefetches 3, 4; layer 3
+     * lists 1; layer 2's empty list keeps the implicit prefetch of layer
+     * 1 (unit 2); layer 1's implicit one finds layer 0 pending: 3 4 1 2
+     * (record llama_f2_bwdlists_w8).  A list replaces --forward-prefetch
+     * N's for its group only: with N = 1 as well, the root and layer 1
+     * keep their own lists, layer 0's next-group list finds layer 1
+     * pending and layer 2's finds layer 3 pending: 0 2 1 4 3 again. */
+    struct tu_run r[3];
+    run_ok(&r[0], TINY "--nodes 1 --modules-to-forward-prefetch "
+                       "tiny-llama=model.layers.1,model.layers.0 "
+                       "--modules-to-forward-prefetch "
+                       "model.layers.1=model.layers.3", 0);
+    run_ok(&r[1], TINY "--nodes 1 --modules-to-backward-prefetch "
+                       "tiny-llama=model.layers.2,model.layers.3 "
+                       "--modules-to-backward-prefetch "
+                       "model.layers.3=model.layers.0 "
+                       "--modules-to-backward-prefetch model.layers.2=", 0);
+    run_ok(&r[2], TINY "--nodes 1 --forward-prefetch 1 "
+                       "--modules-to-forward-prefetch "
+                       "tiny-llama=model.layers.1,model.layers.0 "
+                       "--modules-to-forward-prefetch "
+                       "model.layers.1=model.layers.3", 0);
+    int u[8];
+    static const int fwd[5] = {0, 2, 1, 4, 3}, bwd[4] = {3, 4, 1, 2};
+    ck_assert_int_eq(allgather_units(r[0].r.sched, PHASE_FORWARD, u, 8), 5);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(u[i], fwd[i]);
+    ck_assert_int_eq(allgather_units(r[1].r.sched, PHASE_BACKWARD, u, 8), 4);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(u[i], bwd[i]);
+    ck_assert_int_eq(allgather_units(r[2].r.sched, PHASE_FORWARD, u, 8), 5);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(u[i], fwd[i]);
+    ck_assert_int_eq(r[0].r.sched->units[0].n_prefetch[0], 2);
+    ck_assert_int_eq(r[0].r.sched->units[1].n_prefetch[0], -1);
+    ck_assert_int_eq(r[1].r.sched->units[3].n_prefetch[1], 0);
+    free_runs(r, 3);
+}
+END_TEST
+
+START_TEST(test_fsdp2_group_post_forward_meshes)
+{
+    /* Each block its own reshard_after_forward on 8 ranks (test-2x4, 2
+     * nodes x 4), bf16 (§13.9.3): layer 0 (unit 1) 4, layer 1 (unit 2)
+     * 2, layer 2 (unit 3) false, layer 3 (unit 4) the default True.
+     * After forward layer 0 keeps 791040 x 2 / 4 = 395520 bytes, layer 1
+     * 791040 x 2 / 2 = 791040 (less than the whole 1582080); backward gathers layer 3 over the shard
+     * group (8 ranks, 2 nodes), layer 1 over a 2-rank mesh and layer 0
+     * over a 4-rank one (one node each), layer 2 not at all: 3 backward
+     * all-gathers (record llama_f2_groupraf_4_2_false_w8, with its
+     * pg_size 8, 2, 4).  --reshard-after-forward 2 with
+     * --reshard-after-forward-last 4: the last layer on a 4-rank mesh,
+     * the others on 2-rank ones. */
+    struct tu_run r[2];
+    run_ok(&r[0], TINY "--group-reshard-after-forward model.layers.0=4 "
+                       "--group-reshard-after-forward model.layers.1=2 "
+                       "--group-reshard-after-forward model.layers.2=false",
+           0);
+    run_ok(&r[1], TINY "--reshard-after-forward 2 "
+                       "--reshard-after-forward-last 4", 0);
+    const struct sched *s = r[0].r.sched;
+    ck_assert_int_eq(s->post_forward_sizes[1], 4);
+    ck_assert_int_eq(s->post_forward_sizes[2], 2);
+    ck_assert_int_eq(s->post_forward_sizes[3], 0);
+    ck_assert_int_eq(s->post_forward_sizes[4], 0);
+    int keep[2] = {0, 0}, ag = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->iter != 1)
+            continue;
+        if (op->kind == OP_ALLOC && op->cat == MEM_UNSHARDED_PARAMS
+            && op->phase == PHASE_FORWARD && (op->unit == 1 || op->unit == 2)
+            && op->bytes < 1582080)
+            keep[op->unit - 1] = (int)op->bytes;
+        if (op->kind != OP_ALLGATHER || op->phase != PHASE_BACKWARD)
+            continue;
+        ag++;
+        struct coll_group g;
+        cost_op_group(s, op, &g);
+        ck_assert_int_ne(op->unit, 3);
+        ck_assert_int_eq(g.ranks, op->unit == 1 ? 4 : op->unit == 2 ? 2 : 8);
+        ck_assert_int_eq(g.nodes, op->unit == 4 || op->unit == 0 ? 2 : 1);
+    }
+    ck_assert_int_eq(ag, 3);
+    ck_assert_int_eq(keep[0], 395520);
+    ck_assert_int_eq(keep[1], 791040);
+    for (int u = 1; u <= 4; u++)
+        ck_assert_int_eq(r[1].r.sched->post_forward_sizes[u], u == 4 ? 4 : 2);
+    free_runs(r, 2);
+}
+END_TEST
+
 /* Bytes of category C live when iteration 1's micro-batch MICRO begins. */
 static double
 live_at_micro(const struct sched *s, enum mem_category c, int micro)
@@ -679,7 +878,12 @@ START_TEST(test_fsdp2_errors)
         "--model tiny-llama --topology test-2x4 --reshard-after-forward false",
         "--model tiny-llama --topology test-2x4 --dp-replicate 2",
         TINY "--strategy ddp",
-        TINY "--reshard-after-forward 2 --reshard-after-forward-last 4",
+        TINY "--group-reshard-after-forward model.layers.0=3",
+        TINY "--group-reshard-after-forward model.layers.0",
+        TINY "--group-reshard-after-forward model.layers.0=maybe",
+        TINY "--group-reshard-after-forward model.layers.0.mlp=2",
+        "--model tiny-llama --topology test-2x4 "
+        "--group-reshard-after-forward model.layers.0=2",
         TINY "--nodes 1 --reshard-after-forward-last 3",
         TINY "--forward-prefetch 65",
         TINY "--backward-prefetch BACKWARD_POST",
@@ -690,6 +894,23 @@ START_TEST(test_fsdp2_errors)
         "--model tiny-llama --topology test-2x4 "
         "--reshard-after-forward-last false",
         "--model tiny-llama --topology test-2x4 --requires-all-reduce false",
+        "--model tiny-llama --topology test-2x4 --fsdp2-groups torchtitan",
+        TINY "--fsdp2-groups titan",
+        TINY "--fsdp2-groups torchtitan --wrap model.layers.0",
+        TINY "--fsdp2-groups torchtitan-blocks --auto-wrap-policy size",
+        TINY "--fsdp2-groups torchtitan --no-unshard-in-backward "
+        "model.layers.0",
+        TINY "--fsdp2-groups torchtitan --no-unshard-in-backward "
+        "model.layers.0.mlp",
+        TINY "--no-unshard-in-backward nosuch",
+        "--model tiny-llama --topology test-2x4 --no-unshard-in-backward "
+        "model.embed_tokens",
+        TINY "--modules-to-forward-prefetch model.layers.0",
+        TINY "--modules-to-forward-prefetch =model.layers.1",
+        TINY "--modules-to-forward-prefetch model.layers.0=model.layers.1.mlp",
+        TINY "--modules-to-backward-prefetch model.layers.9=model.layers.1",
+        "--model tiny-llama --topology test-2x4 "
+        "--modules-to-backward-prefetch model.layers.1=model.layers.0",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct tu_run t;
@@ -737,6 +958,10 @@ main(void)
     tcase_add_test(core, test_fsdp2_reshard_after_backward);
     tcase_add_test(core, test_fsdp2_reshard_after_forward_last);
     tcase_add_test(core, test_fsdp2_requires_all_reduce);
+    tcase_add_test(core, test_fsdp2_torchtitan_groups);
+    tcase_add_test(core, test_fsdp2_no_unshard_in_backward);
+    tcase_add_test(core, test_fsdp2_prefetch_lists_any_shape);
+    tcase_add_test(core, test_fsdp2_group_post_forward_meshes);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_fsdp2_errors);

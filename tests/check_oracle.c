@@ -10,7 +10,9 @@
  *   1. units: per FSDP instance (pre-order, root first) its class,
  *      parameter numel, padded unsharded numel and shard numel;
  *   2. collectives: per (iteration, micro-batch) the sequence of
- *      "phase:kind unit group bytes dtype" in issue order;
+ *      "phase:kind unit group bytes dtype" in issue order (an FSDP2
+ *      post-forward group with its size: torch's pg_size, fsdpsim's
+ *      post_forward_ranks);
  *   3. the same sequence with compute markers: F<u> the end of unit u's
  *      forward (torch: _post_forward(u); fsdpsim: the last `forward` op of
  *      the phase of u or of a unit nested in u), B<u> unit u's gradient ready (torch: the first
@@ -240,8 +242,14 @@ torch_tokens(json_t *t, int markers, struct seqs *out)
         json_t *ju = json_object_get(e, "unit");
         long long u = json_is_integer(ju) ? json_integer_value(ju) : -1;
         if (strcmp(jstr(e, "type"), "collective") == 0) {
+            /* FSDP2's post-forward meshes by size ("post_forward/4"). */
+            char pg[64];
+            snprintf(pg, sizeof pg, "%s", jstr(e, "pg"));
+            if (strcmp(pg, "post_forward") == 0)
+                snprintf(pg, sizeof pg, "post_forward/%lld",
+                         jint(e, "pg_size"));
             snprintf(tok, sizeof tok, "%c:%s u%lld %s %lldB %s", phase[0],
-                     jstr(e, "kind"), u, jstr(e, "pg"), jint(e, "bytes"),
+                     jstr(e, "kind"), u, pg, jint(e, "bytes"),
                      short_dtype(jstr(e, "dtype")));
             seq_add(q, tok);
         } else if (markers && strcmp(jstr(e, "type"), "hook") == 0 && u >= 0
@@ -302,8 +310,13 @@ sim_tokens(json_t *t, json_t *s, int markers, struct seqs *out)
         char tok[256];
         if (!strcmp(k, "allgather") || !strcmp(k, "reducescatter")
             || !strcmp(k, "allreduce")) {
+            char pg[64];
+            snprintf(pg, sizeof pg, "%s", jstr(o, "pg"));
+            if (strcmp(pg, "post_forward") == 0)
+                snprintf(pg, sizeof pg, "post_forward/%lld",
+                         jint(o, "post_forward_ranks"));
             snprintf(tok, sizeof tok, "%c:%s u%lld %s %lldB %s", phase[0], k,
-                     jint(o, "unit"), jstr(o, "pg"), jint(o, "bytes"),
+                     jint(o, "unit"), pg, jint(o, "bytes"),
                      jstr(o, "dtype"));
             seq_add(q, tok);
             continue;

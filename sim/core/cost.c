@@ -113,6 +113,30 @@ cost_leaf_recompute_selective_s(const struct topo *t, const struct module *m,
     return sec;
 }
 
+static void
+post_forward_group(int n, int gpn, struct coll_group *g)
+{
+    g->ranks = n;
+    g->ranks_per_node = n < gpn ? n : gpn;
+    g->nodes = (n + gpn - 1) / gpn;
+}
+
+void
+cost_op_group(const struct sched *s, const struct sched_op *op,
+              struct coll_group *g)
+{
+    /* Each group's own reshard_after_forward=N (§13.9.3). */
+    int n = op->pg == PG_POST_FORWARD && s->post_forward_sizes != NULL
+                    && op->unit >= 0 && op->unit < s->n_units
+                ? s->post_forward_sizes[op->unit]
+                : 0;
+    if (n > 0)
+        post_forward_group(n, s->gpus_per_node > 0 ? s->gpus_per_node : 1,
+                           g);
+    else
+        cost_group(s, op->pg, g);
+}
+
 void
 cost_group(const struct sched *s, enum sched_pg pg, struct coll_group *g)
 {
@@ -126,10 +150,7 @@ cost_group(const struct sched *s, enum sched_pg pg, struct coll_group *g)
     /* FSDP2's reshard_after_forward=N: the backward all-gather runs over
      * N consecutive ranks of the shard group (§13.9). */
     if (pg == PG_POST_FORWARD && s->post_forward_size > 0) {
-        int n = s->post_forward_size;
-        g->ranks = n;
-        g->ranks_per_node = n < gpn ? n : gpn;
-        g->nodes = (n + gpn - 1) / gpn;
+        post_forward_group(s->post_forward_size, gpn, g);
         return;
     }
     /* The shard group: every rank for NO_SHARD, as for FULL_SHARD, but
@@ -217,6 +238,7 @@ cost_table_build(const struct sched *s, const struct topo *t,
     double launch = t->launch_overhead_ns;
     int memo[COST_MEMO], n_memo = 0;
     bool nvls[PG_COUNT] = {false};  /* process groups running NVLS */
+    int nvls_pf_rpn[COST_MEMO], nvls_pf_ranks[COST_MEMO], n_nvls_pf = 0;
     for (int i = 0; i < n; i++) {
         const struct sched_op *op = &s->ops[i];
         double sec = 0;
@@ -246,15 +268,18 @@ cost_table_build(const struct sched *s, const struct topo *t,
         case OP_REDUCESCATTER:
         case OP_ALLREDUCE: {
             struct coll_group g;
-            cost_group(s, op->pg, &g);
+            cost_op_group(s, op, &g);
             enum coll_op co = cost_coll_op(op->kind);
             /* Units of one model repeat the same few collectives: look
              * the (kind, group, size) up among the ones already timed. */
             int hit = -1;
             for (int k = 0; k < n_memo && hit < 0; k++) {
                 const struct sched_op *o2 = &s->ops[memo[k]];
+                struct coll_group g2;
+                cost_op_group(s, o2, &g2);
                 if (o2->kind == op->kind && o2->pg == op->pg
-                    && o2->bytes == op->bytes && o2->redop == op->redop)
+                    && g2.ranks == g.ranks && o2->bytes == op->bytes
+                    && o2->redop == op->redop)
                     hit = memo[k];
             }
             if (hit >= 0) {
@@ -276,8 +301,20 @@ cost_table_build(const struct sched *s, const struct topo *t,
             sec = ct->coll[i].time_s;
             if ((ct->coll[i].algo == NCCL_ALGO_NVLS
                  || ct->coll[i].algo == NCCL_ALGO_NVLS_TREE)
-                && op->pg > PG_NONE && op->pg < PG_COUNT)
+                && op->pg > PG_NONE && op->pg < PG_COUNT) {
                 nvls[op->pg] = true;
+                /* One post-forward communicator per mesh size. */
+                if (op->pg == PG_POST_FORWARD && n_nvls_pf < COST_MEMO) {
+                    int seen = 0;
+                    for (int k = 0; k < n_nvls_pf; k++)
+                        seen |= nvls_pf_rpn[k] == g.ranks_per_node
+                                && nvls_pf_ranks[k] == g.ranks;
+                    if (!seen) {
+                        nvls_pf_rpn[n_nvls_pf] = g.ranks_per_node;
+                        nvls_pf_ranks[n_nvls_pf++] = g.ranks;
+                    }
+                }
+            }
             kernels = COLL_LAUNCH_KERNELS;
             break;
         }
@@ -337,12 +374,15 @@ cost_table_build(const struct sched *s, const struct topo *t,
     /* NVLS buffers, once per communicator that runs it. */
     ct->nccl_buffer_bytes = 0;
     for (int pg = PG_NONE + 1; pg < PG_COUNT; pg++)
-        if (nvls[pg]) {
+        if (nvls[pg] && pg != PG_POST_FORWARD) {
             struct coll_group g;
             cost_group(s, (enum sched_pg)pg, &g);
             ct->nccl_buffer_bytes += coll_nvls_buffer_bytes(
                 t, &s->nccl, g.ranks_per_node);
         }
+    for (int k = 0; k < n_nvls_pf; k++)
+        ct->nccl_buffer_bytes += coll_nvls_buffer_bytes(t, &s->nccl,
+                                                        nvls_pf_rpn[k]);
     free(fwd_s);
     free(bwd_s);
     free(fwd_k);

@@ -44,6 +44,10 @@ enum coll_op cost_coll_op(enum sched_op_kind kind);
 /* The communicator geometry of a process group. */
 void cost_group(const struct sched *s, enum sched_pg pg,
                 struct coll_group *g);
+/* The communicator geometry of a collective op: its process group's, but
+ * an FSDP2 post-forward all-gather's is its unit's own N-rank mesh. */
+void cost_op_group(const struct sched *s, const struct sched_op *op,
+                   struct coll_group *g);
 
 /* The kernel-list context of a schedule's run (kernel.h). */
 void cost_kernel_ctx(const struct sched *s, struct kernel_ctx *ctx);

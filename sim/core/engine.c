@@ -399,7 +399,7 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
         else if (sched_op_is_collective(op)) {
             e.cls[i] = CLASS_COMM;
             struct coll_group g;
-            cost_group(s, op->pg, &g);
+            cost_op_group(s, op, &g);
             e.uses_net[i] = g.nodes > 1;
             e.sms_held[i] = r->cost.coll[i].channels;
         }

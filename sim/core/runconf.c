@@ -37,6 +37,21 @@ const struct config_option config_options[] = {
     {"fsdp_version", "1|2",
      "1: FullyShardedDataParallel (default); 2: fully_shard (FSDP2), "
      "per-parameter sharding"},
+    {"fsdp2_groups", "wrap|torchtitan|torchtitan-blocks",
+     "FSDP2: fully_shard on each unit of the wrap plan (default), or "
+     "torchtitan's groups: tok_embeddings, each block, [norm, output], "
+     "the root (-blocks: its v0.1.0's, each block and the root)"},
+    {"no_unshard_in_backward", "MODULE_PATH,...",
+     "FSDP2: set_unshard_in_backward(False) on these groups (a group of "
+     "embeddings: backward reads none of its parameters, so it is not "
+     "all-gathered there)"},
+    {"modules_to_forward_prefetch", "GROUP=MODULE,...",
+     "FSDP2: GROUP.set_modules_to_forward_prefetch([MODULE, ...]), each a "
+     "module fully_shard was called on (the root: the model's name); "
+     "repeatable, one list a group, replacing --forward-prefetch N's"},
+    {"modules_to_backward_prefetch", "GROUP=MODULE,...",
+     "FSDP2: GROUP.set_modules_to_backward_prefetch([MODULE, ...]), the "
+     "same for backward (an empty list keeps the implicit prefetch)"},
     {"reshard_after_forward", "true|false|N",
      "FSDP2: free parameters after forward (true), keep them (false), or "
      "keep a shard over N ranks, a divisor of the shard group (the "
@@ -44,6 +59,10 @@ const struct config_option config_options[] = {
     {"reshard_after_forward_last", "true|false|N",
      "FSDP2: the same for the last group to finish forward (torchtitan "
      "passes false: its backward comes next; default: as the others)"},
+    {"group_reshard_after_forward", "GROUP=true|false|N",
+     "FSDP2: that group's own fully_shard(reshard_after_forward=...), "
+     "over the flags above; each N its own post-forward mesh "
+     "(repeatable)"},
     {"reshard_after_backward", "BOOL",
      "FSDP2 set_reshard_after_backward for every micro-batch but a "
      "step's last: false keeps parameters unsharded into the next "
@@ -193,6 +212,15 @@ config_free(struct run_config *c)
     free(c->layer_cls);
     free(c->wrap_classes);
     free(c->wrap_modules);
+    free(c->no_unshard_in_backward);
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < c->n_prefetch_lists[k]; i++)
+            free(c->prefetch_lists[k][i]);
+        free(c->prefetch_lists[k]);
+    }
+    for (int i = 0; i < c->n_group_raf; i++)
+        free(c->group_raf[i]);
+    free(c->group_raf);
     free(c->trace_path);
     free(c->timeline_path);
     free(c->memory_path);
@@ -341,6 +369,9 @@ static const struct name_value sharding_names[] = {
 static const struct name_value wrap_names[] = {
     {"transformer", WRAP_TRANSFORMER}, {"size", WRAP_SIZE},
     {"none", WRAP_NONE}, {"module", WRAP_MODULE}, {NULL, 0}};
+static const struct name_value fsdp2_groups_names[] = {
+    {"wrap", FSDP2_GROUPS_WRAP}, {"torchtitan", FSDP2_GROUPS_TORCHTITAN},
+    {"torchtitan-blocks", FSDP2_GROUPS_TORCHTITAN_BLOCKS}, {NULL, 0}};
 static const struct name_value prefetch_names[] = {
     {"BACKWARD_PRE", BWD_PREFETCH_PRE},
     {"BACKWARD_POST", BWD_PREFETCH_POST},
@@ -679,6 +710,18 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
     } else if (strcmp(key, "fsdp_version") == 0) {
         if ((rc = set_count(&n, value, 1, 2, origin, cause)) == 0)
             c->fsdp_version = (int)n;
+    } else if (strcmp(key, "fsdp2_groups") == 0) {
+        if (value && (rc = parse_choice(fsdp2_groups_names, value, &v,
+                                        origin, cause)) == 0)
+            c->fsdp2_groups = v;
+    } else if (strcmp(key, "modules_to_forward_prefetch") == 0
+               || strcmp(key, "modules_to_backward_prefetch") == 0) {
+        rc = config_add_prefetch_list(c, key[11] == 'b', value, origin,
+                                      cause);
+    } else if (strcmp(key, "group_reshard_after_forward") == 0) {
+        rc = config_add_group_raf(c, value, origin, cause);
+    } else if (strcmp(key, "no_unshard_in_backward") == 0) {
+        rc = set_string(&c->no_unshard_in_backward, value, origin, cause);
     } else if (strcmp(key, "reshard_after_forward") == 0) {
         rc = config_set_reshard_after_forward(c, value, origin, cause);
     } else if (strcmp(key, "reshard_after_forward_last") == 0) {
@@ -881,7 +924,7 @@ struct file_ctx {
     char *cause;
     int cause_line;
     /* Keys seen so far (top level and [run] are one namespace) and the
-     * line of each, for "given twice" errors; 'set' may repeat. */
+     * line of each, for "given twice" errors; key_repeats' may repeat. */
     char **seen;
     int *seen_line;
     int n_seen;
@@ -907,6 +950,17 @@ config_is_output_file(const char *key)
            || strcmp(key, "memory") == 0 || strcmp(key, "metrics") == 0;
 }
 
+/* Keys a run file may give on several lines, each adding one item:
+ * 'set', and FSDP2's per-group prefetch lists and reshard values. */
+static bool
+key_repeats(const char *name)
+{
+    return strcmp(name, "set") == 0
+           || strcmp(name, "modules_to_forward_prefetch") == 0
+           || strcmp(name, "modules_to_backward_prefetch") == 0
+           || strcmp(name, "group_reshard_after_forward") == 0;
+}
+
 static int
 file_handler(void *user, const char *section, const char *name,
              const char *raw_value)
@@ -930,7 +984,7 @@ file_handler(void *user, const char *section, const char *name,
         return file_fail(ctx, xasprintf("key '%s' uses dashes; run files "
                                         "use underscores (e.g. seq_len)",
                                         name));
-    if (strcmp(name, "set") != 0) {
+    if (!key_repeats(name)) {
         for (int i = 0; i < ctx->n_seen; i++)
             if (strcmp(ctx->seen[i], name) == 0)
                 return file_fail(ctx, xasprintf("key '%s' given twice (first "

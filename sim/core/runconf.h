@@ -49,6 +49,12 @@ enum out_format { FORMAT_TEXT, FORMAT_JSON };
 /* How collectives' network time is found (net.h): NCCL's model alone, or
  * flows on a SimGrid platform of the cluster. */
 enum network_kind { NETWORK_ANALYTIC, NETWORK_SIMGRID };
+/* FSDP2: the modules fully_shard is called on (doc/fsdp-semantics.md
+ * §13.13): the wrap plan's units, or torchtitan's apply_fsdp, today's
+ * (tok_embeddings, each block, [norm, output], the root) or that of
+ * v0.1.0 and before (each block, the root). */
+enum fsdp2_groups { FSDP2_GROUPS_WRAP, FSDP2_GROUPS_TORCHTITAN,
+                    FSDP2_GROUPS_TORCHTITAN_BLOCKS };
 
 struct run_config {
     char *model;                 /* name or path */
@@ -99,6 +105,19 @@ struct run_config {
 
     /* FSDP2, fully_shard (fsdp_version == 2; runconf_fsdp2.c). */
     int fsdp_version;            /* 1 (default) or 2 */
+    enum fsdp2_groups fsdp2_groups;
+    char *no_unshard_in_backward; /* module paths of the groups given
+                                     set_unshard_in_backward(False), or
+                                     NULL */
+    char **prefetch_lists[2];     /* FSDP2: each "GROUP=MODULE,..." of
+                                     GROUP.set_modules_to_forward_prefetch
+                                     ([0]) or ..._backward_prefetch ([1]),
+                                     in the order given */
+    int n_prefetch_lists[2];
+    char **group_raf;             /* FSDP2: each "GROUP=true|false|N", that
+                                     group's own fully_shard(
+                                     reshard_after_forward=...) */
+    int n_group_raf;
     bool reshard_after_forward;  /* fully_shard(reshard_after_forward=) */
     int64_t reshard_after_forward_size; /* an int N: the post-forward
                                            mesh size; 0 = a bool */
@@ -232,6 +251,15 @@ int config_set_forward_prefetch(struct run_config *c, const char *value,
                                 const char *origin, char **cause);
 int config_set_backward_prefetch_groups(struct run_config *c,
                                         const char *value, int64_t *n);
+/* One GROUP=MODULE,... prefetch list (BACKWARD: of
+ * set_modules_to_backward_prefetch), appended. */
+int config_add_prefetch_list(struct run_config *c, int backward,
+                             const char *value, const char *origin,
+                             char **cause);
+/* One GROUP=true|false|N of --group-reshard-after-forward, appended. */
+int config_add_group_raf(struct run_config *c, const char *value,
+                         const char *origin, char **cause);
+void config_group_raf_value(const char *spec, bool *reshard, int64_t *size);
 int config_validate_fsdp2(const struct run_config *c, char **cause);
 const char *config_fsdp2_knobs_text(const struct run_config *c, char *buf,
                                     size_t len);

@@ -160,9 +160,76 @@ config_set_backward_prefetch_groups(struct run_config *c, const char *value,
     return 1;
 }
 
+int
+config_add_prefetch_list(struct run_config *c, int backward,
+                         const char *value, const char *origin, char **cause)
+{
+    const char *eq = value ? strchr(value, '=') : NULL;
+    if (eq == NULL || eq == value) {
+        *cause = xasprintf("%s: '%s' is not GROUP=MODULE,... (GROUP the "
+                           "module whose list it is, e.g. model.layers.0="
+                           "model.layers.1,model.layers.2)", origin,
+                           value ? value : "");
+        return -1;
+    }
+    int n = c->n_prefetch_lists[backward];
+    c->prefetch_lists[backward] = xrealloc(c->prefetch_lists[backward],
+                                           sizeof(char *) * (size_t)(n + 1));
+    c->prefetch_lists[backward][n] = xstrdup(value);
+    c->n_prefetch_lists[backward] = n + 1;
+    return 0;
+}
+
+/* GROUP=VALUE, VALUE as --reshard-after-forward takes it (checked now;
+ * GROUP once the model is known, wrap_fsdp2.c). */
+int
+config_add_group_raf(struct run_config *c, const char *value,
+                     const char *origin, char **cause)
+{
+    const char *eq = value ? strchr(value, '=') : NULL;
+    if (eq == NULL || eq == value) {
+        *cause = xasprintf("%s: '%s' is not GROUP=true|false|N (GROUP a "
+                           "module fully_shard was called on, e.g. "
+                           "model.layers.0=4)", origin, value ? value : "");
+        return -1;
+    }
+    bool reshard;
+    int64_t size;
+    if (parse_reshard_after_forward(eq + 1, origin, &reshard, &size, cause)
+        != 0)
+        return -1;
+    c->group_raf = xrealloc(c->group_raf,
+                            sizeof(char *) * (size_t)(c->n_group_raf + 1));
+    c->group_raf[c->n_group_raf++] = xstrdup(value);
+    return 0;
+}
+
+/* The value of one GROUP=VALUE that config_add_group_raf accepted. */
+void
+config_group_raf_value(const char *spec, bool *reshard, int64_t *size)
+{
+    char *cause = NULL;
+    if (parse_reshard_after_forward(strchr(spec, '=') + 1, "", reshard,
+                                    size, &cause) != 0) {
+        free(cause);
+        *reshard = true;
+        *size = 0;
+    }
+}
+
 static const char *
 fsdp2_only_flag(const struct run_config *c)
 {
+    if (c->fsdp2_groups != FSDP2_GROUPS_WRAP)
+        return "fsdp2-groups";
+    if (c->no_unshard_in_backward != NULL)
+        return "no-unshard-in-backward";
+    if (c->n_group_raf > 0)
+        return "group-reshard-after-forward";
+    if (c->n_prefetch_lists[0] > 0)
+        return "modules-to-forward-prefetch";
+    if (c->n_prefetch_lists[1] > 0)
+        return "modules-to-backward-prefetch";
     if (c->reshard_after_forward_given)
         return "reshard-after-forward";
     if (c->reshard_after_forward_last_given)
@@ -239,6 +306,18 @@ config_validate_fsdp2(const struct run_config *c, char **cause)
                                : "limit-all-gathers");
         return -1;
     }
+    if (c->fsdp2_groups != FSDP2_GROUPS_WRAP
+        && (c->wrap_modules != NULL || c->wrap != WRAP_TRANSFORMER)) {
+        /* torchtitan's apply_fsdp picks its modules itself (§13.13). */
+        *cause = xasprintf("--%s with --fsdp2-groups %s: the groups are "
+                           "torchtitan's (its blocks are the transformer "
+                           "layer class); drop one of the two",
+                           c->wrap_modules != NULL ? "wrap"
+                                                   : "auto-wrap-policy",
+                           c->fsdp2_groups == FSDP2_GROUPS_TORCHTITAN
+                               ? "torchtitan" : "torchtitan-blocks");
+        return -1;
+    }
     if (c->ac == AC_REENTRANT) {
         *cause = xstrdup("--activation-checkpointing reentrant: fully_shard "
                          "is modelled with non-reentrant checkpointing "
@@ -256,6 +335,14 @@ config_fsdp2_knobs_text(const struct run_config *c, char *buf, size_t len)
 {
     size_t at = 0;
     buf[0] = '\0';
+    if (c->fsdp2_groups != FSDP2_GROUPS_WRAP)
+        at += (size_t)snprintf(buf, len, "%s",
+                               c->fsdp2_groups == FSDP2_GROUPS_TORCHTITAN
+                                   ? ", as torchtitan's apply_fsdp "
+                                     "(tok_embeddings, blocks, [norm, "
+                                     "output], root)"
+                                   : ", as torchtitan v0.1.0's apply_fsdp "
+                                     "(blocks, root)");
     const int64_t counts[2] = {c->forward_prefetch_groups,
                                c->backward_prefetch_groups};
     for (int i = 0; i < 2; i++)
@@ -276,6 +363,19 @@ config_fsdp2_knobs_text(const struct run_config *c, char *buf, size_t len)
         at += (size_t)snprintf(buf + at, len - at,
                                ", last group reshard_after_forward=%s", v);
     }
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < c->n_prefetch_lists[k] && at < len; i++)
+            at += (size_t)snprintf(buf + at, len - at,
+                                   ", %s prefetch list %s",
+                                   k ? "backward" : "forward",
+                                   c->prefetch_lists[k][i]);
+    for (int i = 0; i < c->n_group_raf && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at,
+                               ", %s reshard_after_forward", c->group_raf[i]);
+    if (c->no_unshard_in_backward != NULL && at < len)
+        at += (size_t)snprintf(buf + at, len - at,
+                               ", set_unshard_in_backward(False) on %s",
+                               c->no_unshard_in_backward);
     if (!c->reshard_after_backward && at < len)
         at += (size_t)snprintf(buf + at, len - at,
                                ", set_reshard_after_backward(False)");

@@ -1200,8 +1200,10 @@ note_transients(const struct builder *b, const struct module *mod,
 static void
 walk_module(struct builder *b, const struct module *mod)
 {
+    /* A group of several modules (FSDP2's fully_shard([a, b])) is
+     * entered at its first and left after its last (§13.13). */
     int u = b->p->unit_at[mod->index];
-    if (u >= 0)
+    if (u >= 0 && b->p->units[u].mod == mod)
         walk_push(b, WALK_ENTER, u);
     if (mod->kind != LAYER_CONTAINER) {
         int leaf = b->s->n_leaves++;
@@ -1242,7 +1244,7 @@ walk_module(struct builder *b, const struct module *mod)
     }
     for (int i = 0; i < mod->n_children; i++)
         walk_module(b, mod->children[i]);
-    if (u >= 0)
+    if (u >= 0 && b->p->units[u].last_mod == mod)
         walk_push(b, WALK_EXIT, u);
 }
 
@@ -1870,5 +1872,6 @@ sched_free(struct sched *s)
     free(s->ops);
     free(s->leaves);
     free(s->leaf_sac_gemm);
+    free(s->post_forward_sizes);
     free(s);
 }

@@ -151,6 +151,9 @@ struct sched {
     int fsdp_version;           /* 1: FullyShardedDataParallel, 2:
                                    fully_shard (sched_fsdp2.c) */
     int post_forward_size;      /* FSDP2 reshard_after_forward=N: N */
+    int *post_forward_sizes;    /* FSDP2, per unit: its post-forward
+                                   mesh's N (0: none), the communicator
+                                   of its PG_POST_FORWARD all-gathers */
     enum dtype param_dtype, reduce_dtype;
     enum attn_kernel attn;      /* the attention kernel (resolved) */
     bool compile;               /* torch.compile of each block */

@@ -23,10 +23,14 @@
  *     stream, and the compute stream waits for the previous group's
  *     reduce-scatter before the next chunk_cat;
  *   - the reduce op is NCCL's average for fp32 and bf16 gradients;
- *   - FSDPModule's knobs (§13.9): prefetch lists of the next N groups in
- *     forward and backward, set_reshard_after_backward(False) between a
- *     step's micro-batches, and a reshard_after_forward of each group's
- *     own (the root's, the last group's).
+ *   - FSDPModule's knobs (§13.9): prefetch lists in forward and
+ *     backward (the next N groups, or any list a group is given),
+ *     set_reshard_after_backward(False) between a step's micro-batches,
+ *     set_unshard_in_backward(False) on chosen groups, and a
+ *     reshard_after_forward of each group's own (the root's, the last
+ *     group's, any group's, each integer its own post-forward mesh);
+ *   - groups of several modules (fully_shard([norm, output]), §13.13)
+ *     come from the wrap plan as one unit.
  *
  * Streams: FSDP2's copy-in, all-gather, reduce-scatter and all-reduce
  * streams take the slots PU, U, P and A (sched.h).
@@ -71,6 +75,7 @@ struct fsdp2_state {
     int *run_grad;      /* per walk step: its parameters' gradients */
     double *run_numel;  /* per walk step: parameters of its leaves */
     int offload_event;  /* the last non-blocking gradient D2H, or -1 */
+    int *targets;       /* scratch: a group's prefetch list */
 };
 
 /* _get_post_forward_mesh_info (_fsdp_init.py): an int N equal to the
@@ -126,15 +131,6 @@ sched_fsdp2_mesh(const struct run_config *c, int world, int gpus_per_node,
             return -1;
         }
     }
-    if (post_forward_size(sizes[0], M) > 0
-        && post_forward_size(sizes[1], M) > 0 && sizes[0] != sizes[1]) {
-        *cause = xasprintf("--reshard-after-forward %lld with "
-                           "--reshard-after-forward-last %lld: fsdpsim "
-                           "models one post-forward mesh; give both the "
-                           "same size, or the last group true or false",
-                           (long long)sizes[0], (long long)sizes[1]);
-        return -1;
-    }
     *shard = (int)M;
     *replicate = (int)R;
     return 0;
@@ -170,6 +166,16 @@ gathered_bytes(const struct builder *b, int u, double numel)
     return f8 + (numel - f8) * b->b_param;
 }
 
+/* set_unshard_in_backward(False) (§13.9.5): in backward the group's
+ * unshard returns at once, and with no all-gather result
+ * wait_for_unshard has nothing to copy out. */
+static int
+kept_sharded(const struct builder *b, int u)
+{
+    return b->phase == PHASE_BACKWARD
+           && b->s->units[u].no_unshard_in_backward;
+}
+
 /* FSDPParamGroup.unshard (§13.3 step 2): no-op if unsharded or already
  * pending.  foreach_all_gather on the copy-in stream: the param-dtype
  * cast of every shard into one temporary (_get_param_all_gather_inputs'
@@ -180,11 +186,12 @@ static void
 f2_unshard(struct builder *b, int u)
 {
     struct fsdp2_state *f = b->f2;
-    if (!unit_has_handle(b, u) || b->unsharded[u] >= 0 || f->ag_op[u] >= 0)
+    if (!unit_has_handle(b, u) || b->unsharded[u] >= 0 || f->ag_op[u] >= 0
+        || kept_sharded(b, u))
         return;
     const struct fsdp_unit *fu = &b->s->units[u];
     int pf = f->post_fwd[u] >= 0;
-    int W = pf ? b->s->post_forward_size : b->s->shard_size;
+    int W = pf ? b->s->post_forward_sizes[u] : b->s->shard_size;
     if (W == 1)
         return;             /* wait_for_unshard copies the shard itself */
     double padded = (double)fu->padded_numel, S = (double)fu->shard_numel;
@@ -279,7 +286,8 @@ static void
 f2_wait_for_unshard(struct builder *b, int u)
 {
     struct fsdp2_state *f = b->f2;
-    if (!unit_has_handle(b, u) || b->unsharded[u] >= 0)
+    if (!unit_has_handle(b, u) || b->unsharded[u] >= 0
+        || (f->ag_op[u] < 0 && kept_sharded(b, u)))
         return;
     const struct fsdp_unit *fu = &b->s->units[u];
     double padded = (double)fu->padded_numel;
@@ -338,7 +346,7 @@ f2_reshard(struct builder *b, int u)
         if (b->f2->raf[u] == RAF_POST_FORWARD) {
             double keep = gathered_bytes(
                 b, u, (double)b->s->units[u].padded_numel
-                          / b->s->post_forward_size);
+                          / b->s->post_forward_sizes[u]);
             b->f2->post_fwd[u] = alloc_buf(b, STREAM_C, MEM_UNSHARDED_PARAMS,
                                            keep, u);
             emit_copy(b, OP_CAST, STREAM_C, u, 2 * keep, b->unsharded[u],
@@ -351,26 +359,61 @@ f2_reshard(struct builder *b, int u)
 
 /* ---- forward ---- */
 
+/* The groups on U's set_modules_to_forward_prefetch (BACKWARD 0) or
+ * set_modules_to_backward_prefetch (1) list, in list order, into OUT (at
+ * most MAX); -1 when U has none.  A list given for U
+ * (--modules-to-forward-prefetch) is its own; else --forward-prefetch N
+ * and --backward-prefetch N give every group the next N of the pass
+ * (forward: pre-forward order; backward: the reverse of post-forward
+ * order), clipped at its end (§13.9.1). */
+static int
+prefetch_targets(const struct builder *b, int u, int backward, int *out,
+                 int max)
+{
+    const struct fsdp_unit *fu = &b->s->units[u];
+    if (fu->n_prefetch[backward] >= 0) {
+        int n = fu->n_prefetch[backward] < max ? fu->n_prefetch[backward]
+                                               : max;
+        memcpy(out, fu->prefetch[backward], sizeof(int) * (size_t)n);
+        return n;
+    }
+    int64_t want = backward ? b->c->backward_prefetch_groups
+                            : b->c->forward_prefetch_groups;
+    if (want <= 0)
+        return -1;
+    int n = 0;
+    if (backward) {
+        for (int pos = b->post_fwd_pos[u]; n < want && n < max
+                                           && pos - n - 1 >= 0; n++)
+            out[n] = b->post_fwd_order[pos - n - 1];
+    } else {
+        for (int pos = b->fwd_pos[u]; n < want && n < max
+                                      && pos + n + 1 < b->n_fwd_order; n++)
+            out[n] = b->fwd_order[pos + n + 1];
+    }
+    return n;
+}
+
 static void
 f2_pre_forward(struct builder *b, int u)
 {
     b->hooks++;
-    if (!unit_has_handle(b, u))
-        return;
     /* cast_forward_inputs: the groups' floating inputs are the previous
      * group's param-dtype activations (or integer token ids), so the
      * cast is a no-op in the models fsdpsim runs. */
-    f2_unshard(b, u);
-    f2_wait_for_unshard(b, u);
-    /* FSDPState._pre_forward, after the group's own pre_forward:
-     * set_modules_to_forward_prefetch(the next N groups)
-     * (--forward-prefetch N) issues each one's unshard now, in list
-     * order, before u's compute (§13.9.1); a group already gathered
-     * or pending is skipped (unshard's early returns). */
-    int pos = b->fwd_pos[u];
-    for (int j = 1; j <= b->c->forward_prefetch_groups
-                    && pos + j < b->n_fwd_order; j++)
-        f2_unshard(b, b->fwd_order[pos + j]);
+    if (unit_has_handle(b, u)) {
+        f2_unshard(b, u);
+        f2_wait_for_unshard(b, u);
+    }
+    /* FSDPState._pre_forward, after the group's own pre_forward (a state
+     * with no parameters too, such as torchtitan's root): its
+     * set_modules_to_forward_prefetch list's unshards, in list order,
+     * before u's compute (§13.9.1); a group already gathered or pending
+     * is skipped (unshard's early returns). */
+    int *to = b->f2->targets;
+    int n = prefetch_targets(b, u, 0, to, b->s->n_units);
+    for (int j = 0; j < n; j++)
+        f2_unshard(b, to[j]);
 }
 
 static void
@@ -432,15 +475,19 @@ static void
 f2_pre_backward(struct builder *b, int u)
 {
     b->hooks++;
-    if (!unit_has_handle(b, u))
-        return;
-    f2_unshard(b, u);
-    f2_wait_for_unshard(b, u);
-    int pos = b->post_fwd_pos[u];
-    int n = b->c->backward_prefetch_groups > 0
-                ? (int)b->c->backward_prefetch_groups : 1;
-    for (int j = 1; j <= n && pos - j >= 0; j++)
-        f2_unshard(b, b->post_fwd_order[pos - j]);
+    int *to = b->f2->targets;
+    int n = prefetch_targets(b, u, 1, to, b->s->n_units);
+    if (unit_has_handle(b, u)) {
+        f2_unshard(b, u);
+        f2_wait_for_unshard(b, u);
+        /* default_prefetch = len(list) == 0: _backward_prefetch, the
+         * group before u in post-forward order. */
+        int pos = b->post_fwd_pos[u];
+        if (n <= 0 && pos > 0)
+            f2_unshard(b, b->post_fwd_order[pos - 1]);
+    }
+    for (int j = 0; j < n; j++)
+        f2_unshard(b, to[j]);
 }
 
 /* The gradients of a run's parameters, allocated as autograd computes
@@ -702,36 +749,51 @@ f2_backward_pass(struct builder *b, int sync)
  * reshard (_auto_reshard_after_forward, _fsdp_state.py); a value given
  * applies to the root too.  --reshard-after-forward-last sets the group whose
  * post-forward comes last but for the root's, which is the first to run
- * backward (torchtitan's last block, or its [norm, output] group). */
-static int
-raf_mode(bool reshard, int64_t size, int shard)
+ * backward (torchtitan's last block, or its [norm, output] group).  A
+ * group's own value (--group-reshard-after-forward) comes last.  Each
+ * mode is kept in raf[u], and an N-rank post-forward mesh's N in the
+ * schedule's post_forward_sizes[u] (each fully_shard call with an int
+ * makes a mesh of its own, _get_post_forward_mesh_info). */
+static void
+set_raf(struct builder *b, int u, bool reshard, int64_t size)
 {
-    if (!reshard || size == 1)
-        return RAF_KEEP;
-    return post_forward_size(size, shard) > 0 ? RAF_POST_FORWARD : RAF_FREE;
+    int64_t n = post_forward_size(size, b->s->shard_size);
+    b->f2->raf[u] = !reshard || size == 1 ? RAF_KEEP
+                    : n > 0               ? RAF_POST_FORWARD
+                                          : RAF_FREE;
+    b->s->post_forward_sizes[u] = b->f2->raf[u] == RAF_POST_FORWARD ? (int)n
+                                                                    : 0;
 }
 
 static void
 group_reshard_after_forward(struct builder *b)
 {
     const struct run_config *c = b->c;
-    int *raf = b->f2->raf;
+    /* --fsdp2-groups torchtitan*: apply_fsdp's own values where the
+     * flags give none (§13.13).  torchtitan-blocks passes True to the
+     * root (not pp_enabled) and to every block but the last; torchtitan
+     * passes [norm, output] False (its "default" policy), the root None. */
+    int titan = c->fsdp2_groups != FSDP2_GROUPS_WRAP;
+    bool last = c->reshard_after_forward_last_given
+                    ? c->reshard_after_forward_last
+                    : false;
     for (int u = 0; u < b->s->n_units; u++)
-        raf[u] = raf_mode(c->reshard_after_forward,
-                          c->reshard_after_forward_size, b->s->shard_size);
-    if (!c->reshard_after_forward_given)
-        raf[0] = RAF_KEEP;
-    if (!c->reshard_after_forward_last_given)
-        return;
-    for (int i = b->n_post_fwd - 1; i >= 0; i--) {
+        set_raf(b, u, c->reshard_after_forward,
+                c->reshard_after_forward_size);
+    if (!c->reshard_after_forward_given
+        && c->fsdp2_groups != FSDP2_GROUPS_TORCHTITAN_BLOCKS)
+        set_raf(b, 0, false, 0);
+    for (int i = b->n_post_fwd - 1;
+         i >= 0 && (c->reshard_after_forward_last_given || titan); i--) {
         int u = b->post_fwd_order[i];
         if (u != 0 && unit_has_handle(b, u)) {
-            raf[u] = raf_mode(c->reshard_after_forward_last,
-                              c->reshard_after_forward_last_size,
-                              b->s->shard_size);
-            return;
+            set_raf(b, u, last, c->reshard_after_forward_last_size);
+            break;
         }
     }
+    for (int u = 0; u < b->s->n_units; u++)
+        if (b->s->units[u].raf_given)
+            set_raf(b, u, b->s->units[u].raf, b->s->units[u].raf_size);
 }
 
 static int *
@@ -786,7 +848,10 @@ fsdp2_steps(struct builder *b)
     st.post_reduce = int_array(n, -1);
     st.pb_at_end = int_array(n, 0);
     st.raf = int_array(n, RAF_FREE);
+    free(s->post_forward_sizes);
+    s->post_forward_sizes = xcalloc(n > 0 ? n : 1, sizeof(int));
     st.partial = int_array(n, -1);
+    st.targets = int_array(n, -1);
     st.run_grad = int_array(b->n_walk, -1);
     st.run_numel = xcalloc(b->n_walk > 0 ? b->n_walk : 1, sizeof(double));
     st.deferred_buf = st.deferred_event = -1;
@@ -825,6 +890,7 @@ fsdp2_steps(struct builder *b)
     free(st.pb_at_end);
     free(st.raf);
     free(st.partial);
+    free(st.targets);
     free(st.run_grad);
     free(st.run_numel);
     b->f2 = NULL;

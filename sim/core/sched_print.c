@@ -125,9 +125,24 @@ sched_print_text(const struct sched *s, FILE *out)
     }
 }
 
+/* FSDP2: a post-forward all-gather's mesh size, its unit's own
+ * (reshard_after_forward=N), as "post_forward_ranks": N, or "". */
+static const char *
+post_forward_ranks(const struct sched *s, const struct sched_op *op,
+                   char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (op->pg == PG_POST_FORWARD && s->post_forward_sizes != NULL
+        && op->unit >= 0 && op->unit < s->n_units)
+        snprintf(buf, len, "\"post_forward_ranks\": %d, ",
+                 s->post_forward_sizes[op->unit]);
+    return buf;
+}
+
 void
 sched_print_json(const struct sched *s, FILE *out)
 {
+    char pf[48];
     fprintf(out, "{\"n_ops\": %d, \"n_units\": %d, \"n_leaves\": %d, "
             "\"iterations\": %d, \"micro_batches\": %d, \"world\": %d, "
             "\"shard_size\": %d, \"replicate_size\": %d, "
@@ -155,7 +170,7 @@ sched_print_json(const struct sched *s, FILE *out)
                 "\"dtype\": \"%s\", \"flops\": %.0f, \"leaves\": [%d, %d], "
                 "\"buffer\": %d, \"category\": \"%s\", \"wait_op\": %d, "
                 "\"hooks\": %d, \"buf_in\": %d, \"buf_out\": %d, "
-                "\"in_offset\": %llu, %s\"deps\": [",
+                "\"in_offset\": %llu, %s%s\"deps\": [",
                 i ? "," : "", op->id, op->iter, op->micro,
                 phase_names[op->phase], stream_names[op->stream],
                 kind_names[op->kind], op->unit, pg_names[op->pg],
@@ -167,7 +182,8 @@ sched_print_json(const struct sched *s, FILE *out)
                 (unsigned long long)op->in_offset,
                 s->fsdp_version != 2 ? ""
                 : op->redop == REDOP_AVG ? "\"redop\": \"avg\", "
-                                         : "\"redop\": \"sum\", ");
+                                         : "\"redop\": \"sum\", ",
+                post_forward_ranks(s, op, pf, sizeof pf));
         print_deps(op, out, ", ");
         fputs("]}", out);
     }

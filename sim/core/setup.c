@@ -277,11 +277,13 @@ setup_check_collectives(const struct run *r, char **cause)
     int seen[OP_KIND_COUNT][PG_COUNT] = {{0}};
     for (int i = 0; i < s->n_ops; i++) {
         const struct sched_op *op = &s->ops[i];
-        if (!sched_op_is_collective(op) || seen[op->kind][op->pg]++)
+        /* FSDP2's post-forward meshes may differ by group: each op. */
+        if (!sched_op_is_collective(op)
+            || (op->pg != PG_POST_FORWARD && seen[op->kind][op->pg]++))
             continue;
         struct coll_group g;
         struct coll_result res;
-        cost_group(s, op->pg, &g);
+        cost_op_group(s, op, &g);
         enum coll_op co = cost_coll_op(op->kind);
         if (coll_estimate(r->topo, &s->nccl, co, op->redop, &g,
                           (double)op->bytes, &res, cause) != 0)

@@ -11,8 +11,8 @@
 /* The next item of the comma-separated list at *P, spaces around it
  * trimmed: its start, and its length in *LEN (0 for an empty item), with
  * *P moved past it; NULL when the list is done. */
-static const char *
-list_next(const char **p, size_t *len)
+const char *
+wrap_list_next(const char **p, size_t *len)
 {
     const char *s = *p;
     if (s == NULL || *s == '\0')
@@ -35,7 +35,7 @@ wrap_class_matches(const char *cls, const char *class_list)
 {
     size_t n = strlen(cls), len;
     const char *p = class_list;
-    for (const char *item; (item = list_next(&p, &len)) != NULL; )
+    for (const char *item; (item = wrap_list_next(&p, &len)) != NULL; )
         if (len == n && strncmp(item, cls, n) == 0)
             return 1;
     return 0;
@@ -158,8 +158,8 @@ fsdp2_padded_numel(const struct model *m, const struct wrap_plan *p,
 /* The module a dotted path names: "encoder.block.0", or with the leading
  * name of the Python variable holding the root ("model.encoder"), as
  * wrap(model.encoder) is written. */
-static const struct module *
-find_path(const struct model *m, const char *path, size_t len)
+const struct module *
+wrap_find_module(const struct model *m, const char *path, size_t len)
 {
     for (int pass = 0; pass < 2; pass++) {
         const char *p = path;
@@ -191,9 +191,9 @@ manual_units(const struct model *m, const char *list, int *is_unit,
 {
     const char *rest = list;
     size_t len;
-    for (const char *p; (p = list_next(&rest, &len)) != NULL; ) {
+    for (const char *p; (p = wrap_list_next(&rest, &len)) != NULL; ) {
         if (len > 0) {
-            const struct module *mod = find_path(m, p, len);
+            const struct module *mod = wrap_find_module(m, p, len);
             if (mod == NULL) {
                 *cause = xasprintf("--wrap: model '%s' has no module "
                                    "'%.*s' (paths as named_modules() "
@@ -207,6 +207,59 @@ manual_units(const struct model *m, const char *list, int *is_unit,
         }
     }
     return 0;
+}
+
+/* Whether MOD or an ancestor is already a unit (a block). */
+static int
+in_unit(const struct module *mod, const int *is_unit)
+{
+    for (const struct module *p = mod; p != NULL; p = p->parent)
+        if (is_unit[p->index])
+            return 1;
+    return 0;
+}
+
+/* torchtitan's apply_fsdp since its v0.2.0 (#1094, 2025-07-28;
+ * apply_fsdp_to_decoder in torchtitan/distributed/fsdp.py today), after
+ * fully_shard on each block: fully_shard(tok_embeddings), then
+ * fully_shard([norm, output]) as one group, and with tied weights
+ * [tok_embeddings, norm, output] as one.  In a model file these are the
+ * leaves with parameters (or a tied weight) before the first block and
+ * after the last; a group of several is tagged by its first module's
+ * index + 1 in IS_UNIT (doc/fsdp-semantics.md §13.13). */
+static void
+torchtitan_groups(const struct model *m, int *is_unit)
+{
+    int first = -1, last = -1;
+    for (int i = 0; i < m->n_modules; i++)
+        if (is_unit[i]) {
+            if (first < 0)
+                first = i;
+            last = i;
+        }
+    if (first < 0)
+        return;
+    int tied = 0;
+    for (int i = 0; i < m->n_modules; i++)
+        tied |= m->modules[i]->tied;
+    int *blocks = xmalloc(sizeof(int) * m->n_modules);
+    memcpy(blocks, is_unit, sizeof(int) * m->n_modules);
+    int tag[2] = {0, 0};        /* prologue, epilogue */
+    for (int i = 0; i < m->n_modules; i++) {
+        const struct module *mod = m->modules[i];
+        if (mod->kind == LAYER_CONTAINER || in_unit(mod, blocks)
+            || (mod->own_params == 0 && !mod->tied))
+            continue;
+        if (i > first && i < last)
+            continue;           /* between blocks: the root's */
+        int side = i > last && !tied;
+        if (tag[side] == 0)
+            tag[side] = i + 1;
+        if (tied)
+            tag[1] = tag[0];
+        is_unit[i] = tag[side];
+    }
+    free(blocks);
 }
 
 int
@@ -267,14 +320,23 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
         }
     } else {
         recursive_wrap(&x, m->root, 1);
+        if (c->fsdp_version == 2
+            && c->fsdp2_groups == FSDP2_GROUPS_TORCHTITAN)
+            torchtitan_groups(m, x.is_unit);
     }
     x.is_unit[0] = 1;           /* the FSDP constructor wraps the root */
 
+    /* is_unit: 0, 1 (a unit of its own) or a group's tag (its first
+     * module's index + 1, shared by its members). */
     plan->unit_at = xmalloc(sizeof(int) * m->n_modules);
     plan->owner = xmalloc(sizeof(int) * m->n_modules);
     int n = 0;
-    for (int i = 0; i < m->n_modules; i++)
-        plan->unit_at[i] = x.is_unit[i] ? n++ : -1;
+    for (int i = 0; i < m->n_modules; i++) {
+        int tag = x.is_unit[i];
+        plan->unit_at[i] = tag == 0 ? -1
+                           : tag == 1 || tag == i + 1 ? n++
+                                                      : plan->unit_at[tag - 1];
+    }
     free(x.is_unit);
 
     plan->n_units = n;
@@ -284,8 +346,11 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
         int u = plan->unit_at[i];
         if (u < 0)              /* pre-order: the parent is already set */
             u = plan->owner[mod->parent->index];
-        else
-            plan->units[u].mod = mod;
+        else {
+            if (plan->units[u].mod == NULL)
+                plan->units[u].mod = mod;
+            plan->units[u].last_mod = mod;
+        }
         plan->owner[i] = u;
         plan->units[u].id = u;
         plan->units[u].numel += mod->own_params;
@@ -312,12 +377,21 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
             fu->padded_numel = fu->shard_numel * shard_size;
         }
     }
+    if (c->fsdp_version == 2 && wrap_fsdp2_settings(m, c, shard_size, plan, cause) != 0)
+    {
+        wrap_plan_free(plan);
+        return -1;
+    }
     return 0;
 }
 
 void
 wrap_plan_free(struct wrap_plan *plan)
 {
+    for (int u = 0; u < plan->n_units; u++) {
+        free(plan->units[u].prefetch[0]);
+        free(plan->units[u].prefetch[1]);
+    }
     free(plan->units);
     free(plan->owner);
     free(plan->unit_at);

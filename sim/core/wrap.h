@@ -14,6 +14,7 @@
 #ifndef FSDPSIM_WRAP_H
 #define FSDPSIM_WRAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "runconf.h"
@@ -21,13 +22,28 @@
 
 struct fsdp_unit {
     int id;                     /* 0 is the root */
-    const struct module *mod;   /* the wrapped module */
+    const struct module *mod;   /* the wrapped module (of a group of
+                                   several, fully_shard([a, b]): the
+                                   first in pre-order) */
+    const struct module *last_mod; /* the group's last module (mod when
+                                      it has one) */
     int64_t numel;              /* N: parameters the unit owns */
     int64_t padded_numel;       /* W*S: the all-gather output numel */
     int64_t shard_numel;        /* S: per-rank shard numel */
     int64_t float8_padded_numel; /* FSDP2 float8 all-gather: the share of
                                     padded_numel that is Float8Linear
                                     weights, gathered at one byte */
+    bool no_unshard_in_backward; /* FSDP2 set_unshard_in_backward(False) */
+    int *prefetch[2];           /* FSDP2: the units of its
+                                   set_modules_to_forward_prefetch ([0])
+                                   and ..._backward_prefetch ([1]) list */
+    int n_prefetch[2];          /* their lengths; -1: no list given */
+    bool raf_given;             /* FSDP2: this group's own
+                                   reshard_after_forward (--group-reshard-
+                                   after-forward): raf, or an N-rank
+                                   post-forward mesh (raf_size > 0) */
+    bool raf;
+    int64_t raf_size;
 };
 
 struct wrap_plan {
@@ -42,6 +58,23 @@ struct wrap_plan {
 int wrap_plan_build(const struct model *m, const struct run_config *c,
                     int shard_size, struct wrap_plan *plan, char **cause);
 void wrap_plan_free(struct wrap_plan *plan);
+
+/* The module a dotted path names ("model.layers.0", or with the leading
+ * name of the variable holding the root, as wrap(model.encoder) is
+ * written), or NULL. */
+const struct module *wrap_find_module(const struct model *m,
+                                      const char *path, size_t len);
+/* The next item of the comma-separated list at *P, spaces trimmed (its
+ * length in *LEN), *P moved past it; NULL when the list is done. */
+const char *wrap_list_next(const char **p, size_t *len);
+
+/* FSDP2 (wrap_fsdp2.c): the FSDPModule settings given for chosen groups
+ * (--no-unshard-in-backward, --modules-to-forward-prefetch,
+ * --modules-to-backward-prefetch and --group-reshard-after-forward),
+ * checked and stored in their units.
+ * Returns 0, or -1 with *cause. */
+int wrap_fsdp2_settings(const struct model *m, const struct run_config *c,
+                        int shard_size, struct wrap_plan *plan, char **cause);
 
 /* True when the module's class is one of the comma-separated names. */
 int wrap_class_matches(const char *cls, const char *class_list);

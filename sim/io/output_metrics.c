@@ -120,7 +120,7 @@ output_metrics(const struct run_view *const *views, const char *const *sources,
                         if (op->kind != kinds[k] || op->iter != me->step)
                             continue;
                         struct coll_group g;
-                        cost_group(v->sched, op->pg, &g);
+                        cost_op_group(v->sched, op, &g);
                         enum coll_op co = k == 0   ? COLL_ALLGATHER
                                           : k == 1 ? COLL_REDUCESCATTER
                                                    : COLL_ALLREDUCE;

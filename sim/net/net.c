@@ -254,7 +254,7 @@ simgrid_run(const struct sched *s, const struct topo *t,
         struct netsg_coll *d = &descs[i];
         d->op = cost_coll_op(op->kind);
         d->algo = ct.coll[i].algo;
-        cost_group(s, op->pg, &d->g);
+        cost_op_group(s, op, &d->g);
         d->nbytes = (double)op->bytes;
         double an = ct.coll[i].time_s;
         double tsg = simgrid_time(d, an, ct.coll[i].latency_s);

@@ -178,7 +178,30 @@ def run(cfg, world):
             reduce_dtype=getattr(torch, cfg["mp"]["reduce_dtype"]))
     if "reshard_after_forward" in cfg:  # else fully_shard's None
         kw["reshard_after_forward"] = cfg["reshard_after_forward"]
-    if cfg["model"] != "toy":
+    if cfg.get("groups") == "torchtitan":
+        # torchtitan's apply_fsdp since v0.2.0 (#1094, 2025-07-28;
+        # apply_fsdp_to_decoder in torchtitan/distributed/fsdp.py today)
+        # with its "default" reshard_after_forward policy and no pipeline:
+        # tok_embeddings and each block True, [norm, output] as one group
+        # False, the root (no parameters left) None.  The Hugging Face
+        # layout's norm is model.model.norm, its output model.lm_head.
+        raf = cfg.get("reshard_after_forward", True)
+        fully_shard(model.model.embed_tokens, **dict(kw, reshard_after_forward=raf))
+        for layer in model.model.layers:
+            fully_shard(layer, **dict(kw, reshard_after_forward=raf))
+        fully_shard([model.model.norm, model.lm_head],
+                    **dict(kw, reshard_after_forward=cfg.get("reshard_after_forward_last", False)))
+        kw.pop("reshard_after_forward", None)
+    elif cfg.get("groups") == "torchtitan-blocks":
+        # torchtitan's apply_fsdp up to v0.1.0 (torchtitan/parallelisms/
+        # parallelize_llama.py at 9dec370, models/llama3/parallelize_llama.py
+        # at 820504e): each block True but the last False, then the root
+        # True (reshard_after_forward=not pp_enabled).
+        layers = list(model.model.layers)
+        for i, layer in enumerate(layers):
+            fully_shard(layer, **dict(kw, reshard_after_forward=i < len(layers) - 1))
+        kw["reshard_after_forward"] = True
+    elif cfg["model"] != "toy":
         layers = list(model.model.layers)
         for i, layer in enumerate(layers):
             lkw = dict(kw)
@@ -186,6 +209,11 @@ def run(cfg, world):
                 # torchtitan before #1094 (2025-07): the last block keeps
                 # its parameters, its backward comes first.
                 lkw["reshard_after_forward"] = cfg["reshard_after_forward_last"]
+            # A block's own value, an int giving it a post-forward mesh of
+            # its own (_get_post_forward_mesh_info).
+            own = cfg.get("group_reshard_after_forward", {})
+            if "model.layers.%d" % i in own:
+                lkw["reshard_after_forward"] = own["model.layers.%d" % i]
             fully_shard(layer, **lkw)
     rkw = dict(kw)
     if "reshard_after_forward_root" in cfg:
@@ -209,12 +237,39 @@ def run(cfg, world):
             if bwd[i + 1:i + 1 + nb]:
                 m.set_modules_to_backward_prefetch(bwd[i + 1:i + 1 + nb])
 
-    # Units: parameter groups in pre-order.
+    # Lists of any shape: {"GROUP FQN": ["TARGET FQN", ...]}, "" the root,
+    # set after the next-N lists above (a group's own list replaces its
+    # next-N one, as a second call does).
+    for key, setter in (("forward_prefetch_lists", "set_modules_to_forward_prefetch"),
+                        ("backward_prefetch_lists", "set_modules_to_backward_prefetch")):
+        for fqn, targets in cfg.get(key, {}).items():
+            getattr(model.get_submodule(fqn), setter)(
+                [model.get_submodule(t) for t in targets])
+    for fqn in cfg.get("no_unshard_in_backward", []):
+        # FSDPModule.set_unshard_in_backward(False): the group's unshard
+        # returns at once in backward (the embedding's weight is not read
+        # there).
+        model.get_submodule(fqn).set_unshard_in_backward(False)
+
+    # Units: the FSDP states in pre-order, a group of several modules
+    # (fully_shard([a, b])) once, at its first; a state left with no
+    # parameters (the root under torchtitan's groups) has no parameter
+    # group and is listed with numel 0.
     units = []
+    seen = set()
     for fqn, m in model.named_modules():
         st = getattr(m, "_get_fsdp_state", None)
-        pg = st()._fsdp_param_group if st is not None else None
+        if st is None or id(st()) in seen:
+            continue
+        seen.add(id(st()))
+        pg = st()._fsdp_param_group
         if pg is None:
+            if fqn == "":
+                units.append({"id": len(units), "fqn": "<root>",
+                              "class": type(m).__name__.replace("FSDP", "", 1),
+                              "has_flat_param": False, "numel_unpadded": 0,
+                              "numel_padded": 0, "shard_numel": 0,
+                              "world_size": world, "param_fqns": []})
             continue
         GROUP2UNIT[id(pg)] = len(units)
         W = pg.mesh_info.shard_mesh_size

@@ -56,6 +56,56 @@ CONFIGS = [
                                        "requires_all_reduce": False},
      "--nodes 2 --gpus-per-node 4 --dp-replicate 2 --grad-accum 3 "
      "--requires-all-reduce false"),
+    # torchtitan's groups (oracle_fsdp2.py "groups"): today's
+    # tok_embeddings / blocks / [norm, output] / root, and v0.1.0's
+    # blocks / root with its reshard_after_forward values.
+    ("llama_f2_titan", {"groups": "torchtitan"}, "--fsdp2-groups torchtitan"),
+    ("llama_f2_titan_mp_bf16_fp32", {"groups": "torchtitan",
+                                     "mp": {"param_dtype": "bfloat16",
+                                            "reduce_dtype": "float32"}},
+     "--fsdp2-groups torchtitan --param-dtype bf16 --reduce-dtype fp32"),
+    ("llama_f2_titan_raflast_true", {"groups": "torchtitan",
+                                     "reshard_after_forward_last": True},
+     "--fsdp2-groups torchtitan --reshard-after-forward-last true"),
+    ("llama_f2_titanblocks", {"groups": "torchtitan-blocks"},
+     "--fsdp2-groups torchtitan-blocks"),
+    # set_unshard_in_backward(False) on the embedding group
+    ("llama_f2_titan_nounshard_emb", {"groups": "torchtitan",
+                                      "no_unshard_in_backward": ["model.embed_tokens"]},
+     "--fsdp2-groups torchtitan --no-unshard-in-backward model.embed_tokens"),
+    # set_modules_to_{forward,backward}_prefetch lists of other shapes
+    # ("" is the root, tiny-llama in fsdpsim's arguments)
+    ("llama_f2_fwdlists", {"forward_prefetch_lists": {
+        "": ["model.layers.1", "model.layers.0"], "model.layers.1": ["model.layers.3"]}},
+     "--modules-to-forward-prefetch tiny-llama=model.layers.1,model.layers.0 "
+     "--modules-to-forward-prefetch model.layers.1=model.layers.3"),
+    ("llama_f2_bwdlists", {"backward_prefetch_lists": {
+        "": ["model.layers.2", "model.layers.3"], "model.layers.3": ["model.layers.0"],
+        "model.layers.2": []}},
+     "--modules-to-backward-prefetch tiny-llama=model.layers.2,model.layers.3 "
+     "--modules-to-backward-prefetch model.layers.3=model.layers.0 "
+     "--modules-to-backward-prefetch model.layers.2="),
+    ("llama_f2_titan_lists", {"groups": "torchtitan", "forward_prefetch_lists": {
+        "": ["model.embed_tokens", "model.layers.0"]}, "backward_prefetch_lists": {
+        "": ["model.layers.3", "model.layers.2"], "model.layers.1": ["model.embed_tokens"]}},
+     "--fsdp2-groups torchtitan "
+     "--modules-to-forward-prefetch tiny-llama=model.embed_tokens,model.layers.0 "
+     "--modules-to-backward-prefetch tiny-llama=model.layers.3,model.layers.2 "
+     "--modules-to-backward-prefetch model.layers.1=model.embed_tokens"),
+    # each block its own reshard_after_forward: meshes of 4 and 2 ranks
+    ("llama_f2_groupraf_4_2_false", {"group_reshard_after_forward": {
+        "model.layers.0": 4, "model.layers.1": 2, "model.layers.2": False}},
+     "--group-reshard-after-forward model.layers.0=4 "
+     "--group-reshard-after-forward model.layers.1=2 "
+     "--group-reshard-after-forward model.layers.2=false"),
+    ("llama_f2_raf4_groupraf_2", {"reshard_after_forward": 4,
+                                  "group_reshard_after_forward": {"model.layers.1": 2,
+                                                                  "model.layers.3": 8}},
+     "--reshard-after-forward 4 --group-reshard-after-forward model.layers.1=2 "
+     "--group-reshard-after-forward model.layers.3=8"),
+    ("llama_f2_titan_nounshard_emb_accum2", {"groups": "torchtitan", "grad_accum": 2,
+                                             "no_unshard_in_backward": ["model.embed_tokens"]},
+     "--fsdp2-groups torchtitan --no-unshard-in-backward model.embed_tokens --grad-accum 2"),
 ]
 
 for name, extra, sim in CONFIGS:
