@@ -86,10 +86,14 @@ output_summary_text(const struct run_view *v, FILE *out)
                 s->scaler_grad_numel > 0 ? ", GradScaler" : "");
     } else if (s->fsdp_version == 2) {
         char strat[96], knobs[256];
-        fprintf(out, "FSDP2: %s on %s -> %d groups%s\n",
+        /* torchtitan's grouping replaces the wrapping policy (the
+         * knobs text names it). */
+        bool by_policy = c->fsdp2_groups == FSDP2_GROUPS_WRAP;
+        fprintf(out, "FSDP2: %s%s%s -> %d groups%s\n",
                 fsdp2_strategy_text(v, strat, sizeof strat),
-                policy_text(v, pol, sizeof pol), s->n_units,
-                config_fsdp2_knobs_text(c, knobs, sizeof knobs));
+                by_policy ? " on " : "",
+                by_policy ? policy_text(v, pol, sizeof pol) : "",
+                s->n_units, config_fsdp2_knobs_text(c, knobs, sizeof knobs));
         fprintf(out, "      MixedPrecisionPolicy(param %s, reduce %s%s%s), "
                 "activation checkpointing %s, %s%s, optimizer %s%s\n",
                 dtype_name(s->param_dtype), dtype_name(s->reduce_dtype),

@@ -345,12 +345,15 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
         free(s);
     }
 
-    /* FSDP2 (fully_shard, torchtitan's): --fsdp-version 2, which has no
-     * sharding strategy (FULL_SHARD is its reshard_after_forward=True
-     * default) and shards each block and the root as the transformer
-     * policy's units. */
+    /* FSDP2 (fully_shard, torchtitan's: every FSDP2 row of the data set
+     * is): --fsdp-version 2, which has no sharding strategy (FULL_SHARD
+     * is its reshard_after_forward=True default), grouped as torchtitan
+     * did up to v0.1.0, the benchmarks' commits included: each block,
+     * the last one not resharded after forward, then the root
+     * (--fsdp2-groups torchtitan-blocks, doc/fsdp-semantics.md §13). */
     if (has_ci(row->sharding, "FSDP2")) {
         add_arg(a, "--fsdp-version", "2");
+        add_arg(a, "--fsdp2-groups", "torchtitan-blocks");
         if (has_ci(row->sharding, "HSDP") || has_ci(row->sharding, "HYBRID")) {
             add_count(a, "--dp-replicate", row->nodes);
         } else if (!has_ci(row->sharding, "FULL_SHARD")) {
