@@ -243,8 +243,12 @@ fi
 # The same table as an HTML page: claim, scenario, verdict, the verdict's
 # first word coloured; the text wraps, so the page fits a 1280-pixel
 # window.
+# A word holding a hyphen (an option, a scenario's name) goes into a
+# span that stays on one line while it fits: browsers would otherwise
+# break "--param-dtype" after its "--".
 html_escape() {
-    sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g'
+    sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g' |
+        sed -E 's/[^ ]*[^ ]-[^ ]*|[^ ]*-[^ ]*[^ ]/<span class="w">&<\/span>/g'
 }
 if [ -n "$REPORT" ]; then
     tmp=$REPORT.tmp.$$
@@ -256,6 +260,7 @@ if [ -n "$REPORT" ]; then
         echo 'td,th{border:1px solid #ccc;padding:4px;vertical-align:top;'
         echo 'overflow-wrap:anywhere;text-align:left}'
         echo 'col.id{width:4em}col.sc{width:16em}'
+        echo 'span.w{display:inline-block;max-width:100%}'
         echo '.consistent{color:#060}.inconsistent{color:#a00}'
         echo '.not{color:#666}</style></head><body>'
         echo '<h1>The seed articles'"'"' claims, judged by fsdpsim</h1>'
