@@ -253,7 +253,7 @@ html_escape() {
 if [ -n "$REPORT" ]; then
     tmp=$REPORT.tmp.$$
     {
-        echo '<!DOCTYPE html><html><head><meta charset="utf-8">'
+        echo '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"/>'
         echo '<title>fsdpsim: the seed articles'"'"' claims</title><style>'
         echo 'body{font-family:sans-serif;max-width:1200px;margin:1em auto}'
         echo 'table{border-collapse:collapse;width:100%;table-layout:fixed}'
@@ -267,7 +267,7 @@ if [ -n "$REPORT" ]; then
         echo '<p>Claims restated in shared/docs/seed-claims.md; each'
         echo 'verdict from the scenario named (reports/scenarios/) or from'
         echo 'claims-judged.txt. Nothing is fitted to the claims.</p>'
-        echo '<table><colgroup><col class="id"><col class="sc"><col>'
+        echo '<table><colgroup><col class="id"/><col class="sc"/><col/>'
         echo '</colgroup><tr><th>claim</th><th>scenario</th><th>verdict</th></tr>'
         for c in $(seq 1 20 | sed 's/^/A/') $(seq 1 10 | sed 's/^/B/'); do
             {
