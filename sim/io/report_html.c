@@ -64,7 +64,7 @@ html_open(struct html *h, const char *path, const char *title, char **cause)
     table_html_escape(h->f, title);
     fprintf(h->f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>",
             html_style);
-    table_html_escape(h->f, title);
+    table_html_words(h->f, title);
     fputs("</h1>\n", h->f);
     return 0;
 }
@@ -73,7 +73,7 @@ void
 html_h2(struct html *h, const char *text)
 {
     fputs("<h2>", h->f);
-    table_html_escape(h->f, text);
+    table_html_words(h->f, text);
     fputs("</h2>\n", h->f);
 }
 
@@ -198,7 +198,7 @@ html_plot(struct html *h, const char *script, const char *const *args,
             rc = -1;
         }
         fputs("<figcaption>", h->f);
-        table_html_escape(h->f, caption);
+        table_html_words(h->f, caption);
         fputs("</figcaption>\n</figure>\n", h->f);
     }
     gnuplot_data_remove(path);
