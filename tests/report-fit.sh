@@ -2,8 +2,9 @@
 # report-fit.sh: every kind of HTML report fits a 1280-pixel window, as a
 # headless browser lays it out.
 #
-# usage: tests/report-fit.sh [SHOTS_DIR]   (from the build directory;
-#        FSDPSIM and SRCDIR as for make check)
+# usage: sh tests/report-fit.sh [SHOTS_DIR]   (from the build directory;
+#        FSDPSIM and SRCDIR as for make check; FIT_WIDTH=1024 tries
+#        another window width, 1280 by default)
 #
 # Writes each page fsdpsim makes (simulate --report, report --html, sweep,
 # tune and plan --report, plan with --network simgrid when SimGrid is
@@ -34,7 +35,7 @@ for b in chromium chromium-browser google-chrome; do
 done
 [ -n "$browser" ] || { echo "SKIP: no chromium"; exit 77; }
 command -v gnuplot >/dev/null 2>&1 || { echo "SKIP: no gnuplot"; exit 77; }
-width=1280
+width=${FIT_WIDTH:-1280}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
