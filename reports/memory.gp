@@ -22,6 +22,11 @@ set xlabel sprintf("simulated time since the run's start (%s); the caching alloc
 set ylabel "GiB"
 set grid
 set key outside right top
+# Fixed margins, the same in timeline.gp and memory.gp: the two plots of
+# a report stand one above the other on one clock, so their time axes
+# line up (the stream names and the category key both fit).
+set lmargin 18
+set rmargin 30
 GiB = 1073741824.0
 names = "sharded_params unsharded_params grad_unsharded grad_sharded optimizer_state activations allgather_buffers reducescatter_buffers offload_staging"
 plot datafile using ($1/per_us):($3/GiB) with steps lw 2 lc rgb "#1a202c" title "reserved", \

@@ -29,6 +29,10 @@ set termoption noenhanced
 stats data using 1 nooutput
 nblocks = STATS_blocks
 set multiplot layout 2,1
+# A fixed left margin: the time and cost plots share the GPUs axis, which
+# lines up only when both leave the same room for their tick labels (the
+# right margin is the key's, the same in both plots).
+set lmargin 12
 set grid
 set logscale x 2
 set logscale y

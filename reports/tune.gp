@@ -20,7 +20,9 @@ set format x "%.0e"
 set xlabel "min_num_params (size_based_auto_wrap_policy)"
 set ylabel "tokens/s per GPU"
 set key outside right top
-set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
+# Room above the highest point for its "N units" label, which would
+# otherwise run into the frame.
+set offsets graph 0.03, graph 0.03, graph 0.12, graph 0.05
 plot data using 1:3 with lines lw 2 lc rgb "#2b6cb0" notitle, \
      data using 1:($4 == 1 ? $3 : NaN) with points pt 7 ps 1.3 \
          lc rgb "#2b6cb0" title "fits", \

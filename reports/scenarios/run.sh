@@ -243,26 +243,31 @@ fi
 # The same table as an HTML page: claim, scenario, verdict, the verdict's
 # first word coloured; the text wraps, so the page fits a 1280-pixel
 # window.
+# A word holding a hyphen (an option, a scenario's name) goes into a
+# span that stays on one line while it fits: browsers would otherwise
+# break "--param-dtype" after its "--".
 html_escape() {
-    sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g'
+    sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g' |
+        sed -E 's/[^ ]*[^ ]-[^ ]*|[^ ]*-[^ ]*[^ ]/<span class="w">&<\/span>/g'
 }
 if [ -n "$REPORT" ]; then
     tmp=$REPORT.tmp.$$
     {
-        echo '<!DOCTYPE html><html><head><meta charset="utf-8">'
+        echo '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"/>'
         echo '<title>fsdpsim: the seed articles'"'"' claims</title><style>'
         echo 'body{font-family:sans-serif;max-width:1200px;margin:1em auto}'
         echo 'table{border-collapse:collapse;width:100%;table-layout:fixed}'
         echo 'td,th{border:1px solid #ccc;padding:4px;vertical-align:top;'
         echo 'overflow-wrap:anywhere;text-align:left}'
         echo 'col.id{width:4em}col.sc{width:16em}'
+        echo 'span.w{display:inline-block;max-width:100%}'
         echo '.consistent{color:#060}.inconsistent{color:#a00}'
         echo '.not{color:#666}</style></head><body>'
         echo '<h1>The seed articles'"'"' claims, judged by fsdpsim</h1>'
         echo '<p>Claims restated in shared/docs/seed-claims.md; each'
         echo 'verdict from the scenario named (reports/scenarios/) or from'
         echo 'claims-judged.txt. Nothing is fitted to the claims.</p>'
-        echo '<table><colgroup><col class="id"><col class="sc"><col>'
+        echo '<table><colgroup><col class="id"/><col class="sc"/><col/>'
         echo '</colgroup><tr><th>claim</th><th>scenario</th><th>verdict</th></tr>'
         for c in $(seq 1 20 | sed 's/^/A/') $(seq 1 10 | sed 's/^/B/'); do
             {

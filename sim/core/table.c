@@ -103,17 +103,46 @@ table_print_text(const struct table *t, const char *indent, FILE *out)
     free(w);
 }
 
+static void
+escape_char(FILE *out, char c)
+{
+    switch (c) {
+    case '&': fputs("&amp;", out); break;
+    case '<': fputs("&lt;", out); break;
+    case '>': fputs("&gt;", out); break;
+    case '"': fputs("&quot;", out); break;
+    default: fputc(c, out); break;
+    }
+}
+
 void
 table_html_escape(FILE *out, const char *s)
 {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        default: fputc(*s, out); break;
-        }
+    for (; *s; s++)
+        escape_char(out, *s);
+}
+
+/* Browsers may break a line after any hyphen, which splits option names
+ * (--activation-checkpointing), GPU types (dgx-h100) and units
+ * (GPU-hours) where a reader does not expect it; a word in a span of
+ * class "w" is kept whole by the page's stylesheet (report_html.c). */
+void
+table_html_words(FILE *out, const char *s)
+{
+    while (*s) {
+        size_t gap = strspn(s, " \t\n");
+        for (size_t i = 0; i < gap; i++)
+            fputc(s[i], out);
+        s += gap;
+        size_t len = strcspn(s, " \t\n");
+        int whole = len > 1 && memchr(s, '-', len) != NULL;
+        if (whole)
+            fputs("<span class=\"w\">", out);
+        for (size_t i = 0; i < len; i++)
+            escape_char(out, s[i]);
+        if (whole)
+            fputs("</span>", out);
+        s += len;
     }
 }
 
@@ -123,7 +152,7 @@ table_print_html(const struct table *t, FILE *out)
     fputs("<table>\n<thead><tr>", out);
     for (int c = 0; c < t->n_cols; c++) {
         fputs(t->left[c] ? "<th class=\"l\">" : "<th>", out);
-        table_html_escape(out, t->head[c]);
+        table_html_words(out, t->head[c]);
         fputs("</th>", out);
     }
     fputs("</tr></thead>\n<tbody>\n", out);
@@ -137,7 +166,7 @@ table_print_html(const struct table *t, FILE *out)
         }
         for (int c = 0; c < t->n_cols; c++) {
             fputs(t->left[c] ? "<td class=\"l\">" : "<td>", out);
-            table_html_escape(out, cell(t, r, c));
+            table_html_words(out, cell(t, r, c));
             fputs("</td>", out);
         }
         fputs("</tr>\n", out);

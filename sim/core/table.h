@@ -31,10 +31,15 @@ void table_free(struct table *t);
 
 /* Aligned columns, two spaces apart, each line prefixed by indent. */
 void table_print_text(const struct table *t, const char *indent, FILE *out);
-/* <table> with a header row; cells HTML-escaped. */
+/* <table> with a header row; cells HTML-escaped, hyphenated words kept
+ * whole (table_html_words). */
 void table_print_html(const struct table *t, FILE *out);
 
 /* s with &, <, >, " escaped, onto out. */
 void table_html_escape(FILE *out, const char *s);
+/* s escaped, each space-separated word that holds a hyphen (and is more
+ * than the hyphen) wrapped in <span class="w">, which report_html.c's
+ * stylesheet keeps on one line while it fits. */
+void table_html_words(FILE *out, const char *s);
 
 #endif

@@ -21,7 +21,7 @@
 static const char html_style[] =
     "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;"
     "max-width:1240px;margin:2em auto;padding:0 .8em;color:#1a202c;"
-    "line-height:1.45}\n"
+    "line-height:1.45;overflow-wrap:break-word}\n"
     "h1{font-size:1.6em;border-bottom:2px solid #2b6cb0;padding-bottom:.2em}"
     "\nh2{font-size:1.25em;margin-top:1.8em;color:#2b6cb0}\n"
     /* Wide tables (plan's, tune's) fit a 1280-pixel window: a smaller
@@ -44,6 +44,10 @@ static const char html_style[] =
     "pre{background:#f7fafc;border:1px solid #e2e8f0;padding:.8em;"
     "overflow-x:auto;font-size:.9em;white-space:pre-wrap;"
     "overflow-wrap:anywhere}\n"
+    /* A word with a hyphen (an option, a GPU type) stays on one line
+     * while it fits the line; a longer one still wraps inside its box. */
+    "span.w{display:inline-block;max-width:100%}\n"
+    "th span.w{white-space:nowrap}\n"
     "figure{margin:1em 0}\n"
     "figure svg{max-width:100%;height:auto;display:block}\n"
     "figcaption{color:#4a5568;font-size:.9em;margin-top:.3em}\n";
@@ -60,7 +64,7 @@ html_open(struct html *h, const char *path, const char *title, char **cause)
     table_html_escape(h->f, title);
     fprintf(h->f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>",
             html_style);
-    table_html_escape(h->f, title);
+    table_html_words(h->f, title);
     fputs("</h1>\n", h->f);
     return 0;
 }
@@ -69,7 +73,7 @@ void
 html_h2(struct html *h, const char *text)
 {
     fputs("<h2>", h->f);
-    table_html_escape(h->f, text);
+    table_html_words(h->f, text);
     fputs("</h2>\n", h->f);
 }
 
@@ -81,7 +85,7 @@ html_p(struct html *h, const char *fmt, ...)
     char *s = xvasprintf(fmt, ap);
     va_end(ap);
     fputs("<p>", h->f);
-    table_html_escape(h->f, s);
+    table_html_words(h->f, s);
     fputs("</p>\n", h->f);
     free(s);
 }
@@ -90,7 +94,7 @@ void
 html_verdict(struct html *h, const char *text)
 {
     fputs("<p class=\"verdict\">", h->f);
-    table_html_escape(h->f, text);
+    table_html_words(h->f, text);
     fputs("</p>\n", h->f);
 }
 
@@ -99,6 +103,14 @@ html_pre(struct html *h, const char *text)
 {
     fputs("<pre>", h->f);
     table_html_escape(h->f, text);
+    fputs("</pre>\n", h->f);
+}
+
+void
+html_command(struct html *h, const char *text)
+{
+    fputs("<pre class=\"cmd\">", h->f);
+    table_html_words(h->f, text);
     fputs("</pre>\n", h->f);
 }
 
@@ -186,7 +198,7 @@ html_plot(struct html *h, const char *script, const char *const *args,
             rc = -1;
         }
         fputs("<figcaption>", h->f);
-        table_html_escape(h->f, caption);
+        table_html_words(h->f, caption);
         fputs("</figcaption>\n</figure>\n", h->f);
     }
     gnuplot_data_remove(path);

@@ -25,13 +25,17 @@ struct html {
 int html_open(struct html *h, const char *path, const char *title,
               char **cause);
 void html_h2(struct html *h, const char *text);
-/* A paragraph of plain text (escaped); printf-style. */
+/* A paragraph of plain text (escaped, hyphenated words kept whole);
+ * printf-style. */
 void html_p(struct html *h, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* The page's answer, highlighted (escaped). */
+/* The page's answer, highlighted (escaped, as html_p). */
 void html_verdict(struct html *h, const char *text);
-/* Preformatted text (escaped): code, command lines. */
+/* Preformatted text (escaped): code, a summary. */
 void html_pre(struct html *h, const char *text);
+/* A command line to copy (escaped): wraps between its words, an option
+ * kept whole while it fits the line. */
+void html_command(struct html *h, const char *text);
 void html_table(struct html *h, const struct table *t);
 /* Run reports/SCRIPT.gp with args (NULL-terminated, GNUPLOT_OUT standing
  * for the image, which is SVG: pass "svg" where the script takes its

@@ -304,7 +304,7 @@ tune_write_report(const struct tune_opts *o, const struct tune_result *r,
     html_h2(&h, "The winner in PyTorch");
     html_pre(&h, code);
     html_p(&h, "The same run in fsdpsim:");
-    html_pre(&h, simulate);
+    html_command(&h, simulate);
     html_h2(&h, "Throughput over min_num_params");
     if (r->n_curve > 0 && plot_curve(r, NULL, "svg", &h, cause) != 0)
         goto fail;
