@@ -933,6 +933,20 @@ START_TEST(test_path_plugin_buffsize)
 END_TEST
 
 
+/* One estimate on the built-in topology NAME, RANKS ranks over NODES
+ * nodes, with NCCL's defaults. */
+static void
+estimate_builtin(const char *name, enum coll_op op, int ranks, int nodes,
+                 double bytes, struct coll_result *r)
+{
+    char *cause = NULL;
+    struct topo *t = topo_load(name, &cause);
+    ck_assert_msg(t != NULL, "%s", cause ? cause : "");
+    struct coll_group g = {ranks, nodes, ranks / nodes};
+    estimate(t, op, &g, bytes, r);
+    topo_free(t);
+}
+
 START_TEST(test_path_tree_ll_streams_through_the_node)
 {
     /* dgx-a100-80g, one node of 8, 32 KiB all-reduce: NCCL picks Tree/LL.
@@ -944,12 +958,8 @@ START_TEST(test_path_tree_ll_streams_through_the_node)
      * min(0.92 x 240e9, 16 x 24e9) / 3.8 = 58.1e9 (LL's share, under
      * 87.7e9), algbw a channel 0.5 x 58.1e9 / 16 = 1.816e9, 4096 / 1.816e9
      * = 2.255 us; launch 6.8 us.  Total 23.06 us. */
-    char *cause = NULL;
-    struct topo *t = topo_load("dgx-a100-80g", &cause);
-    ck_assert_msg(t != NULL, "%s", cause ? cause : "");
-    struct coll_group g = {8, 1, 8};
     struct coll_result r;
-    estimate(t, COLL_ALLREDUCE, &g, 32768.0, &r);
+    estimate_builtin("dgx-a100-80g", COLL_ALLREDUCE, 8, 1, 32768.0, &r);
     ck_assert_int_eq(r.algo, NCCL_ALGO_TREE);
     ck_assert_int_eq(r.proto, PROTO_LL);
     ck_assert_int_eq(r.channels, 8);
@@ -959,7 +969,6 @@ START_TEST(test_path_tree_ll_streams_through_the_node)
     ck_assert_double_eq_tol(r.bw_s, 4096 / (0.5 * bus / 16), 1e-12);
     ck_assert_double_eq_tol(r.time_s, 6.8e-6 + 14e-6 + 4096 / (0.5 * bus / 16),
                             1e-11);
-    topo_free(t);
 }
 END_TEST
 
@@ -971,18 +980,13 @@ START_TEST(test_path_nvls_switch_latency)
      * is the whole fixed cost, launch (8.4 us) included: the fill is
      * 25 - 8.4 = 16.6 us plus the second hop's chunk at a channel's rate;
      * the bandwidth term is one chunk more. */
-    char *cause = NULL;
-    struct topo *t = topo_load("dgx-h100", &cause);
-    ck_assert_msg(t != NULL, "%s", cause ? cause : "");
-    struct coll_group g = {8, 1, 8};
     struct coll_result r;
-    estimate(t, COLL_ALLREDUCE, &g, 1048576.0, &r);
+    estimate_builtin("dgx-h100", COLL_ALLREDUCE, 8, 1, 1048576.0, &r);
     ck_assert_int_eq(r.algo, NCCL_ALGO_NVLS);
     ck_assert_double_eq(r.chunk_bytes, 8192);
     ck_assert_double_eq_tol(r.launch_s, 8.4e-6, 1e-12);
     ck_assert_double_eq_tol(r.fill_s, 16.6e-6 + 8192 / r.chan_Bps, 1e-12);
     ck_assert_double_eq_tol(r.bw_s, 8192 / r.chan_Bps, 1e-12);
-    topo_free(t);
 }
 END_TEST
 

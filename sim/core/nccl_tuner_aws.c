@@ -134,14 +134,15 @@ p5_regions(enum coll_op op, int ranks, int nodes, struct region *out)
     enum { T = NCCL_ALGO_TREE, R = NCCL_ALGO_RING, NT = NCCL_ALGO_NVLS_TREE };
     enum { LL128 = PROTO_LL128, S = PROTO_SIMPLE };
     if (ranks == 8 * nodes && op == COLL_ALLREDUCE) {
+        /* The table names each of these two points twice (Tree/LL128's
+         * and NVLS Tree's top edge; NVLS Tree's and Ring/Simple's
+         * border): one line each, extended to the plane's edge. */
         struct point tree_ll128 = extend(P(402653184, 2048), P(402653184, 4096),
                                          far_corner);
         struct point nvlstree_1 = extend(P(8053063680, 160),
                                          P(9663676416, 192), far_corner);
-        struct point nvlstree_2 = extend(P(402653184, 2048),
-                                         P(402653184, 4096), far_corner);
-        struct point ring_simple = extend(P(8053063680, 160),
-                                          P(9663676416, 192), far_corner);
+        struct point nvlstree_2 = tree_ll128;
+        struct point ring_simple = nvlstree_1;
         ADD(T, LL128, P(0, 16), P(31457280, 16), P(37748736, 32),
             P(117440512, 64), P(301989888, 128), P(301989888, 256),
             P(335544320, 512), P(536870912, 1024), P(402653184, 2048),
