@@ -61,6 +61,28 @@ cmd_errorf(const char *cmd, int usage_hint, const char *fmt, ...)
 }
 
 int
+cmd_interrupted(void)
+{
+    fprintf(stderr, "fsdpsim: interrupted; nothing written\n");
+    return EXIT_INTERRUPTED;
+}
+
+int
+cmd_wrote(const char *cmd, const char *path, int write_rc, char **cause)
+{
+    int status = 0;
+    if (write_rc != 0) {
+        cmd_error(cmd, *cause, 0);
+        status = EXIT_SYSTEM;
+    } else {
+        printf("wrote %s\n", path);
+    }
+    free(*cause);
+    *cause = NULL;
+    return status;
+}
+
+int
 cmd_option_error(const char *cmd, enum option_error e, const char *word)
 {
     char *msg = setup_option_error(e, word);

@@ -188,10 +188,8 @@ shape_from_opts(const struct show_opts *so, int64_t *mb, int64_t *seq,
         *act_bytes = dtype_bytes(d);
     }
     return 0;
-bad:;
-    char *msg = xasprintf("%s: %s", flag, why);
-    cmd_error("models", msg, 0);
-    free(msg);
+bad:
+    cmd_errorf("models", 0, "%s: %s", flag, why);
     free(why);
     return -1;
 }
@@ -207,11 +205,9 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
         d = DTYPE_BF16;   /* shape_from_opts has refused it already */
     int want = ATTN_AUTO;
     if (so->attention && (want = attn_kernel_parse(so->attention)) < 0) {
-        char *msg = xasprintf("--attention: '%s' is not an attention kernel "
-                              "(%s)", so->attention, attn_kernel_choices);
-        cmd_error("models", msg, 0);
-        free(msg);
-        return EXIT_USAGE;
+        return cmd_errorf("models", 0, "--attention: '%s' is not an "
+                          "attention kernel (%s)", so->attention,
+                          attn_kernel_choices);
     }
     enum float8_recipe float8 = FLOAT8_NONE;
     if (so->float8 != NULL

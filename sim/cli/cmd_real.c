@@ -230,14 +230,12 @@ launch_nodes(const struct run *r, int gpus, double timeout_s,
         l->nodes = place.world;
     }
     if (l->nodes != r->topo->nodes || gpus < r->topo->gpus_per_node) {
-        char *msg = xasprintf("the schedule is for %d node(s) x %d GPUs, "
-                              "but this is node %d of %d (from %s) with %d "
-                              "GPU(s): pass --nodes and --gpus-per-node to "
-                              "match, and launch one process per node",
-                              r->topo->nodes, r->topo->gpus_per_node,
-                              l->node_rank, l->nodes, place.launcher, gpus);
-        cmd_error("real", msg, 0);
-        free(msg);
+        cmd_errorf("real", 0, "the schedule is for %d node(s) x %d GPUs, "
+                   "but this is node %d of %d (from %s) with %d GPU(s): "
+                   "pass --nodes and --gpus-per-node to match, and launch "
+                   "one process per node", r->topo->nodes,
+                   r->topo->gpus_per_node, l->node_rank, l->nodes,
+                   place.launcher, gpus);
         rendezvous_close(l->rv);
 #ifdef HAVE_MPI
         real_mpi_finish(0);
@@ -658,11 +656,8 @@ cmd_real(int argc, char **argv)
         return real_run_cmd(argc - 1, argv + 1);
     if (strcmp(argv[1], "bench") == 0)
         return real_bench_cmd(argc - 1, argv + 1);
-    char *msg = xasprintf("unknown real command '%s' (run or bench)",
-                          argv[1]);
-    cmd_error("real", msg, 1);
-    free(msg);
-    return EXIT_USAGE;
+    return cmd_errorf("real", 1, "unknown real command '%s' (run or bench)",
+                      argv[1]);
 }
 
 const struct cmd_entry cmd_real_entry = {

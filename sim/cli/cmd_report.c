@@ -176,10 +176,8 @@ parse_report_args(int argc, char **argv, struct report_args *a)
     if (optind < argc)
         return cmd_option_error("report", OPTION_UNEXPECTED, argv[optind]);
     if (strcmp(a->term, "png") != 0 && strcmp(a->term, "svg") != 0) {
-        char *msg = xasprintf("--term: '%s' is not png or svg", a->term);
-        cmd_error("report", msg, 0);
-        free(msg);
-        return EXIT_USAGE;
+        return cmd_errorf("report", 0, "--term: '%s' is not png or svg",
+                          a->term);
     }
     if (*a->prefix == '\0' || (a->html && *a->html == '\0')) {
         cmd_error("report", a->html && *a->html == '\0' ? "--html: the file "
