@@ -537,16 +537,13 @@ collect(const json_t *events, struct parse *p, int *n_shaped)
     size_t i;
     const json_t *ev;
     json_array_foreach(events, i, ev) {
-        const char *cat = kineto_str(ev, "cat");
-        const char *name = kineto_str(ev, "name");
-        const char *ph = kineto_str(ev, "ph");
-        const json_t *args = json_object_get(ev, "args");
-        double ts, dur, corr;
-        if (!cat || !name || !ph || strcmp(ph, "X") != 0
-            || kineto_num(ev, "ts", &ts) != 0
-            || kineto_num(ev, "dur", &dur) != 0 || dur < 0)
+        struct kineto_span x;
+        if (!kineto_complete_event(ev, &x))
             continue;
-        int64_t t0 = kineto_us_to_ns(ts), d = kineto_us_to_ns(dur);
+        const char *cat = x.cat, *name = x.name;
+        const json_t *args = x.args;
+        int64_t t0 = x.ts_ns, d = x.dur_ns;
+        double corr;
         if (strcmp(cat, "cpu_op") == 0) {
             p->ops = xgrow(p->ops, &p->cap_ops, p->n_ops + 1, sizeof *p->ops);
             p->ops[p->n_ops++] = (struct cpu_op){
@@ -554,8 +551,7 @@ collect(const json_t *events, struct parse *p, int *n_shaped)
                 t0 + d, name, args, -1};
             if (json_is_array(json_object_get(args, "Input Dims")))
                 (*n_shaped)++;
-        } else if ((strcmp(cat, "cuda_runtime") == 0
-                    || strcmp(cat, "cuda_driver") == 0)
+        } else if (kineto_is_cuda_call(cat)
                    && kineto_num(args, "correlation", &corr) == 0) {
             p->l = xgrow(p->l, &p->cap_l, p->n_l + 1, sizeof *p->l);
             p->l[p->n_l++] = (struct launch){
