@@ -59,12 +59,6 @@ struct bench {
     struct real_bench_result *res;
 };
 
-static double
-now_s(void)
-{
-    return (double)real_now_ns() * 1e-9;
-}
-
 /* The bench's failure recorder (real_common.h): the first failure, with
  * the stage it happened in ("GEMM sweep: ..."). */
 static int real_fail(struct bench *b, const char *fmt, ...)
@@ -198,7 +192,7 @@ sync_all(struct bench *b, const char *what)
         CUDA_TRY(b, cudaSetDevice(g));
         CUDA_TRY(b, cudaEventRecord(b->ev1[g], b->st[g]));
     }
-    double t0 = now_s();
+    double t0 = host_clock_s();
     for (int g = 0; g < b->n; g++) {
         CUDA_TRY(b, cudaSetDevice(g));
         for (;;) {
@@ -216,7 +210,7 @@ sync_all(struct bench *b, const char *what)
                                  "%s: %s", g,
                                   ncclGetErrorString(ae),
                                   ncclGetLastError(b->comm[g]));
-            if (now_s() - t0 > BENCH_TIMEOUT_S)
+            if (host_clock_s() - t0 > BENCH_TIMEOUT_S)
                 return real_fail(b, "rank %d: no completion after %.0f s "
                                  "(hung collective?)", g,
                                   BENCH_TIMEOUT_S);
