@@ -78,6 +78,30 @@ real_fail(struct bench *b, const char *fmt, ...)
     return -1;
 }
 
+/* A failed CUDA call E as the bench's failure: "NAME: STRING". */
+static int
+cuda_fail(struct bench *b, cudaError_t e)
+{
+    return real_fail(b, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+/* Stop GPU 0's timer, which ev0 on stream 0 started: after the timed work
+ * (whose status is E), record ev1 on stream 0, wait for it and read the
+ * milliseconds between the two into *ms.  0, or cuda_fail's -1 for the
+ * first call that failed.  The GEMM, HBM and copy sweeps all time this
+ * way. */
+static int
+stop_timer_gpu0(struct bench *b, cudaError_t e, float *ms)
+{
+    if (e == cudaSuccess)
+        e = cudaEventRecord(b->ev1[0], b->st[0]);
+    if (e == cudaSuccess)
+        e = cudaEventSynchronize(b->ev1[0]);
+    if (e == cudaSuccess)
+        e = cudaEventElapsedTime(ms, b->ev0[0], b->ev1[0]);
+    return e == cudaSuccess ? 0 : cuda_fail(b, e);
+}
+
 /* ---- Data and checks ------------------------------------------------ */
 
 /* Rank r's element i: a small integer, so sums over ranks are exact in
@@ -560,16 +584,8 @@ gemm_sweep(struct bench *b)
                                     cublasGetStatusString(s));
             }
             float ms = 0;
-            if (rc == 0) {
-                cudaEventRecord(b->ev1[0], b->st[0]);
-                cudaError_t e = cudaEventSynchronize(b->ev1[0]);
-                if (e == cudaSuccess)
-                    e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
-                if (e != cudaSuccess)
-                    rc = real_fail(b, "%s: %s",
-                                    cudaGetErrorName(e),
-                                    cudaGetErrorString(e));
-            }
+            if (rc == 0)
+                rc = stop_timer_gpu0(b, cudaSuccess, &ms);
             tf[j] = ms > 0 ? 2.0 * M * N * K * iters / (ms * 1e-3) / 1e12 : 0;
             /* kernel.c's shapes: forward (tokens, out, in), dgrad
              * (tokens, in, out), wgrad (out, in, tokens). */
@@ -625,8 +641,7 @@ hbm_sweep(struct bench *b)
     if (e != cudaSuccess) {
         cudaFree(src);
         cudaFree(dst);
-        return real_fail(b, "%s: %s", cudaGetErrorName(e),
-                          cudaGetErrorString(e));
+        return cuda_fail(b, e);
     }
     printf("\nDevice-memory copy kernel, GPU 0 (read + write GB/s, us)\n");
     printf("%12s %9s %9s\n", "bytes", "GB/s", "us");
@@ -643,18 +658,9 @@ hbm_sweep(struct bench *b)
             k_stream_copy<<<g, 256, 0, b->st[0]>>>((const float4 *)src,
                                                   (float4 *)dst, n);
         }
-        e = cudaGetLastError();
-        if (e == cudaSuccess)
-            e = cudaEventRecord(b->ev1[0], b->st[0]);
-        if (e == cudaSuccess)
-            e = cudaEventSynchronize(b->ev1[0]);
-        if (e == cudaSuccess)
-            e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
-        if (e != cudaSuccess) {
-            rc = real_fail(b, "%s: %s", cudaGetErrorName(e),
-                            cudaGetErrorString(e));
+        rc = stop_timer_gpu0(b, cudaGetLastError(), &ms);
+        if (rc != 0)
             break;
-        }
         double s = ms * 1e-3 / iters;
         printf("%12zu %9.1f %9.2f\n", sz, s > 0 ? 2.0 * sz / s / 1e9 : 0,
                s * 1e6);
@@ -704,15 +710,7 @@ copy_sweep(struct bench *b)
                 e = cudaEventRecord(b->ev0[0], b->st[0]);
             for (int i = 0; i < iters && e == cudaSuccess; i++)
                 e = cudaMemcpyAsync(dst, src, sz, kind, b->st[0]);
-            if (e == cudaSuccess)
-                e = cudaEventRecord(b->ev1[0], b->st[0]);
-            if (e == cudaSuccess)
-                e = cudaEventSynchronize(b->ev1[0]);
-            if (e == cudaSuccess)
-                e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
-            if (e != cudaSuccess)
-                rc = real_fail(b, "%s: %s", cudaGetErrorName(e),
-                                cudaGetErrorString(e));
+            rc = stop_timer_gpu0(b, e, &ms);
             bw[dir] = ms > 0 ? (double)sz * iters / (ms * 1e-3) / 1e9 : 0;
         }
         if (rc == 0) {
