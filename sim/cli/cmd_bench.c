@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "engine.h"
 #include "host_clock.h"
+#include "median.h"
 #include "metrics.h"
 #include "net.h"
 #include "setup.h"
@@ -67,13 +68,6 @@ accum_of(int ac, char **av)
     return a;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Whole-process wall time and peak RSS of this fsdpsim running ARGV,
  * the median of STARTUP_RUNS runs (output to /dev/null): *ms and *mib, or
  * 0 when it could not be run.  Measured before bench allocates anything:
@@ -105,8 +99,7 @@ startup_of(char *const *argv, double *ms, double *mib)
         if (ru.ru_maxrss > rss)
             rss = ru.ru_maxrss;
     }
-    qsort(wall, STARTUP_RUNS, sizeof *wall, cmp_double);
-    *ms = (wall[STARTUP_RUNS / 2 - 1] + wall[STARTUP_RUNS / 2]) / 2 * 1e3;
+    *ms = median_in_place(wall, STARTUP_RUNS) * 1e3;
     *mib = rss / 1024.0;
 }
 

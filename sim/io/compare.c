@@ -27,6 +27,7 @@
  */
 #include "compare.h"
 #include "kineto.h"
+#include "median.h"
 #include "metrics.h"
 #include "textfile.h"
 #include "xalloc.h"
@@ -463,24 +464,6 @@ dur_s(const struct compare_op *o)
     return (o->end_ns - o->start_ns) * 1e-9;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of V[0..n) (sorted in place); NaN when n is 0. */
-static double
-median(double *v, int n)
-{
-    if (n == 0)
-        return NAN;
-    if (n > 0)
-        qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static double
 err_pct(double pred, double meas)
 {
@@ -673,7 +656,8 @@ compare_run(const struct compare_timeline *pred,
     for (int k = 0; k < COMPARE_N_ROWS; k++) {
         struct compare_row *r = &res->rows[k];
         r->err_pct = err_pct(r->pred_s, r->meas_s);
-        r->median_op_err_pct = median(errs[k], n_errs[k]);
+        r->median_op_err_pct = n_errs[k] > 0
+            ? median_in_place(errs[k], (size_t)n_errs[k]) : NAN;
         free(errs[k]);
     }
 

@@ -68,6 +68,7 @@
  */
 #include "kineto_kernels.h"
 #include "kineto.h"
+#include "median.h"
 #include "textfile.h"
 #include "xalloc.h"
 
@@ -183,22 +184,6 @@ cmp_tagged(const void *pa, const void *pb)
     if (!c) c = cmp_i64(a->dur_ns, b->dur_ns);
     if (!c) c = strcmp(a->name, b->name);
     return c;
-}
-
-static int
-cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-static double
-median(double *v, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---- shapes ---------------------------------------------------------- */
@@ -657,9 +642,9 @@ host_gaps(const struct parse *p, struct prof_trace *out)
         prev = l;
         prev_bwd = bwd[j];
     }
-    out->fwd_gap_s = median(fg, nf);
+    out->fwd_gap_s = nf > 0 ? median_in_place(fg, nf) : 0;
     out->n_fwd_gaps = (int)nf;
-    out->bwd_gap_s = median(bg, nb);
+    out->bwd_gap_s = nb > 0 ? median_in_place(bg, nb) : 0;
     out->n_bwd_gaps = (int)nb;
     free(fg);
     free(bg);

@@ -5,6 +5,7 @@
 #include "validate_runs.h"
 #include "builtin.h"
 #include "json_out.h"
+#include "median.h"
 #include "metrics.h"
 #include "model.h"
 #include "model_cache.h"
@@ -587,13 +588,6 @@ vrun_error(double predicted, double measured)
     return 100 * (predicted - measured) / measured;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void
 vrun_stats(const double *err, int n, struct vrun_stats *st)
 {
@@ -610,9 +604,7 @@ vrun_stats(const double *err, int n, struct vrun_stats *st)
         st->min = fmin(st->min, err[i]);
         st->max = fmax(st->max, err[i]);
     }
-    qsort(abs_e, (size_t)n, sizeof *abs_e, cmp_double);
-    st->median_abs = n % 2 ? abs_e[n / 2]
-                           : (abs_e[n / 2 - 1] + abs_e[n / 2]) / 2;
+    st->median_abs = median_in_place(abs_e, (size_t)n);
     free(abs_e);
 }
 
