@@ -98,10 +98,18 @@ push_op(struct compare_timeline *tl, size_t *cap, const struct compare_op *o)
     tl->ops[tl->n_ops++] = *o;
 }
 
-/* Keep only the last iteration's ops (our formats); the label names it. */
-static void
-keep_last_step(struct compare_timeline *tl)
+/* The end of reading one of fsdpsim's own files (timeline .dat or
+ * trace), where ops carry their iteration: "PATH: NONE" when it held no
+ * op; else only the last iteration's ops are kept, the label names it,
+ * and the streams get fsdpsim's names.  0, or -1 with *cause set. */
+static int
+finish_own_timeline(struct compare_timeline *tl, const char *path,
+                    const char *none, char **cause)
 {
+    if (tl->n_ops == 0) {
+        *cause = xasprintf("%s: %s", path, none);
+        return -1;
+    }
     int last = -1;
     for (int i = 0; i < tl->n_ops; i++)
         if (tl->ops[i].iter > last)
@@ -113,15 +121,11 @@ keep_last_step(struct compare_timeline *tl)
     tl->n_ops = n;
     tl->step = last;
     tl->step_label = xasprintf("step %d", last);
-}
-
-static void
-our_stream_names(struct compare_timeline *tl)
-{
     tl->n_streams = STREAM_COUNT;
     tl->stream_names = xcalloc(STREAM_COUNT, sizeof(char *));
     for (int i = 0; i < STREAM_COUNT; i++)
         tl->stream_names[i] = xstrdup(sched_stream_name(i));
+    return 0;
 }
 
 static int64_t
@@ -194,13 +198,8 @@ read_timeline_dat(const char *path, char *text, struct compare_timeline *tl,
         o.bytes = bytes;
         push_op(tl, &cap, &o);
     }
-    if (tl->n_ops == 0) {
-        *cause = xasprintf("%s: no ops (an empty timeline?)", path);
-        return -1;
-    }
-    keep_last_step(tl);
-    our_stream_names(tl);
-    return 0;
+    return finish_own_timeline(tl, path, "no ops (an empty timeline?)",
+                               cause);
 }
 
 /* ---- fsdpsim Chrome trace -------------------------------------------- */
@@ -280,13 +279,8 @@ read_fsdpsim_trace(const char *path, const json_t *events,
         json_num(json_object_get(args, "bytes"), &o.bytes);
         push_op(tl, &cap, &o);
     }
-    if (tl->n_ops == 0) {
-        *cause = xasprintf("%s: no op events in the trace", path);
-        return -1;
-    }
-    keep_last_step(tl);
-    our_stream_names(tl);
-    return 0;
+    return finish_own_timeline(tl, path, "no op events in the trace",
+                               cause);
 }
 
 /* ---- loading --------------------------------------------------------- */
