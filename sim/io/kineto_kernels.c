@@ -69,10 +69,10 @@
 #include "kineto_kernels.h"
 #include "kineto.h"
 #include "median.h"
+#include "str_ci.h"
 #include "textfile.h"
 #include "xalloc.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -117,24 +117,6 @@ static bool
 has(const char *s, const char *sub)
 {
     return s != NULL && strstr(s, sub) != NULL;
-}
-
-/* Case-insensitive substring. */
-static bool
-has_ci(const char *s, const char *sub)
-{
-    if (s == NULL)
-        return false;
-    size_t n = strlen(sub);
-    for (; *s; s++) {
-        size_t i = 0;
-        while (i < n && s[i] && tolower((unsigned char)s[i])
-                                    == tolower((unsigned char)sub[i]))
-            i++;
-        if (i == n)
-            return true;
-    }
-    return false;
 }
 
 static int
@@ -405,9 +387,10 @@ recorded_causal(const struct cpu_op *ops, int op)
 static enum attn_kernel
 attn_kind(const char *kname, const char *op)
 {
-    if (has(kname, "Sm90") || has(kname, "sm90") || has_ci(kname, "flash3"))
+    if (has(kname, "Sm90") || has(kname, "sm90")
+        || str_has_ci(kname, "flash3"))
         return ATTN_FLASH3;
-    if (has_ci(kname, "cudnn") || has(op, "cudnn"))
+    if (str_has_ci(kname, "cudnn") || has(op, "cudnn"))
         return ATTN_CUDNN;
     if (has(kname, "fmha") || has(kname, "efficient") || has(op, "efficient"))
         return ATTN_XFORMERS;
@@ -447,7 +430,7 @@ attn_name(const char *k)
 {
     return has(k, "flash_fwd") || has(k, "flash_bwd") || has(k, "fmha")
            || has(k, "flash::") || has(k, "FlashAttn")
-           || has_ci(k, "attention");
+           || str_has_ci(k, "attention");
 }
 
 static bool
@@ -460,16 +443,17 @@ attn_op(const char *op)
 static bool
 gemm_name(const char *k)
 {
-    return has_ci(k, "gemm") || has_ci(k, "gemv") || has_ci(k, "cutlass")
-           || has_ci(k, "xmma") || has_ci(k, "cublas")
-           || has_ci(k, "splitkreduce");
+    return str_has_ci(k, "gemm") || str_has_ci(k, "gemv")
+           || str_has_ci(k, "cutlass") || str_has_ci(k, "xmma")
+           || str_has_ci(k, "cublas") || str_has_ci(k, "splitkreduce");
 }
 
 static bool
 reduction_name(const char *s)
 {
-    return has_ci(s, "reduce") || has_ci(s, "norm") || has_ci(s, "softmax")
-           || has_ci(s, "sum") || has_ci(s, "mean");
+    return str_has_ci(s, "reduce") || str_has_ci(s, "norm")
+           || str_has_ci(s, "softmax") || str_has_ci(s, "sum")
+           || str_has_ci(s, "mean");
 }
 
 static bool
@@ -666,7 +650,7 @@ classify(const struct parse *p, const struct kev *k, int o,
     t->dur_ns = k->dur_ns;
     t->attn_op_bwd = 0;
     if (attn_name(k->name) || attn_op(ops[o].name)) {
-        bool bwd = has(k->name, "bwd") || has_ci(k->name, "backward")
+        bool bwd = has(k->name, "bwd") || str_has_ci(k->name, "backward")
                    || has(k->name, "cutlassB");
         for (int a = o; a >= 0; a = ops[a].parent) {
             if (has(ops[a].name, "backward"))
@@ -680,8 +664,10 @@ classify(const struct parse *p, const struct kev *k, int o,
         return -1;
     }
     bool gemm = gemm_name(k->name)
-                || (is_gemm_op(ops[o].name) && !has_ci(k->name, "elementwise")
-                    && !has_ci(k->name, "copy") && !has_ci(k->name, "fill"));
+                || (is_gemm_op(ops[o].name)
+                    && !str_has_ci(k->name, "elementwise")
+                    && !str_has_ci(k->name, "copy")
+                    && !str_has_ci(k->name, "fill"));
     if (gemm) {
         for (int a = o; a >= 0; a = ops[a].parent)
             if (is_gemm_op(ops[a].name)) {
