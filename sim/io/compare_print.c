@@ -155,6 +155,16 @@ json_num_out(FILE *out, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A byte count, or null for -1 (unknown). */
+static void
+json_bytes_out(FILE *out, int64_t bytes)
+{
+    if (bytes >= 0)
+        fprintf(out, "%lld", (long long)bytes);
+    else
+        fputs("null", out);
+}
+
 static void
 json_side(FILE *out, const char *path, const struct compare_timeline *tl)
 {
@@ -214,15 +224,9 @@ compare_print_json(FILE *out, const struct compare_timeline *pred,
             "\"exposed_comm_meas_s\": %.9f", r->comm_pred_s, r->comm_meas_s,
             r->exposed_pred_s, r->exposed_meas_s);
     fputs(",\n  \"peak_mem_pred_bytes\": ", out);
-    if (r->mem_pred_bytes >= 0)
-        fprintf(out, "%lld", (long long)r->mem_pred_bytes);
-    else
-        fputs("null", out);
+    json_bytes_out(out, r->mem_pred_bytes);
     fputs(",\n  \"peak_mem_meas_bytes\": ", out);
-    if (r->mem_meas_bytes >= 0)
-        fprintf(out, "%lld", (long long)r->mem_meas_bytes);
-    else
-        fputs("null", out);
+    json_bytes_out(out, r->mem_meas_bytes);
     fputs(",\n  \"tol_pct\": ", out);
     json_num_out(out, "%g", tol_pct >= 0 ? tol_pct : NAN);
     fputs(",\n  \"within_tol\": ", out);
