@@ -30,6 +30,7 @@
 #include "median.h"
 #include "metrics.h"
 #include "textfile.h"
+#include "units.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -128,12 +129,6 @@ finish_own_timeline(struct compare_timeline *tl, const char *path,
     return 0;
 }
 
-static int64_t
-us_to_ns(double us)
-{
-    return (int64_t)llround(us * 1000.0);
-}
-
 /* ---- timeline .dat --------------------------------------------------- */
 
 /* The next line of *REST holding data, cut at its newline and without its
@@ -193,8 +188,8 @@ read_timeline_dat(const char *path, char *text, struct compare_timeline *tl,
                                "of range", path, line);
             return -1;
         }
-        o.start_ns = us_to_ns(start_us);
-        o.end_ns = us_to_ns(end_us);
+        o.start_ns = units_us_to_ns(start_us);
+        o.end_ns = units_us_to_ns(end_us);
         o.bytes = bytes;
         push_op(tl, &cap, &o);
     }
@@ -273,8 +268,8 @@ read_fsdpsim_trace(const char *path, const json_t *events,
         o.stream = (int)tid;
         o.unit = nm[len] == ' ' && nm[len + 1] == 'u'
                      ? atoi(nm + len + 2) : -1;
-        o.start_ns = us_to_ns(ts);
-        o.end_ns = o.start_ns + us_to_ns(dur);
+        o.start_ns = units_us_to_ns(ts);
+        o.end_ns = o.start_ns + units_us_to_ns(dur);
         o.bytes = 0;
         json_num(json_object_get(args, "bytes"), &o.bytes);
         push_op(tl, &cap, &o);

@@ -32,6 +32,7 @@
  * Streams are numbered 0.. in (pid, tid) order of the GPU ops kept.
  */
 #include "kineto.h"
+#include "units.h"
 #include "xalloc.h"
 
 #include <jansson.h>
@@ -90,8 +91,8 @@ kineto_complete_event(const json_t *ev, struct kineto_span *s)
         || kineto_num(ev, "ts", &ts) != 0
         || kineto_num(ev, "dur", &dur) != 0 || dur < 0)
         return 0;
-    s->ts_ns = kineto_us_to_ns(ts);
-    s->dur_ns = kineto_us_to_ns(dur);
+    s->ts_ns = units_us_to_ns(ts);
+    s->dur_ns = units_us_to_ns(dur);
     return 1;
 }
 
@@ -160,12 +161,6 @@ cmp_stream(const void *a, const void *b)
     if (x[0] != y[0])
         return (x[0] > y[0]) - (x[0] < y[0]);
     return (x[1] > y[1]) - (x[1] < y[1]);
-}
-
-int64_t
-kineto_us_to_ns(double us)
-{
-    return (int64_t)llround(us * 1000.0);
 }
 
 int

@@ -21,12 +21,9 @@ struct json_t;
 const char *kineto_str(const struct json_t *obj, const char *key);
 int kineto_num(const struct json_t *obj, const char *key, double *out);
 int64_t kineto_int(const struct json_t *obj, const char *key, int64_t dflt);
-/* A trace's microseconds as nanoseconds, rounded. */
-int64_t kineto_us_to_ns(double us);
-
 /* A complete event ("ph": "X"), the kind both readers of a trace take
  * ops, launches and kernels from: its category, name and args (borrowed
- * from the event), and its span in ns. */
+ * from the event), and its span in ns (units_us_to_ns). */
 struct kineto_span {
     const char *cat, *name;
     const struct json_t *args;
