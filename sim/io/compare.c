@@ -453,8 +453,8 @@ dur_s(const struct compare_op *o)
     return (o->end_ns - o->start_ns) * 1e-9;
 }
 
-static double
-err_pct(double pred, double meas)
+double
+compare_err_pct(double pred, double meas)
 {
     return meas > 0 ? 100.0 * (pred - meas) / meas : NAN;
 }
@@ -555,7 +555,7 @@ add_pair(const struct compare_op *p, const struct compare_op *m,
     double md = dur_s(m);
     if (md <= 0)
         return;
-    double e = err_pct(dur_s(p), md);
+    double e = compare_err_pct(dur_s(p), md);
     errs[p->kind][n_errs[p->kind]++] = e;
     if (is_compute(p->kind) || p->kind == OP_CAST)
         errs[COMPARE_ROW_COMPUTE][n_errs[COMPARE_ROW_COMPUTE]++] = e;
@@ -644,7 +644,7 @@ compare_run(const struct compare_timeline *pred,
     free(mi);
     for (int k = 0; k < COMPARE_N_ROWS; k++) {
         struct compare_row *r = &res->rows[k];
-        r->err_pct = err_pct(r->pred_s, r->meas_s);
+        r->err_pct = compare_err_pct(r->pred_s, r->meas_s);
         r->median_op_err_pct = n_errs[k] > 0
             ? median_in_place(errs[k], (size_t)n_errs[k]) : NAN;
         free(errs[k]);
@@ -659,7 +659,8 @@ compare_run(const struct compare_timeline *pred,
                         - compare_step_start_ns(pred)) * 1e-9;
     res->step_meas_s = (compare_step_end_ns(meas)
                         - compare_step_start_ns(meas)) * 1e-9;
-    res->step_err_pct = err_pct(res->step_pred_s, res->step_meas_s);
+    res->step_err_pct = compare_err_pct(res->step_pred_s,
+                                        res->step_meas_s);
     overlap(pred, &res->comm_pred_s, &res->exposed_pred_s);
     overlap(meas, &res->comm_meas_s, &res->exposed_meas_s);
     res->mem_pred_bytes = pred->peak_mem_bytes;
