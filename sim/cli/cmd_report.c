@@ -61,18 +61,15 @@ cmd_report_help(FILE *out)
 static int
 check_dat(const char *path, enum report_dat_kind kind, double *last_us)
 {
-    enum textfile_error error;
-    char *text = textfile_read(path, REPORT_MAX_DAT_BYTES, 0, &error);
-    char *msg = NULL;
+    char *msg = NULL, *why = NULL;
     const char *flag = report_dat_flag(kind);
+    char *hint = xasprintf("is it %s from fsdpsim simulate?",
+                           report_dat_what(kind));
+    char *text = textfile_load(path, REPORT_MAX_DAT_BYTES, hint, &why);
+    free(hint);
     if (text == NULL) {
-        char *hint = xasprintf("is it %s from fsdpsim simulate?",
-                               report_dat_what(kind));
-        char *why = textfile_error_message(path, error,
-                                           REPORT_MAX_DAT_BYTES, hint);
         msg = xasprintf("%s %s", flag, why);
         free(why);
-        free(hint);
     } else {
         report_dat_check(text, kind, path, last_us, &msg);
     }

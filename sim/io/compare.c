@@ -283,13 +283,8 @@ read_fsdpsim_trace(const char *path, const json_t *events,
 static char *
 read_text(const char *path, char **cause)
 {
-    enum textfile_error error;
-    char *text = textfile_read(path, COMPARE_MAX_FILE_BYTES, TEXTFILE_REGULAR,
-                               &error);
-    if (text)
-        return text;
-    *cause = textfile_error_message(path, error, COMPARE_MAX_FILE_BYTES, "is it a timeline or trace?");
-    return NULL;
+    return textfile_load(path, COMPARE_MAX_FILE_BYTES,
+                         "is it a timeline or trace?", cause);
 }
 
 static int

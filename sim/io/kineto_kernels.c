@@ -468,15 +468,11 @@ backward_op(const char *op)
 static char *
 read_text(const char *path, size_t *len, char **cause)
 {
-    enum textfile_error error;
-    char *text = textfile_read(path, PROFILE_MAX_FILE_BYTES, TEXTFILE_REGULAR,
-                               &error);
-    if (text) {
+    char *text = textfile_load(path, PROFILE_MAX_FILE_BYTES,
+                               "is it a profiler trace?", cause);
+    if (text)
         *len = strlen(text);
-        return text;
-    }
-    *cause = textfile_error_message(path, error, PROFILE_MAX_FILE_BYTES, "is it a profiler trace?");
-    return NULL;
+    return text;
 }
 
 int
