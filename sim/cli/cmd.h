@@ -97,6 +97,10 @@ int cmd_setup_done(const struct cmd_entry *e, struct run *r,
 /* "fsdpsim: msg" on stderr, plus the usage hint for usage errors
  * (cmd_common.c). */
 void cmd_error(const char *cmd, const char *msg, int usage_hint);
+/* CAUSE (freed) as CMD's one-line error, for `return cmd_fail(...)`:
+ * returns STATUS (EXIT_USAGE for bad input, EXIT_SYSTEM when a file or
+ * a tool failed). */
+int cmd_fail(const char *cmd, char *cause, int status);
 /* cmd_error of a message formatted as printf does; returns EXIT_USAGE,
  * for a bad input's one line. */
 int cmd_errorf(const char *cmd, int usage_hint, const char *fmt, ...)

@@ -212,16 +212,12 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
     enum float8_recipe float8 = FLOAT8_NONE;
     if (so->float8 != NULL
         && float8_parse(so->float8, "--float8", &float8, &cause) != 0) {
-        cmd_error("models", cause, 0);
-        free(cause);
-        return EXIT_USAGE;
+        return cmd_fail("models", cause, EXIT_USAGE);
     }
     enum loss_kind loss = LOSS_PLAIN;
     if (so->loss != NULL
         && loss_parse(so->loss, "--loss", &loss, &cause) != 0) {
-        cmd_error("models", cause, 0);
-        free(cause);
-        return EXIT_USAGE;
+        return cmd_fail("models", cause, EXIT_USAGE);
     }
     struct topo *t = topo_load_sized(so->topology ? so->topology
                                                   : "dgx-a100-80g",
@@ -260,11 +256,8 @@ show_model(const struct show_opts *so)
     if (shape_from_opts(so, &mb, &seq, &act_bytes) != 0)
         return EXIT_USAGE;
     struct model *m = model_load(so->show, &cause);
-    if (m == NULL) {
-        cmd_error("models", cause, 0);
-        free(cause);
-        return EXIT_USAGE;
-    }
+    if (m == NULL)
+        return cmd_fail("models", cause, EXIT_USAGE);
     int rc = 0;
     if (so->kernels) {
         rc = show_kernels(m, so, mb, seq);
@@ -301,11 +294,8 @@ cmd_models(int argc, char **argv)
         if (strcmp(f->dir, "models") != 0)
             continue;
         struct model *m = model_load(f->name, &cause);
-        if (m == NULL) {
-            cmd_error("models", cause, 0);
-            free(cause);
-            return EXIT_SYSTEM;
-        }
+        if (m == NULL)
+            return cmd_fail("models", cause, EXIT_SYSTEM);
         catalog_print_model(f, m, stdout);
         model_free(m);
     }
@@ -339,11 +329,8 @@ cmd_topologies(int argc, char **argv)
         if (strcmp(f->dir, "topologies") != 0)
             continue;
         struct topo *t = topo_load(f->name, &cause);
-        if (t == NULL) {
-            cmd_error("topologies", cause, 0);
-            free(cause);
-            return EXIT_SYSTEM;
-        }
+        if (t == NULL)
+            return cmd_fail("topologies", cause, EXIT_SYSTEM);
         catalog_print_topology(f, t, stdout);
         topo_free(t);
     }

@@ -619,9 +619,7 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
     }
     return 0;
 bad:
-    cmd_error("plan", cause, 0);
-    free(cause);
-    return EXIT_USAGE;
+    return cmd_fail("plan", cause, EXIT_USAGE);
 }
 
 static void

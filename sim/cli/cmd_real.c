@@ -213,19 +213,13 @@ launch_nodes(const struct run *r, int gpus, double timeout_s,
     int from_mpi = 1;
 #ifdef HAVE_MPI
     from_mpi = real_mpi_launch(l, &cause);
-    if (from_mpi < 0) {
-        cmd_error("real", cause, 0);
-        free(cause);
-        return EXIT_SYSTEM;
-    }
+    if (from_mpi < 0)
+        return cmd_fail("real", cause, EXIT_SYSTEM);
     place.launcher = "mpirun";
 #endif
     if (from_mpi != 0) {
-        if (rendezvous_place_from_env(&place, &cause) != 0) {
-            cmd_error("real", cause, 0);
-            free(cause);
-            return EXIT_USAGE;
-        }
+        if (rendezvous_place_from_env(&place, &cause) != 0)
+            return cmd_fail("real", cause, EXIT_USAGE);
         l->node_rank = place.rank;
         l->nodes = place.world;
     }
@@ -244,11 +238,8 @@ launch_nodes(const struct run *r, int gpus, double timeout_s,
     }
     if (l->nodes > 1 && l->rv == NULL) {
         l->rv = rendezvous_open(&place, timeout_s, &cause);
-        if (l->rv == NULL) {
-            cmd_error("real", cause, 0);
-            free(cause);
-            return EXIT_SYSTEM;
-        }
+        if (l->rv == NULL)
+            return cmd_fail("real", cause, EXIT_SYSTEM);
     }
     l->gpus = r->topo->gpus_per_node;
     return 0;
@@ -306,9 +297,7 @@ write_real_outputs(struct run *r, const struct real_launch *launch,
         if (atomic_file_commit(&af, &cause) == 0)
             return 0;
     }
-    cmd_error("real", cause, 0);
-    free(cause);
-    return EXIT_SYSTEM;
+    return cmd_fail("real", cause, EXIT_SYSTEM);
 }
 
 /* Predicted (PM) and measured (MM) side by side, with the error. */
@@ -541,9 +530,7 @@ parse_bench_args(int argc, char **argv, struct bench_args *b)
     }
     if (msg == NULL && check_bench_args(b, &msg) == 0)
         return CMD_RUN;
-    cmd_error("real", msg, 0);
-    free(msg);
-    return EXIT_USAGE;
+    return cmd_fail("real", msg, EXIT_USAGE);
 }
 
 #ifdef FSDPSIM_REAL_BINARY

@@ -76,9 +76,7 @@ check_dat(const char *path, enum report_dat_kind kind, double *last_us)
     free(text);
     if (msg == NULL)
         return 0;
-    cmd_error("report", msg, 0);
-    free(msg);
-    return EXIT_USAGE;
+    return cmd_fail("report", msg, EXIT_USAGE);
 }
 
 /* Run one embedded script; 0 ok, 2 bad input, 3 system failure. */
@@ -88,11 +86,8 @@ plot(const char *script_name, const char *data, const char *out,
 {
     const char *args[] = {data, GNUPLOT_OUT, term, tb.per_us, tb.unit, NULL};
     char *cause = NULL;
-    if (gnuplot_run(script_name, args, out, &cause) != 0) {
-        cmd_error("report", cause, 0);
-        free(cause);
-        return EXIT_SYSTEM;
-    }
+    if (gnuplot_run(script_name, args, out, &cause) != 0)
+        return cmd_fail("report", cause, EXIT_SYSTEM);
     return 0;
 }
 
@@ -126,11 +121,8 @@ html_report(const char *timeline, const char *memory, const char *path,
     }
     if (rc == 0)
         rc = html_commit(&h, &cause);
-    if (rc != 0) {
-        cmd_error("report", cause, 0);
-        free(cause);
-        return EXIT_SYSTEM;
-    }
+    if (rc != 0)
+        return cmd_fail("report", cause, EXIT_SYSTEM);
     printf("%s\n", path);
     return 0;
 }

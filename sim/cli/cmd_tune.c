@@ -118,9 +118,7 @@ parse_tune_args(int argc, char **argv, struct tune_cli *c,
     char *cause = NULL;
     if (c->headroom && search_parse_percent("--headroom", c->headroom,
                                             &o->headroom, &cause) != 0) {
-        cmd_error("tune", cause, 0);
-        free(cause);
-        return EXIT_USAGE;
+        return cmd_fail("tune", cause, EXIT_USAGE);
     }
     int64_t v;
     if ((c->top && count_opt("--top", c->top, 1, 1000, top) != 0)
