@@ -59,12 +59,6 @@ struct bench {
     struct real_bench_result *res;
 };
 
-static double
-now_s(void)
-{
-    return (double)real_now_ns() * 1e-9;
-}
-
 /* The bench's failure recorder (real_common.h): the first failure, with
  * the stage it happened in ("GEMM sweep: ..."). */
 static int real_fail(struct bench *b, const char *fmt, ...)
@@ -82,6 +76,30 @@ real_fail(struct bench *b, const char *fmt, ...)
         free(what);
     }
     return -1;
+}
+
+/* A failed CUDA call E as the bench's failure: "NAME: STRING". */
+static int
+cuda_fail(struct bench *b, cudaError_t e)
+{
+    return real_fail(b, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+/* Stop GPU 0's timer, which ev0 on stream 0 started: after the timed work
+ * (whose status is E), record ev1 on stream 0, wait for it and read the
+ * milliseconds between the two into *ms.  0, or cuda_fail's -1 for the
+ * first call that failed.  The GEMM, HBM and copy sweeps all time this
+ * way. */
+static int
+stop_timer_gpu0(struct bench *b, cudaError_t e, float *ms)
+{
+    if (e == cudaSuccess)
+        e = cudaEventRecord(b->ev1[0], b->st[0]);
+    if (e == cudaSuccess)
+        e = cudaEventSynchronize(b->ev1[0]);
+    if (e == cudaSuccess)
+        e = cudaEventElapsedTime(ms, b->ev0[0], b->ev1[0]);
+    return e == cudaSuccess ? 0 : cuda_fail(b, e);
 }
 
 /* ---- Data and checks ------------------------------------------------ */
@@ -198,7 +216,7 @@ sync_all(struct bench *b, const char *what)
         CUDA_TRY(b, cudaSetDevice(g));
         CUDA_TRY(b, cudaEventRecord(b->ev1[g], b->st[g]));
     }
-    double t0 = now_s();
+    double t0 = host_clock_s();
     for (int g = 0; g < b->n; g++) {
         CUDA_TRY(b, cudaSetDevice(g));
         for (;;) {
@@ -216,7 +234,7 @@ sync_all(struct bench *b, const char *what)
                                  "%s: %s", g,
                                   ncclGetErrorString(ae),
                                   ncclGetLastError(b->comm[g]));
-            if (now_s() - t0 > BENCH_TIMEOUT_S)
+            if (host_clock_s() - t0 > BENCH_TIMEOUT_S)
                 return real_fail(b, "rank %d: no completion after %.0f s "
                                  "(hung collective?)", g,
                                   BENCH_TIMEOUT_S);
@@ -566,16 +584,8 @@ gemm_sweep(struct bench *b)
                                     cublasGetStatusString(s));
             }
             float ms = 0;
-            if (rc == 0) {
-                cudaEventRecord(b->ev1[0], b->st[0]);
-                cudaError_t e = cudaEventSynchronize(b->ev1[0]);
-                if (e == cudaSuccess)
-                    e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
-                if (e != cudaSuccess)
-                    rc = real_fail(b, "%s: %s",
-                                    cudaGetErrorName(e),
-                                    cudaGetErrorString(e));
-            }
+            if (rc == 0)
+                rc = stop_timer_gpu0(b, cudaSuccess, &ms);
             tf[j] = ms > 0 ? 2.0 * M * N * K * iters / (ms * 1e-3) / 1e12 : 0;
             /* kernel.c's shapes: forward (tokens, out, in), dgrad
              * (tokens, in, out), wgrad (out, in, tokens). */
@@ -631,8 +641,7 @@ hbm_sweep(struct bench *b)
     if (e != cudaSuccess) {
         cudaFree(src);
         cudaFree(dst);
-        return real_fail(b, "%s: %s", cudaGetErrorName(e),
-                          cudaGetErrorString(e));
+        return cuda_fail(b, e);
     }
     printf("\nDevice-memory copy kernel, GPU 0 (read + write GB/s, us)\n");
     printf("%12s %9s %9s\n", "bytes", "GB/s", "us");
@@ -649,18 +658,9 @@ hbm_sweep(struct bench *b)
             k_stream_copy<<<g, 256, 0, b->st[0]>>>((const float4 *)src,
                                                   (float4 *)dst, n);
         }
-        e = cudaGetLastError();
-        if (e == cudaSuccess)
-            e = cudaEventRecord(b->ev1[0], b->st[0]);
-        if (e == cudaSuccess)
-            e = cudaEventSynchronize(b->ev1[0]);
-        if (e == cudaSuccess)
-            e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
-        if (e != cudaSuccess) {
-            rc = real_fail(b, "%s: %s", cudaGetErrorName(e),
-                            cudaGetErrorString(e));
+        rc = stop_timer_gpu0(b, cudaGetLastError(), &ms);
+        if (rc != 0)
             break;
-        }
         double s = ms * 1e-3 / iters;
         printf("%12zu %9.1f %9.2f\n", sz, s > 0 ? 2.0 * sz / s / 1e9 : 0,
                s * 1e6);
@@ -710,15 +710,7 @@ copy_sweep(struct bench *b)
                 e = cudaEventRecord(b->ev0[0], b->st[0]);
             for (int i = 0; i < iters && e == cudaSuccess; i++)
                 e = cudaMemcpyAsync(dst, src, sz, kind, b->st[0]);
-            if (e == cudaSuccess)
-                e = cudaEventRecord(b->ev1[0], b->st[0]);
-            if (e == cudaSuccess)
-                e = cudaEventSynchronize(b->ev1[0]);
-            if (e == cudaSuccess)
-                e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
-            if (e != cudaSuccess)
-                rc = real_fail(b, "%s: %s", cudaGetErrorName(e),
-                                cudaGetErrorString(e));
+            rc = stop_timer_gpu0(b, e, &ms);
             bw[dir] = ms > 0 ? (double)sz * iters / (ms * 1e-3) / 1e9 : 0;
         }
         if (rc == 0) {

@@ -5,7 +5,6 @@
 #include "real_common.h"
 
 #include <string.h>
-#include <time.h>
 
 const char *
 real_call_name(const char *call, char *buf, size_t len)
@@ -16,14 +15,6 @@ real_call_name(const char *call, char *buf, size_t len)
     memcpy(buf, call, n);
     buf[n] = '\0';
     return buf;
-}
-
-int64_t
-real_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 extern "C" int

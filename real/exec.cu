@@ -434,8 +434,8 @@ real_run(const struct sched *s, const struct model *m, const struct topo *t,
             }
             if (r->abort.load()) {
                 if (abort_seen < 0)
-                    abort_seen = real_now_ns();
-                int late = real_now_ns() - abort_seen > ABORT_GRACE_NS;
+                    abort_seen = host_clock_ns();
+                int late = host_clock_ns() - abort_seen > ABORT_GRACE_NS;
                 /* One thread aborting several ranks groups the calls. */
                 ncclGroupStart();
                 for (int i = 0; i < r->n; i++)

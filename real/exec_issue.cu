@@ -256,7 +256,7 @@ wait_event(struct gpu *g, cudaEvent_t ev, int waited, int upto)
     struct exec_run *r = g->run;
     const struct sched *s = r->s;
     double timeout = r->o->timeout_s > 0 ? r->o->timeout_s : 300;
-    int64_t last = real_now_ns();
+    int64_t last = host_clock_ns();
     int lo = g->done_lo;
     for (unsigned spin = 0;; spin++) {
         cudaError_t e = cudaEventQuery(ev);
@@ -283,7 +283,7 @@ wait_event(struct gpu *g, cudaEvent_t ev, int waited, int upto)
         }
         if (spin % 256 == 0) {
             int f = first_unfinished(g, upto);
-            int64_t t = real_now_ns();
+            int64_t t = host_clock_ns();
             if (g->done_lo > lo) {
                 lo = g->done_lo;
                 last = t;
@@ -390,13 +390,13 @@ issue(struct gpu *g, int i, int *prev_coll)
     const struct sched *s = g->run->s;
     const struct sched_op *op = &s->ops[i];
     g->cur_op = i;
-    g->h_issue[i] = real_now_ns() - g->host_t0;
+    g->h_issue[i] = host_clock_ns() - g->host_t0;
     g->issued[i] = 1;
     switch (op->kind) {
     case OP_CPU_WAIT:
         if (has_end_event(g, op->wait_op))
             TRY(wait_event(g, g->ev_end[op->wait_op], op->wait_op, i));
-        g->h_start[i] = g->h_end[i] = real_now_ns() - g->host_t0;
+        g->h_start[i] = g->h_end[i] = host_clock_ns() - g->host_t0;
         return 0;
     case OP_ALLOC:
         TRY(do_alloc(g, op));
@@ -413,9 +413,9 @@ issue(struct gpu *g, int i, int *prev_coll)
         for (int d = 0; d < op->n_deps; d++)
             if (has_end_event(g, op->deps[d]))
                 TRY(wait_event(g, g->ev_end[op->deps[d]], op->deps[d], i));
-        g->h_start[i] = real_now_ns() - g->host_t0;
+        g->h_start[i] = host_clock_ns() - g->host_t0;
         host_work(g, op);
-        g->h_end[i] = real_now_ns() - g->host_t0;
+        g->h_end[i] = host_clock_ns() - g->host_t0;
         return 0;
     }
     cudaStream_t st = g->st[op->stream];
@@ -517,7 +517,7 @@ run_pass(struct gpu *g, int iters)
         CUDA_TRY(g, cudaStreamWaitEvent(g->free_st[k], g->t0, 0));
     }
     TRY(wait_event(g, g->t0, -1, 0));
-    g->host_t0 = real_now_ns();
+    g->host_t0 = host_clock_ns();
     int upto = 0;
     for (int i = 0; i < s->n_ops; i++) {
         if (s->ops[i].iter >= iters)

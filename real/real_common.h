@@ -1,6 +1,7 @@
 /*
  * real_common.h: what every CUDA source of real mode shares, exec and
- * bench alike: the one family of library-call checks and the clock.
+ * bench alike: the one family of library-call checks (the clock is the
+ * core's host_clock.h).
  *
  * A check (CUDA_TRY, NCCL_TRY, CUBLAS_TRY, as nccl-tests' CUDACHECK and
  * NCCLCHECK) records the first failure through its owner's real_fail()
@@ -13,6 +14,7 @@
 #define FSDPSIM_REAL_COMMON_H
 
 extern "C" {
+#include "host_clock.h"
 #include "real.h"
 #include "xalloc.h"
 }
@@ -25,9 +27,6 @@ extern "C" {
 /* The call's function name: "cudaMallocAsync" from "cudaMallocAsync(&p,
  * ...)", into buf. */
 const char *real_call_name(const char *call, char *buf, size_t len);
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-int64_t real_now_ns(void);
 
 #define CUDA_TRY(o, call)                                                    \
     do {                                                                     \

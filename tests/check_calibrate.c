@@ -39,7 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* nccl-tests prints algbw and busbw with two decimals (getFloatStr, width
@@ -731,47 +730,19 @@ START_TEST(test_calibrate_error_json)
 }
 END_TEST
 
-/* Run "$FSDPSIM ARGS" through the shell, stdout and stderr to /dev/null
- * unless ERR is given (stderr is then captured there); returns the exit
- * status, or skips the check when $FSDPSIM is not set (outside make
- * check). */
-static int
-run_fsdpsim(const char *args, char *err, size_t errlen)
-{
-    const char *bin = getenv("FSDPSIM");
-    if (bin == NULL)
-        return -1;
-    char *errpath = tu_temp_text("");
-    char cmd[16384];
-    snprintf(cmd, sizeof cmd, "'%s' %s >/dev/null 2>'%s'", bin, args,
-             errpath);
-    int st = system(cmd);
-    if (err != NULL) {
-        FILE *f = fopen(errpath, "r");
-        ck_assert_ptr_nonnull(f);
-        size_t n = fread(err, 1, errlen - 1, f);
-        err[n] = '\0';
-        fclose(f);
-    }
-    unlink(errpath);
-    free(errpath);
-    ck_assert(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
 START_TEST(test_calibrate_error_exit_codes)
 {
     if (getenv("FSDPSIM") == NULL)
         return;
     char err[4096], args[8192], want[8192];
     /* Bad input is exit 2 with one line on stderr. */
-    ck_assert_int_eq(run_fsdpsim("calibrate --nccl-tests /nonexistent.txt "
+    ck_assert_int_eq(tu_run_fsdpsim("calibrate --nccl-tests /nonexistent.txt "
                                  "--out /dev/null", err, sizeof err), 2);
     ck_assert_str_eq(err, "fsdpsim: /nonexistent.txt: No such file or "
                           "directory\n");
     snprintf(args, sizeof args, "calibrate '%s' --out /dev/null",
              tu_data_path("nccl-tests-norows.txt"));
-    ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 2);
+    ck_assert_int_eq(tu_run_fsdpsim(args, err, sizeof err), 2);
     snprintf(want, sizeof want, "fsdpsim: %s: no data rows (expected "
              "nccl-tests output: lines of size, count, type, redop, root, "
              "time, algbw, busbw, ...)\n", tu_data_path("nccl-tests-norows.txt"));
@@ -780,7 +751,7 @@ START_TEST(test_calibrate_error_exit_codes)
     snprintf(args, sizeof args, "calibrate '%s' '%s' --out /dev/null",
              tu_data_path("nccl-tests-allreduce-8x1.txt"),
              tu_data_path("nccl-tests-allgather-8x2.txt"));
-    ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);
+    ck_assert_int_eq(tu_run_fsdpsim(args, NULL, 0), 0);
     /* ...but 8 and 4 GPUs per node do not. */
     char ranks[1024], text[2048];
     rank_lines(ranks, sizeof ranks, 4, 4);
@@ -791,22 +762,22 @@ START_TEST(test_calibrate_error_exit_codes)
     char *four = tu_temp_text(text);
     snprintf(args, sizeof args, "calibrate '%s' '%s' --out /dev/null",
              tu_data_path("nccl-tests-allreduce-8x1.txt"), four);
-    ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 2);
+    ck_assert_int_eq(tu_run_fsdpsim(args, err, sizeof err), 2);
     snprintf(want, sizeof want, "fsdpsim: %s: inconsistent ranks: 4 GPUs per "
              "node, but %s has 8 (calibrate one node type at a time)\n", four,
              tu_data_path("nccl-tests-allreduce-8x1.txt"));
     ck_assert_str_eq(err, want);
     unlink(four);
     free(four);
-    ck_assert_int_eq(run_fsdpsim("calibrate --op bogus x", NULL, 0), 2);
-    ck_assert_int_eq(run_fsdpsim("calibrate", NULL, 0), 2);
+    ck_assert_int_eq(tu_run_fsdpsim("calibrate --op bogus x", NULL, 0), 2);
+    ck_assert_int_eq(tu_run_fsdpsim("calibrate", NULL, 0), 2);
     /* A good file writes the topology, which simulate then reads. */
     char *out = tu_temp_text("");
     snprintf(args, sizeof args, "calibrate --nccl-tests '%s' --out '%s'",
              tu_data_path("nccl-tests-allreduce-8x1.txt"), out);
-    ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);
+    ck_assert_int_eq(tu_run_fsdpsim(args, NULL, 0), 0);
     snprintf(args, sizeof args, "simulate --topology '%s'", out);
-    ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);
+    ck_assert_int_eq(tu_run_fsdpsim(args, NULL, 0), 0);
     unlink(out);
     free(out);
 }
@@ -819,7 +790,7 @@ START_TEST(test_calibrate_validate_exit_codes)
     char err[4096], args[8192];
     /* No data: usage error, unless FSDPSIM_VALIDATION_DATA is set. */
     unsetenv("FSDPSIM_VALIDATION_DATA");
-    ck_assert_int_eq(run_fsdpsim("validate", err, sizeof err), 2);
+    ck_assert_int_eq(tu_run_fsdpsim("validate", err, sizeof err), 2);
     ck_assert_ptr_nonnull(strstr(err, "fsdpsim: give the published points "
                                       "with --data CSV (or set "
                                       "FSDPSIM_VALIDATION_DATA) (the "
@@ -843,11 +814,11 @@ START_TEST(test_calibrate_validate_exit_codes)
         "P4,H-8,collective_bench,nccl-tests all_reduce_perf size 8 B,H100,"
         "8,1,NVSwitch,,time,20,us,\n");
     snprintf(args, sizeof args, "validate --data '%s'", csv);
-    ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);
+    ck_assert_int_eq(tu_run_fsdpsim(args, NULL, 0), 0);
     /* A tolerance of 0 % fails unless the model is exact. */
     snprintf(args, sizeof args, "validate --data '%s' --tol 0", csv);
-    ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 1);
-    ck_assert_int_eq(run_fsdpsim("validate --data /nonexistent.csv", err,
+    ck_assert_int_eq(tu_run_fsdpsim(args, NULL, 0), 1);
+    ck_assert_int_eq(tu_run_fsdpsim("validate --data /nonexistent.csv", err,
                                  sizeof err), 2);
     ck_assert_str_eq(err, "fsdpsim: /nonexistent.csv: No such file or "
                           "directory\n");
@@ -1355,7 +1326,7 @@ START_TEST(test_calibrate_profile_cli)
     char args[8192], err[4096];
     snprintf(args, sizeof args, "calibrate --profile '%s' -t dgx-a100-80g "
              "-o '%s' --calibration-out '%s'", trace, out, cal);
-    ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 0);
+    ck_assert_int_eq(tu_run_fsdpsim(args, err, sizeof err), 0);
     char *cause = NULL;
     struct topo *t = topo_load(out, &cause);
     ck_assert_msg(t != NULL, "%s", cause);
@@ -1368,15 +1339,15 @@ START_TEST(test_calibrate_profile_cli)
     expect_recovered(t);
     topo_free(t);
     snprintf(args, sizeof args, "simulate --topology '%s'", out);
-    ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);
+    ck_assert_int_eq(tu_run_fsdpsim(args, NULL, 0), 0);
     snprintf(args, sizeof args, "simulate --topology dgx-a100-80g "
              "--calibration '%s'", cal);
-    ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);
+    ck_assert_int_eq(tu_run_fsdpsim(args, NULL, 0), 0);
     /* With --nccl-tests in the same run: both parts in one topology. */
     snprintf(args, sizeof args, "calibrate --profile '%s' --nccl-tests '%s' "
              "-o '%s'", trace, tu_data_path("nccl-tests-allreduce-8x1.txt"),
              out);
-    ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 0);
+    ck_assert_int_eq(tu_run_fsdpsim(args, NULL, 0), 0);
     t = topo_load(out, &cause);
     ck_assert_msg(t != NULL, "%s", cause);
     expect_recovered(t);
@@ -1386,7 +1357,7 @@ START_TEST(test_calibrate_profile_cli)
     /* An output that cannot be written: exit 3, nothing left. */
     snprintf(args, sizeof args, "calibrate --profile '%s' -o "
              "/nonexistent/dir/cal.ini", trace);
-    ck_assert_int_eq(run_fsdpsim(args, NULL, 0), 3);
+    ck_assert_int_eq(tu_run_fsdpsim(args, NULL, 0), 3);
     unlink(trace);
     unlink(out);
     unlink(cal);

@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* Times read back from a file printed to the nanosecond are exact; sums of
@@ -425,28 +424,6 @@ START_TEST(test_compare_error_messages)
 }
 END_TEST
 
-/* Run "$FSDPSIM ARGS" through the shell with stdout to /dev/null and
- * stderr into ERR; returns the exit status. */
-static int
-run_fsdpsim(const char *args, char *err, size_t errlen)
-{
-    const char *bin = getenv("FSDPSIM");
-    char *errpath = tu_temp_text("");
-    char cmd[16384];
-    snprintf(cmd, sizeof cmd, "'%s' %s >/dev/null 2>'%s'", bin, args,
-             errpath);
-    int st = system(cmd);
-    FILE *f = fopen(errpath, "r");
-    ck_assert_ptr_nonnull(f);
-    size_t n = fread(err, 1, errlen - 1, f);
-    err[n] = '\0';
-    fclose(f);
-    unlink(errpath);
-    free(errpath);
-    ck_assert(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
 START_TEST(test_compare_exit_codes)
 {
     if (getenv("FSDPSIM") == NULL)
@@ -456,30 +433,30 @@ START_TEST(test_compare_exit_codes)
     const char *m = tu_data_path("compare-meas.dat");
     /* Step error 0.952 %: --tol 1 passes (0), --tol 0.5 fails (1). */
     snprintf(args, sizeof args, "compare '%s' '%s' --tol 1", p, m);
-    ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 0);
+    ck_assert_int_eq(tu_run_fsdpsim(args, err, sizeof err), 0);
     ck_assert_str_eq(err, "");
     snprintf(args, sizeof args, "compare '%s' '%s' --tol 0.5", p, m);
-    ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 1);
+    ck_assert_int_eq(tu_run_fsdpsim(args, err, sizeof err), 1);
     ck_assert_str_eq(err, "fsdpsim: step time error +1.0% is beyond --tol "
                           "0.5%\n");
     /* Bad input: 2 and one line naming the file. */
     snprintf(args, sizeof args, "compare '%s' /nonexistent.json", p);
-    ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 2);
+    ck_assert_int_eq(tu_run_fsdpsim(args, err, sizeof err), 2);
     ck_assert_str_eq(err, "fsdpsim: /nonexistent.json: No such file or "
                           "directory\n");
     snprintf(args, sizeof args, "compare '%s' '%s' --measured-memory '%s'",
              p, m, m);
-    ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 2);
+    ck_assert_int_eq(tu_run_fsdpsim(args, err, sizeof err), 2);
     snprintf(want, sizeof want, "fsdpsim: %s: not a memory .dat (no '# t_us "
              "allocated_bytes ...' line)\n", m);
     ck_assert_str_eq(err, want);
     /* Usage errors: 2, one line with where the options are listed. */
     snprintf(args, sizeof args, "compare '%s'", p);
-    ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 2);
+    ck_assert_int_eq(tu_run_fsdpsim(args, err, sizeof err), 2);
     ck_assert_str_eq(err, "fsdpsim: give two files: PRED MEASURED (the "
                           "options: 'fsdpsim help compare')\n");
     snprintf(args, sizeof args, "compare '%s' '%s' --tol x", p, m);
-    ck_assert_int_eq(run_fsdpsim(args, err, sizeof err), 2);
+    ck_assert_int_eq(tu_run_fsdpsim(args, err, sizeof err), 2);
     ck_assert_ptr_nonnull(strstr(err, "fsdpsim: --tol: 'x' is not a "
                                       "percentage (e.g. --tol 10)\n"));
 }

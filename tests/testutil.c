@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 const char *const tu_fold_settings[] = {
@@ -131,6 +132,30 @@ char *
 tu_temp_text(const char *text)
 {
     return tu_temp_file(text, strlen(text));
+}
+
+int
+tu_run_fsdpsim(const char *args, char *err, size_t errlen)
+{
+    const char *bin = getenv("FSDPSIM");
+    if (bin == NULL)
+        return -1;
+    char *errpath = tu_temp_text("");
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd, "'%s' %s >/dev/null 2>'%s'", bin, args,
+             errpath);
+    int st = system(cmd);
+    if (err != NULL) {
+        FILE *f = fopen(errpath, "r");
+        ck_assert_ptr_nonnull(f);
+        size_t n = fread(err, 1, errlen - 1, f);
+        err[n] = '\0';
+        fclose(f);
+    }
+    unlink(errpath);
+    free(errpath);
+    ck_assert(WIFEXITED(st));
+    return WEXITSTATUS(st);
 }
 
 char *

@@ -53,6 +53,13 @@ char *tu_temp_file(const char *text, size_t len);
 /* The same for a NUL-terminated text. */
 char *tu_temp_text(const char *text);
 
+/* Run "$FSDPSIM ARGS" through the shell, stdout and stderr to /dev/null
+ * unless ERR is given (stderr is then captured there, at most ERRLEN - 1
+ * bytes); returns the exit status, or -1 when $FSDPSIM is not set
+ * (outside make check), for the tests of a command's exit codes and
+ * messages. */
+int tu_run_fsdpsim(const char *args, char *err, size_t errlen);
+
 /* What WRITE prints for T, as a string (caller frees): topo_print,
  * net_platform_write. */
 char *tu_topo_text(const struct topo *t,

@@ -97,10 +97,23 @@ int cmd_setup_done(const struct cmd_entry *e, struct run *r,
 /* "fsdpsim: msg" on stderr, plus the usage hint for usage errors
  * (cmd_common.c). */
 void cmd_error(const char *cmd, const char *msg, int usage_hint);
+/* CAUSE (freed) as CMD's one-line error, for `return cmd_fail(...)`:
+ * returns STATUS (EXIT_USAGE for bad input, EXIT_SYSTEM when a file or
+ * a tool failed). */
+int cmd_fail(const char *cmd, char *cause, int status);
 /* cmd_error of a message formatted as printf does; returns EXIT_USAGE,
  * for a bad input's one line. */
 int cmd_errorf(const char *cmd, int usage_hint, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* After a run that Ctrl-C stopped before it wrote anything: "fsdpsim:
+ * interrupted; nothing written" on stderr.  Returns EXIT_INTERRUPTED. */
+int cmd_interrupted(void);
+/* After writing PATH with a writer that returned WRITE_RC (0, or -1 with
+ * *CAUSE set): "wrote PATH" on standard output and 0, or *CAUSE as CMD's
+ * one-line error and EXIT_SYSTEM; *CAUSE is freed and set to NULL.  The
+ * one report of a written plot or report, so every command words it
+ * alike. */
+int cmd_wrote(const char *cmd, const char *path, int write_rc, char **cause);
 /* The command named NAME, or NULL: each program's own table (sim/cli/main.c,
  * real/main.c). */
 const struct cmd_entry *cmd_find(const char *name);

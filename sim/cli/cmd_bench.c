@@ -10,6 +10,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd.h"
 #include "engine.h"
+#include "host_clock.h"
+#include "median.h"
 #include "metrics.h"
 #include "net.h"
 #include "setup.h"
@@ -23,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #define BENCH_REPEATS 20
 #define STARTUP_RUNS 20
@@ -53,14 +54,6 @@ cmd_bench_help(FILE *out)
     setup_print_options(out, false);
 }
 
-static double
-now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* The last --grad-accum of AV (1 without one). */
 static int
 accum_of(int ac, char **av)
@@ -75,13 +68,6 @@ accum_of(int ac, char **av)
     return a;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Whole-process wall time and peak RSS of this fsdpsim running ARGV,
  * the median of STARTUP_RUNS runs (output to /dev/null): *ms and *mib, or
  * 0 when it could not be run.  Measured before bench allocates anything:
@@ -93,7 +79,7 @@ startup_of(char *const *argv, double *ms, double *mib)
     long rss = 0;
     *ms = *mib = 0;
     for (int i = 0; i < STARTUP_RUNS; i++) {
-        double t0 = now_s();
+        double t0 = host_clock_s();
         pid_t pid = fork();
         if (pid == 0) {
             int fd = open("/dev/null", O_WRONLY);
@@ -109,12 +95,11 @@ startup_of(char *const *argv, double *ms, double *mib)
         if (pid < 0 || wait4(pid, &status, 0, &ru) != pid
             || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
             return;
-        wall[i] = now_s() - t0;
+        wall[i] = host_clock_s() - t0;
         if (ru.ru_maxrss > rss)
             rss = ru.ru_maxrss;
     }
-    qsort(wall, STARTUP_RUNS, sizeof *wall, cmp_double);
-    *ms = (wall[STARTUP_RUNS / 2 - 1] + wall[STARTUP_RUNS / 2]) / 2 * 1e3;
+    *ms = median_in_place(wall, STARTUP_RUNS) * 1e3;
     *mib = rss / 1024.0;
 }
 
@@ -189,7 +174,7 @@ time_runs(int ac, char **av, struct bench_times *bt)
     for (int rep = 0; rep < BENCH_REPEATS; rep++) {
         struct run r;
         char *cause = NULL;
-        double t0 = now_s();
+        double t0 = host_clock_s();
         enum setup_status parsed = setup_parse_args(&r, "bench", ac, av,
                                                     &cause);
         if (parsed == SETUP_OK && setup_prepare(&r, &cause) != 0)
@@ -197,7 +182,7 @@ time_runs(int ac, char **av, struct bench_times *bt)
         int rc = cmd_setup_done(&cmd_bench_entry, &r, parsed, cause);
         if (rc != CMD_RUN)
             return rc;
-        double t1 = now_s();
+        double t1 = host_clock_s();
         struct sim_result nr;
         struct metrics met;
         if (simulate_schedule(r.sched, r.topo, &r.cfg, &nr, &cause) != 0) {
@@ -207,7 +192,7 @@ time_runs(int ac, char **av, struct bench_times *bt)
         struct engine_result res = nr.res;
         metrics_compute(r.sched, r.topo, &res, &met);
         bt->simgrid = r.cfg.network == NETWORK_SIMGRID;
-        double t2 = now_s();
+        double t2 = host_clock_s();
         if (rep == 0)
             bt->first_s = t2 - t0;
         bt->build_s += t1 - t0;
@@ -231,7 +216,7 @@ time_summaries(int ac, char **av, struct bench_times *bt)
     for (int rep = 0; rep < BENCH_REPEATS; rep++) {
         struct run r;
         char *cause = NULL;
-        double t0 = now_s();
+        double t0 = host_clock_s();
         struct sim_result nr;
         struct metrics met;
         if (setup_parse_args(&r, "bench", ac, av, &cause) != SETUP_OK
@@ -240,7 +225,7 @@ time_summaries(int ac, char **av, struct bench_times *bt)
             setup_free(&r);
             return cmd_setup_error("bench", SETUP_BAD_VALUE, cause);
         }
-        bt->summary_s += now_s() - t0;
+        bt->summary_s += host_clock_s() - t0;
         bt->summary_a = r.sched->micro_batches;
         sim_result_free(&nr);
         setup_free(&r);

@@ -466,9 +466,7 @@ write_outputs(const struct calibrate_args *a, const struct topo *t,
            a->cal_out);
     return 0;
 fail:
-    cmd_error("calibrate", cause, 0);
-    free(cause);
-    return EXIT_SYSTEM;
+    return cmd_fail("calibrate", cause, EXIT_SYSTEM);
 }
 
 static int

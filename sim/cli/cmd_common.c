@@ -49,6 +49,14 @@ cmd_error(const char *cmd, const char *msg, int usage_hint)
 }
 
 int
+cmd_fail(const char *cmd, char *cause, int status)
+{
+    cmd_error(cmd, cause, 0);
+    free(cause);
+    return status;
+}
+
+int
 cmd_errorf(const char *cmd, int usage_hint, const char *fmt, ...)
 {
     va_list ap;
@@ -58,6 +66,28 @@ cmd_errorf(const char *cmd, int usage_hint, const char *fmt, ...)
     cmd_error(cmd, msg, usage_hint);
     free(msg);
     return EXIT_USAGE;
+}
+
+int
+cmd_interrupted(void)
+{
+    fprintf(stderr, "fsdpsim: interrupted; nothing written\n");
+    return EXIT_INTERRUPTED;
+}
+
+int
+cmd_wrote(const char *cmd, const char *path, int write_rc, char **cause)
+{
+    int status = 0;
+    if (write_rc != 0) {
+        cmd_error(cmd, *cause, 0);
+        status = EXIT_SYSTEM;
+    } else {
+        printf("wrote %s\n", path);
+    }
+    free(*cause);
+    *cause = NULL;
+    return status;
 }
 
 int
@@ -120,11 +150,8 @@ cmd_write_outputs(const char *cmd, const struct run_config *c,
         output_trace, output_timeline_dat, output_memory_dat, metrics};
     for (int i = 0; i < 4; i++) {
         char *cause = NULL;
-        if (paths[i] && output_write_file(paths[i], writers[i], v, &cause)) {
-            cmd_error(cmd, cause, 0);
-            free(cause);
-            return EXIT_SYSTEM;
-        }
+        if (paths[i] && output_write_file(paths[i], writers[i], v, &cause))
+            return cmd_fail(cmd, cause, EXIT_SYSTEM);
     }
     return 0;
 }

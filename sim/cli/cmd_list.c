@@ -188,10 +188,8 @@ shape_from_opts(const struct show_opts *so, int64_t *mb, int64_t *seq,
         *act_bytes = dtype_bytes(d);
     }
     return 0;
-bad:;
-    char *msg = xasprintf("%s: %s", flag, why);
-    cmd_error("models", msg, 0);
-    free(msg);
+bad:
+    cmd_errorf("models", 0, "%s: %s", flag, why);
     free(why);
     return -1;
 }
@@ -207,25 +205,19 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
         d = DTYPE_BF16;   /* shape_from_opts has refused it already */
     int want = ATTN_AUTO;
     if (so->attention && (want = attn_kernel_parse(so->attention)) < 0) {
-        char *msg = xasprintf("--attention: '%s' is not an attention kernel "
-                              "(%s)", so->attention, attn_kernel_choices);
-        cmd_error("models", msg, 0);
-        free(msg);
-        return EXIT_USAGE;
+        return cmd_errorf("models", 0, "--attention: '%s' is not an "
+                          "attention kernel (%s)", so->attention,
+                          attn_kernel_choices);
     }
     enum float8_recipe float8 = FLOAT8_NONE;
     if (so->float8 != NULL
         && float8_parse(so->float8, "--float8", &float8, &cause) != 0) {
-        cmd_error("models", cause, 0);
-        free(cause);
-        return EXIT_USAGE;
+        return cmd_fail("models", cause, EXIT_USAGE);
     }
     enum loss_kind loss = LOSS_PLAIN;
     if (so->loss != NULL
         && loss_parse(so->loss, "--loss", &loss, &cause) != 0) {
-        cmd_error("models", cause, 0);
-        free(cause);
-        return EXIT_USAGE;
+        return cmd_fail("models", cause, EXIT_USAGE);
     }
     struct topo *t = topo_load_sized(so->topology ? so->topology
                                                   : "dgx-a100-80g",
@@ -264,11 +256,8 @@ show_model(const struct show_opts *so)
     if (shape_from_opts(so, &mb, &seq, &act_bytes) != 0)
         return EXIT_USAGE;
     struct model *m = model_load(so->show, &cause);
-    if (m == NULL) {
-        cmd_error("models", cause, 0);
-        free(cause);
-        return EXIT_USAGE;
-    }
+    if (m == NULL)
+        return cmd_fail("models", cause, EXIT_USAGE);
     int rc = 0;
     if (so->kernels) {
         rc = show_kernels(m, so, mb, seq);
@@ -305,11 +294,8 @@ cmd_models(int argc, char **argv)
         if (strcmp(f->dir, "models") != 0)
             continue;
         struct model *m = model_load(f->name, &cause);
-        if (m == NULL) {
-            cmd_error("models", cause, 0);
-            free(cause);
-            return EXIT_SYSTEM;
-        }
+        if (m == NULL)
+            return cmd_fail("models", cause, EXIT_SYSTEM);
         catalog_print_model(f, m, stdout);
         model_free(m);
     }
@@ -343,11 +329,8 @@ cmd_topologies(int argc, char **argv)
         if (strcmp(f->dir, "topologies") != 0)
             continue;
         struct topo *t = topo_load(f->name, &cause);
-        if (t == NULL) {
-            cmd_error("topologies", cause, 0);
-            free(cause);
-            return EXIT_SYSTEM;
-        }
+        if (t == NULL)
+            return cmd_fail("topologies", cause, EXIT_SYSTEM);
         catalog_print_topology(f, t, stdout);
         topo_free(t);
     }

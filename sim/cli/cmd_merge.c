@@ -42,15 +42,11 @@ cmd_merge_help(FILE *out)
 static char *
 read_all(const char *path, size_t *len, char **cause)
 {
-    enum textfile_error error;
-    char *text = textfile_read(path, MERGE_MAX_FILE_BYTES, TEXTFILE_REGULAR,
-                               &error);
-    if (text == NULL) {
-        *cause = textfile_error_message(path, error, MERGE_MAX_FILE_BYTES,
-                                        "is it a CSV of fsdpsim sweep "
-                                        "--shard?");
+    char *text = textfile_load(path, MERGE_MAX_FILE_BYTES,
+                               "is it a CSV of fsdpsim sweep --shard?",
+                               cause);
+    if (text == NULL)
         return NULL;
-    }
     *len = strlen(text);
     return text;
 }

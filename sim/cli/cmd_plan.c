@@ -619,9 +619,7 @@ build_opts(const struct plan_cli *c, struct plan_opts *o,
     }
     return 0;
 bad:
-    cmd_error("plan", cause, 0);
-    free(cause);
-    return EXIT_USAGE;
+    return cmd_fail("plan", cause, EXIT_USAGE);
 }
 
 static void
@@ -687,8 +685,7 @@ cmd_plan(int argc, char **argv)
     if (!r.interrupted && o.finalists > 0 && plan_finalists(&o, &r))
         r.interrupted = 1;
     if (r.interrupted) {
-        fprintf(stderr, "fsdpsim: interrupted; nothing written\n");
-        status = EXIT_INTERRUPTED;
+        status = cmd_interrupted();
         goto out;
     }
     int any = 0;
@@ -696,11 +693,8 @@ cmd_plan(int argc, char **argv)
         for (int k = 0; k < r.per_gpu[i].n_rows; k++)
             any |= r.per_gpu[i].rows[k].fits;
     if (!any && r.first_error) {
-        char *msg = xasprintf("no cluster size could be simulated; the "
-                              "first error: %s", r.first_error);
-        cmd_error("plan", msg, 0);
-        free(msg);
-        status = EXIT_USAGE;
+        status = cmd_errorf("plan", 0, "no cluster size could be "
+                            "simulated; the first error: %s", r.first_error);
         goto out;
     }
     const char *model = base_run.cfg.model;
@@ -711,25 +705,15 @@ cmd_plan(int argc, char **argv)
     if (c.plot) {
         char *out = xasprintf("%s-plan.%s", c.plot, c.term);
         char *cause = NULL;
-        if (plan_plot(&o, &r, out, c.term, &cause) != 0) {
-            cmd_error("plan", cause, 0);
-            free(cause);
-            status = EXIT_SYSTEM;
-        } else {
-            printf("wrote %s\n", out);
-        }
+        int write_rc = plan_plot(&o, &r, out, c.term, &cause);
+        status = cmd_wrote("plan", out, write_rc, &cause);
         free(out);
     }
     if (status == 0 && c.report) {
         char *cause = NULL;
-        if (plan_write_report(&o, &r, model, command_line, c.report,
-                              &cause) != 0) {
-            cmd_error("plan", cause, 0);
-            free(cause);
-            status = EXIT_SYSTEM;
-        } else {
-            printf("wrote %s\n", c.report);
-        }
+        int write_rc = plan_write_report(&o, &r, model, command_line,
+                                         c.report, &cause);
+        status = cmd_wrote("plan", c.report, write_rc, &cause);
     }
     if (status == 0) {
         int met = 0;

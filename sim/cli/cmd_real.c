@@ -213,31 +213,23 @@ launch_nodes(const struct run *r, int gpus, double timeout_s,
     int from_mpi = 1;
 #ifdef HAVE_MPI
     from_mpi = real_mpi_launch(l, &cause);
-    if (from_mpi < 0) {
-        cmd_error("real", cause, 0);
-        free(cause);
-        return EXIT_SYSTEM;
-    }
+    if (from_mpi < 0)
+        return cmd_fail("real", cause, EXIT_SYSTEM);
     place.launcher = "mpirun";
 #endif
     if (from_mpi != 0) {
-        if (rendezvous_place_from_env(&place, &cause) != 0) {
-            cmd_error("real", cause, 0);
-            free(cause);
-            return EXIT_USAGE;
-        }
+        if (rendezvous_place_from_env(&place, &cause) != 0)
+            return cmd_fail("real", cause, EXIT_USAGE);
         l->node_rank = place.rank;
         l->nodes = place.world;
     }
     if (l->nodes != r->topo->nodes || gpus < r->topo->gpus_per_node) {
-        char *msg = xasprintf("the schedule is for %d node(s) x %d GPUs, "
-                              "but this is node %d of %d (from %s) with %d "
-                              "GPU(s): pass --nodes and --gpus-per-node to "
-                              "match, and launch one process per node",
-                              r->topo->nodes, r->topo->gpus_per_node,
-                              l->node_rank, l->nodes, place.launcher, gpus);
-        cmd_error("real", msg, 0);
-        free(msg);
+        cmd_errorf("real", 0, "the schedule is for %d node(s) x %d GPUs, "
+                   "but this is node %d of %d (from %s) with %d GPU(s): "
+                   "pass --nodes and --gpus-per-node to match, and launch "
+                   "one process per node", r->topo->nodes,
+                   r->topo->gpus_per_node, l->node_rank, l->nodes,
+                   place.launcher, gpus);
         rendezvous_close(l->rv);
 #ifdef HAVE_MPI
         real_mpi_finish(0);
@@ -246,11 +238,8 @@ launch_nodes(const struct run *r, int gpus, double timeout_s,
     }
     if (l->nodes > 1 && l->rv == NULL) {
         l->rv = rendezvous_open(&place, timeout_s, &cause);
-        if (l->rv == NULL) {
-            cmd_error("real", cause, 0);
-            free(cause);
-            return EXIT_SYSTEM;
-        }
+        if (l->rv == NULL)
+            return cmd_fail("real", cause, EXIT_SYSTEM);
     }
     l->gpus = r->topo->gpus_per_node;
     return 0;
@@ -308,9 +297,7 @@ write_real_outputs(struct run *r, const struct real_launch *launch,
         if (atomic_file_commit(&af, &cause) == 0)
             return 0;
     }
-    cmd_error("real", cause, 0);
-    free(cause);
-    return EXIT_SYSTEM;
+    return cmd_fail("real", cause, EXIT_SYSTEM);
 }
 
 /* Predicted (PM) and measured (MM) side by side, with the error. */
@@ -543,9 +530,7 @@ parse_bench_args(int argc, char **argv, struct bench_args *b)
     }
     if (msg == NULL && check_bench_args(b, &msg) == 0)
         return CMD_RUN;
-    cmd_error("real", msg, 0);
-    free(msg);
-    return EXIT_USAGE;
+    return cmd_fail("real", msg, EXIT_USAGE);
 }
 
 #ifdef FSDPSIM_REAL_BINARY
@@ -658,11 +643,8 @@ cmd_real(int argc, char **argv)
         return real_run_cmd(argc - 1, argv + 1);
     if (strcmp(argv[1], "bench") == 0)
         return real_bench_cmd(argc - 1, argv + 1);
-    char *msg = xasprintf("unknown real command '%s' (run or bench)",
-                          argv[1]);
-    cmd_error("real", msg, 1);
-    free(msg);
-    return EXIT_USAGE;
+    return cmd_errorf("real", 1, "unknown real command '%s' (run or bench)",
+                      argv[1]);
 }
 
 const struct cmd_entry cmd_real_entry = {

@@ -61,27 +61,22 @@ cmd_report_help(FILE *out)
 static int
 check_dat(const char *path, enum report_dat_kind kind, double *last_us)
 {
-    enum textfile_error error;
-    char *text = textfile_read(path, REPORT_MAX_DAT_BYTES, 0, &error);
-    char *msg = NULL;
+    char *msg = NULL, *why = NULL;
     const char *flag = report_dat_flag(kind);
+    char *hint = xasprintf("is it %s from fsdpsim simulate?",
+                           report_dat_what(kind));
+    char *text = textfile_load(path, REPORT_MAX_DAT_BYTES, hint, &why);
+    free(hint);
     if (text == NULL) {
-        char *hint = xasprintf("is it %s from fsdpsim simulate?",
-                               report_dat_what(kind));
-        char *why = textfile_error_message(path, error,
-                                           REPORT_MAX_DAT_BYTES, hint);
         msg = xasprintf("%s %s", flag, why);
         free(why);
-        free(hint);
     } else {
         report_dat_check(text, kind, path, last_us, &msg);
     }
     free(text);
     if (msg == NULL)
         return 0;
-    cmd_error("report", msg, 0);
-    free(msg);
-    return EXIT_USAGE;
+    return cmd_fail("report", msg, EXIT_USAGE);
 }
 
 /* Run one embedded script; 0 ok, 2 bad input, 3 system failure. */
@@ -91,11 +86,8 @@ plot(const char *script_name, const char *data, const char *out,
 {
     const char *args[] = {data, GNUPLOT_OUT, term, tb.per_us, tb.unit, NULL};
     char *cause = NULL;
-    if (gnuplot_run(script_name, args, out, &cause) != 0) {
-        cmd_error("report", cause, 0);
-        free(cause);
-        return EXIT_SYSTEM;
-    }
+    if (gnuplot_run(script_name, args, out, &cause) != 0)
+        return cmd_fail("report", cause, EXIT_SYSTEM);
     return 0;
 }
 
@@ -129,11 +121,8 @@ html_report(const char *timeline, const char *memory, const char *path,
     }
     if (rc == 0)
         rc = html_commit(&h, &cause);
-    if (rc != 0) {
-        cmd_error("report", cause, 0);
-        free(cause);
-        return EXIT_SYSTEM;
-    }
+    if (rc != 0)
+        return cmd_fail("report", cause, EXIT_SYSTEM);
     printf("%s\n", path);
     return 0;
 }
@@ -176,10 +165,8 @@ parse_report_args(int argc, char **argv, struct report_args *a)
     if (optind < argc)
         return cmd_option_error("report", OPTION_UNEXPECTED, argv[optind]);
     if (strcmp(a->term, "png") != 0 && strcmp(a->term, "svg") != 0) {
-        char *msg = xasprintf("--term: '%s' is not png or svg", a->term);
-        cmd_error("report", msg, 0);
-        free(msg);
-        return EXIT_USAGE;
+        return cmd_errorf("report", 0, "--term: '%s' is not png or svg",
+                          a->term);
     }
     if (*a->prefix == '\0' || (a->html && *a->html == '\0')) {
         cmd_error("report", a->html && *a->html == '\0' ? "--html: the file "

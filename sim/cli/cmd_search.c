@@ -91,12 +91,8 @@ search_check_base(const char *cmd, const char *why, int base_argc,
                       : r.cfg.format == FORMAT_JSON ? "--format" : NULL;
     setup_free(&r);
     if (opt) {
-        char *msg = xasprintf("%s does not apply to %s, which %s "
-                              "(simulate one point to get it)", opt, cmd,
-                              why);
-        cmd_error(cmd, msg, 0);
-        free(msg);
-        return EXIT_USAGE;
+        return cmd_errorf(cmd, 0, "%s does not apply to %s, which %s "
+                          "(simulate one point to get it)", opt, cmd, why);
     }
     return 0;
 }

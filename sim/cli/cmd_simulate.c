@@ -75,11 +75,8 @@ write_report(const struct run_view *v, const char *path)
             rc = html_commit(&h, &cause);
         }
     }
-    if (rc != 0) {
-        cmd_error("simulate", cause, 0);
-        free(cause);
-        return EXIT_SYSTEM;
-    }
+    if (rc != 0)
+        return cmd_fail("simulate", cause, EXIT_SYSTEM);
     return 0;
 }
 

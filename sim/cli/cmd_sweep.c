@@ -383,11 +383,8 @@ check_shard_and_metric(const struct sweep *sw, const struct sweep_opts *o,
     *metric = -1;
     if (o->shard) {
         char *cause = NULL;
-        if (sweep_parse_shard(o->shard, shard_k, shard_n, &cause) != 0) {
-            cmd_error("sweep", cause, 0);
-            free(cause);
-            return EXIT_USAGE;
-        }
+        if (sweep_parse_shard(o->shard, shard_k, shard_n, &cause) != 0)
+            return cmd_fail("sweep", cause, EXIT_USAGE);
     }
     if (!o->metric)
         return 0;
@@ -463,9 +460,7 @@ finish_sweep(const struct sweep *sw, const struct sweep_opts *o,
                : fflush(stdout) != 0 || ferror(stdout)) {
         if (cause == NULL)
             cause = xasprintf("cannot write the CSV: %s", strerror(errno));
-        cmd_error("sweep", cause, 0);
-        free(cause);
-        return EXIT_SYSTEM;
+        return cmd_fail("sweep", cause, EXIT_SYSTEM);
     }
     if (interrupted) {
         fprintf(stderr, "fsdpsim: interrupted: %lld of %lld points written"
@@ -486,11 +481,8 @@ finish_sweep(const struct sweep *sw, const struct sweep_opts *o,
         int rc = sweep_write_report(sw, p->y, p->written, o->metric,
                                     o->report, line, &cause);
         free(line);
-        if (rc != 0) {
-            cmd_error("sweep", cause, 0);
-            free(cause);
-            return EXIT_SYSTEM;
-        }
+        if (rc != 0)
+            return cmd_fail("sweep", cause, EXIT_SYSTEM);
     }
     if (o->plot) {
         char *path = xasprintf("%s-%s.%s", o->plot, o->metric, o->term);

@@ -56,9 +56,7 @@ write_platform(const struct topo *t, const char *path)
         if (atomic_file_commit(&af, &cause) == 0)
             return 0;
     }
-    cmd_error("topology", cause, 0);
-    free(cause);
-    return EXIT_SYSTEM;
+    return cmd_fail("topology", cause, EXIT_SYSTEM);
 }
 
 /* Options without a short name. */

@@ -85,9 +85,7 @@ count_opt(const char *opt, const char *s, int64_t lo, int64_t hi,
     char *cause = NULL;
     if (units_parse_count(s, lo, hi, out, &cause) == 0)
         return 0;
-    char *msg = xasprintf("%s: %s", opt, cause);
-    cmd_error("tune", msg, 0);
-    free(msg);
+    cmd_errorf("tune", 0, "%s: %s", opt, cause);
     free(cause);
     return -1;
 }
@@ -120,9 +118,7 @@ parse_tune_args(int argc, char **argv, struct tune_cli *c,
     char *cause = NULL;
     if (c->headroom && search_parse_percent("--headroom", c->headroom,
                                             &o->headroom, &cause) != 0) {
-        cmd_error("tune", cause, 0);
-        free(cause);
-        return EXIT_USAGE;
+        return cmd_fail("tune", cause, EXIT_USAGE);
     }
     int64_t v;
     if ((c->top && count_opt("--top", c->top, 1, 1000, top) != 0)
@@ -161,8 +157,7 @@ cmd_tune(int argc, char **argv)
         goto out;
     }
     if (r.interrupted) {
-        fprintf(stderr, "fsdpsim: interrupted; nothing written\n");
-        status = EXIT_INTERRUPTED;
+        status = cmd_interrupted();
         goto out;
     }
     int n_ok = 0;
@@ -184,22 +179,14 @@ cmd_tune(int argc, char **argv)
     }
     if (status == 0 && c.plot) {
         char *out = xasprintf("%s-tune.%s", c.plot, c.term);
-        if (tune_plot(&r, out, c.term, &cause) != 0) {
-            cmd_error("tune", cause, 0);
-            status = EXIT_SYSTEM;
-        } else {
-            printf("wrote %s\n", out);
-        }
+        int write_rc = tune_plot(&r, out, c.term, &cause);
+        status = cmd_wrote("tune", out, write_rc, &cause);
         free(out);
     }
     if (status == 0 && c.report) {
-        if (tune_write_report(&o, &r, title, head, simulate, code, c.report,
-                              &cause) != 0) {
-            cmd_error("tune", cause, 0);
-            status = EXIT_SYSTEM;
-        } else {
-            printf("wrote %s\n", c.report);
-        }
+        int write_rc = tune_write_report(&o, &r, title, head, simulate,
+                                         code, c.report, &cause);
+        status = cmd_wrote("tune", c.report, write_rc, &cause);
     }
 out:
     free(title);

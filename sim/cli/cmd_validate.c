@@ -230,12 +230,8 @@ validate_run(const struct published_run *v, const struct nccl_config *nc,
 static char *
 read_points(const char *path, char **msg)
 {
-    enum textfile_error error;
-    char *text = textfile_read(path, VALIDATE_MAX_FILE_BYTES, 0, &error);
-    if (text == NULL)
-        *msg = textfile_error_message(path, error, VALIDATE_MAX_FILE_BYTES,
-                                      "is it the published-points CSV?");
-    return text;
+    return textfile_load(path, VALIDATE_MAX_FILE_BYTES,
+                         "is it the published-points CSV?", msg);
 }
 
 /* --runs PATH: every fsdp_e2e run simulated and compared. */

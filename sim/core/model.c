@@ -234,13 +234,8 @@ looks_like_path(const char *s)
 static char *
 read_model_file(const char *path, char **cause)
 {
-    enum textfile_error error;
-    char *text = textfile_read(path, MODEL_MAX_FILE_BYTES, TEXTFILE_REGULAR,
-                               &error);
-    if (text != NULL)
-        return text;
-    *cause = textfile_error_message(path, error, MODEL_MAX_FILE_BYTES, "is it a model .ini or config.json?");
-    return NULL;
+    return textfile_load(path, MODEL_MAX_FILE_BYTES,
+                         "is it a model .ini or config.json?", cause);
 }
 
 /* Parse TEXT as JSON or INI by its first non-space byte. */

@@ -175,15 +175,40 @@ emit_dropout(struct hf *h, const char *attr, double p, int64_t dim)
         emit(h, "%s = Dropout(%lld)\n", attr, (long long)dim);
 }
 
-/* Close an Attention(...) line: with P > 0, the dropout its
+/*
+ * The attention core every family's attention module holds: NH heads of
+ * HD each; KV > 0 writes grouped-query key/value heads, ROPE rotary
+ * positions, WINDOW > 0 a sliding window; with P > 0, the dropout its
  * probabilities get in training (eager nn.functional.dropout on the
- * attention weights, or SDPA's dropout_p, which the kernel applies). */
+ * attention weights, or SDPA's dropout_p, which the kernel applies).
+ */
 static void
-emit_attn_close(struct hf *h, double p)
+emit_attention(struct hf *h, int64_t nh, int64_t hd, int64_t kv, bool rope,
+               int64_t window, double p)
 {
+    emit(h, "core = Attention(heads=%lld, head_dim=%lld", (long long)nh,
+         (long long)hd);
+    if (kv > 0)
+        emit(h, ", kv_heads=%lld", (long long)kv);
+    if (rope)
+        emit(h, ", rope=true");
+    if (window > 0)
+        emit(h, ", window=%lld", (long long)window);
     if (p > 0)
         emit(h, ", dropout=%.6g", p);
     emit(h, ")\n");
+}
+
+/* The output projection ATTR from IN_DIM to the VOCAB logits (no bias in
+ * any family; TIE when it shares the input embedding's weight) and the
+ * loss over them, which every causal-LM class ends with. */
+static void
+emit_lm_head(struct hf *h, const char *attr, int64_t in_dim, int64_t vocab,
+             bool tie)
+{
+    emit(h, "%s = Linear(%lld, %lld, bias=false%s)\n", attr,
+         (long long)in_dim, (long long)vocab, tie ? ", tied=true" : "");
+    emit(h, "loss = CrossEntropy(%lld)\n", (long long)vocab);
 }
 
 static const char *
@@ -364,9 +389,7 @@ emit_llama(struct hf *h, const char *name, bool mistral)
     emit_header(h, name, mistral ? "MistralForCausalLM" : "LlamaForCausalLM",
                 mistral ? "MistralDecoderLayer" : "LlamaDecoderLayer", d, V);
     emit(h, "\n[%sForCausalLM]\nmodel = %sModel\n", P, P);
-    emit(h, "lm_head = Linear(%lld, %lld, bias=false%s)\n", (long long)d,
-         (long long)V, tie ? ", tied=true" : "");
-    emit(h, "loss = CrossEntropy(%lld)\n", (long long)V);
+    emit_lm_head(h, "lm_head", d, V, tie);
     emit(h, "\n[%sModel]\nembed_tokens = Embedding(%lld, %lld)\n", P,
          (long long)V, (long long)d);
     emit(h, "layers = ModuleList(%sDecoderLayer, %lld)\n", P, (long long)L);
@@ -387,11 +410,7 @@ emit_llama(struct hf *h, const char *name, bool mistral)
          (long long)(kv * hd), bias_arg(abias));
     emit(h, "v_proj = Linear(%lld, %lld%s)\n", (long long)d,
          (long long)(kv * hd), bias_arg(abias));
-    emit(h, "core = Attention(heads=%lld, head_dim=%lld, kv_heads=%lld, "
-         "rope=true", (long long)nh, (long long)hd, (long long)kv);
-    if (window > 0)
-        emit(h, ", window=%lld", (long long)window);
-    emit_attn_close(h, adrop);
+    emit_attention(h, nh, hd, kv, true, window, adrop);
     emit(h, "o_proj = Linear(%lld, %lld%s)\n", (long long)(nh * hd),
          (long long)d, bias_arg(abias));
     /* Registered gate_proj, up_proj, down_proj, act_fn; forward computes
@@ -432,9 +451,7 @@ emit_gpt2(struct hf *h, const char *name)
 
     emit_header(h, name, "GPT2LMHeadModel", "GPT2Block", d, V);
     emit(h, "\n[GPT2LMHeadModel]\ntransformer = GPT2Model\n");
-    emit(h, "lm_head = Linear(%lld, %lld, bias=false%s)\n", (long long)d,
-         (long long)V, tie ? ", tied=true" : "");
-    emit(h, "loss = CrossEntropy(%lld)\n", (long long)V);
+    emit_lm_head(h, "lm_head", d, V, tie);
     emit(h, "\n[GPT2Model]\nwte = Embedding(%lld, %lld)\n", (long long)V,
          (long long)d);
     emit(h, "wpe = Embedding(%lld, %lld)\n", (long long)pos, (long long)d);
@@ -446,9 +463,7 @@ emit_gpt2(struct hf *h, const char *name)
          (long long)d);
     emit(h, "\n[GPT2Attention]\nc_attn = Conv1D(%lld, %lld)\n",
          (long long)d, (long long)(3 * d));
-    emit(h, "core = Attention(heads=%lld, head_dim=%lld", (long long)nh,
-         (long long)(d / nh));
-    emit_attn_close(h, adrop);
+    emit_attention(h, nh, d / nh, 0, false, 0, adrop);
     emit(h, "c_proj = Conv1D(%lld, %lld)\n", (long long)d, (long long)d);
     emit_dropout(h, "resid_dropout", resid, d);
     /* Registered c_fc, c_proj, act, dropout; act runs between the two. */
@@ -484,9 +499,7 @@ emit_gpt_neox(struct hf *h, const char *name)
 
     emit_header(h, name, "GPTNeoXForCausalLM", "GPTNeoXLayer", d, V);
     emit(h, "\n[GPTNeoXForCausalLM]\ngpt_neox = GPTNeoXModel\n");
-    emit(h, "embed_out = Linear(%lld, %lld, bias=false%s)\n", (long long)d,
-         (long long)V, tie ? ", tied=true" : "");
-    emit(h, "loss = CrossEntropy(%lld)\n", (long long)V);
+    emit_lm_head(h, "embed_out", d, V, tie);
     emit(h, "\n[GPTNeoXModel]\nembed_in = Embedding(%lld, %lld)\n",
          (long long)V, (long long)d);
     emit_dropout(h, "emb_dropout", hdrop, d);
@@ -503,9 +516,7 @@ emit_gpt_neox(struct hf *h, const char *name)
     emit_dropout(h, "post_mlp_dropout", hdrop, d);
     emit(h, "\n[GPTNeoXAttention]\nquery_key_value = Linear(%lld, %lld%s)\n",
          (long long)d, (long long)(3 * d), bias_arg(abias));
-    emit(h, "core = Attention(heads=%lld, head_dim=%lld, rope=true",
-         (long long)nh, (long long)(d / nh));
-    emit_attn_close(h, adrop);
+    emit_attention(h, nh, d / nh, 0, true, 0, adrop);
     emit(h, "dense = Linear(%lld, %lld%s)\n", (long long)d, (long long)d,
          bias_arg(abias));
     /* Registered dense_h_to_4h, dense_4h_to_h, act. */
@@ -558,9 +569,7 @@ emit_mpt(struct hf *h, const char *name)
 
     emit_header(h, name, "MptForCausalLM", "MptBlock", d, V);
     emit(h, "\n[MptForCausalLM]\ntransformer = MptModel\n");
-    emit(h, "lm_head = Linear(%lld, %lld, bias=false%s)\n", (long long)d,
-         (long long)V, tie ? ", tied=true" : "");
-    emit(h, "loss = CrossEntropy(%lld)\n", (long long)V);
+    emit_lm_head(h, "lm_head", d, V, tie);
     emit(h, "\n[MptModel]\nwte = Embedding(%lld, %lld)\n", (long long)V,
          (long long)d);
     if (wpe)
@@ -576,9 +585,7 @@ emit_mpt(struct hf *h, const char *name)
     emit(h, "\n[MptAttention]\nWqkv = Linear(%lld, %lld%s)\n", (long long)d,
          (long long)(3 * d), bias_arg(bias));
     /* MptAttention drops its probabilities with the same attn_pdrop. */
-    emit(h, "core = Attention(heads=%lld, head_dim=%lld", (long long)nh,
-         (long long)(d / nh));
-    emit_attn_close(h, apdrop);
+    emit_attention(h, nh, d / nh, 0, false, 0, apdrop);
     emit(h, "out_proj = Linear(%lld, %lld%s)\n", (long long)d, (long long)d,
          bias_arg(bias));
     emit(h, "\n[MptMLP]\nup_proj = Linear(%lld, %lld%s)\nact = GELU(%lld)\n"
@@ -621,9 +628,7 @@ emit_opt(struct hf *h, const char *name)
 
     emit_header(h, name, "OPTForCausalLM", "OPTDecoderLayer", d, V);
     emit(h, "\n[OPTForCausalLM]\nmodel = OPTModel\n");
-    emit(h, "lm_head = Linear(%lld, %lld, bias=false%s)\n", (long long)pd,
-         (long long)V, tie ? ", tied=true" : "");
-    emit(h, "loss = CrossEntropy(%lld)\n", (long long)V);
+    emit_lm_head(h, "lm_head", pd, V, tie);
     emit(h, "\n[OPTModel]\ndecoder = OPTDecoder\n");
     /* Registered embed_tokens, embed_positions, project_out, project_in,
      * final_layer_norm, layers; listed in forward order. */
@@ -665,9 +670,7 @@ emit_opt(struct hf *h, const char *name)
          "k_proj = Linear(%lld, %lld%s)\nv_proj = Linear(%lld, %lld%s)\n",
          (long long)d, (long long)d, b, (long long)d, (long long)d, b,
          (long long)d, (long long)d, b);
-    emit(h, "core = Attention(heads=%lld, head_dim=%lld", (long long)nh,
-         (long long)(d / nh));
-    emit_attn_close(h, attn_drop);
+    emit_attention(h, nh, d / nh, 0, false, 0, attn_drop);
     emit(h, "out_proj = Linear(%lld, %lld%s)\n", (long long)d, (long long)d,
          b);
 }

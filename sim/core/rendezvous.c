@@ -15,6 +15,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rendezvous.h"
+#include "host_clock.h"
 #include "xalloc.h"
 
 #include <arpa/inet.h>
@@ -149,21 +150,13 @@ rendezvous_place_from_env(struct rendezvous_place *p, char **cause)
 
 /* ---- Bounded socket I/O ---------------------------------------------- */
 
-static double
-now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Wait until FD is ready for EVENTS or DEADLINE (monotonic s) passes:
  * 1 ready, 0 timed out, -1 error (errno). */
 static int
 wait_fd(int fd, short events, double deadline)
 {
     for (;;) {
-        double left = deadline - now_s();
+        double left = deadline - host_clock_s();
         if (left <= 0)
             return 0;
         struct pollfd pfd = {fd, events, 0};
@@ -312,7 +305,7 @@ connect_server(struct rendezvous *rv, const struct rendezvous_place *p,
 {
     int err = 0;
     const char *why = NULL;
-    while (now_s() < deadline) {
+    while (host_clock_s() < deadline) {
         struct addrinfo hints = {0}, *res = NULL;
         hints.ai_family = AF_UNSPEC;
         hints.ai_socktype = SOCK_STREAM;
@@ -373,7 +366,7 @@ rendezvous_open(const struct rendezvous_place *p, double timeout_s,
     rv->server = -1;
     if (rv->world == 1)
         return rv;
-    double deadline = now_s() + timeout_s;
+    double deadline = host_clock_s() + timeout_s;
     if (rv->rank == 0) {
         rv->peer = xmalloc((size_t)rv->world * sizeof *rv->peer);
         for (int i = 0; i < rv->world; i++)
@@ -426,7 +419,7 @@ rendezvous_allgather(struct rendezvous *rv, const void *mine, size_t len,
     memcpy(out + (size_t)rv->rank * len, mine, len);
     if (rv->world == 1)
         return 0;
-    double deadline = now_s() + rv->timeout_s;
+    double deadline = host_clock_s() + rv->timeout_s;
     uint32_t n = (uint32_t)len;
     if (rv->rank != 0) {
         uint32_t back;

@@ -469,6 +469,23 @@ transient_free(struct builder *b, const int *tmp, int last, int unit)
         free_buf(b, tmp[i], last, unit);
 }
 
+/* A kernel op of KIND on the compute stream for UNIT over leaves
+ * [BEGIN, END) in the parameter dtype, doing FLOPS, MODEL_FLOPS of which
+ * count towards MFU: what forward, backward, recomputation and DDP's
+ * per-leaf backward each issue. */
+static struct sched_op *
+emit_compute(struct builder *b, enum sched_op_kind kind, int unit, int begin,
+             int end, double flops, double model_flops)
+{
+    struct sched_op *op = emit(b, kind, STREAM_C, unit);
+    op->leaf_begin = begin;
+    op->leaf_end = end;
+    op->flops = flops;
+    op->model_flops = model_flops;
+    op->dtype = b->s->param_dtype;
+    return op;
+}
+
 void
 forward_run(struct builder *b, int w)
 {
@@ -491,12 +508,9 @@ forward_run(struct builder *b, int w)
     int tmp[MAX_TRANSIENTS];
     transient_alloc(b, st->fwd_transients, st->fwd_transient_bytes,
                     st->unit, tmp);
-    struct sched_op *op = emit(b, OP_FORWARD, STREAM_C, st->unit);
-    op->leaf_begin = st->leaf_begin;
-    op->leaf_end = st->leaf_end;
-    op->flops = st->fwd_flops;
-    op->model_flops = st->model_flops;
-    op->dtype = b->s->param_dtype;
+    struct sched_op *op = emit_compute(b, OP_FORWARD, st->unit,
+                                       st->leaf_begin, st->leaf_end,
+                                       st->fwd_flops, st->model_flops);
     transient_free(b, tmp, op->id, st->unit);
 }
 
@@ -796,10 +810,9 @@ static void
 recompute_region(struct builder *b, int region, enum sched_op_kind kind)
 {
     int w0 = b->region_w_first[region], w1 = b->region_w_last[region];
-    struct sched_op *op = emit(b, kind, STREAM_C, b->walk[w1].unit);
-    op->leaf_begin = b->walk[w0].leaf_begin;
-    op->leaf_end = b->walk[w1].leaf_end;
-    op->dtype = b->s->param_dtype;
+    struct sched_op *op = emit_compute(b, kind, b->walk[w1].unit,
+                                       b->walk[w0].leaf_begin,
+                                       b->walk[w1].leaf_end, 0, 0);
     for (int w = w0; w <= w1; w++)
         if (b->walk[w].kind == WALK_RUN && b->walk[w].ckpt == region)
             op->flops += recompute_flops(b, w);
@@ -820,13 +833,9 @@ backward_run(struct builder *b, int w)
     int tmp[MAX_TRANSIENTS];
     transient_alloc(b, st->bwd_transients, st->bwd_transient_bytes,
                     st->unit, tmp);
-    struct sched_op *op = emit(b, OP_BACKWARD, STREAM_C, st->unit);
-    op->leaf_begin = st->leaf_begin;
-    op->leaf_end = st->leaf_end;
-    op->flops = st->bwd_flops;
-    op->model_flops = 2 * st->model_flops;
-    op->dtype = b->s->param_dtype;
-    int bwd = op->id;
+    int bwd = emit_compute(b, OP_BACKWARD, st->unit, st->leaf_begin,
+                           st->leaf_end, st->bwd_flops,
+                           2 * st->model_flops)->id;
     transient_free(b, tmp, bwd, st->unit);
     free_buf(b, b->run_act[w], bwd, st->unit);
     b->run_act[w] = -1;
@@ -857,9 +866,7 @@ run_post_backward(struct builder *b, int above, int sync)
              * the flat gradient) runs apart from the unit's last kernels:
              * a node of its own, with no kernels of its own modelled. */
             int l = b->first_param_leaf[u] >= 0 ? b->first_param_leaf[u] : 0;
-            struct sched_op *op = emit(b, OP_BACKWARD, STREAM_C, u);
-            op->leaf_begin = op->leaf_end = l;
-            op->dtype = b->s->param_dtype;
+            emit_compute(b, OP_BACKWARD, u, l, l, 0, 0);
             b->last_bwd_unit = u;
         }
         post_backward(b, u, sync);
@@ -1573,13 +1580,8 @@ ddp_backward_pass(struct builder *b, int sync)
             int tmp[MAX_TRANSIENTS];
             int n_tmp = leaf_transients(b, mod, true, &each);
             transient_alloc(b, n_tmp, each, 0, tmp);
-            struct sched_op *op = emit(b, OP_BACKWARD, STREAM_C, 0);
-            op->leaf_begin = l;
-            op->leaf_end = l + 1;
-            op->flops = lw.bwd_flops;
-            op->model_flops = 2 * lw.model_flops;
-            op->dtype = b->s->param_dtype;
-            last = op->id;
+            last = emit_compute(b, OP_BACKWARD, 0, l, l + 1, lw.bwd_flops,
+                                2 * lw.model_flops)->id;
             transient_free(b, tmp, last, 0);
             if (n > 0)
                 ddp_grad_ready(b, l, sync);

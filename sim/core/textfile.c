@@ -126,6 +126,17 @@ textfile_stem(const char *path)
 }
 
 char *
+textfile_load(const char *path, size_t max_bytes, const char *hint,
+              char **cause)
+{
+    enum textfile_error error;
+    char *text = textfile_read(path, max_bytes, TEXTFILE_REGULAR, &error);
+    if (text == NULL)
+        *cause = textfile_error_message(path, error, max_bytes, hint);
+    return text;
+}
+
+char *
 textfile_error_message(const char *path, enum textfile_error error,
                        size_t max_bytes, const char *hint)
 {

@@ -40,6 +40,11 @@ char *textfile_read(const char *path, size_t max_bytes, unsigned flags,
  * output?"; none when HINT is NULL).  Caller frees. */
 char *textfile_error_message(const char *path, enum textfile_error error,
                              size_t max_bytes, const char *hint);
+/* What every reader of an input file does: textfile_read, and when it
+ * fails, *CAUSE set to textfile_error_message(PATH, ..., MAX_BYTES,
+ * HINT).  The text, or NULL with *CAUSE set. */
+char *textfile_load(const char *path, size_t max_bytes, const char *hint,
+                    char **cause);
 /* "x" from "dir/x.ini", for names that default to the file's. */
 char *textfile_stem(const char *path);
 

@@ -297,3 +297,9 @@ units_parse_nccl_size(const char *s, double *bytes)
     *bytes = v;
     return 0;
 }
+
+int64_t
+units_us_to_ns(double us)
+{
+    return (int64_t)llround(us * 1000.0);
+}

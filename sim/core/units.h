@@ -31,6 +31,11 @@ int units_parse_real(const char *s, double lo, double hi, double *out,
 /* true/false, yes/no, on/off, 1/0 (any case). */
 int units_parse_bool(const char *s, bool *out, char **cause);
 
+/* Microseconds as traces and timelines write them (the Trace Event
+ * Format's ts and dur, fsdpsim's timeline columns) as integer
+ * nanoseconds, rounded: how compare and the Kineto import read times. */
+int64_t units_us_to_ns(double us);
+
 /* Whether S (after blanks and a sign) is a C hexadecimal float such as
  * 0x10 or 0x1p3, which strtod reads but no fsdpsim number is written as:
  * every parser refuses it rather than take 0x10 for 16. */

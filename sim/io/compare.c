@@ -27,8 +27,10 @@
  */
 #include "compare.h"
 #include "kineto.h"
+#include "median.h"
 #include "metrics.h"
 #include "textfile.h"
+#include "units.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -97,10 +99,18 @@ push_op(struct compare_timeline *tl, size_t *cap, const struct compare_op *o)
     tl->ops[tl->n_ops++] = *o;
 }
 
-/* Keep only the last iteration's ops (our formats); the label names it. */
-static void
-keep_last_step(struct compare_timeline *tl)
+/* The end of reading one of fsdpsim's own files (timeline .dat or
+ * trace), where ops carry their iteration: "PATH: NONE" when it held no
+ * op; else only the last iteration's ops are kept, the label names it,
+ * and the streams get fsdpsim's names.  0, or -1 with *cause set. */
+static int
+finish_own_timeline(struct compare_timeline *tl, const char *path,
+                    const char *none, char **cause)
 {
+    if (tl->n_ops == 0) {
+        *cause = xasprintf("%s: %s", path, none);
+        return -1;
+    }
     int last = -1;
     for (int i = 0; i < tl->n_ops; i++)
         if (tl->ops[i].iter > last)
@@ -112,21 +122,11 @@ keep_last_step(struct compare_timeline *tl)
     tl->n_ops = n;
     tl->step = last;
     tl->step_label = xasprintf("step %d", last);
-}
-
-static void
-our_stream_names(struct compare_timeline *tl)
-{
     tl->n_streams = STREAM_COUNT;
     tl->stream_names = xcalloc(STREAM_COUNT, sizeof(char *));
     for (int i = 0; i < STREAM_COUNT; i++)
         tl->stream_names[i] = xstrdup(sched_stream_name(i));
-}
-
-static int64_t
-us_to_ns(double us)
-{
-    return (int64_t)llround(us * 1000.0);
+    return 0;
 }
 
 /* ---- timeline .dat --------------------------------------------------- */
@@ -188,18 +188,13 @@ read_timeline_dat(const char *path, char *text, struct compare_timeline *tl,
                                "of range", path, line);
             return -1;
         }
-        o.start_ns = us_to_ns(start_us);
-        o.end_ns = us_to_ns(end_us);
+        o.start_ns = units_us_to_ns(start_us);
+        o.end_ns = units_us_to_ns(end_us);
         o.bytes = bytes;
         push_op(tl, &cap, &o);
     }
-    if (tl->n_ops == 0) {
-        *cause = xasprintf("%s: no ops (an empty timeline?)", path);
-        return -1;
-    }
-    keep_last_step(tl);
-    our_stream_names(tl);
-    return 0;
+    return finish_own_timeline(tl, path, "no ops (an empty timeline?)",
+                               cause);
 }
 
 /* ---- fsdpsim Chrome trace -------------------------------------------- */
@@ -273,19 +268,14 @@ read_fsdpsim_trace(const char *path, const json_t *events,
         o.stream = (int)tid;
         o.unit = nm[len] == ' ' && nm[len + 1] == 'u'
                      ? atoi(nm + len + 2) : -1;
-        o.start_ns = us_to_ns(ts);
-        o.end_ns = o.start_ns + us_to_ns(dur);
+        o.start_ns = units_us_to_ns(ts);
+        o.end_ns = o.start_ns + units_us_to_ns(dur);
         o.bytes = 0;
         json_num(json_object_get(args, "bytes"), &o.bytes);
         push_op(tl, &cap, &o);
     }
-    if (tl->n_ops == 0) {
-        *cause = xasprintf("%s: no op events in the trace", path);
-        return -1;
-    }
-    keep_last_step(tl);
-    our_stream_names(tl);
-    return 0;
+    return finish_own_timeline(tl, path, "no op events in the trace",
+                               cause);
 }
 
 /* ---- loading --------------------------------------------------------- */
@@ -293,13 +283,8 @@ read_fsdpsim_trace(const char *path, const json_t *events,
 static char *
 read_text(const char *path, char **cause)
 {
-    enum textfile_error error;
-    char *text = textfile_read(path, COMPARE_MAX_FILE_BYTES, TEXTFILE_REGULAR,
-                               &error);
-    if (text)
-        return text;
-    *cause = textfile_error_message(path, error, COMPARE_MAX_FILE_BYTES, "is it a timeline or trace?");
-    return NULL;
+    return textfile_load(path, COMPARE_MAX_FILE_BYTES,
+                         "is it a timeline or trace?", cause);
 }
 
 static int
@@ -463,26 +448,8 @@ dur_s(const struct compare_op *o)
     return (o->end_ns - o->start_ns) * 1e-9;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of V[0..n) (sorted in place); NaN when n is 0. */
-static double
-median(double *v, int n)
-{
-    if (n == 0)
-        return NAN;
-    if (n > 0)
-        qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static double
-err_pct(double pred, double meas)
+double
+compare_err_pct(double pred, double meas)
 {
     return meas > 0 ? 100.0 * (pred - meas) / meas : NAN;
 }
@@ -583,7 +550,7 @@ add_pair(const struct compare_op *p, const struct compare_op *m,
     double md = dur_s(m);
     if (md <= 0)
         return;
-    double e = err_pct(dur_s(p), md);
+    double e = compare_err_pct(dur_s(p), md);
     errs[p->kind][n_errs[p->kind]++] = e;
     if (is_compute(p->kind) || p->kind == OP_CAST)
         errs[COMPARE_ROW_COMPUTE][n_errs[COMPARE_ROW_COMPUTE]++] = e;
@@ -672,8 +639,9 @@ compare_run(const struct compare_timeline *pred,
     free(mi);
     for (int k = 0; k < COMPARE_N_ROWS; k++) {
         struct compare_row *r = &res->rows[k];
-        r->err_pct = err_pct(r->pred_s, r->meas_s);
-        r->median_op_err_pct = median(errs[k], n_errs[k]);
+        r->err_pct = compare_err_pct(r->pred_s, r->meas_s);
+        r->median_op_err_pct = n_errs[k] > 0
+            ? median_in_place(errs[k], (size_t)n_errs[k]) : NAN;
         free(errs[k]);
     }
 
@@ -686,7 +654,8 @@ compare_run(const struct compare_timeline *pred,
                         - compare_step_start_ns(pred)) * 1e-9;
     res->step_meas_s = (compare_step_end_ns(meas)
                         - compare_step_start_ns(meas)) * 1e-9;
-    res->step_err_pct = err_pct(res->step_pred_s, res->step_meas_s);
+    res->step_err_pct = compare_err_pct(res->step_pred_s,
+                                        res->step_meas_s);
     overlap(pred, &res->comm_pred_s, &res->exposed_pred_s);
     overlap(meas, &res->comm_meas_s, &res->exposed_meas_s);
     res->mem_pred_bytes = pred->peak_mem_bytes;

@@ -119,6 +119,9 @@ void compare_print_json(FILE *out, const struct compare_timeline *pred,
                         const struct compare_timeline *meas,
                         const char *pred_path, const char *meas_path,
                         const struct compare_result *r, double tol_pct);
+/* (PRED - MEAS) / MEAS in %, NaN when nothing was measured (MEAS <= 0):
+ * every error compare reports and prints. */
+double compare_err_pct(double pred, double meas);
 /* 1 when |step-time error| <= TOL_PCT (a NaN error is never within). */
 int compare_within_tol(const struct compare_result *r, double tol_pct);
 

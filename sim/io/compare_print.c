@@ -13,13 +13,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-/* (pred - meas) / meas in %, NaN when nothing was measured. */
-static double
-err_pct(double pred, double meas)
-{
-    return meas > 0 ? 100.0 * (pred - meas) / meas : NAN;
-}
-
 /* ---- printing -------------------------------------------------------- */
 
 /* Rows in print order; COMPARE_KERNEL is shown within "compute". */
@@ -110,16 +103,18 @@ compare_print_text(FILE *out, const struct compare_timeline *pred,
             snprintf(what, sizeof what, "%s phase", phase_names[p]);
             print_line(out, what, fmt_ms(a, sizeof a, r->phase_pred_s[p]),
                        fmt_ms(b, sizeof b, r->phase_meas_s[p]),
-                       fmt_pct(c, sizeof c, err_pct(r->phase_pred_s[p],
-                                                    r->phase_meas_s[p])));
+                       fmt_pct(c, sizeof c,
+                               compare_err_pct(r->phase_pred_s[p],
+                                               r->phase_meas_s[p])));
         }
     print_line(out, "communication", fmt_ms(a, sizeof a, r->comm_pred_s),
                fmt_ms(b, sizeof b, r->comm_meas_s),
-               fmt_pct(c, sizeof c, err_pct(r->comm_pred_s, r->comm_meas_s)));
+               fmt_pct(c, sizeof c,
+                       compare_err_pct(r->comm_pred_s, r->comm_meas_s)));
     print_line(out, "exposed comm", fmt_ms(a, sizeof a, r->exposed_pred_s),
                fmt_ms(b, sizeof b, r->exposed_meas_s),
-               fmt_pct(c, sizeof c, err_pct(r->exposed_pred_s,
-                                            r->exposed_meas_s)));
+               fmt_pct(c, sizeof c, compare_err_pct(r->exposed_pred_s,
+                                                    r->exposed_meas_s)));
     if (r->mem_pred_bytes >= 0 || r->mem_meas_bytes >= 0) {
         if (r->mem_pred_bytes >= 0)
             snprintf(a, sizeof a, "%.2f MiB", r->mem_pred_bytes / 1048576.0);
@@ -132,8 +127,8 @@ compare_print_text(FILE *out, const struct compare_timeline *pred,
         print_line(out, "peak memory", a, b,
                    fmt_pct(d, sizeof d,
                            r->mem_pred_bytes >= 0 && r->mem_meas_bytes >= 0
-                               ? err_pct((double)r->mem_pred_bytes,
-                                         (double)r->mem_meas_bytes)
+                               ? compare_err_pct((double)r->mem_pred_bytes,
+                                                 (double)r->mem_meas_bytes)
                                : NAN));
     }
 }
@@ -153,6 +148,16 @@ json_num_out(FILE *out, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(out, fmt, ap);
     va_end(ap);
+}
+
+/* A byte count, or null for -1 (unknown). */
+static void
+json_bytes_out(FILE *out, int64_t bytes)
+{
+    if (bytes >= 0)
+        fprintf(out, "%lld", (long long)bytes);
+    else
+        fputs("null", out);
 }
 
 static void
@@ -214,15 +219,9 @@ compare_print_json(FILE *out, const struct compare_timeline *pred,
             "\"exposed_comm_meas_s\": %.9f", r->comm_pred_s, r->comm_meas_s,
             r->exposed_pred_s, r->exposed_meas_s);
     fputs(",\n  \"peak_mem_pred_bytes\": ", out);
-    if (r->mem_pred_bytes >= 0)
-        fprintf(out, "%lld", (long long)r->mem_pred_bytes);
-    else
-        fputs("null", out);
+    json_bytes_out(out, r->mem_pred_bytes);
     fputs(",\n  \"peak_mem_meas_bytes\": ", out);
-    if (r->mem_meas_bytes >= 0)
-        fprintf(out, "%lld", (long long)r->mem_meas_bytes);
-    else
-        fputs("null", out);
+    json_bytes_out(out, r->mem_meas_bytes);
     fputs(",\n  \"tol_pct\": ", out);
     json_num_out(out, "%g", tol_pct >= 0 ? tol_pct : NAN);
     fputs(",\n  \"within_tol\": ", out);

@@ -32,6 +32,7 @@
  * Streams are numbered 0.. in (pid, tid) order of the GPU ops kept.
  */
 #include "kineto.h"
+#include "units.h"
 #include "xalloc.h"
 
 #include <jansson.h>
@@ -76,6 +77,30 @@ kineto_int(const json_t *obj, const char *key, int64_t dflt)
 {
     double v;
     return kineto_num(obj, key, &v) == 0 ? (int64_t)v : dflt;
+}
+
+int
+kineto_complete_event(const json_t *ev, struct kineto_span *s)
+{
+    const char *ph = kineto_str(ev, "ph");
+    double ts, dur;
+    s->cat = kineto_str(ev, "cat");
+    s->name = kineto_str(ev, "name");
+    s->args = json_object_get(ev, "args");
+    if (!s->cat || !s->name || !ph || strcmp(ph, "X") != 0
+        || kineto_num(ev, "ts", &ts) != 0
+        || kineto_num(ev, "dur", &dur) != 0 || dur < 0)
+        return 0;
+    s->ts_ns = units_us_to_ns(ts);
+    s->dur_ns = units_us_to_ns(dur);
+    return 1;
+}
+
+int
+kineto_is_cuda_call(const char *cat)
+{
+    return strcmp(cat, "cuda_runtime") == 0
+           || strcmp(cat, "cuda_driver") == 0;
 }
 
 int
@@ -138,12 +163,6 @@ cmp_stream(const void *a, const void *b)
     return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-int64_t
-kineto_us_to_ns(double us)
-{
-    return (int64_t)llround(us * 1000.0);
-}
-
 int
 kineto_import(const char *path, const json_t *root,
               struct compare_timeline *tl, char **cause)
@@ -156,50 +175,43 @@ kineto_import(const char *path, const json_t *root,
     const char *step_name = NULL;
     const json_t *ev;
     json_array_foreach(events, i, ev) {
-        const char *cat = kineto_str(ev, "cat");
         const char *name = kineto_str(ev, "name");
-        const char *ph = kineto_str(ev, "ph");
-        const json_t *args = json_object_get(ev, "args");
-        double ts, dur, v;
+        double v;
         if (name && strcmp(name, "[memory]") == 0) {
+            const json_t *args = json_object_get(ev, "args");
             if (kineto_int(args, "Device Type", 1) != 0
                 && kineto_num(args, "Total Allocated", &v) == 0 && v > peak)
                 peak = (int64_t)v;
             continue;
         }
-        if (!cat || !name || !ph || strcmp(ph, "X") != 0
-            || kineto_num(ev, "ts", &ts) != 0
-            || kineto_num(ev, "dur", &dur) != 0
-            || dur < 0)
+        struct kineto_span x;
+        if (!kineto_complete_event(ev, &x))
             continue;
-        if (strcmp(cat, "user_annotation") == 0
-            && strncmp(name, "ProfilerStep#", 13) == 0) {
-            if (step_name == NULL || kineto_us_to_ns(ts) >= step_ts) {
-                step_name = name;
-                step_ts = kineto_us_to_ns(ts);
-                step_end = step_ts + kineto_us_to_ns(dur);
+        if (strcmp(x.cat, "user_annotation") == 0
+            && strncmp(x.name, "ProfilerStep#", 13) == 0) {
+            if (step_name == NULL || x.ts_ns >= step_ts) {
+                step_name = x.name;
+                step_ts = x.ts_ns;
+                step_end = step_ts + x.dur_ns;
             }
             continue;
         }
-        if (strcmp(cat, "cuda_runtime") == 0
-            || strcmp(cat, "cuda_driver") == 0) {
-            if (kineto_num(args, "correlation", &v) == 0) {
+        if (kineto_is_cuda_call(x.cat)) {
+            if (kineto_num(x.args, "correlation", &v) == 0) {
                 launches = xgrow(launches, &cap_launch, n_launch + 1,
                                  sizeof *launches);
-                launches[n_launch++] = (struct launch){(int64_t)v,
-                                                       kineto_us_to_ns(ts)};
+                launches[n_launch++] = (struct launch){(int64_t)v, x.ts_ns};
             }
             continue;
         }
-        int kind = gpu_kind(cat, name);
+        int kind = gpu_kind(x.cat, x.name);
         if (kind < 0)
             continue;
         gpu = xgrow(gpu, &cap_gpu, n_gpu + 1, sizeof *gpu);
-        int64_t t0 = kineto_us_to_ns(ts);
         gpu[n_gpu++] = (struct gpu_ev){kind, kineto_int(ev, "pid", 0),
-                                       kineto_int(ev, "tid", 0), t0,
-                                       t0 + kineto_us_to_ns(dur),
-                                       kineto_int(args, "correlation", -1)};
+                                       kineto_int(ev, "tid", 0), x.ts_ns,
+                                       x.ts_ns + x.dur_ns,
+                                       kineto_int(x.args, "correlation", -1)};
     }
     if (n_launch > 0)
         qsort(launches, n_launch, sizeof *launches, cmp_launch);

@@ -21,8 +21,20 @@ struct json_t;
 const char *kineto_str(const struct json_t *obj, const char *key);
 int kineto_num(const struct json_t *obj, const char *key, double *out);
 int64_t kineto_int(const struct json_t *obj, const char *key, int64_t dflt);
-/* A trace's microseconds as nanoseconds, rounded. */
-int64_t kineto_us_to_ns(double us);
+/* A complete event ("ph": "X"), the kind both readers of a trace take
+ * ops, launches and kernels from: its category, name and args (borrowed
+ * from the event), and its span in ns (units_us_to_ns). */
+struct kineto_span {
+    const char *cat, *name;
+    const struct json_t *args;
+    int64_t ts_ns, dur_ns;
+};
+/* 1 with *S filled when EV is a complete event with a category, a name,
+ * a ts and a dur not below 0 (kineto_num's numbers); else 0. */
+int kineto_complete_event(const struct json_t *ev, struct kineto_span *s);
+/* 1 when CAT is a CPU-side CUDA call, the launch a GPU op's
+ * args.correlation points back to ("cuda_runtime", "cuda_driver"). */
+int kineto_is_cuda_call(const char *cat);
 
 /* 1 when ROOT looks like a profiler trace: "schemaVersion" or
  * "deviceProperties" at the top, or an event with "cat": "kernel". */

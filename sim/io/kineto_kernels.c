@@ -68,10 +68,11 @@
  */
 #include "kineto_kernels.h"
 #include "kineto.h"
+#include "median.h"
+#include "str_ci.h"
 #include "textfile.h"
 #include "xalloc.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -116,24 +117,6 @@ static bool
 has(const char *s, const char *sub)
 {
     return s != NULL && strstr(s, sub) != NULL;
-}
-
-/* Case-insensitive substring. */
-static bool
-has_ci(const char *s, const char *sub)
-{
-    if (s == NULL)
-        return false;
-    size_t n = strlen(sub);
-    for (; *s; s++) {
-        size_t i = 0;
-        while (i < n && s[i] && tolower((unsigned char)s[i])
-                                    == tolower((unsigned char)sub[i]))
-            i++;
-        if (i == n)
-            return true;
-    }
-    return false;
 }
 
 static int
@@ -183,22 +166,6 @@ cmp_tagged(const void *pa, const void *pb)
     if (!c) c = cmp_i64(a->dur_ns, b->dur_ns);
     if (!c) c = strcmp(a->name, b->name);
     return c;
-}
-
-static int
-cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-static double
-median(double *v, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---- shapes ---------------------------------------------------------- */
@@ -420,9 +387,10 @@ recorded_causal(const struct cpu_op *ops, int op)
 static enum attn_kernel
 attn_kind(const char *kname, const char *op)
 {
-    if (has(kname, "Sm90") || has(kname, "sm90") || has_ci(kname, "flash3"))
+    if (has(kname, "Sm90") || has(kname, "sm90")
+        || str_has_ci(kname, "flash3"))
         return ATTN_FLASH3;
-    if (has_ci(kname, "cudnn") || has(op, "cudnn"))
+    if (str_has_ci(kname, "cudnn") || has(op, "cudnn"))
         return ATTN_CUDNN;
     if (has(kname, "fmha") || has(kname, "efficient") || has(op, "efficient"))
         return ATTN_XFORMERS;
@@ -462,7 +430,7 @@ attn_name(const char *k)
 {
     return has(k, "flash_fwd") || has(k, "flash_bwd") || has(k, "fmha")
            || has(k, "flash::") || has(k, "FlashAttn")
-           || has_ci(k, "attention");
+           || str_has_ci(k, "attention");
 }
 
 static bool
@@ -475,16 +443,17 @@ attn_op(const char *op)
 static bool
 gemm_name(const char *k)
 {
-    return has_ci(k, "gemm") || has_ci(k, "gemv") || has_ci(k, "cutlass")
-           || has_ci(k, "xmma") || has_ci(k, "cublas")
-           || has_ci(k, "splitkreduce");
+    return str_has_ci(k, "gemm") || str_has_ci(k, "gemv")
+           || str_has_ci(k, "cutlass") || str_has_ci(k, "xmma")
+           || str_has_ci(k, "cublas") || str_has_ci(k, "splitkreduce");
 }
 
 static bool
 reduction_name(const char *s)
 {
-    return has_ci(s, "reduce") || has_ci(s, "norm") || has_ci(s, "softmax")
-           || has_ci(s, "sum") || has_ci(s, "mean");
+    return str_has_ci(s, "reduce") || str_has_ci(s, "norm")
+           || str_has_ci(s, "softmax") || str_has_ci(s, "sum")
+           || str_has_ci(s, "mean");
 }
 
 static bool
@@ -499,15 +468,11 @@ backward_op(const char *op)
 static char *
 read_text(const char *path, size_t *len, char **cause)
 {
-    enum textfile_error error;
-    char *text = textfile_read(path, PROFILE_MAX_FILE_BYTES, TEXTFILE_REGULAR,
-                               &error);
-    if (text) {
+    char *text = textfile_load(path, PROFILE_MAX_FILE_BYTES,
+                               "is it a profiler trace?", cause);
+    if (text)
         *len = strlen(text);
-        return text;
-    }
-    *cause = textfile_error_message(path, error, PROFILE_MAX_FILE_BYTES, "is it a profiler trace?");
-    return NULL;
+    return text;
 }
 
 int
@@ -537,16 +502,13 @@ collect(const json_t *events, struct parse *p, int *n_shaped)
     size_t i;
     const json_t *ev;
     json_array_foreach(events, i, ev) {
-        const char *cat = kineto_str(ev, "cat");
-        const char *name = kineto_str(ev, "name");
-        const char *ph = kineto_str(ev, "ph");
-        const json_t *args = json_object_get(ev, "args");
-        double ts, dur, corr;
-        if (!cat || !name || !ph || strcmp(ph, "X") != 0
-            || kineto_num(ev, "ts", &ts) != 0
-            || kineto_num(ev, "dur", &dur) != 0 || dur < 0)
+        struct kineto_span x;
+        if (!kineto_complete_event(ev, &x))
             continue;
-        int64_t t0 = kineto_us_to_ns(ts), d = kineto_us_to_ns(dur);
+        const char *cat = x.cat, *name = x.name;
+        const json_t *args = x.args;
+        int64_t t0 = x.ts_ns, d = x.dur_ns;
+        double corr;
         if (strcmp(cat, "cpu_op") == 0) {
             p->ops = xgrow(p->ops, &p->cap_ops, p->n_ops + 1, sizeof *p->ops);
             p->ops[p->n_ops++] = (struct cpu_op){
@@ -554,8 +516,7 @@ collect(const json_t *events, struct parse *p, int *n_shaped)
                 t0 + d, name, args, -1};
             if (json_is_array(json_object_get(args, "Input Dims")))
                 (*n_shaped)++;
-        } else if ((strcmp(cat, "cuda_runtime") == 0
-                    || strcmp(cat, "cuda_driver") == 0)
+        } else if (kineto_is_cuda_call(cat)
                    && kineto_num(args, "correlation", &corr) == 0) {
             p->l = xgrow(p->l, &p->cap_l, p->n_l + 1, sizeof *p->l);
             p->l[p->n_l++] = (struct launch){
@@ -661,9 +622,9 @@ host_gaps(const struct parse *p, struct prof_trace *out)
         prev = l;
         prev_bwd = bwd[j];
     }
-    out->fwd_gap_s = median(fg, nf);
+    out->fwd_gap_s = nf > 0 ? median_in_place(fg, nf) : 0;
     out->n_fwd_gaps = (int)nf;
-    out->bwd_gap_s = median(bg, nb);
+    out->bwd_gap_s = nb > 0 ? median_in_place(bg, nb) : 0;
     out->n_bwd_gaps = (int)nb;
     free(fg);
     free(bg);
@@ -685,7 +646,7 @@ classify(const struct parse *p, const struct kev *k, int o,
     t->dur_ns = k->dur_ns;
     t->attn_op_bwd = 0;
     if (attn_name(k->name) || attn_op(ops[o].name)) {
-        bool bwd = has(k->name, "bwd") || has_ci(k->name, "backward")
+        bool bwd = has(k->name, "bwd") || str_has_ci(k->name, "backward")
                    || has(k->name, "cutlassB");
         for (int a = o; a >= 0; a = ops[a].parent) {
             if (has(ops[a].name, "backward"))
@@ -699,8 +660,10 @@ classify(const struct parse *p, const struct kev *k, int o,
         return -1;
     }
     bool gemm = gemm_name(k->name)
-                || (is_gemm_op(ops[o].name) && !has_ci(k->name, "elementwise")
-                    && !has_ci(k->name, "copy") && !has_ci(k->name, "fill"));
+                || (is_gemm_op(ops[o].name)
+                    && !str_has_ci(k->name, "elementwise")
+                    && !str_has_ci(k->name, "copy")
+                    && !str_has_ci(k->name, "fill"));
     if (gemm) {
         for (int a = o; a >= 0; a = ops[a].parent)
             if (is_gemm_op(ops[a].name)) {

@@ -824,12 +824,8 @@ out:
 char *
 nccl_tests_load(const char *path, char **cause)
 {
-    enum textfile_error error;
-    char *text = textfile_read(path, NCCL_TESTS_MAX_FILE_BYTES, 0, &error);
-    if (text != NULL)
-        return text;
-    *cause = textfile_error_message(path, error, NCCL_TESTS_MAX_FILE_BYTES, "is it nccl-tests output saved to a file?");
-    return NULL;
+    return textfile_load(path, NCCL_TESTS_MAX_FILE_BYTES,
+                         "is it nccl-tests output saved to a file?", cause);
 }
 
 static int

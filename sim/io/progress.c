@@ -3,19 +3,11 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "progress.h"
+#include "host_clock.h"
 
 #include <math.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
-
-static double
-mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* "0.4s", "42s", "3m07s", "2h05m": a duration short enough for one line. */
 static void
@@ -79,7 +71,7 @@ progress_start(struct progress *p, const char *label, int64_t total)
 {
     p->label = label;
     p->total = total;
-    p->t0 = mono_s();
+    p->t0 = host_clock_s();
     p->shown_at = -1;
     p->shown = -1;
     p->tty = isatty(STDERR_FILENO);
@@ -90,7 +82,7 @@ progress_update(struct progress *p, int64_t done)
 {
     if (!p->tty || done == p->shown)
         return;
-    double now = mono_s();
+    double now = host_clock_s();
     if (progress_due(p->shown_at, now))
         draw(p, done, now, 0);
 }
@@ -99,5 +91,5 @@ void
 progress_finish(struct progress *p, int64_t done)
 {
     if (p->tty)
-        draw(p, done, mono_s(), 1);
+        draw(p, done, host_clock_s(), 1);
 }

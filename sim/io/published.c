@@ -8,13 +8,13 @@
  * quotes and line breaks, and nothing more of CSV dialects.
  */
 #include "published.h"
+#include "str_ci.h"
 #include "xalloc.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define PUBLISHED_MAX_RECORDS 100000
 #define PUBLISHED_MAX_FIELDS 256
@@ -155,16 +155,6 @@ get(const struct csv_record *r, int col)
     return col >= 0 && col < r->n ? r->field[col] : "";
 }
 
-static bool
-contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0)
-            return true;
-    return false;
-}
-
 /* "size 32768 B" in the model text, else the size column. */
 static double
 point_size(const struct csv_record *r, const struct columns *col)
@@ -231,8 +221,8 @@ published_topology(const struct published_run *v)
     if (v->gpn != 8)
         return NULL;
     for (const struct hw_map *m = hw_maps; m->topology; m++)
-        if (contains_ci(v->hardware, m->need1) &&
-            contains_ci(v->hardware, m->need2) &&
+        if (str_has_ci(v->hardware, m->need1) &&
+            str_has_ci(v->hardware, m->need2) &&
             (m->nodes == 0 || m->nodes == v->nodes))
             return m->topology;
     return NULL;

@@ -649,12 +649,10 @@ net_platform_check_text(const char *text, const char *origin, int nodes,
 int
 net_platform_check(const char *path, int nodes, int gpn, char **cause)
 {
-    enum textfile_error err;
-    char *text = textfile_read(path, PLATFORM_MAX_BYTES, TEXTFILE_REGULAR,
-                               &err);
+    char *why = NULL;
+    char *text = textfile_load(path, PLATFORM_MAX_BYTES,
+                               "is it a SimGrid platform file?", &why);
     if (text == NULL) {
-        char *why = textfile_error_message(path, err, PLATFORM_MAX_BYTES,
-                                           "is it a SimGrid platform file?");
         *cause = xasprintf("--platform %s", why);
         free(why);
         return -1;

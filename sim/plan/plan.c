@@ -535,13 +535,55 @@ insert_row(struct plan_gpu_result *gr, const struct plan_row *row)
     gr->n_rows++;
 }
 
+/* Whether row W meets the deadline: on demand, or on Spot when SPOT. */
 static int
-first_meeting(const struct plan_gpu_result *gr)
+row_meets(const struct plan_row *w, int spot)
+{
+    return spot ? w->spot_meets : w->meets_deadline;
+}
+
+static int
+first_meeting(const struct plan_gpu_result *gr, int spot)
 {
     for (int i = 0; i < gr->n_rows; i++)
-        if (gr->rows[i].meets_deadline)
+        if (row_meets(&gr->rows[i], spot))
             return i;
     return -1;
+}
+
+/* The sizes are a coarse grid: bisect between the last size that misses
+ * the deadline (on Spot when SPOT) and the first that meets it, assuming
+ * time to train falls as nodes are added (it does below the knee, and the
+ * grid already shows where it stops), inserting the rows evaluated on the
+ * way.  A size evaluated already (the Spot bisection runs over the rows
+ * the on-demand one added) is read, not evaluated again. */
+static void
+bisect_smallest_meeting(const struct plan_opts *o, const struct plan_gpu *g,
+                        struct plan_gpu_result *gr, struct plan_result *r,
+                        const struct batch_columns *cols, int spot)
+{
+    int k = first_meeting(gr, spot);
+    if (k <= 0)
+        return;
+    int lo = gr->rows[k - 1].nodes, hi = gr->rows[k].nodes;
+    while (hi - lo > 1 && !r->interrupted) {
+        int mid = lo + (hi - lo) / 2;
+        int have = -1;
+        for (int i = 0; i < gr->n_rows; i++)
+            if (gr->rows[i].nodes == mid)
+                have = i;
+        struct plan_row row;
+        if (have >= 0) {
+            row = gr->rows[have];
+        } else {
+            evaluate(o, g, &mid, 1, &row, r, cols);
+            insert_row(gr, &row);
+        }
+        if (row_meets(&row, spot))
+            hi = mid;
+        else
+            lo = mid;
+    }
 }
 
 double
@@ -627,53 +669,14 @@ plan_one(const struct plan_opts *o, const struct plan_gpu *g,
     gr->n_rows = n_sizes;
     evaluate(o, g, sizes, n_sizes, gr->rows, r, cols);
     free(sizes);
-    /* The sizes are a coarse grid: bisect between the last size that
-     * misses the deadline and the first that meets it, assuming time to
-     * train falls as nodes are added (it does below the knee, and the
-     * grid already shows where it stops). */
-    int k = first_meeting(gr);
-    if (o->deadline_s > 0 && k > 0) {
-        int lo = gr->rows[k - 1].nodes, hi = gr->rows[k].nodes;
-        while (hi - lo > 1 && !r->interrupted) {
-            int mid = lo + (hi - lo) / 2;
-            struct plan_row row;
-            evaluate(o, g, &mid, 1, &row, r, cols);
-            insert_row(gr, &row);
-            if (row.meets_deadline)
-                hi = mid;
-            else
-                lo = mid;
-        }
-    }
+    if (o->deadline_s > 0)
+        bisect_smallest_meeting(o, g, gr, r, cols, 0);
     /* Likewise for Spot, whose preemptions make it slower: the smallest
      * size meeting the deadline there. */
-    int ks = -1;
-    for (int i = 0; i < gr->n_rows && ks < 0; i++)
-        if (gr->rows[i].spot_meets)
-            ks = i;
-    if (o->deadline_s > 0 && ks > 0 && g->spot_usd > 0) {
-        int lo = gr->rows[ks - 1].nodes, hi = gr->rows[ks].nodes;
-        while (hi - lo > 1 && !r->interrupted) {
-            int mid = lo + (hi - lo) / 2;
-            int have = -1;
-            for (int i = 0; i < gr->n_rows; i++)
-                if (gr->rows[i].nodes == mid)
-                    have = i;
-            struct plan_row row;
-            if (have >= 0) {
-                row = gr->rows[have];
-            } else {
-                evaluate(o, g, &mid, 1, &row, r, cols);
-                insert_row(gr, &row);
-            }
-            if (row.spot_meets)
-                hi = mid;
-            else
-                lo = mid;
-        }
-    }
+    if (o->deadline_s > 0 && g->spot_usd > 0)
+        bisect_smallest_meeting(o, g, gr, r, cols, 1);
     /* Without a deadline there is no smallest size meeting it. */
-    gr->smallest = o->deadline_s > 0 ? first_meeting(gr) : -1;
+    gr->smallest = o->deadline_s > 0 ? first_meeting(gr, 0) : -1;
     gr->cost_optimal = gr->spot_optimal = gr->fastest = -1;
     int want_fastest = o->deadline_s <= 0;
     for (int i = 0; i < gr->n_rows; i++) {

@@ -5,12 +5,14 @@
 #include "validate_runs.h"
 #include "builtin.h"
 #include "json_out.h"
+#include "median.h"
 #include "metrics.h"
 #include "model.h"
 #include "model_cache.h"
 #include "net.h"
 #include "runconf.h"
 #include "setup.h"
+#include "str_ci.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -23,16 +25,6 @@
 #include <strings.h>
 
 /* ---- Mapping a row to simulate's arguments --------------------------- */
-
-static bool
-has_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0)
-            return true;
-    return false;
-}
 
 static void
 add_arg(struct vrun_args *a, const char *flag, const char *value)
@@ -175,7 +167,7 @@ dtype_in(const char *s)
 {
     static const char *const d[] = {"bf16", "fp16", "fp32", NULL};
     for (int i = 0; d[i]; i++)
-        if (has_ci(s, d[i]))
+        if (str_has_ci(s, d[i]))
             return d[i];
     return NULL;
 }
@@ -255,8 +247,8 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
     memset(a, 0, sizeof *a);
     *why = NULL;
     const struct gpu_map *g = gpu_maps;
-    while (g->topology && !(has_ci(row->gpu, g->need1)
-                            && has_ci(row->gpu, g->need2)))
+    while (g->topology && !(str_has_ci(row->gpu, g->need1)
+                            && str_has_ci(row->gpu, g->need2)))
         g++;
     if (g->topology == NULL) {
         *why = xasprintf("no built-in topology for GPU '%s'", row->gpu);
@@ -305,7 +297,7 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
     if (b != NULL) {
         a->model = xstrdup(b);
         a->model_builtin = true;
-    } else if (!has_ci(row->model, "llama")) {
+    } else if (!str_has_ci(row->model, "llama")) {
         *why = xasprintf("no built-in model has the architecture of '%s', "
                          "and only Llama-style ones are generated from "
                          "the columns", row->model);
@@ -335,7 +327,7 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
     add_count(a, "--gpus-per-node", row->gpus_per_node);
     double gbps = link_gbps(row->inter);
     if (gbps > 0) {
-        double per_nic = has_ci(row->inter, "per GPU")
+        double per_nic = str_has_ci(row->inter, "per GPU")
                              ? gbps : gbps / (double)row->gpus_per_node;
         char *s = xasprintf("inter.nics_per_node=%lld", row->gpus_per_node);
         add_arg(a, "--set", s);
@@ -351,12 +343,13 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
      * did up to v0.1.0, the benchmarks' commits included: each block,
      * the last one not resharded after forward, then the root
      * (--fsdp2-groups torchtitan-blocks, doc/fsdp-semantics.md §13). */
-    if (has_ci(row->sharding, "FSDP2")) {
+    if (str_has_ci(row->sharding, "FSDP2")) {
         add_arg(a, "--fsdp-version", "2");
         add_arg(a, "--fsdp2-groups", "torchtitan-blocks");
-        if (has_ci(row->sharding, "HSDP") || has_ci(row->sharding, "HYBRID")) {
+        if (str_has_ci(row->sharding, "HSDP")
+            || str_has_ci(row->sharding, "HYBRID")) {
             add_count(a, "--dp-replicate", row->nodes);
-        } else if (!has_ci(row->sharding, "FULL_SHARD")) {
+        } else if (!str_has_ci(row->sharding, "FULL_SHARD")) {
             *why = xasprintf("FSDP2 sharding '%s' has no fully_shard "
                              "mapping", row->sharding);
             vrun_args_free(a);
@@ -365,12 +358,13 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
     } else {
     /* FSDP: HSDP is HYBRID_SHARD (shard in the node, replicate across). */
     const char *shard =
-        has_ci(row->sharding, "_HYBRID_SHARD_ZERO2") ? "_HYBRID_SHARD_ZERO2"
-        : has_ci(row->sharding, "HSDP") || has_ci(row->sharding, "HYBRID")
-            ? "HYBRID_SHARD"
-        : has_ci(row->sharding, "FULL_SHARD") ? "FULL_SHARD"
-        : has_ci(row->sharding, "SHARD_GRAD_OP") ? "SHARD_GRAD_OP"
-        : has_ci(row->sharding, "NO_SHARD") ? "NO_SHARD"
+        str_has_ci(row->sharding, "_HYBRID_SHARD_ZERO2")
+            ? "_HYBRID_SHARD_ZERO2"
+        : str_has_ci(row->sharding, "HSDP")
+          || str_has_ci(row->sharding, "HYBRID") ? "HYBRID_SHARD"
+        : str_has_ci(row->sharding, "FULL_SHARD") ? "FULL_SHARD"
+        : str_has_ci(row->sharding, "SHARD_GRAD_OP") ? "SHARD_GRAD_OP"
+        : str_has_ci(row->sharding, "NO_SHARD") ? "NO_SHARD"
                                             : row->sharding;
     add_arg(a, "--sharding-strategy", shard);
     }
@@ -378,14 +372,15 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
      * (tensorwise unless it says rowwise).  The float8 all-gather only
      * where the row says so: torchtitan's default leaves it off
      * (enable_fsdp_float8_all_gather = false in its float8 config). */
-    if (has_ci(row->precision, "float8") || has_ci(row->precision, "fp8")) {
-        add_arg(a, "--float8",
-                has_ci(row->precision, "rowwise") ? "rowwise" : "tensorwise");
-        if (has_ci(row->precision, "float8 all-gather")
-            && !has_ci(row->precision, "not stated"))
+    if (str_has_ci(row->precision, "float8")
+        || str_has_ci(row->precision, "fp8")) {
+        add_arg(a, "--float8", str_has_ci(row->precision, "rowwise")
+                                   ? "rowwise" : "tensorwise");
+        if (str_has_ci(row->precision, "float8 all-gather")
+            && !str_has_ci(row->precision, "not stated"))
             add_arg(a, "--float8-all-gather", "true");
     }
-    if (has_ci(row->fsdp_options, "transformer block wrapping"))
+    if (str_has_ci(row->fsdp_options, "transformer block wrapping"))
         add_arg(a, "--auto-wrap-policy", "transformer");
     add_fsdp_kwargs(a, row->fsdp_options);
 
@@ -401,7 +396,7 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
         add_arg(a, "--param-dtype", param);
     const char *reduce = dtype_after(row->mp_policy, "reduce=", buf,
                                      sizeof buf);
-    if (reduce == NULL && has_ci(row->precision, "fp32 reduce"))
+    if (reduce == NULL && str_has_ci(row->precision, "fp32 reduce"))
         reduce = "fp32";
     if (reduce != NULL)
         add_arg(a, "--reduce-dtype", reduce);
@@ -409,7 +404,7 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
                                      sizeof buf);
     if (buffer != NULL)
         add_arg(a, "--buffer-dtype", buffer);
-    if (has_ci(row->fsdp_options, "AdamW"))
+    if (str_has_ci(row->fsdp_options, "AdamW"))
         add_arg(a, "--optimizer", "AdamW");
 
     /* Activation checkpointing: none and full are simulate's.  fms-fsdp's
@@ -423,9 +418,9 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
         *p = (char)tolower((unsigned char)*p);
     /* torchtitan's "selective (op)" and "selective (layer)": its two
      * selective policies, simulate's selective-op and selective-layer. */
-    if (strcmp(ac, "selective") == 0 && has_ci(row->ac, "(op"))
+    if (strcmp(ac, "selective") == 0 && str_has_ci(row->ac, "(op"))
         snprintf(ac, sizeof ac, "selective-op");
-    else if (strcmp(ac, "selective") == 0 && has_ci(row->ac, "(layer"))
+    else if (strcmp(ac, "selective") == 0 && str_has_ci(row->ac, "(layer"))
         snprintf(ac, sizeof ac, "selective-layer");
     else if (strcmp(ac, "selective") == 0 && strcmp(row->source, "S05") == 0) {
         /* fms-fsdp's policies/ac_handler.py apply_fsdp_checkpointing
@@ -445,7 +440,7 @@ vrun_map(const struct published_e2e *row, struct vrun_args *a, char **why)
         add_arg(a, "--compile", "true");
     else if (strcasecmp(row->compile, "no") != 0 && *row->compile)
         add_arg(a, "--compile", row->compile);
-    if (has_ci(row->fsdp_options, "FlashAttention-2"))
+    if (str_has_ci(row->fsdp_options, "FlashAttention-2"))
         add_arg(a, "--attention", "flash2");
 
     add_count(a, "--seq-len", row->seq_len);
@@ -590,13 +585,6 @@ vrun_error(double predicted, double measured)
     return 100 * (predicted - measured) / measured;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void
 vrun_stats(const double *err, int n, struct vrun_stats *st)
 {
@@ -613,9 +601,7 @@ vrun_stats(const double *err, int n, struct vrun_stats *st)
         st->min = fmin(st->min, err[i]);
         st->max = fmax(st->max, err[i]);
     }
-    qsort(abs_e, (size_t)n, sizeof *abs_e, cmp_double);
-    st->median_abs = n % 2 ? abs_e[n / 2]
-                           : (abs_e[n / 2 - 1] + abs_e[n / 2]) / 2;
+    st->median_abs = median_in_place(abs_e, (size_t)n);
     free(abs_e);
 }
 

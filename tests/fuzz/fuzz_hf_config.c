@@ -5,14 +5,9 @@
 #include "fuzz_util.h"
 #include "fuzz_model_check.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void
+check_hf_config(char *s)
 {
-    char *s = fuzz_text(data, size);
-    if (s == NULL)
-        return 0;
     char *cause = NULL;
     char *ini = model_hf_to_ini(s, "config.json", "fuzz", &cause);
     if (ini != NULL) {
@@ -27,6 +22,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         fuzz_check_cause(cause);
     }
-    free(s);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run_text(data, size, check_hf_config);
 }

@@ -6,14 +6,9 @@
 #include "fuzz_util.h"
 #include "fuzz_model_check.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void
+check_model_ini(char *s)
 {
-    char *s = fuzz_text(data, size);
-    if (s == NULL)
-        return 0;
     char *cause = NULL;
     struct model *m = model_parse_ini(s, "fuzz.ini", &cause);
     if (m != NULL) {
@@ -22,6 +17,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         fuzz_check_cause(cause);
     }
-    free(s);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run_text(data, size, check_model_ini);
 }

@@ -10,20 +10,21 @@
 
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void
+check_platform(char *s)
 {
-    char *s = fuzz_text(data, size);
-    if (s == NULL)
-        return 0;
     char *cause = NULL;
     /* The job of test-2x4: 2 nodes x 4 GPUs. */
     if (net_platform_check_text(s, "fuzz.xml", 2, 4, &cause) != 0) {
         FUZZ_ASSERT(cause == NULL || strncmp(cause, "fuzz.xml", 8) == 0);
         fuzz_check_cause(cause);
     }
-    free(s);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run_text(data, size, check_platform);
 }

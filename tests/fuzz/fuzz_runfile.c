@@ -4,14 +4,9 @@
 #include "fuzz_util.h"
 #include "runconf.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void
+check_runfile(char *s)
 {
-    char *s = fuzz_text(data, size);
-    if (s == NULL)
-        return 0;
     struct run_config c;
     config_init(&c);
     char *cause = NULL;
@@ -20,6 +15,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     else if (config_validate(&c, &cause) != 0)
         fuzz_check_cause(cause);
     config_free(&c);
-    free(s);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run_text(data, size, check_runfile);
 }

@@ -7,14 +7,9 @@
 #include "runconf.h"
 #include "topo.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void
+check_set(char *s)
 {
-    char *s = fuzz_text(data, size);
-    if (s == NULL)
-        return 0;
     char *cause = NULL;
     struct topo *t = topo_load("test-2x4", &cause);
     FUZZ_ASSERT(t != NULL);
@@ -42,6 +37,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check_cause(cause);
     config_free(&c);
     topo_free(t);
-    free(s);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run_text(data, size, check_set);
 }

@@ -11,14 +11,9 @@
 
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void
+check_topology(char *s)
 {
-    char *s = fuzz_text(data, size);
-    if (s == NULL)
-        return 0;
     char *cause = NULL;
     struct topo *t = topo_parse_ini(s, "fuzz.ini", &cause);
     if (t == NULL) {
@@ -54,6 +49,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     && base->fabric == before.fabric);
     }
     topo_free(base);
-    free(s);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run_text(data, size, check_topology);
 }

@@ -7,14 +7,9 @@
 
 #include <math.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void
+check_units(char *s)
 {
-    char *s = fuzz_text(data, size);
-    if (s == NULL)
-        return 0;
     int (*parsers[])(const char *, double *, char **) = {
         units_parse_bytes, units_parse_bandwidth, units_parse_time_ns,
         units_parse_flops};
@@ -47,6 +42,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cause = NULL;
     if (units_parse_bool(s, &b, &cause) != 0)
         fuzz_check_cause(cause);
-    free(s);
-    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_run_text(data, size, check_units);
 }

@@ -29,6 +29,20 @@ fuzz_text(const uint8_t *data, size_t size)
     return s;
 }
 
+/* The whole of a text harness's LLVMFuzzerTestOneInput: CHECK gets the
+ * input as a C string (fuzz_text; an input holding a NUL byte is
+ * skipped), freed after it.  Returns 0, libFuzzer's "go on". */
+static inline int
+fuzz_run_text(const uint8_t *data, size_t size, void (*check)(char *text))
+{
+    char *s = fuzz_text(data, size);
+    if (s != NULL) {
+        check(s);
+        free(s);
+    }
+    return 0;
+}
+
 /* A rejection must come with a non-empty message. */
 static inline void
 fuzz_check_cause(char *cause)
