@@ -256,6 +256,51 @@ START_TEST(test_fold_long_period)
 }
 END_TEST
 
+START_TEST(test_steady_repeat_without_period)
+{
+    /* At micro-batch 90 the first step repeats from micro-batch 7, every
+     * 10 (micro-batch 17 is in 7's state), and the second every 6 or 2
+     * by where the first ended: a step of 20 has the repeat at 17 but no
+     * whole period after it.  The engine records the repeat with no
+     * copies (its summary still that of simulating every micro-batch),
+     * and a step of 50, 30 micro-batches longer (a multiple of 10 and of
+     * 6), is counted from it; 400 from 40 (360 = 12 x 30; about the
+     * longest step of GPT-3 the schedule limit allows). */
+    char *line = xasprintf("simulate %s --micro-batch 90 --grad-accum 20",
+                           GPT3_1024);
+    char *argv[64];
+    int argc = tu_split_args(line, argv, 64);
+    struct run r;
+    struct sim_result nr;
+    char *cause = NULL;
+    ck_assert(setup_parse_args(&r, "simulate", argc, argv, &cause) == 0);
+    ck_assert(setup_prepare(&r, &cause) == 0);
+    ck_assert(simulate_schedule(r.sched, r.topo, &r.cfg, &nr, &cause) == 0);
+    ck_assert_int_eq(nr.res.n_jumps, 2);
+    const struct engine_fold_jump *j = &nr.res.jumps[0];
+    ck_assert_int_eq(j->iter, 0);
+    ck_assert_int_eq(j->micro, 10);
+    ck_assert_int_eq(r.sched->ops[j->b2].micro, 17);
+    ck_assert_int_eq(j->copies, 0);
+    sim_result_free(&nr);
+    setup_free(&r);
+    free(line);
+
+    shared_cache = steady_cache_new();
+    static const int accum[] = {20, 50, 40, 400};
+    for (size_t k = 0; k < sizeof accum / sizeof *accum; k++) {
+        char *args = xasprintf("%s --micro-batch 90 --grad-accum %d",
+                               GPT3_1024, accum[k]);
+        int u = steady_matches(args);
+        ck_assert_msg(u == (accum[k] == 50 || accum[k] == 400),
+                      "%s: counted from a shorter run: %d", args, u);
+        free(args);
+    }
+    steady_cache_free(shared_cache);
+    shared_cache = NULL;
+}
+END_TEST
+
 START_TEST(test_steady_key)
 {
     /* The key leaves out the accumulation in every spelling, and only
@@ -294,6 +339,7 @@ main(void)
     tcase_set_timeout(g, 600);
     tcase_add_test(g, test_steady_long_periods);
     tcase_add_test(g, test_fold_long_period);
+    tcase_add_test(g, test_steady_repeat_without_period);
     suite_add_tcase(s, g);
     return tu_main(s);
 }

@@ -21,7 +21,9 @@
  * are written again for each copy, the memory samples repeated, the event
  * count added, and the state moved on; the rest of the step is simulated
  * as usual.  Until the state repeats, each middle micro-batch's start is
- * remembered and nothing is skipped: the result is exact either way.
+ * remembered and nothing is skipped: the result is exact either way.  A
+ * repeat with no whole period left is recorded all the same (none
+ * skipped): a sweep counts longer steps of the setting from it.
  *
  * "State" is everything the future depends on: ops not finished yet (a
  * GPU op's progress, rate and projected end, a queued op's readiness),
@@ -453,6 +455,23 @@ shifted(int64_t v, int64_t dt)
     return v < 0 ? v : v + dt;
 }
 
+/* The repeat found, for the summary of a longer step (steady.c): the
+ * host is at b2, now, in the state it was in at snapshot SN (b1). */
+static void
+record_jump(struct engine *e, const struct eng_snap *sn,
+            const struct fold_step *st, int64_t now)
+{
+    struct engine_result *r = e->r;
+    size_t cap = (size_t)r->n_jumps;
+    r->jumps = xgrow(r->jumps, &cap, (size_t)r->n_jumps + 1,
+                     sizeof *r->jumps);
+    struct engine_fold_jump *jp = &r->jumps[r->n_jumps++];
+    *jp = (struct engine_fold_jump){e->s->ops[st->b1].iter, st->b1, st->b2,
+                                    sn->lo, st->micro, st->copies, sn->t,
+                                    now, {0}};
+    mem_fold_period(r->mem, sn->mem, &jp->mem);
+}
+
 /* Skip st->copies periods: the host is at b2, now, in the state it was in
  * at snapshot SN (b1). */
 static int64_t
@@ -512,15 +531,8 @@ jump(struct engine *e, const struct eng_snap *sn, const struct fold_step *st,
     des_shift(e->des, dt, shift_arg, &ctx, per * (uint64_t)n);
     struct mem_fold_map map = {e->s, f->buf_alloc_op, st->b1, st->b2,
                                sn->lo, lo2, sn->t, now};
-    struct engine_result *r = e->r;
-    size_t cap = (size_t)r->n_jumps;
-    r->jumps = xgrow(r->jumps, &cap, (size_t)r->n_jumps + 1,
-                     sizeof *r->jumps);
-    struct engine_fold_jump *jp = &r->jumps[r->n_jumps++];
-    *jp = (struct engine_fold_jump){e->s->ops[st->b1].iter, st->b1, st->b2,
-                                    sn->lo, st->micro, n, sn->t, now, {0}};
-    mem_fold_period(r->mem, sn->mem, &jp->mem);
-    mem_fold(r->mem, sn->mem, &map, n, st->bstride);
+    record_jump(e, sn, st, now);
+    mem_fold(e->r->mem, sn->mem, &map, n, st->bstride);
     e->next_op = st->b2 + shift;
     e->reached_op = -1;
     f->folded += n * st->micro;
@@ -549,15 +561,22 @@ engine_fold_reached(struct engine *e, int id, int64_t now)
     struct eng_snap *cur = take_snapshot(e, k, id, now);
     for (int p = 1; p <= FOLD_MAX_PERIOD; p++) {
         const struct eng_snap *sn = f->snaps[p - 1];
-        /* Whole periods up to the last middle micro-batch. */
+        /* Whole periods up to the last middle micro-batch.  None may
+         * be left: the repeat is still recorded, with no copies, and a
+         * longer step extends this one from it (steady.c); the rest of
+         * the step is simulated as it would be without. */
         int periods = (run->last + 1 - k) / p;
-        if (sn == NULL || sn->k != k - p || periods < 1)
+        if (sn == NULL || sn->k != k - p)
             continue;
         struct fold_step st = {sn->b, id, p * run->stride, p * run->bstride,
                                p, periods, run->max_abs};
         int max_abs = st.max_abs;
         if (state_repeats(e, sn, cur, &st, &max_abs) && max_abs < sn->lo) {
-            int64_t dt = jump(e, sn, &st, now, cur->lo);
+            int64_t dt = 0;
+            if (periods > 0)
+                dt = jump(e, sn, &st, now, cur->lo);
+            else
+                record_jump(e, sn, &st, now);
             snap_free(cur);
             drop_snapshots(f);
             f->cur++;

@@ -97,9 +97,10 @@ boil_down(const struct sched *s, const struct topo *t,
         if (j->iter != i)
             return sh;
         /* The host reached micro-batch k (op b2) in the state of k - p:
-         * a step of A has that repeat when its last middle micro-batch,
-         * A - 2, is k + p - 1 or later (engine_fold.c). */
-        int need = s->ops[j->b2].micro + j->micro + 1;
+         * a step of A has that repeat when k is one of its middle
+         * micro-batches, up to A - 2 (engine_fold.c records it even
+         * with no whole period after it). */
+        int need = s->ops[j->b2].micro + 2;
         if (need > sh->need)
             sh->need = need;
         sh->period = sh->period / gcd(sh->period, j->micro) * j->micro;
