@@ -412,7 +412,7 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
     e.reached_op = -1;
     e.sync_from = -1;
     if (may_fold)
-        e.fold = engine_fold_new(s, &r->cost);
+        e.fold = engine_fold_new(s);
 
     schedule_host(&e, 0);
     struct des_event ev;

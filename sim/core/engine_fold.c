@@ -7,7 +7,8 @@
  * before (or on ops long finished), buffers of their own.  Micro-batch 0
  * allocates what the later ones accumulate into, so micro-batch 1 still
  * refers back to one unlike itself; from micro-batch 2 to A-2 each is a
- * copy of the one before, which find_step() checks op by op.
+ * copy of the one before, which copies_follow() checks op by op from
+ * where the state repeats.
  *
  * The engine is deterministic and everything it does depends only on its
  * state and on the ops still to come, all relative to the present.  So
@@ -50,8 +51,6 @@ struct fold_run {
     int last;           /* the last middle micro-batch, A-2 */
     int stride;         /* ops per middle micro-batch */
     int bstride;        /* buffers allocated per middle micro-batch */
-    int max_abs;        /* latest op a middle micro-batch refers to in
-                           absolute terms (it must be long finished) */
 };
 
 /* One period found: it runs from op b1 (micro-batch k-p) to b2 (k), and
@@ -62,7 +61,6 @@ struct fold_step {
     int stride, bstride;        /* ops and buffers per period */
     int micro;                  /* micro-batches per period */
     int copies;
-    int max_abs;
 };
 
 struct time_write {
@@ -168,14 +166,17 @@ op_repeats(const struct sched *s, const struct cost_table *ct, int x, int y,
     return 1;
 }
 
-/* Step IT's middle micro-batches, if they repeat: 1 with *f filled.
- * Micro-batch 0 allocates what later ones accumulate into, so 1's ops
- * refer back to a micro-batch unlike them; from micro-batch 2 on, each
- * refers to one like itself.  Micro-batch 2 is simulated and watched,
- * 3 .. A-2 are its copies. */
+/* Step IT's middle micro-batches, if they are laid out alike (the same
+ * number of ops and buffers each): 1 with *f filled.  Micro-batch 0
+ * allocates what later ones accumulate into, so 1's ops refer back to a
+ * micro-batch unlike them; from micro-batch 2 on, each refers to one like
+ * itself.  That their ops are copies is checked only where the state
+ * repeats, and only from there on (copies_follow): the micro-batches
+ * before are simulated anyway, and a step that never repeats would pay
+ * for comparing them all (most of a short step's). */
 static int
-find_step(const struct sched *s, const struct cost_table *ct,
-          const int *first, int it, struct fold_run *f)
+find_step(const struct sched *s, const int *first, int it,
+          struct fold_run *f)
 {
     int a = s->micro_batches;
     const int *b = first + (size_t)it * (a + 1);    /* b[a]: optimizer */
@@ -186,7 +187,7 @@ find_step(const struct sched *s, const struct cost_table *ct,
     for (int k = 2; k <= a - 2; k++)
         if (b[k + 1] - b[k] != stride)
             return 0;
-    int bstride = -1, max_abs = -1;
+    int bstride = -1;
     for (int x = b[3]; x < b[3] + stride; x++)
         if (s->ops[x].kind == OP_ALLOC) {
             bstride = s->ops[x].buffer - s->ops[x - stride].buffer;
@@ -194,15 +195,30 @@ find_step(const struct sched *s, const struct cost_table *ct,
         }
     if (bstride < 0)
         bstride = 0;
-    for (int x = b[3]; x < b[a - 1]; x++)
-        if (!op_repeats(s, ct, x, x - stride, stride, bstride, &max_abs))
+    *f = (struct fold_run){b[2], a - 2, stride, bstride};
+    return 1;
+}
+
+/* The ops from ST's b2 to the end of RUN's middle micro-batches (the
+ * copies a jump fills in, then the rest up to the step's last
+ * micro-batch) are those of one period before, shifted: what a jump
+ * assumes of the copies, and what a longer step counted from this one
+ * assumes of its middle (steady.c).  The latest op they refer to in
+ * absolute terms goes to *max_abs. */
+static int
+copies_follow(const struct engine *e, const struct fold_run *run,
+              const struct fold_step *st, int *max_abs)
+{
+    int end = run->first + (run->last - 1) * run->stride;
+    for (int x = st->b2; x < end; x++)
+        if (!op_repeats(e->s, &e->r->cost, x, x - st->stride, st->stride,
+                        st->bstride, max_abs))
             return 0;
-    *f = (struct fold_run){b[2], a - 2, stride, bstride, max_abs};
     return 1;
 }
 
 struct engine_fold *
-engine_fold_new(const struct sched *s, const struct cost_table *ct)
+engine_fold_new(const struct sched *s)
 {
     int a = s->micro_batches;
     if (a < FOLD_MIN_MICRO_BATCHES || s->iterations < 1)
@@ -223,7 +239,7 @@ engine_fold_new(const struct sched *s, const struct cost_table *ct)
     struct engine_fold *f = xcalloc(1, sizeof *f);
     f->steps = xcalloc(s->iterations, sizeof *f->steps);
     for (int it = 0; it < s->iterations; it++)
-        if (find_step(s, ct, first, it, &f->steps[f->n_steps]))
+        if (find_step(s, first, it, &f->steps[f->n_steps]))
             f->n_steps++;
     free(first);
     if (f->n_steps == 0) {
@@ -569,9 +585,16 @@ engine_fold_reached(struct engine *e, int id, int64_t now)
         if (sn == NULL || sn->k != k - p)
             continue;
         struct fold_step st = {sn->b, id, p * run->stride, p * run->bstride,
-                               p, periods, run->max_abs};
-        int max_abs = st.max_abs;
+                               p, periods};
+        int max_abs = -1;
         if (state_repeats(e, sn, cur, &st, &max_abs) && max_abs < sn->lo) {
+            if (!copies_follow(e, run, &st, &max_abs) || max_abs >= sn->lo) {
+                /* Not copies after all: this step is simulated whole. */
+                snap_free(cur);
+                drop_snapshots(f);
+                f->cur++;
+                return 0;
+            }
             int64_t dt = 0;
             if (periods > 0)
                 dt = jump(e, sn, &st, now, cur->lo);

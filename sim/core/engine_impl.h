@@ -74,8 +74,7 @@ enum { T_ISSUE, T_START, T_END };
 
 /* Folding (engine_fold.c).  engine_fold_new returns NULL when the
  * schedule has no run of repeated micro-batches to skip. */
-struct engine_fold *engine_fold_new(const struct sched *s,
-                                    const struct cost_table *ct);
+struct engine_fold *engine_fold_new(const struct sched *s);
 void engine_fold_free(struct engine_fold *f);
 /* The host has reached op ID for the first time, at NOW: returns how far
  * the clock moved (0 unless micro-batches were skipped, in which case
