@@ -226,8 +226,17 @@ engine_fold_new(const struct sched *s)
     int *first = xmalloc(sizeof(int) * (size_t)s->iterations * (a + 1));
     for (size_t i = 0; i < (size_t)s->iterations * (a + 1); i++)
         first[i] = -1;
+    int *buf_alloc_op = xmalloc(sizeof(int) * (s->n_buffers ? s->n_buffers
+                                                             : 1));
+    for (int i = 0; i < s->n_buffers; i++)
+        buf_alloc_op[i] = -1;
+    /* One pass over the ops for both: a long step's ops are tens of MB,
+     * and reading them is most of what this costs. */
     for (int i = 0; i < s->n_ops; i++) {
         const struct sched_op *op = &s->ops[i];
+        if (op->kind == OP_ALLOC && op->buffer >= 0
+            && op->buffer < s->n_buffers)
+            buf_alloc_op[op->buffer] = i;
         if (op->iter < 0 || op->iter >= s->iterations || op->micro < 0
             || op->micro >= a)
             continue;
@@ -238,6 +247,7 @@ engine_fold_new(const struct sched *s)
     }
     struct engine_fold *f = xcalloc(1, sizeof *f);
     f->steps = xcalloc(s->iterations, sizeof *f->steps);
+    f->buf_alloc_op = buf_alloc_op;
     for (int it = 0; it < s->iterations; it++)
         if (find_step(s, first, it, &f->steps[f->n_steps]))
             f->n_steps++;
@@ -246,14 +256,6 @@ engine_fold_new(const struct sched *s)
         engine_fold_free(f);
         return NULL;
     }
-    f->buf_alloc_op = xmalloc(sizeof(int) * (s->n_buffers ? s->n_buffers
-                                                           : 1));
-    for (int i = 0; i < s->n_buffers; i++)
-        f->buf_alloc_op[i] = -1;
-    for (int i = 0; i < s->n_ops; i++)
-        if (s->ops[i].kind == OP_ALLOC && s->ops[i].buffer >= 0
-            && s->ops[i].buffer < s->n_buffers)
-            f->buf_alloc_op[s->ops[i].buffer] = i;
     return f;
 }
 

@@ -506,13 +506,22 @@ whole_step(struct shorts *sr, struct sim_result *nr, struct metrics *m,
         || build_with(r, r->cfg.grad_accum, cause) != 0
         || simulate_schedule(r->sched, r->topo, &r->cfg, nr, cause) != 0)
         return -1;
-    metrics_compute(r->sched, r->topo, &nr->res, m);
     /* A step as long as other points' short steps or probe (a sweep's
      * points of 9 or 10 micro-batches, ...) is kept for them. */
     int64_t a = r->cfg.grad_accum;
     if (eligible && sr->cache != NULL && sr->key != NULL
-        && a >= STEADY_MICRO_BATCHES && a <= STEADY_PROBE_MICRO_BATCHES + 1)
-        keep(sr, a, boil_down(r->sched, r->topo, nr));
+        && a >= STEADY_MICRO_BATCHES && a <= STEADY_PROBE_MICRO_BATCHES + 1) {
+        const struct steady_short *sh =
+            keep(sr, a, boil_down(r->sched, r->topo, nr));
+        /* Its sums over the step, made for the others, are this point's
+         * too (metrics_compute adds them up again otherwise: a pass over
+         * every op); the period's are not read without X. */
+        if (sh->complete && sh->head.micro_batches == a) {
+            metrics_finish(&sh->basis, r->sched, r->topo, NULL, m);
+            return 0;
+        }
+    }
+    metrics_compute(r->sched, r->topo, &nr->res, m);
     return 0;
 }
 
