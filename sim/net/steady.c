@@ -428,6 +428,25 @@ residue_step(int64_t a, int64_t need, int64_t period)
     return need + (r < 0 ? r + period : r);
 }
 
+/* R's summary from a step already run that is a multiple of STEP0
+ * micro-batches shorter than A and at least FROM long, if one stands for
+ * A: the first step starts from the same state whatever A is, so its
+ * period STEP0 is every step's; the later steps' periods, which depend
+ * on where the first ended, may divide the difference although their
+ * least common multiple with STEP0 (the probe's period) does not.  Only
+ * steps the cache holds are tried: running one costs what A's own does. */
+static int
+from_known(struct shorts *sr, int64_t a, int64_t from, int64_t step0,
+           struct metrics *m)
+{
+    for (int64_t a2 = a - step0; a2 >= from; a2 -= step0) {
+        const struct steady_short *sh;
+        if (short_known(sr, a2, &sh) && from_short(sr->r, sh, m) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* The probes, shortest first (or one more, of A's parity): each is run
  * for a point whose A is past half its length (a sweep's later points
  * share it), or used when a point of that length has run already. */
@@ -476,6 +495,9 @@ try_short(struct shorts *sr, struct metrics *m, char **cause)
         if (!probe->complete)
             continue;
         if (from_short(r, probe, m) == 0)
+            return 1;
+        int64_t from = probe->need > a1 ? probe->need : a1;
+        if (from_known(sr, a, from, probe->jumps[0].micro, m))
             return 1;
         /* A step that ends at A's phase of the probe's periods; its later
          * steps may still repeat later than the probe's do (they start
