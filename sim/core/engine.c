@@ -410,10 +410,14 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
      * is most of what a pass costs. */
     double op_ns = 0;
     int n_alloc = 0;
+    struct engine_fold_scan scan = {0};
+    if (may_fold)
+        engine_fold_scan_new(s, &scan);
     for (int i = 0; i < s->n_ops; i++) {
         const struct sched_op *op = &s->ops[i];
         op_ns += (double)r->cost.gpu_ns[i] + (double)r->cost.issue_ns[i];
         n_alloc += op->kind == OP_ALLOC;
+        engine_fold_scan_op(&scan, i, op);
         if (sched_op_is_compute(op) || op->kind == OP_CAST)
             e.cls[i] = CLASS_COMPUTE;
         else if (sched_op_is_collective(op)) {
@@ -425,6 +429,9 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
         }
     }
     r->total_ns = total_with_retries(op_ns, n_alloc, t);
+    /* Made before the check below, so that the scan's arrays have one
+     * owner to free them. */
+    e.fold = engine_fold_new(s, &scan);
     if (r->total_ns > ENGINE_MAX_TOTAL_NS) {
         r->too_long = 1;
         engine_free(&e);
@@ -437,8 +444,6 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
     e.blocked_on = -1;
     e.reached_op = -1;
     e.sync_from = -1;
-    if (may_fold)
-        e.fold = engine_fold_new(s);
 
     schedule_host(&e, 0);
     struct des_event ev;

@@ -217,41 +217,39 @@ copies_follow(const struct engine *e, const struct fold_run *run,
     return 1;
 }
 
-struct engine_fold *
-engine_fold_new(const struct sched *s)
+int
+engine_fold_scan_new(const struct sched *s, struct engine_fold_scan *sc)
 {
+    memset(sc, 0, sizeof *sc);
     int a = s->micro_batches;
     if (a < FOLD_MIN_MICRO_BATCHES || s->iterations < 1)
-        return NULL;
-    int *first = xmalloc(sizeof(int) * (size_t)s->iterations * (a + 1));
+        return 0;
+    sc->micro_batches = a;
+    sc->iterations = s->iterations;
+    sc->n_buffers = s->n_buffers;
+    sc->first = xmalloc(sizeof(int) * (size_t)s->iterations * (a + 1));
     for (size_t i = 0; i < (size_t)s->iterations * (a + 1); i++)
-        first[i] = -1;
-    int *buf_alloc_op = xmalloc(sizeof(int) * (s->n_buffers ? s->n_buffers
-                                                             : 1));
+        sc->first[i] = -1;
+    sc->buf_alloc_op = xmalloc(sizeof(int) * (s->n_buffers ? s->n_buffers
+                                                            : 1));
     for (int i = 0; i < s->n_buffers; i++)
-        buf_alloc_op[i] = -1;
-    /* One pass over the ops for both: a long step's ops are tens of MB,
-     * and reading them is most of what this costs. */
-    for (int i = 0; i < s->n_ops; i++) {
-        const struct sched_op *op = &s->ops[i];
-        if (op->kind == OP_ALLOC && op->buffer >= 0
-            && op->buffer < s->n_buffers)
-            buf_alloc_op[op->buffer] = i;
-        if (op->iter < 0 || op->iter >= s->iterations || op->micro < 0
-            || op->micro >= a)
-            continue;
-        int k = op->phase == PHASE_OPTIMIZER ? a : op->micro;
-        int *slot = &first[(size_t)op->iter * (a + 1) + k];
-        if (*slot < 0)
-            *slot = i;
-    }
+        sc->buf_alloc_op[i] = -1;
+    return 1;
+}
+
+struct engine_fold *
+engine_fold_new(const struct sched *s, struct engine_fold_scan *sc)
+{
+    if (sc->first == NULL)
+        return NULL;
     struct engine_fold *f = xcalloc(1, sizeof *f);
     f->steps = xcalloc(s->iterations, sizeof *f->steps);
-    f->buf_alloc_op = buf_alloc_op;
+    f->buf_alloc_op = sc->buf_alloc_op;
     for (int it = 0; it < s->iterations; it++)
-        if (find_step(s, first, it, &f->steps[f->n_steps]))
+        if (find_step(s, sc->first, it, &f->steps[f->n_steps]))
             f->n_steps++;
-    free(first);
+    free(sc->first);
+    memset(sc, 0, sizeof *sc);
     if (f->n_steps == 0) {
         engine_fold_free(f);
         return NULL;
