@@ -218,6 +218,22 @@ START_TEST(test_steady_long_periods)
 }
 END_TEST
 
+/* GPT-3 on 1024 GPUs with ARGS, the whole step simulated by the engine
+ * (folded where it repeats): *r and *nr, and the command line they were
+ * parsed from (returned), for the caller to free. */
+static char *
+gpt3_folded(const char *args, struct run *r, struct sim_result *nr)
+{
+    char *line = xasprintf("simulate %s %s", GPT3_1024, args);
+    char *argv[64];
+    int argc = tu_split_args(line, argv, 64);
+    char *cause = NULL;
+    ck_assert(setup_parse_args(r, "simulate", argc, argv, &cause) == 0);
+    ck_assert(setup_prepare(r, &cause) == 0);
+    ck_assert(simulate_schedule(r->sched, r->topo, &r->cfg, nr, &cause) == 0);
+    return line;
+}
+
 START_TEST(test_fold_long_period)
 {
     /* The engine folds a period longer than two micro-batches: the whole
@@ -225,16 +241,10 @@ START_TEST(test_fold_long_period)
      * too (every 6: GPT-3 does not fit, and the allocator's retries
      * reshuffle its cached segments), and its times are those of
      * simulating them all. */
-    char *line = xasprintf("simulate --format json %s --micro-batch 3 "
-                           "--grad-accum 60", GPT3_1024);
-    char *argv[64];
-    int argc = tu_split_args(line, argv, 64);
     struct run r;
     struct sim_result nr;
-    char *cause = NULL;
-    ck_assert(setup_parse_args(&r, "simulate", argc, argv, &cause) == 0);
-    ck_assert(setup_prepare(&r, &cause) == 0);
-    ck_assert(simulate_schedule(r.sched, r.topo, &r.cfg, &nr, &cause) == 0);
+    char *line = gpt3_folded("--format json --micro-batch 3 --grad-accum 60",
+                             &r, &nr);
     int long_period = 0;
     for (int i = 0; i < nr.res.n_jumps; i++)
         long_period |= nr.res.jumps[i].iter == 0
@@ -266,16 +276,9 @@ START_TEST(test_steady_repeat_without_period)
      * and a step of 50, 30 micro-batches longer (a multiple of 10 and of
      * 6), is counted from it; 400 from 40 (360 = 12 x 30; about the
      * longest step of GPT-3 the schedule limit allows). */
-    char *line = xasprintf("simulate %s --micro-batch 90 --grad-accum 20",
-                           GPT3_1024);
-    char *argv[64];
-    int argc = tu_split_args(line, argv, 64);
     struct run r;
     struct sim_result nr;
-    char *cause = NULL;
-    ck_assert(setup_parse_args(&r, "simulate", argc, argv, &cause) == 0);
-    ck_assert(setup_prepare(&r, &cause) == 0);
-    ck_assert(simulate_schedule(r.sched, r.topo, &r.cfg, &nr, &cause) == 0);
+    char *line = gpt3_folded("--micro-batch 90 --grad-accum 20", &r, &nr);
     ck_assert_int_eq(nr.res.n_jumps, 2);
     const struct engine_fold_jump *j = &nr.res.jumps[0];
     ck_assert_int_eq(j->iter, 0);
