@@ -304,6 +304,39 @@ START_TEST(test_steady_repeat_without_period)
 }
 END_TEST
 
+START_TEST(test_steady_refused_step)
+{
+    /* A step too large to build (GPT-3 at micro-batch 30 and 600
+     * micro-batches: about 6.1 million ops, over SCHED_MAX_OPS) is
+     * refused as simulating it whole would be, once the 9- or 10-
+     * micro-batch run shows its size, without trying other steps of up
+     * to 600 micro-batches first (which took minutes). */
+    shared_cache = steady_cache_new();
+    char *line = xasprintf("simulate %s --micro-batch 30 --grad-accum 600",
+                           GPT3_1024);
+    char *argv[64];
+    int argc = tu_split_args(line, argv, 64);
+    struct run r;
+    struct sim_result nr;
+    struct metrics m;
+    char *cause = NULL;
+    int steady;
+    ck_assert(setup_parse_args(&r, "simulate", argc, argv, &cause) == 0);
+    char *key = steady_key(argc, argv);
+    ck_assert_int_eq(steady_run(&r, shared_cache, key, &nr, &m, &steady,
+                                &cause), -1);
+    ck_assert_msg(strstr(cause, "the schedule would hold about") != NULL,
+                  "%s", cause);
+    free(cause);
+    free(key);
+    sim_result_free(&nr);
+    setup_free(&r);
+    free(line);
+    steady_cache_free(shared_cache);
+    shared_cache = NULL;
+}
+END_TEST
+
 START_TEST(test_steady_key)
 {
     /* The key leaves out the accumulation in every spelling, and only
@@ -343,6 +376,7 @@ main(void)
     tcase_add_test(g, test_steady_long_periods);
     tcase_add_test(g, test_fold_long_period);
     tcase_add_test(g, test_steady_repeat_without_period);
+    tcase_add_test(g, test_steady_refused_step);
     suite_add_tcase(s, g);
     return tu_main(s);
 }

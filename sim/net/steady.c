@@ -129,6 +129,17 @@ boil_down(const struct sched *s, const struct topo *t,
     return sh;
 }
 
+/* Whether a step of A micro-batches would be refused for its size
+ * (sched_build's bound on the ops), by SH's schedule's bound per
+ * micro-batch: then no short run stands for it. */
+static int
+too_many_ops(const struct steady_short *sh, int64_t a)
+{
+    return (double)sh->head.iterations * (double)a
+               * sh->head.ops_bound_per_micro_batch
+           > SCHED_MAX_OPS;
+}
+
 /* The short run SH stands for A micro-batches when each of its steps is
  * a whole number of periods short of A, and A's step would not have been
  * refused for its size: fills *x for the reported step and the allocator
@@ -163,10 +174,7 @@ extend(const struct steady_short *sh, int64_t a, struct metrics_steady *x)
         shift += periods * period;
     }
     x->mem.peak_t_ns += peak_shift;
-    return total <= ENGINE_MAX_TOTAL_NS
-           && (double)sh->head.iterations * (double)a
-                      * sh->head.ops_bound_per_micro_batch
-                  <= SCHED_MAX_OPS;
+    return total <= ENGINE_MAX_TOTAL_NS && !too_many_ops(sh, a);
 }
 
 /* R's metrics from SH, whose schedule header becomes R's (no ops). */
@@ -472,6 +480,10 @@ try_short(struct shorts *sr, struct metrics *m, char **cause)
         return -1;
     if (from_short(r, sh, m) == 0)
         return 1;
+    /* A's own step is refused (the whole step says so): no other run
+     * need be tried, and the ones below would be up to A long each. */
+    if (sh->complete && too_many_ops(sh, a))
+        return 0;
     /* Alone, a probe and a second short run cost more than the whole
      * step folded by the engine; shared by a sweep's points they cost
      * less. */
@@ -496,6 +508,8 @@ try_short(struct shorts *sr, struct metrics *m, char **cause)
             continue;
         if (from_short(r, probe, m) == 0)
             return 1;
+        if (too_many_ops(probe, a))
+            return 0;
         int64_t from = probe->need > a1 ? probe->need : a1;
         if (from_known(sr, a, from, probe->jumps[0].micro, m))
             return 1;
