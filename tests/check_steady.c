@@ -36,19 +36,31 @@ summary_json(struct run *r, struct sim_result *nr, struct metrics *m)
     return text;
 }
 
+/* *R parsed from the command line LINE (split into ARGV, *ARGC words in
+ * place: R may point into it, so LINE is freed after R); ARGS names it
+ * in a failure. */
+static void
+parse_line(char *line, const char *args, struct run *r, char **argv,
+           int *argc)
+{
+    *argc = tu_split_args(line, argv, 64);
+    char *cause = NULL;
+    int rc = setup_parse_args(r, "simulate", *argc, argv, &cause);
+    ck_assert_msg(rc == 0, "%s: %s", args, cause);
+}
+
 static char *
 summary(const char *args, int steady, int *used, struct mem_stats *mem)
 {
     char *line = xasprintf("simulate --model tiny-llama --topology test-2x4 "
                            "%s%s", args, steady ? "" : " --exact");
     char *argv[64];
-    int argc = tu_split_args(line, argv, 64);
+    int argc, rc;
     struct run r;
     struct sim_result nr;
     struct metrics m;
     char *cause = NULL;
-    int rc = setup_parse_args(&r, "simulate", argc, argv, &cause);
-    ck_assert_msg(rc == 0, "%s: %s", args, cause);
+    parse_line(line, args, &r, argv, &argc);
     *used = 0;
     char *key = shared_cache ? steady_key(argc, argv) : NULL;
     if (steady) {
@@ -226,9 +238,9 @@ gpt3_folded(const char *args, struct run *r, struct sim_result *nr)
 {
     char *line = xasprintf("simulate %s %s", GPT3_1024, args);
     char *argv[64];
-    int argc = tu_split_args(line, argv, 64);
+    int argc;
     char *cause = NULL;
-    ck_assert(setup_parse_args(r, "simulate", argc, argv, &cause) == 0);
+    parse_line(line, args, r, argv, &argc);
     ck_assert(setup_prepare(r, &cause) == 0);
     ck_assert(simulate_schedule(r->sched, r->topo, &r->cfg, nr, &cause) == 0);
     return line;
@@ -315,13 +327,12 @@ START_TEST(test_steady_refused_step)
     char *line = xasprintf("simulate %s --micro-batch 30 --grad-accum 600",
                            GPT3_1024);
     char *argv[64];
-    int argc = tu_split_args(line, argv, 64);
+    int argc, steady;
     struct run r;
     struct sim_result nr;
     struct metrics m;
     char *cause = NULL;
-    int steady;
-    ck_assert(setup_parse_args(&r, "simulate", argc, argv, &cause) == 0);
+    parse_line(line, "--micro-batch 30 --grad-accum 600", &r, argv, &argc);
     char *key = steady_key(argc, argv);
     ck_assert_int_eq(steady_run(&r, shared_cache, key, &nr, &m, &steady,
                                 &cause), -1);
