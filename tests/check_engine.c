@@ -478,6 +478,7 @@ END_TEST
  * every op's times, the step ends, the event count and the whole memory
  * record must be the same.  Returns the micro-batches folded. */
 static int fold_line_matches_exact(char *line);
+static int fold_tweaked_matches_exact(char *line, int slow_micro);
 
 static int
 fold_matches_exact(const char *args)
@@ -491,14 +492,38 @@ fold_matches_exact(const char *args)
 static int
 fold_line_matches_exact(char *line)
 {
+    return fold_tweaked_matches_exact(line, -1);
+}
+
+/* The first compute op of micro-batch SLOW_MICRO of the first step 1 us
+ * slower (-1: none), as if that micro-batch were not a copy of the
+ * others. */
+static void
+slow_down(const struct sched *s, struct cost_table *ct, int slow_micro)
+{
+    for (int i = 0; i < s->n_ops && slow_micro >= 0; i++)
+        if (s->ops[i].iter == 0 && s->ops[i].micro == slow_micro
+            && sched_op_is_compute(&s->ops[i])) {
+            ct->gpu_ns[i] += 1000;
+            return;
+        }
+}
+
+/* fold_line_matches_exact with one micro-batch slowed (slow_down). */
+static int
+fold_tweaked_matches_exact(char *line, int slow_micro)
+{
     struct tu_run t;
     char *cause = NULL;
     ck_assert_msg(tu_run(&t, line, 0, &cause) == 0, "%s: %s", line, cause);
     const struct sched *s = t.r.sched;
     struct engine_result a, b;
-    engine_run(s, t.r.topo, &a);
     struct cost_table ct;
     cost_table_build(s, t.r.topo, &ct);
+    slow_down(s, &ct, slow_micro);
+    engine_run_costs(s, t.r.topo, &ct, &a);
+    cost_table_build(s, t.r.topo, &ct);
+    slow_down(s, &ct, slow_micro);
     engine_run_exact(s, t.r.topo, &ct, &b);
     ck_assert_int_eq(b.folded, 0);
     for (int i = 0; i < s->n_ops; i++) {
@@ -573,6 +598,21 @@ START_TEST(test_engine_fold_moving_segments)
 }
 END_TEST
 
+START_TEST(test_engine_fold_checks_copies)
+{
+    /* A middle micro-batch after the state repeats that is not a copy of
+     * the others (one of its kernels slower) stops the fold of its step:
+     * the times are still those of simulating every micro-batch, and
+     * only the second step (whose micro-batches are all alike) folds. */
+    int plain = fold_matches_exact("");
+    int folded = fold_tweaked_matches_exact(
+        xasprintf("--model tiny-llama --topology test-2x4 --grad-accum 11"),
+        8);
+    ck_assert_int_gt(folded, 0);
+    ck_assert_int_lt(folded, plain);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -593,6 +633,7 @@ main(void)
     tcase_add_test(core, test_engine_oom_is_a_result);
     tcase_add_test(core, test_engine_fold_is_exact);
     tcase_add_test(core, test_engine_fold_moving_segments);
+    tcase_add_test(core, test_engine_fold_checks_copies);
     suite_add_tcase(s, core);
     return tu_main(s);
 }

@@ -36,19 +36,31 @@ summary_json(struct run *r, struct sim_result *nr, struct metrics *m)
     return text;
 }
 
+/* *R parsed from the command line LINE (split into ARGV, *ARGC words in
+ * place: R may point into it, so LINE is freed after R); ARGS names it
+ * in a failure. */
+static void
+parse_line(char *line, const char *args, struct run *r, char **argv,
+           int *argc)
+{
+    *argc = tu_split_args(line, argv, 64);
+    char *cause = NULL;
+    int rc = setup_parse_args(r, "simulate", *argc, argv, &cause);
+    ck_assert_msg(rc == 0, "%s: %s", args, cause);
+}
+
 static char *
 summary(const char *args, int steady, int *used, struct mem_stats *mem)
 {
     char *line = xasprintf("simulate --model tiny-llama --topology test-2x4 "
                            "%s%s", args, steady ? "" : " --exact");
     char *argv[64];
-    int argc = tu_split_args(line, argv, 64);
+    int argc, rc;
     struct run r;
     struct sim_result nr;
     struct metrics m;
     char *cause = NULL;
-    int rc = setup_parse_args(&r, "simulate", argc, argv, &cause);
-    ck_assert_msg(rc == 0, "%s: %s", args, cause);
+    parse_line(line, args, &r, argv, &argc);
     *used = 0;
     char *key = shared_cache ? steady_key(argc, argv) : NULL;
     if (steady) {
@@ -218,6 +230,22 @@ START_TEST(test_steady_long_periods)
 }
 END_TEST
 
+/* GPT-3 on 1024 GPUs with ARGS, the whole step simulated by the engine
+ * (folded where it repeats): *r and *nr, and the command line they were
+ * parsed from (returned), for the caller to free. */
+static char *
+gpt3_folded(const char *args, struct run *r, struct sim_result *nr)
+{
+    char *line = xasprintf("simulate %s %s", GPT3_1024, args);
+    char *argv[64];
+    int argc;
+    char *cause = NULL;
+    parse_line(line, args, r, argv, &argc);
+    ck_assert(setup_prepare(r, &cause) == 0);
+    ck_assert(simulate_schedule(r->sched, r->topo, &r->cfg, nr, &cause) == 0);
+    return line;
+}
+
 START_TEST(test_fold_long_period)
 {
     /* The engine folds a period longer than two micro-batches: the whole
@@ -225,16 +253,10 @@ START_TEST(test_fold_long_period)
      * too (every 6: GPT-3 does not fit, and the allocator's retries
      * reshuffle its cached segments), and its times are those of
      * simulating them all. */
-    char *line = xasprintf("simulate --format json %s --micro-batch 3 "
-                           "--grad-accum 60", GPT3_1024);
-    char *argv[64];
-    int argc = tu_split_args(line, argv, 64);
     struct run r;
     struct sim_result nr;
-    char *cause = NULL;
-    ck_assert(setup_parse_args(&r, "simulate", argc, argv, &cause) == 0);
-    ck_assert(setup_prepare(&r, &cause) == 0);
-    ck_assert(simulate_schedule(r.sched, r.topo, &r.cfg, &nr, &cause) == 0);
+    char *line = gpt3_folded("--format json --micro-batch 3 --grad-accum 60",
+                             &r, &nr);
     int long_period = 0;
     for (int i = 0; i < nr.res.n_jumps; i++)
         long_period |= nr.res.jumps[i].iter == 0
@@ -253,6 +275,76 @@ START_TEST(test_fold_long_period)
     sim_result_free(&nr);
     setup_free(&r);
     free(line);
+}
+END_TEST
+
+START_TEST(test_steady_repeat_without_period)
+{
+    /* At micro-batch 90 the first step repeats from micro-batch 7, every
+     * 10 (micro-batch 17 is in 7's state), and the second every 6 or 2
+     * by where the first ended: a step of 20 has the repeat at 17 but no
+     * whole period after it.  The engine records the repeat with no
+     * copies (its summary still that of simulating every micro-batch),
+     * and a step of 50, 30 micro-batches longer (a multiple of 10 and of
+     * 6), is counted from it; 400 from 40 (360 = 12 x 30; about the
+     * longest step of GPT-3 the schedule limit allows). */
+    struct run r;
+    struct sim_result nr;
+    char *line = gpt3_folded("--micro-batch 90 --grad-accum 20", &r, &nr);
+    ck_assert_int_eq(nr.res.n_jumps, 2);
+    const struct engine_fold_jump *j = &nr.res.jumps[0];
+    ck_assert_int_eq(j->iter, 0);
+    ck_assert_int_eq(j->micro, 10);
+    ck_assert_int_eq(r.sched->ops[j->b2].micro, 17);
+    ck_assert_int_eq(j->copies, 0);
+    sim_result_free(&nr);
+    setup_free(&r);
+    free(line);
+
+    shared_cache = steady_cache_new();
+    static const int accum[] = {20, 50, 40, 400};
+    for (size_t k = 0; k < sizeof accum / sizeof *accum; k++) {
+        char *args = xasprintf("%s --micro-batch 90 --grad-accum %d",
+                               GPT3_1024, accum[k]);
+        int u = steady_matches(args);
+        ck_assert_msg(u == (accum[k] == 50 || accum[k] == 400),
+                      "%s: counted from a shorter run: %d", args, u);
+        free(args);
+    }
+    steady_cache_free(shared_cache);
+    shared_cache = NULL;
+}
+END_TEST
+
+START_TEST(test_steady_refused_step)
+{
+    /* A step too large to build (GPT-3 at micro-batch 30 and 600
+     * micro-batches: about 6.1 million ops, over SCHED_MAX_OPS) is
+     * refused as simulating it whole would be, once the 9- or 10-
+     * micro-batch run shows its size, without trying other steps of up
+     * to 600 micro-batches first (which took minutes). */
+    shared_cache = steady_cache_new();
+    char *line = xasprintf("simulate %s --micro-batch 30 --grad-accum 600",
+                           GPT3_1024);
+    char *argv[64];
+    int argc, steady;
+    struct run r;
+    struct sim_result nr;
+    struct metrics m;
+    char *cause = NULL;
+    parse_line(line, "--micro-batch 30 --grad-accum 600", &r, argv, &argc);
+    char *key = steady_key(argc, argv);
+    ck_assert_int_eq(steady_run(&r, shared_cache, key, &nr, &m, &steady,
+                                &cause), -1);
+    ck_assert_msg(strstr(cause, "the schedule would hold about") != NULL,
+                  "%s", cause);
+    free(cause);
+    free(key);
+    sim_result_free(&nr);
+    setup_free(&r);
+    free(line);
+    steady_cache_free(shared_cache);
+    shared_cache = NULL;
 }
 END_TEST
 
@@ -294,6 +386,8 @@ main(void)
     tcase_set_timeout(g, 600);
     tcase_add_test(g, test_steady_long_periods);
     tcase_add_test(g, test_fold_long_period);
+    tcase_add_test(g, test_steady_repeat_without_period);
+    tcase_add_test(g, test_steady_refused_step);
     suite_add_tcase(s, g);
     return tu_main(s);
 }

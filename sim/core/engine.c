@@ -306,6 +306,28 @@ engine_run_costs(const struct sched *s, const struct topo *t,
     engine_run_net(s, t, ct, NULL, r);
 }
 
+/* Each allocation retries at most once (two cudaMallocs and a
+ * synchronize), and each segment a retry frees was created by one
+ * allocation: the retries' host time is bounded per allocation. */
+static double
+retry_bound_ns(const struct topo *t)
+{
+    return 2.0 * llround(t->cuda_malloc_ns) + llround(t->cuda_free_ns)
+           + llround(t->synchronize_ns);
+}
+
+/* engine_total_ns from its two parts: the ops' times added up in op
+ * order, then N_ALLOC retries, one at a time (the same sum, rounded the
+ * same way, as adding them in the loops it was written with). */
+static double
+total_with_retries(double op_ns, int n_alloc, const struct topo *t)
+{
+    double retry = retry_bound_ns(t);
+    for (int i = 0; i < n_alloc; i++)
+        op_ns += retry;
+    return op_ns;
+}
+
 /* Simulated time cannot exceed every op run one after the other; if
  * that sum does not fit comfortably in 64-bit nanoseconds (about 146
  * years), the inputs are beyond anything the model is meant for. */
@@ -314,22 +336,18 @@ engine_total_ns(const struct sched *s, const struct topo *t,
                 const struct cost_table *ct, int from, int to)
 {
     double total = 0;
-    for (int i = from; i < to; i++)
+    int n_alloc = 0;
+    for (int i = from; i < to; i++) {
         total += (double)ct->gpu_ns[i] + (double)ct->issue_ns[i];
-    /* Each allocation retries at most once (two cudaMallocs and a
-     * synchronize), and each segment a retry frees was created by one
-     * allocation: the retries' host time is bounded per allocation. */
-    double retry = 2.0 * llround(t->cuda_malloc_ns) + llround(t->cuda_free_ns)
-                   + llround(t->synchronize_ns);
-    for (int i = from; i < to; i++)
-        if (s->ops[i].kind == OP_ALLOC)
-            total += retry;
-    return total;
+        n_alloc += s->ops[i].kind == OP_ALLOC;
+    }
+    return total_with_retries(total, n_alloc, t);
 }
 
 static void run(const struct sched *s, const struct topo *t,
                 struct cost_table *ct, const struct engine_net *net,
                 int may_fold, struct engine_result *r);
+static void engine_free(struct engine *e);
 
 void
 engine_run_net(const struct sched *s, const struct topo *t,
@@ -364,11 +382,6 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
     mem_set_costs(r->mem, &mc);
     r->step_end_ns = xcalloc(s->iterations, sizeof(int64_t));
 
-    r->total_ns = engine_total_ns(s, t, &r->cost, 0, s->n_ops);
-    if (r->total_ns > ENGINE_MAX_TOTAL_NS) {
-        r->too_long = 1;
-        return;
-    }
     struct engine e;
     memset(&e, 0, sizeof e);
     e.s = s;
@@ -392,8 +405,19 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
                              ? t->overlap_compute_slowdown : 1.0;
     e.comm_slowdown = t->overlap_comm_slowdown >= 1
                           ? t->overlap_comm_slowdown : 1.0;
+    /* One pass over the ops for what the engine keeps of each and for
+     * engine_total_ns: a long step's ops are tens of MB, and reading them
+     * is most of what a pass costs. */
+    double op_ns = 0;
+    int n_alloc = 0;
+    struct engine_fold_scan scan = {0};
+    if (may_fold)
+        engine_fold_scan_new(s, &scan);
     for (int i = 0; i < s->n_ops; i++) {
         const struct sched_op *op = &s->ops[i];
+        op_ns += (double)r->cost.gpu_ns[i] + (double)r->cost.issue_ns[i];
+        n_alloc += op->kind == OP_ALLOC;
+        engine_fold_scan_op(&scan, i, op);
         if (sched_op_is_compute(op) || op->kind == OP_CAST)
             e.cls[i] = CLASS_COMPUTE;
         else if (sched_op_is_collective(op)) {
@@ -404,6 +428,15 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
             e.sms_held[i] = r->cost.coll[i].channels;
         }
     }
+    r->total_ns = total_with_retries(op_ns, n_alloc, t);
+    /* Made before the check below, so that the scan's arrays have one
+     * owner to free them. */
+    e.fold = engine_fold_new(s, &scan);
+    if (r->total_ns > ENGINE_MAX_TOTAL_NS) {
+        r->too_long = 1;
+        engine_free(&e);
+        return;
+    }
     for (int i = 0; i < STREAM_COUNT; i++)
         e.stream_busy[i] = -1;
     for (int i = 0; i < PG_COUNT; i++)
@@ -411,8 +444,6 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
     e.blocked_on = -1;
     e.reached_op = -1;
     e.sync_from = -1;
-    if (may_fold)
-        e.fold = engine_fold_new(s, &r->cost);
 
     schedule_host(&e, 0);
     struct des_event ev;
@@ -439,25 +470,31 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
             abort();
         }
     }
-    if (e.fold != NULL) {
+    if (e.fold != NULL)
         r->folded = engine_fold_count(e.fold);
-        engine_fold_free(e.fold);
-    }
-    des_free(e.des);
-    free(e.done);
-    free(e.started);
-    free(e.ready_ns);
-    free(e.issue_end_ns);
-    free(e.remaining_ns);
-    free(e.rate);
-    free(e.rate_since_ns);
-    free(e.cls);
-    free(e.uses_net);
-    free(e.sms_held);
+    engine_free(&e);
+}
+
+/* What run allocated for E. */
+static void
+engine_free(struct engine *e)
+{
+    engine_fold_free(e->fold);
+    des_free(e->des);
+    free(e->done);
+    free(e->started);
+    free(e->ready_ns);
+    free(e->issue_end_ns);
+    free(e->remaining_ns);
+    free(e->rate);
+    free(e->rate_since_ns);
+    free(e->cls);
+    free(e->uses_net);
+    free(e->sms_held);
     for (int i = 0; i < STREAM_COUNT; i++)
-        free(e.stream_q[i].ids);
+        free(e->stream_q[i].ids);
     for (int i = 0; i < PG_COUNT; i++)
-        free(e.pg_q[i].ids);
+        free(e->pg_q[i].ids);
 }
 
 void

@@ -33,6 +33,9 @@ struct op_time {
  * host reached op B2 at T2 in the state it reached B1 in at T1, one period
  * of MICRO micro-batches (B2 - B1 ops) before; COPIES more periods were
  * then filled in, and the simulation went on from T2 + COPIES x (T2 - T1).
+ * COPIES is 0 when no whole period was left before the step's last
+ * middle micro-batch: nothing was skipped, but a longer step repeats
+ * there too (steady.c).
  * Every op before LO had finished at T1.
  * MEM: what the period added to the allocator's retries, syncs, OOMs and
  * their stall time. */

@@ -7,7 +7,8 @@
  * before (or on ops long finished), buffers of their own.  Micro-batch 0
  * allocates what the later ones accumulate into, so micro-batch 1 still
  * refers back to one unlike itself; from micro-batch 2 to A-2 each is a
- * copy of the one before, which find_step() checks op by op.
+ * copy of the one before, which copies_follow() checks op by op from
+ * where the state repeats.
  *
  * The engine is deterministic and everything it does depends only on its
  * state and on the ops still to come, all relative to the present.  So
@@ -21,7 +22,9 @@
  * are written again for each copy, the memory samples repeated, the event
  * count added, and the state moved on; the rest of the step is simulated
  * as usual.  Until the state repeats, each middle micro-batch's start is
- * remembered and nothing is skipped: the result is exact either way.
+ * remembered and nothing is skipped: the result is exact either way.  A
+ * repeat with no whole period left is recorded all the same (none
+ * skipped): a sweep counts longer steps of the setting from it.
  *
  * "State" is everything the future depends on: ops not finished yet (a
  * GPU op's progress, rate and projected end, a queued op's readiness),
@@ -48,8 +51,6 @@ struct fold_run {
     int last;           /* the last middle micro-batch, A-2 */
     int stride;         /* ops per middle micro-batch */
     int bstride;        /* buffers allocated per middle micro-batch */
-    int max_abs;        /* latest op a middle micro-batch refers to in
-                           absolute terms (it must be long finished) */
 };
 
 /* One period found: it runs from op b1 (micro-batch k-p) to b2 (k), and
@@ -60,7 +61,6 @@ struct fold_step {
     int stride, bstride;        /* ops and buffers per period */
     int micro;                  /* micro-batches per period */
     int copies;
-    int max_abs;
 };
 
 struct time_write {
@@ -166,14 +166,17 @@ op_repeats(const struct sched *s, const struct cost_table *ct, int x, int y,
     return 1;
 }
 
-/* Step IT's middle micro-batches, if they repeat: 1 with *f filled.
- * Micro-batch 0 allocates what later ones accumulate into, so 1's ops
- * refer back to a micro-batch unlike them; from micro-batch 2 on, each
- * refers to one like itself.  Micro-batch 2 is simulated and watched,
- * 3 .. A-2 are its copies. */
+/* Step IT's middle micro-batches, if they are laid out alike (the same
+ * number of ops and buffers each): 1 with *f filled.  Micro-batch 0
+ * allocates what later ones accumulate into, so 1's ops refer back to a
+ * micro-batch unlike them; from micro-batch 2 on, each refers to one like
+ * itself.  That their ops are copies is checked only where the state
+ * repeats, and only from there on (copies_follow): the micro-batches
+ * before are simulated anyway, and a step that never repeats would pay
+ * for comparing them all (most of a short step's). */
 static int
-find_step(const struct sched *s, const struct cost_table *ct,
-          const int *first, int it, struct fold_run *f)
+find_step(const struct sched *s, const int *first, int it,
+          struct fold_run *f)
 {
     int a = s->micro_batches;
     const int *b = first + (size_t)it * (a + 1);    /* b[a]: optimizer */
@@ -184,7 +187,7 @@ find_step(const struct sched *s, const struct cost_table *ct,
     for (int k = 2; k <= a - 2; k++)
         if (b[k + 1] - b[k] != stride)
             return 0;
-    int bstride = -1, max_abs = -1;
+    int bstride = -1;
     for (int x = b[3]; x < b[3] + stride; x++)
         if (s->ops[x].kind == OP_ALLOC) {
             bstride = s->ops[x].buffer - s->ops[x - stride].buffer;
@@ -192,50 +195,65 @@ find_step(const struct sched *s, const struct cost_table *ct,
         }
     if (bstride < 0)
         bstride = 0;
-    for (int x = b[3]; x < b[a - 1]; x++)
-        if (!op_repeats(s, ct, x, x - stride, stride, bstride, &max_abs))
+    *f = (struct fold_run){b[2], a - 2, stride, bstride};
+    return 1;
+}
+
+/* The ops from ST's b2 to the end of RUN's middle micro-batches (the
+ * copies a jump fills in, then the rest up to the step's last
+ * micro-batch) are those of one period before, shifted: what a jump
+ * assumes of the copies, and what a longer step counted from this one
+ * assumes of its middle (steady.c).  The latest op they refer to in
+ * absolute terms goes to *max_abs. */
+static int
+copies_follow(const struct engine *e, const struct fold_run *run,
+              const struct fold_step *st, int *max_abs)
+{
+    int end = run->first + (run->last - 1) * run->stride;
+    for (int x = st->b2; x < end; x++)
+        if (!op_repeats(e->s, &e->r->cost, x, x - st->stride, st->stride,
+                        st->bstride, max_abs))
             return 0;
-    *f = (struct fold_run){b[2], a - 2, stride, bstride, max_abs};
+    return 1;
+}
+
+int
+engine_fold_scan_new(const struct sched *s, struct engine_fold_scan *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    int a = s->micro_batches;
+    if (a < FOLD_MIN_MICRO_BATCHES || s->iterations < 1)
+        return 0;
+    sc->micro_batches = a;
+    sc->iterations = s->iterations;
+    sc->n_buffers = s->n_buffers;
+    sc->first = xmalloc(sizeof(int) * (size_t)s->iterations * (a + 1));
+    for (size_t i = 0; i < (size_t)s->iterations * (a + 1); i++)
+        sc->first[i] = -1;
+    sc->buf_alloc_op = xmalloc(sizeof(int) * (s->n_buffers ? s->n_buffers
+                                                            : 1));
+    for (int i = 0; i < s->n_buffers; i++)
+        sc->buf_alloc_op[i] = -1;
     return 1;
 }
 
 struct engine_fold *
-engine_fold_new(const struct sched *s, const struct cost_table *ct)
+engine_fold_new(const struct sched *s, struct engine_fold_scan *sc)
 {
-    int a = s->micro_batches;
-    if (a < FOLD_MIN_MICRO_BATCHES || s->iterations < 1)
+    if (sc->first == NULL)
         return NULL;
-    int *first = xmalloc(sizeof(int) * (size_t)s->iterations * (a + 1));
-    for (size_t i = 0; i < (size_t)s->iterations * (a + 1); i++)
-        first[i] = -1;
-    for (int i = 0; i < s->n_ops; i++) {
-        const struct sched_op *op = &s->ops[i];
-        if (op->iter < 0 || op->iter >= s->iterations || op->micro < 0
-            || op->micro >= a)
-            continue;
-        int k = op->phase == PHASE_OPTIMIZER ? a : op->micro;
-        int *slot = &first[(size_t)op->iter * (a + 1) + k];
-        if (*slot < 0)
-            *slot = i;
-    }
     struct engine_fold *f = xcalloc(1, sizeof *f);
     f->steps = xcalloc(s->iterations, sizeof *f->steps);
+    f->buf_alloc_op = sc->buf_alloc_op;
     for (int it = 0; it < s->iterations; it++)
-        if (find_step(s, ct, first, it, &f->steps[f->n_steps]))
+        if (find_step(s, sc->first, it, &f->steps[f->n_steps]))
             f->n_steps++;
-    free(first);
+    free(sc->first);
+    memset(sc, 0, sizeof *sc);
     if (f->n_steps == 0) {
         engine_fold_free(f);
         return NULL;
     }
-    f->buf_alloc_op = xmalloc(sizeof(int) * (s->n_buffers ? s->n_buffers
-                                                           : 1));
-    for (int i = 0; i < s->n_buffers; i++)
-        f->buf_alloc_op[i] = -1;
-    for (int i = 0; i < s->n_ops; i++)
-        if (s->ops[i].kind == OP_ALLOC && s->ops[i].buffer >= 0
-            && s->ops[i].buffer < s->n_buffers)
-            f->buf_alloc_op[s->ops[i].buffer] = i;
     return f;
 }
 
@@ -453,6 +471,23 @@ shifted(int64_t v, int64_t dt)
     return v < 0 ? v : v + dt;
 }
 
+/* The repeat found, for the summary of a longer step (steady.c): the
+ * host is at b2, now, in the state it was in at snapshot SN (b1). */
+static void
+record_jump(struct engine *e, const struct eng_snap *sn,
+            const struct fold_step *st, int64_t now)
+{
+    struct engine_result *r = e->r;
+    size_t cap = (size_t)r->n_jumps;
+    r->jumps = xgrow(r->jumps, &cap, (size_t)r->n_jumps + 1,
+                     sizeof *r->jumps);
+    struct engine_fold_jump *jp = &r->jumps[r->n_jumps++];
+    *jp = (struct engine_fold_jump){e->s->ops[st->b1].iter, st->b1, st->b2,
+                                    sn->lo, st->micro, st->copies, sn->t,
+                                    now, {0}};
+    mem_fold_period(r->mem, sn->mem, &jp->mem);
+}
+
 /* Skip st->copies periods: the host is at b2, now, in the state it was in
  * at snapshot SN (b1). */
 static int64_t
@@ -512,15 +547,8 @@ jump(struct engine *e, const struct eng_snap *sn, const struct fold_step *st,
     des_shift(e->des, dt, shift_arg, &ctx, per * (uint64_t)n);
     struct mem_fold_map map = {e->s, f->buf_alloc_op, st->b1, st->b2,
                                sn->lo, lo2, sn->t, now};
-    struct engine_result *r = e->r;
-    size_t cap = (size_t)r->n_jumps;
-    r->jumps = xgrow(r->jumps, &cap, (size_t)r->n_jumps + 1,
-                     sizeof *r->jumps);
-    struct engine_fold_jump *jp = &r->jumps[r->n_jumps++];
-    *jp = (struct engine_fold_jump){e->s->ops[st->b1].iter, st->b1, st->b2,
-                                    sn->lo, st->micro, n, sn->t, now, {0}};
-    mem_fold_period(r->mem, sn->mem, &jp->mem);
-    mem_fold(r->mem, sn->mem, &map, n, st->bstride);
+    record_jump(e, sn, st, now);
+    mem_fold(e->r->mem, sn->mem, &map, n, st->bstride);
     e->next_op = st->b2 + shift;
     e->reached_op = -1;
     f->folded += n * st->micro;
@@ -549,15 +577,29 @@ engine_fold_reached(struct engine *e, int id, int64_t now)
     struct eng_snap *cur = take_snapshot(e, k, id, now);
     for (int p = 1; p <= FOLD_MAX_PERIOD; p++) {
         const struct eng_snap *sn = f->snaps[p - 1];
-        /* Whole periods up to the last middle micro-batch. */
+        /* Whole periods up to the last middle micro-batch.  None may
+         * be left: the repeat is still recorded, with no copies, and a
+         * longer step extends this one from it (steady.c); the rest of
+         * the step is simulated as it would be without. */
         int periods = (run->last + 1 - k) / p;
-        if (sn == NULL || sn->k != k - p || periods < 1)
+        if (sn == NULL || sn->k != k - p)
             continue;
         struct fold_step st = {sn->b, id, p * run->stride, p * run->bstride,
-                               p, periods, run->max_abs};
-        int max_abs = st.max_abs;
+                               p, periods};
+        int max_abs = -1;
         if (state_repeats(e, sn, cur, &st, &max_abs) && max_abs < sn->lo) {
-            int64_t dt = jump(e, sn, &st, now, cur->lo);
+            if (!copies_follow(e, run, &st, &max_abs) || max_abs >= sn->lo) {
+                /* Not copies after all: this step is simulated whole. */
+                snap_free(cur);
+                drop_snapshots(f);
+                f->cur++;
+                return 0;
+            }
+            int64_t dt = 0;
+            if (periods > 0)
+                dt = jump(e, sn, &st, now, cur->lo);
+            else
+                record_jump(e, sn, &st, now);
             snap_free(cur);
             drop_snapshots(f);
             f->cur++;

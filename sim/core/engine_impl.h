@@ -72,10 +72,45 @@ put_time(struct engine *e, int id, int field, int64_t v)
 
 enum { T_ISSUE, T_START, T_END };
 
-/* Folding (engine_fold.c).  engine_fold_new returns NULL when the
- * schedule has no run of repeated micro-batches to skip. */
+/* What folding needs of every op, gathered in the engine's one pass over
+ * them (a long step's ops are tens of MB, and reading them is most of
+ * what a pass costs): where each step's micro-batches start, and which
+ * op allocates each buffer. */
+struct engine_fold_scan {
+    int micro_batches, iterations, n_buffers;
+    int *first;         /* [iter * (micro_batches + 1) + k]: the first op
+                           of micro-batch k (k = micro_batches: of the
+                           optimizer), or -1; NULL: no folding */
+    int *buf_alloc_op;  /* per buffer, or -1 */
+};
+
+/* Op ID seen by the scan SC. */
+static inline void
+engine_fold_scan_op(struct engine_fold_scan *sc, int id,
+                    const struct sched_op *op)
+{
+    if (sc->first == NULL)
+        return;
+    if (op->kind == OP_ALLOC && op->buffer >= 0 && op->buffer < sc->n_buffers)
+        sc->buf_alloc_op[op->buffer] = id;
+    int a = sc->micro_batches;
+    if (op->iter < 0 || op->iter >= sc->iterations || op->micro < 0
+        || op->micro >= a)
+        return;
+    int k = op->phase == PHASE_OPTIMIZER ? a : op->micro;
+    int *slot = &sc->first[(size_t)op->iter * (a + 1) + k];
+    if (*slot < 0)
+        *slot = id;
+}
+
+/* Folding (engine_fold.c).  engine_fold_scan_new readies SC for a scan
+ * of S's ops (0 when S has too few micro-batches to fold: SC is then
+ * empty, and engine_fold_new returns NULL); engine_fold_new, after the
+ * scan, takes SC over and returns NULL when the schedule has no run of
+ * repeated micro-batches to skip. */
+int engine_fold_scan_new(const struct sched *s, struct engine_fold_scan *sc);
 struct engine_fold *engine_fold_new(const struct sched *s,
-                                    const struct cost_table *ct);
+                                    struct engine_fold_scan *sc);
 void engine_fold_free(struct engine_fold *f);
 /* The host has reached op ID for the first time, at NOW: returns how far
  * the clock moved (0 unless micro-batches were skipped, in which case

@@ -29,6 +29,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A live buffer: the block holding it, by address. */
+struct live_buf {
+    int buf;
+    enum mem_category cat;
+    uint64_t addr;
+};
+
 /* A block as the future sees it: by address, not by slot. */
 struct canon_block {
     uint64_t addr, size, prev, next;    /* prev, next: UINT64_MAX: none */
@@ -53,8 +60,11 @@ struct mem_snapshot {
     int64_t stall_ns, oom_live;
     size_t n_retry_log;
     int n_buffers;
-    uint64_t *live_addr;            /* per buffer; UINT64_MAX: not live */
-    enum mem_category *live_cat;
+    /* The live buffers alone, by buffer id: a step has tens of thousands
+     * of buffers and a few hundred live, and a snapshot is taken at
+     * every watched micro-batch. */
+    struct live_buf *live;
+    int n_live;
 };
 
 static int
@@ -177,12 +187,14 @@ mem_snapshot_take(const struct mem *m, int lo, int end)
     s->oom_live = m->oom_live;
     s->n_retry_log = m->n_retry_log;
     s->n_buffers = m->n_buffers;
-    int nb = m->n_buffers ? m->n_buffers : 1;
-    s->live_addr = xmalloc(sizeof(uint64_t) * nb);
-    s->live_cat = xmalloc(sizeof *s->live_cat * nb);
+    size_t cap_live = 0;
     for (int v = 0; v < m->n_buffers; v++) {
-        s->live_addr[v] = addr_of(canon, m->buffer_block[v]);
-        s->live_cat[v] = m->buffer_cat[v];
+        uint64_t addr = addr_of(canon, m->buffer_block[v]);
+        if (addr == UINT64_MAX)
+            continue;
+        s->live = xgrow(s->live, &cap_live, (size_t)s->n_live + 1,
+                        sizeof *s->live);
+        s->live[s->n_live++] = (struct live_buf){v, m->buffer_cat[v], addr};
     }
     free(canon);
     return s;
@@ -197,9 +209,16 @@ mem_snapshot_free(struct mem_snapshot *s)
     free(s->free_addr);
     free(s->pend_addr);
     free(s->pend_n);
-    free(s->live_addr);
-    free(s->live_cat);
+    free(s->live);
     free(s);
+}
+
+/* A buffer id against a live buffer (bsearch). */
+static int
+cmp_live(const void *key, const void *elem)
+{
+    int u = *(const int *)key, b = ((const struct live_buf *)elem)->buf;
+    return u < b ? -1 : u > b;
 }
 
 /* The buffer that live buffer V (at b2) stands for at b1, or -1. */
@@ -282,24 +301,26 @@ int
 mem_snapshots_match(struct mem_snapshot *then, struct mem_snapshot *now,
                     const struct mem_fold_map *map)
 {
-    if (then->n_buffers != now->n_buffers || !same_state(then, now, map))
+    if (then->n_buffers != now->n_buffers || then->n_live != now->n_live
+        || !same_state(then, now, map))
         return 0;
     /* Live buffers: a buffer now and its counterpart then hold blocks at
-     * one address, one to one. */
+     * one address, one to one (as many live then as now, each hit once:
+     * every one hit). */
     int n = now->n_buffers, ok = 1;
-    unsigned char *hit = xcalloc(n ? n : 1, 1);
-    for (int v = 0; v < n && ok; v++) {
-        if (now->live_addr[v] == UINT64_MAX)
-            continue;
-        int u = counterpart(map, v);
-        ok = u >= 0 && u < n && !hit[u]
-             && then->live_addr[u] == now->live_addr[v]
-             && then->live_cat[u] == now->live_cat[v];
+    unsigned char *hit = xcalloc((size_t)then->n_live + 1, 1);
+    for (int i = 0; i < now->n_live && ok; i++) {
+        const struct live_buf *v = &now->live[i];
+        int u = counterpart(map, v->buf);
+        const struct live_buf *w = NULL;
+        if (u >= 0 && u < n)
+            w = bsearch(&u, then->live, (size_t)then->n_live,
+                        sizeof *then->live, cmp_live);
+        ok = w != NULL && !hit[w - then->live] && w->addr == v->addr
+             && w->cat == v->cat;
         if (ok)
-            hit[u] = 1;
+            hit[w - then->live] = 1;
     }
-    for (int u = 0; u < n && ok; u++)
-        ok = hit[u] || then->live_addr[u] == UINT64_MAX;
     free(hit);
     return ok;
 }

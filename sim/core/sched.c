@@ -1766,7 +1766,6 @@ sched_build(const struct model *m, const struct wrap_plan *p,
                            "coarser (fewer units)", estimate, SCHED_MAX_OPS);
         builder_free(&b);
         free(s->leaves);
-    free(s->leaf_sac_gemm);
         free(s->leaf_sac_gemm);
         free(s);
         return NULL;

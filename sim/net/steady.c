@@ -97,9 +97,10 @@ boil_down(const struct sched *s, const struct topo *t,
         if (j->iter != i)
             return sh;
         /* The host reached micro-batch k (op b2) in the state of k - p:
-         * a step of A has that repeat when its last middle micro-batch,
-         * A - 2, is k + p - 1 or later (engine_fold.c). */
-        int need = s->ops[j->b2].micro + j->micro + 1;
+         * a step of A has that repeat when k is one of its middle
+         * micro-batches, up to A - 2 (engine_fold.c records it even
+         * with no whole period after it). */
+        int need = s->ops[j->b2].micro + 2;
         if (need > sh->need)
             sh->need = need;
         sh->period = sh->period / gcd(sh->period, j->micro) * j->micro;
@@ -126,6 +127,17 @@ boil_down(const struct sched *s, const struct topo *t,
                                 {0}, {0}};
     metrics_basis(s, r, &at, &sh->basis);
     return sh;
+}
+
+/* Whether a step of A micro-batches would be refused for its size
+ * (sched_build's bound on the ops), by SH's schedule's bound per
+ * micro-batch: then no short run stands for it. */
+static int
+too_many_ops(const struct steady_short *sh, int64_t a)
+{
+    return (double)sh->head.iterations * (double)a
+               * sh->head.ops_bound_per_micro_batch
+           > SCHED_MAX_OPS;
 }
 
 /* The short run SH stands for A micro-batches when each of its steps is
@@ -162,10 +174,7 @@ extend(const struct steady_short *sh, int64_t a, struct metrics_steady *x)
         shift += periods * period;
     }
     x->mem.peak_t_ns += peak_shift;
-    return total <= ENGINE_MAX_TOTAL_NS
-           && (double)sh->head.iterations * (double)a
-                      * sh->head.ops_bound_per_micro_batch
-                  <= SCHED_MAX_OPS;
+    return total <= ENGINE_MAX_TOTAL_NS && !too_many_ops(sh, a);
 }
 
 /* R's metrics from SH, whose schedule header becomes R's (no ops). */
@@ -427,6 +436,25 @@ residue_step(int64_t a, int64_t need, int64_t period)
     return need + (r < 0 ? r + period : r);
 }
 
+/* R's summary from a step already run that is a multiple of STEP0
+ * micro-batches shorter than A and at least FROM long, if one stands for
+ * A: the first step starts from the same state whatever A is, so its
+ * period STEP0 is every step's; the later steps' periods, which depend
+ * on where the first ended, may divide the difference although their
+ * least common multiple with STEP0 (the probe's period) does not.  Only
+ * steps the cache holds are tried: running one costs what A's own does. */
+static int
+from_known(struct shorts *sr, int64_t a, int64_t from, int64_t step0,
+           struct metrics *m)
+{
+    for (int64_t a2 = a - step0; a2 >= from; a2 -= step0) {
+        const struct steady_short *sh;
+        if (short_known(sr, a2, &sh) && from_short(sr->r, sh, m) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* The probes, shortest first (or one more, of A's parity): each is run
  * for a point whose A is past half its length (a sweep's later points
  * share it), or used when a point of that length has run already. */
@@ -452,6 +480,10 @@ try_short(struct shorts *sr, struct metrics *m, char **cause)
         return -1;
     if (from_short(r, sh, m) == 0)
         return 1;
+    /* A's own step is refused (the whole step says so): no other run
+     * need be tried, and the ones below would be up to A long each. */
+    if (sh->complete && too_many_ops(sh, a))
+        return 0;
     /* Alone, a probe and a second short run cost more than the whole
      * step folded by the engine; shared by a sweep's points they cost
      * less. */
@@ -475,6 +507,11 @@ try_short(struct shorts *sr, struct metrics *m, char **cause)
         if (!probe->complete)
             continue;
         if (from_short(r, probe, m) == 0)
+            return 1;
+        if (too_many_ops(probe, a))
+            return 0;
+        int64_t from = probe->need > a1 ? probe->need : a1;
+        if (from_known(sr, a, from, probe->jumps[0].micro, m))
             return 1;
         /* A step that ends at A's phase of the probe's periods; its later
          * steps may still repeat later than the probe's do (they start
@@ -505,13 +542,22 @@ whole_step(struct shorts *sr, struct sim_result *nr, struct metrics *m,
         || build_with(r, r->cfg.grad_accum, cause) != 0
         || simulate_schedule(r->sched, r->topo, &r->cfg, nr, cause) != 0)
         return -1;
-    metrics_compute(r->sched, r->topo, &nr->res, m);
     /* A step as long as other points' short steps or probe (a sweep's
      * points of 9 or 10 micro-batches, ...) is kept for them. */
     int64_t a = r->cfg.grad_accum;
     if (eligible && sr->cache != NULL && sr->key != NULL
-        && a >= STEADY_MICRO_BATCHES && a <= STEADY_PROBE_MICRO_BATCHES + 1)
-        keep(sr, a, boil_down(r->sched, r->topo, nr));
+        && a >= STEADY_MICRO_BATCHES && a <= STEADY_PROBE_MICRO_BATCHES + 1) {
+        const struct steady_short *sh =
+            keep(sr, a, boil_down(r->sched, r->topo, nr));
+        /* Its sums over the step, made for the others, are this point's
+         * too (metrics_compute adds them up again otherwise: a pass over
+         * every op); the period's are not read without X. */
+        if (sh->complete && sh->head.micro_batches == a) {
+            metrics_finish(&sh->basis, r->sched, r->topo, NULL, m);
+            return 0;
+        }
+    }
+    metrics_compute(r->sched, r->topo, &nr->res, m);
     return 0;
 }
 
