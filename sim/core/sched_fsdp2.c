@@ -374,7 +374,8 @@ prefetch_targets(const struct builder *b, int u, int backward, int *out,
     if (fu->n_prefetch[backward] >= 0) {
         int n = fu->n_prefetch[backward] < max ? fu->n_prefetch[backward]
                                                : max;
-        memcpy(out, fu->prefetch[backward], sizeof(int) * (size_t)n);
+        if (n > 0)      /* an empty list has no array to copy from */
+            memcpy(out, fu->prefetch[backward], sizeof(int) * (size_t)n);
         return n;
     }
     int64_t want = backward ? b->c->backward_prefetch_groups
