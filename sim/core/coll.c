@@ -482,6 +482,14 @@ credit_wait(double chunks, double transfer_s, double hop_lat_s, int window)
     return groups * fmax(0, transfer_s + 2 * hop_lat_s - window * transfer_s);
 }
 
+/* The unit NCCL rounds a chunk down to (device.h ncclProtoGrainSize):
+ * an LL line, a warp's LL128 lines (32 x 8 / 16 x 15 x 8 B), 512 B. */
+static double
+proto_grain_bytes(int p)
+{
+    return p == PROTO_LL ? 16 : p == PROTO_LL128 ? 1920 : 512;
+}
+
 static void
 coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
           struct coll_result *r)
@@ -582,12 +590,12 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
             /* The network plugin's tuner may set the chunk instead
              * (calcCollChunking asks getChunkSize after its own rules),
              * at most the buffer's step and in whole grains of the
-             * protocol (device.h ncclProtoGrainSize: LL128 1920 B). */
+             * protocol. */
             double tuned;
             if (x->plugin_tuner
                 && aws_tuner_chunk_bytes(x->t->plugin_tuner, x->op, nb, n, N,
                                          a, p, &tuned) == 1) {
-                double grain = p == PROTO_LL128 ? 1920 : 512;
+                double grain = proto_grain_bytes(p);
                 chunk = floor(fmin(tuned, chunk0) / grain) * grain;
             }
             double M = fmax(1, ceil(C / chunk));

@@ -209,12 +209,13 @@ static const struct topo_key keys[] = {
      * overwriting a value the user set). */
     {"inter", "plugin_buffsize", KIND_BYTES, F(plugin_buffsize), false, "0",
      "8MiB", 0, 1073741824.0, false, "allowed 0 (none) up to 1GiB"},
-    /* aws-ofi-nccl sets NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE
-     * to 524288 on p5, p5e, p5en (the same table). */
     /* aws-ofi-nccl's tuner, which replaces NCCL's choice of algorithm and
-     * protocol on p5 and p5e from three nodes up (nccl_tuner_aws.h). */
+     * protocol on p5, p5e and p5en from three nodes up
+     * (nccl_tuner_aws.h). */
     {"inter", "plugin_tuner", KIND_TUNER, F(plugin_tuner), false, "nccl",
      "aws-p5", 0, 0, false, NULL},
+    /* aws-ofi-nccl sets NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE
+     * to 524288 on p5, p5e, p5en (the same table). */
     {"inter", "plugin_nvls_chunksize", KIND_BYTES, F(plugin_nvls_chunksize),
      false, "0", "512KiB", 0, 1073741824.0, false,
      "allowed 0 (none) up to 1GiB"},

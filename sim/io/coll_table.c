@@ -77,17 +77,14 @@ coll_explain_print(const struct coll_table *tb, double bytes,
     fprintf(out, "# explain %s of %.0f B over %d ranks (%d node%s x %d)\n",
             coll_op_name(tb->op), bytes, g->ranks, g->nodes,
             g->nodes == 1 ? "" : "s", tb->ranks_per_node);
-    if (r->plugin_tuned)
-        fprintf(out, "#   the network plugin's tuner (aws-ofi-nccl's regions, "
-                "nccl_ofi_regions.cpp): %s/%s, NCCL's estimate for it "
-                "%.2f us (latency %.2f us + bytes / bandwidth)\n",
-                nccl_algo_name(r->algo), nccl_proto_name(r->proto),
-                r->tuning_s * 1e6, r->latency_s * 1e6);
-    else
-        fprintf(out, "#   NCCL's choice (tuning.cc): %s/%s, its estimate "
-                "%.2f us (latency %.2f us + bytes / bandwidth)\n",
-                nccl_algo_name(r->algo), nccl_proto_name(r->proto),
-                r->tuning_s * 1e6, r->latency_s * 1e6);
+    fprintf(out, "#   %s: %s/%s, %s %.2f us (latency %.2f us + bytes / "
+            "bandwidth)\n",
+            r->plugin_tuned ? "the network plugin's tuner (aws-ofi-nccl's "
+                              "regions, nccl_ofi_regions.cpp)"
+                            : "NCCL's choice (tuning.cc)",
+            nccl_algo_name(r->algo), nccl_proto_name(r->proto),
+            r->plugin_tuned ? "NCCL's estimate for it" : "its estimate",
+            r->tuning_s * 1e6, r->latency_s * 1e6);
     fprintf(out, "#   data path: %d channels x %d threads, %d hops, %d "
             "chunk%s of %.0f B a channel, %d flag wait%s a chunk, "
             "%.2f us a hop, %.2f GB/s a channel\n", r->channels,
