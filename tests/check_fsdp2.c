@@ -804,6 +804,47 @@ START_TEST(test_fsdp2_group_post_forward_meshes)
 }
 END_TEST
 
+START_TEST(test_fsdp2_post_forward_communicator_per_call)
+{
+    /* One DGX H100 (8 GPUs behind NVSwitch), NCCL 2.28 with
+     * NCCL_ALGO=allgather:nvls, so every all-gather runs NVLS and each
+     * communicator that gathers maps its NVLS buffers once
+     * (coll_nvls_buffer_bytes): 16 channels x 2 x 8 steps x 128 KiB x
+     * the node's GPUs in it, plus 16 x 2 x 64 B credits a GPU, each
+     * rounded up to 2 MiB.  The shard group (8 GPUs): 256 MiB + 2 MiB =
+     * 258 MiB.  A 4-rank post-forward mesh: 128 MiB + 2 MiB = 130 MiB; a
+     * 2-rank one 64 MiB + 2 MiB = 66 MiB.  Reduce-scatters (AVG) run
+     * Ring and take none.  Every fully_shard call given an int builds a
+     * DeviceMesh, and with it process groups, of its own
+     * (_get_post_forward_mesh_info), so meshes of one size do not share:
+     *   layers 0 and 1 at 4: 258 + 2 x 130 = 518 MiB, 3 communicators
+     *     (one per size would be 388 MiB, 2);
+     *   layers 0 at 4, 1 at 2: 258 + 130 + 66 = 454 MiB, 3;
+     *   all five groups at 4 (the root too, given explicitly):
+     *     258 + 5 x 130 = 908 MiB, 6;
+     * each communicator once however many steps gather on it. */
+#define H100 "--model tiny-llama --topology dgx-h100 --fsdp-version 2 " \
+             "--param-dtype bf16 --nccl-algo allgather:nvls "
+    struct tu_run r[3];
+    run_ok(&r[0], H100 "--group-reshard-after-forward model.layers.0=4 "
+                       "--group-reshard-after-forward model.layers.1=4", 1);
+    run_ok(&r[1], H100 "--group-reshard-after-forward model.layers.0=4 "
+                       "--group-reshard-after-forward model.layers.1=2", 1);
+    run_ok(&r[2], H100 "--reshard-after-forward 4", 1);
+    const long long mib = 1LL << 20;
+    const long long bytes[3] = {518 * mib, 454 * mib, 908 * mib};
+    const int comms[3] = {3, 3, 6};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_double_eq(r[i].res.cost.nccl_buffer_bytes,
+                            (double)bytes[i]);
+        ck_assert_int_eq(r[i].res.cost.nvls_communicators, comms[i]);
+        ck_assert_int_eq(r[i].met.mem.outside_bytes, bytes[i]);
+    }
+    free_runs(r, 3);
+#undef H100
+}
+END_TEST
+
 /* Bytes of category C live when iteration 1's micro-batch MICRO begins. */
 static double
 live_at_micro(const struct sched *s, enum mem_category c, int micro)
@@ -962,6 +1003,7 @@ main(void)
     tcase_add_test(core, test_fsdp2_no_unshard_in_backward);
     tcase_add_test(core, test_fsdp2_prefetch_lists_any_shape);
     tcase_add_test(core, test_fsdp2_group_post_forward_meshes);
+    tcase_add_test(core, test_fsdp2_post_forward_communicator_per_call);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_fsdp2_errors);

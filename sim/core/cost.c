@@ -237,8 +237,23 @@ cost_table_build(const struct sched *s, const struct topo *t,
 
     double launch = t->launch_overhead_ns;
     int memo[COST_MEMO], n_memo = 0;
-    bool nvls[PG_COUNT] = {false};  /* process groups running NVLS */
-    int nvls_pf_rpn[COST_MEMO], nvls_pf_ranks[COST_MEMO], n_nvls_pf = 0;
+    /* Communicators that run NVLS, each taking its buffers once.  One per
+     * process group, but PG_POST_FORWARD is one per fully_shard call that
+     * has an int reshard_after_forward: _get_post_forward_mesh_info
+     * (_fsdp_init.py) builds a DeviceMesh for each call, and a DeviceMesh
+     * makes new process groups for its dimensions
+     * (DeviceMesh._init_process_groups: new_group or split_group, nothing
+     * looked up), so two groups resharding to one size gather on two
+     * ProcessGroupNCCLs, two NCCL communicators, each with NVLS buffers
+     * of its own (ncclNvlsSetup, transport/nvls.cc, shares a parent's
+     * only under splitShare, which PyTorch leaves at NCCL's 0).  Only the
+     * mesh's shard dimension runs collectives, and ProcessGroupNCCL makes
+     * its communicator at the first one, so the replicate dimension's
+     * group takes nothing.  pf_rpn: per unit (and a last slot for an op
+     * of none), the GPUs a node of its post-forward communicator once
+     * that has run NVLS, else 0. */
+    bool nvls[PG_COUNT] = {false};
+    int *pf_rpn = xcalloc((size_t)s->n_units + 1, sizeof *pf_rpn);
     for (int i = 0; i < n; i++) {
         const struct sched_op *op = &s->ops[i];
         double sec = 0;
@@ -302,18 +317,11 @@ cost_table_build(const struct sched *s, const struct topo *t,
             if ((ct->coll[i].algo == NCCL_ALGO_NVLS
                  || ct->coll[i].algo == NCCL_ALGO_NVLS_TREE)
                 && op->pg > PG_NONE && op->pg < PG_COUNT) {
-                nvls[op->pg] = true;
-                /* One post-forward communicator per mesh size. */
-                if (op->pg == PG_POST_FORWARD && n_nvls_pf < COST_MEMO) {
-                    int seen = 0;
-                    for (int k = 0; k < n_nvls_pf; k++)
-                        seen |= nvls_pf_rpn[k] == g.ranks_per_node
-                                && nvls_pf_ranks[k] == g.ranks;
-                    if (!seen) {
-                        nvls_pf_rpn[n_nvls_pf] = g.ranks_per_node;
-                        nvls_pf_ranks[n_nvls_pf++] = g.ranks;
-                    }
-                }
+                if (op->pg == PG_POST_FORWARD)
+                    pf_rpn[op->unit >= 0 && op->unit < s->n_units
+                               ? op->unit : s->n_units] = g.ranks_per_node;
+                else
+                    nvls[op->pg] = true;
             }
             kernels = COLL_LAUNCH_KERNELS;
             break;
@@ -373,16 +381,22 @@ cost_table_build(const struct sched *s, const struct topo *t,
     }
     /* NVLS buffers, once per communicator that runs it. */
     ct->nccl_buffer_bytes = 0;
+    ct->nvls_communicators = 0;
     for (int pg = PG_NONE + 1; pg < PG_COUNT; pg++)
-        if (nvls[pg] && pg != PG_POST_FORWARD) {
+        if (nvls[pg]) {
             struct coll_group g;
             cost_group(s, (enum sched_pg)pg, &g);
             ct->nccl_buffer_bytes += coll_nvls_buffer_bytes(
                 t, &s->nccl, g.ranks_per_node);
+            ct->nvls_communicators++;
         }
-    for (int k = 0; k < n_nvls_pf; k++)
-        ct->nccl_buffer_bytes += coll_nvls_buffer_bytes(t, &s->nccl,
-                                                        nvls_pf_rpn[k]);
+    for (int u = 0; u <= s->n_units; u++)
+        if (pf_rpn[u] > 0) {
+            ct->nccl_buffer_bytes += coll_nvls_buffer_bytes(t, &s->nccl,
+                                                            pf_rpn[u]);
+            ct->nvls_communicators++;
+        }
+    free(pf_rpn);
     free(fwd_s);
     free(bwd_s);
     free(fwd_k);

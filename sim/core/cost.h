@@ -29,6 +29,9 @@ struct cost_table {
      * every communicator that runs an NVLS algorithm
      * (coll_nvls_buffer_bytes), each communicator once. */
     double nccl_buffer_bytes;
+    int nvls_communicators;    /* how many communicators that is (FSDP2:
+                                  each fully_shard call's post-forward
+                                  mesh is one of its own) */
 };
 
 void cost_table_build(const struct sched *s, const struct topo *t,

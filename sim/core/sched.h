@@ -40,7 +40,9 @@ enum sched_stream { STREAM_C, STREAM_PU, STREAM_U, STREAM_P, STREAM_A,
 /* Process groups: FSDP's own (the shard group; every rank for NO_SHARD)
  * and, for hybrid sharding, the replicate group across nodes.  FSDP2 with
  * reshard_after_forward=N gathers in backward over the smaller
- * post-forward mesh, a communicator of its own (§13.3). */
+ * post-forward mesh: one communicator for each fully_shard call, which
+ * PG_POST_FORWARD stands for all together (cost.c counts each one's NVLS
+ * buffers; the all-gather stream orders them anyway, §13.9.3). */
 enum sched_pg { PG_NONE, PG_SHARD, PG_REPLICATE, PG_POST_FORWARD,
                 PG_COUNT };
 
