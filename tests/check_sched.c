@@ -837,23 +837,94 @@ START_TEST(test_sched_selective_op_saves)
     /* What torchtitan's op-level policy keeps of a Linear over 1 x 2048
      * tokens, bf16, 256 -> 688: its output when its aten.mm is one the
      * policy saves, 2048 x 688 x 2 = 2,818,048 bytes; for a float8 Linear
-     * the abs() of its input, 2048 x 256 x 2 = 1,048,576; attention
-     * (8 heads of 32) its output, 2048 x 256 x 2, and the fp32
-     * log-sum-exp, 2048 x 8 x 4: 1,114,112; a norm nothing. */
+     * the abs() of its input, 2048 x 256 x 2 = 1,048,576, and of its
+     * weight, 256 x 688 x 2 = 352,256; attention (8 heads of 32) its
+     * output, 2048 x 256 x 2, and the fp32 log-sum-exp, 2048 x 8 x 4:
+     * 1,114,112; a norm nothing. */
     struct module lin = {.kind = LAYER_LINEAR, .in = 256, .out = 688};
-    ck_assert_double_eq(layer_sac_saved_bytes(&lin, 1, 2048, 2, true, false),
+    ck_assert_double_eq(layer_sac_saved_bytes(&lin, 1, 2048, 2, SAC_KEEP_MM),
                         2818048.0);
-    ck_assert_double_eq(layer_sac_saved_bytes(&lin, 1, 2048, 2, false, false),
-                        0);
-    ck_assert_double_eq(layer_sac_saved_bytes(&lin, 1, 2048, 2, false, true),
-                        1048576.0);
+    ck_assert_double_eq(layer_sac_saved_bytes(&lin, 1, 2048, 2, 0), 0);
+    ck_assert_double_eq(
+        layer_sac_saved_bytes(&lin, 1, 2048, 2, SAC_KEEP_ABS_INPUT),
+        1048576.0);
+    ck_assert_double_eq(
+        layer_sac_saved_bytes(&lin, 1, 2048, 2, SAC_KEEP_ABS_WEIGHT),
+        352256.0);
     struct module att = {.kind = LAYER_ATTENTION, .heads = 8, .kv_heads = 8,
                          .head_dim = 32};
-    ck_assert_double_eq(layer_sac_saved_bytes(&att, 1, 2048, 2, false, false),
+    ck_assert_double_eq(layer_sac_saved_bytes(&att, 1, 2048, 2, 0),
                         1114112.0);
     struct module rms = {.kind = LAYER_RMSNORM, .out = 256};
-    ck_assert_double_eq(layer_sac_saved_bytes(&rms, 1, 2048, 2, false, false),
-                        0);
+    ck_assert_double_eq(layer_sac_saved_bytes(&rms, 1, 2048, 2, 0), 0);
+}
+END_TEST
+
+/* The bytes selective-op's forward keeps alive for tiny-llama's first
+ * layer (unit 1) over T tokens in bf16: its forward's activation
+ * allocations (sac_forward's buffer) but for the block's input, which the
+ * checkpoint keeps, T x 256 x 2 bytes. */
+static double
+sac_kept_first_layer(const struct sched *s, double tokens)
+{
+    double sum = 0;
+    for (int i = 0; i < s->n_ops; i++)
+        if (s->ops[i].iter == 1 && s->ops[i].micro == 0
+            && s->ops[i].phase == PHASE_FORWARD
+            && s->ops[i].kind == OP_ALLOC && s->ops[i].unit == 1
+            && s->ops[i].cat == MEM_ACTIVATIONS)
+            sum += (double)s->ops[i].bytes;
+    return sum - tokens * 256 * 2;
+}
+
+START_TEST(test_sched_selective_op_float8_abs)
+{
+    /* tiny-llama over 2 x 2048 tokens in bf16 with float8 Linears (every
+     * dim a multiple of 16), FSDP2 on 8 H100s, torchtitan's December 2024
+     * policy
+     * (abs and max in _save_list, §10.1).  A layer's Linears in order: q,
+     * k, v, o (256 x 256, 65,536 weights each), gate, up (256 -> 688),
+     * down (688 -> 256, 176,128 each); the aten.mm counter saves q, v,
+     * gate, down, float8 ones included.  T = 4096 tokens.
+     *
+     * What every setting keeps besides the abs(): the outputs of q, v,
+     * down (4096 x 256) and gate (4096 x 688), attention's (4096 x 256)
+     * in bf16 and its fp32 log-sum-exp (4 heads, 4096 x 4 x 4): 2,097,152
+     * x 4 + 5,636,096 + 65,536 = 14,090,240 bytes.
+     *
+     * Eager: each Linear's abs() of its input, 4 x 4096 x 256 (q, k, v, o)
+     * + 2 x 4096 x 256 (gate, up) + 4096 x 688 (down) = 9,109,504
+     * elements, 18,219,008 bytes; and of its unsharded weight, 4 x 65,536
+     * + 3 x 176,128 = 790,528 elements, 1,581,056 bytes, which the float8
+     * all-gather takes away (the weight arrives cast).
+     *
+     * torch.compile, tensorwise: nothing (max is saved; no recomputed
+     * node reads abs()).  Rowwise: for the recomputed k, o and up, their
+     * weights' abs(), 65,536 + 65,536 + 176,128 = 307,200 elements, and
+     * their inputs', once per tensor: the attention norm's output (k's,
+     * shared with q and v), the attention output (o's), the FFN norm's
+     * output (up's, shared with gate), 3 x 1,048,576 elements: in all
+     * (307,200 + 3,145,728) x 2 = 6,905,856 bytes. */
+#define F8 "--model tiny-llama --topology dgx-h100 --nodes 1 " \
+           "--fsdp-version 2 --param-dtype bf16 --seq-len 2048 " \
+           "--micro-batch 2 --activation-checkpointing selective-op "
+    const double common = 14090240.0;
+    struct tu_run eager, gathered, tw, rw;
+    run_ok(&eager, F8 "--float8 tensorwise", 0);
+    run_ok(&gathered, F8 "--float8 tensorwise --float8-all-gather", 0);
+    run_ok(&tw, F8 "--float8 tensorwise --compile true", 0);
+    run_ok(&rw, F8 "--float8 rowwise --compile true", 0);
+#undef F8
+    ck_assert_double_eq(sac_kept_first_layer(eager.r.sched, 4096),
+                        common + 18219008.0 + 1581056.0);
+    ck_assert_double_eq(sac_kept_first_layer(gathered.r.sched, 4096),
+                        common + 18219008.0);
+    ck_assert_double_eq(sac_kept_first_layer(tw.r.sched, 4096), common);
+    ck_assert_double_eq(sac_kept_first_layer(rw.r.sched, 4096), common + 6905856.0);
+    tu_free(&eager);
+    tu_free(&gathered);
+    tu_free(&tw);
+    tu_free(&rw);
 }
 END_TEST
 
@@ -1006,6 +1077,7 @@ main(void)
     tcase_add_test(core, test_sched_selective_layer_frequency);
     tcase_add_test(core, test_sched_selective_op_between);
     tcase_add_test(core, test_sched_selective_op_saves);
+    tcase_add_test(core, test_sched_selective_op_float8_abs);
     tcase_add_test(core, test_sched_loss_temporaries);
     tcase_add_test(core, test_sched_nccl_buffers_outside_allocator);
     tcase_add_test(core, test_sched_grad_scaler);

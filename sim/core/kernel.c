@@ -130,7 +130,9 @@ gemm_fp8(struct klist *l, const char *name, int64_t m, int64_t n, int64_t k,
 /* Dynamic scaling of E elements of B bytes to float8 (torchao
  * float8/float8_scaling_utils.py hp_tensor_to_float8_dynamic): the amax
  * (a reduction reading them; per row for rowwise, the same bytes) and the
- * scaled cast (reading them, writing one byte each). */
+ * scaled cast (reading them, writing one byte each).  The amax is
+ * max(abs(x)); what selective-op keeps of that abs() is memory, decided
+ * in sched.c (sac_float8_abs). */
 static void
 to_float8(struct klist *l, const char *amax, const char *cast, double E,
           double b)

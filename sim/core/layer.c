@@ -328,17 +328,21 @@ layer_transients(const struct module *m, int64_t micro_batch,
 
 double
 layer_sac_saved_bytes(const struct module *m, int64_t micro_batch,
-                      int64_t seq_len, int act_bytes, bool mm_saved,
-                      bool abs_saved)
+                      int64_t seq_len, int act_bytes, unsigned keep)
 {
     const double T = (double)micro_batch * (double)seq_len;
     const double b = act_bytes;
     switch (m->kind) {
     case LAYER_LINEAR:      /* the aten.mm's output, when the policy
-                               saves this one; a float8 Linear's
-                               abs(input), whose max is its scale */
-        return (mm_saved ? T * (double)m->out * b : 0)
-               + (abs_saved ? T * (double)m->in * b : 0);
+                               saves this one; a float8 Linear's abs() of
+                               its input (T x in) and of its unsharded
+                               weight (in x out, the dtype it is gathered
+                               in, which is the compute dtype here), whose
+                               amax gives the scale */
+        return (keep & SAC_KEEP_MM ? T * (double)m->out * b : 0)
+               + (keep & SAC_KEEP_ABS_INPUT ? T * (double)m->in * b : 0)
+               + (keep & SAC_KEEP_ABS_WEIGHT
+                      ? (double)m->in * (double)m->out * b : 0);
     case LAYER_ATTENTION:   /* _scaled_dot_product_flash_attention's
                                output and its fp32 log-sum-exp */
         return T * (double)m->heads * (double)m->head_dim * b

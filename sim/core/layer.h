@@ -75,12 +75,15 @@ int layer_transients(const struct module *m, int64_t micro_batch,
  * memory-efficient SDPA kernels (and abs/max for float8) are saved, except
  * every second aten.mm of a block, counted in forward order; everything
  * else is recomputed in backward.  The bytes leaf M's saved ops keep from
- * forward to backward; MM_SAVED says whether M's aten.mm is one the
- * policy saves (sched.c counts them), ABS_SAVED whether the abs() of its
- * input a float8 Linear takes for its scale is kept. */
+ * forward to backward; KEEP says which (sched.c decides: it counts the
+ * aten.mm calls and knows the float8 recipe and torch.compile). */
+enum sac_keep {
+    SAC_KEEP_MM = 1,           /* the output of M's aten.mm */
+    SAC_KEEP_ABS_INPUT = 2,    /* a float8 Linear's abs() of its input */
+    SAC_KEEP_ABS_WEIGHT = 4,   /* ... and of its unsharded weight */
+};
 double layer_sac_saved_bytes(const struct module *m, int64_t micro_batch,
-                             int64_t seq_len, int act_bytes, bool mm_saved,
-                             bool abs_saved);
+                             int64_t seq_len, int act_bytes, unsigned keep);
 
 /* Whether Linear M reads the same tensor as the nearest earlier sibling
  * Linear (q/k/v, gate/up), which autograd saves once. */

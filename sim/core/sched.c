@@ -220,16 +220,51 @@ ac_block_selected(const struct builder *b, const struct module *blk,
  * torchtitan's policy saves aten.mm outputs but every second one of a
  * block (its mm counter starts at 0 for each checkpointed call and the
  * even-numbered ones are recomputed: a Llama block saves wq, wv, w1, w2
- * and recomputes wk, wo, w3); a Linear with a bias runs aten.addmm and a
- * float8 one torch._scaled_mm, neither in the save list, so both are
- * recomputed and not counted.  Attention's SDPA output is saved, and so
- * is the abs() a float8 Linear takes of its input for the scale
- * (torchao float8 hp_tensor_to_float8_dynamic -> tensor_to_amax:
- * max(abs(x))): once per Linear in eager, once per input tensor under
- * torch.compile, whose graph CSE merges the q/k/v (and gate/up) copies.
- * The weights' abs() is not: with the float8 all-gather the weight
- * arrives cast (an unsharded-weight abs() would be kept otherwise, which
- * this does not model). */
+ * and recomputes wk, wo, w3); a Linear with a bias runs aten.addmm, not
+ * in the save list, so it is recomputed and not counted.  A float8
+ * Linear is an aten.mm to the policy: torchao's Float8Linear calls
+ * torch.mm on two Float8Tensors (float8_linear.py,
+ * manual_float8_matmul_with_args_in_float8 and ..._in_hp), the dispatch
+ * mode sees aten.mm.default before the subclass turns it into
+ * torch._scaled_mm (float8_ops.py float8_mm), and adds its bias apart.
+ * Attention's SDPA output is saved.  For the abs() a float8 Linear takes
+ * of its input and weight for their scales, sac_float8_abs. */
+static unsigned
+sac_float8_abs(struct builder *b, const struct module *mod, bool mm_saved)
+{
+    /* tensor_to_amax (torchao float8_utils.py): max(abs(x)) tensorwise,
+     * amax(abs(x), dim) rowwise; the weight's only when it is not
+     * gathered already cast (fsdp_utils.py: the float8 all-gather hands
+     * Float8Linear a Float8Tensor, and get_weight_scale skips it).  The
+     * abs outputs are MUST_SAVE under the benchmark commit's _save_list
+     * (§10.1).  Eager: the caching dispatch mode stores every MUST_SAVE
+     * output until the block's recompute pops it
+     * (torch/utils/checkpoint.py _CachingTorchDispatchMode), one abs() of
+     * the input per Linear, of the weight per Linear.  torch.compile:
+     * MUST_SAVE only bans recomputing the node (partitioners.py
+     * should_ban_recomputation), so an abs() is kept only when a node the
+     * backward recomputes reads it.  Tensorwise, that is max, itself
+     * saved: no abs() kept.  Rowwise, amax is not in the list, so a
+     * Linear whose mm is recomputed recasts its input and weight from
+     * their abs(): both kept, the input's once for the Linears sharing
+     * it (CSE); the backward's casts along the other dimension take
+     * their amax from the forward (small) instead.  torchtitan's own
+     * measurement of the rowwise case: 10.78 GiB on Llama 3 8B
+     * (commit 88247277, §10.1). */
+    if (!layer_shares_input(mod))
+        b->sac_abs_input_kept = false;
+    if (!b->c->compile)
+        return SAC_KEEP_ABS_INPUT
+               | (b->c->float8_all_gather ? 0 : SAC_KEEP_ABS_WEIGHT);
+    if (b->c->float8 != FLOAT8_ROWWISE || mm_saved)
+        return 0;
+    unsigned keep = SAC_KEEP_ABS_WEIGHT;
+    if (!b->sac_abs_input_kept)
+        keep |= SAC_KEEP_ABS_INPUT;
+    b->sac_abs_input_kept = true;
+    return keep;
+}
+
 static void
 sac_account(struct builder *b, const struct module *mod, int leaf,
             struct walk_step *st, const struct layer_work *lw)
@@ -239,20 +274,21 @@ sac_account(struct builder *b, const struct module *mod, int leaf,
     if (st->ckpt != b->sac_block) {
         b->sac_block = st->ckpt;
         b->sac_mm = 0;
+        b->sac_abs_input_kept = false;
     }
-    bool mm_saved = false, gemm_recomputed = false, abs_saved = false;
+    bool mm_saved = false, gemm_recomputed = false;
+    unsigned keep = 0;
     if (mod->kind == LAYER_LINEAR) {
         bool fp8 = b->c->float8 != FLOAT8_NONE && layer_float8_linear(mod);
-        bool is_mm = !mod->bias && !fp8;
-        abs_saved = fp8 && !(b->c->compile && layer_shares_input(mod));
-        if (is_mm)
+        if (fp8 || !mod->bias)
             mm_saved = ++b->sac_mm % 2 == 1;
         gemm_recomputed = !mm_saved;
         b->s->leaf_sac_gemm[leaf] = gemm_recomputed;
+        keep = (mm_saved ? SAC_KEEP_MM : 0)
+               | (fp8 ? sac_float8_abs(b, mod, mm_saved) : 0);
     }
     st->sac_kept_bytes += layer_sac_saved_bytes(
-        mod, b->c->micro_batch, b->c->seq_len, b->b_param, mm_saved,
-        abs_saved);
+        mod, b->c->micro_batch, b->c->seq_len, b->b_param, keep);
     if ((mod->kind != LAYER_LINEAR && mod->kind != LAYER_ATTENTION
          && mod->kind != LAYER_MHA) || gemm_recomputed)
         st->sac_recompute_flops += lw->fwd_flops;

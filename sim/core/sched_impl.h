@@ -59,6 +59,8 @@ struct builder {
     int last_bwd_unit;        /* unit of the last backward op issued */
     int sac_block, sac_mm;    /* selective-op: the checkpointed module
                                  being walked and its aten.mm count */
+    bool sac_abs_input_kept;  /* ... and whether the abs() of the input
+                                 the current Linears share is kept */
 
     int last_op[STREAM_COUNT];
     int *pending[STREAM_COUNT];
