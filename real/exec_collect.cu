@@ -35,11 +35,7 @@ collect(struct exec_run *r, struct engine_result *res, char **cause)
     res->times = (struct op_time *)xcalloc(n ? n : 1, sizeof *res->times);
     res->step_end_ns = (int64_t *)xcalloc(s->iterations ? s->iterations : 1,
                                           sizeof(int64_t));
-    res->cost.gpu_ns = (int64_t *)xcalloc(n ? n : 1, sizeof(int64_t));
-    res->cost.issue_ns = (int64_t *)xcalloc(n ? n : 1, sizeof(int64_t));
-    res->cost.launch_ns = (int64_t *)xcalloc(n ? n : 1, sizeof(int64_t));
-    res->cost.coll = (struct coll_result *)xcalloc(n ? n : 1,
-                                                   sizeof *res->cost.coll);
+    cost_table_alloc(&res->cost, s);
     res->mem = mem_new(s->n_buffers, r->t->hbm_bytes);
     res->events = (uint64_t)n;
     for (int i = 0; i < n; i++) {
@@ -82,7 +78,7 @@ collect(struct exec_run *r, struct engine_result *res, char **cause)
             && op->iter < s->iterations)
             res->step_end_ns[op->iter] = tm->end_ns;
         if (sched_op_is_collective(op) && tm->end_ns > tm->start_ns) {
-            struct coll_result *c = &res->cost.coll[i];
+            struct coll_result *c = cost_coll(&res->cost, i);
             enum coll_op co = cost_coll_op(op->kind);
             c->time_s = (double)(tm->end_ns - tm->start_ns) * 1e-9;
             c->alg_Bps = (double)op->bytes / c->time_s;

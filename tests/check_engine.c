@@ -33,7 +33,13 @@ synth_init(struct synth *x, int n)
     x->ct.gpu_ns = xcalloc(n, sizeof(int64_t));
     x->ct.issue_ns = xcalloc(n, sizeof(int64_t));
     x->ct.launch_ns = xcalloc(n, sizeof(int64_t));
+    /* Every op has a collective entry of its own: the tests set their
+     * kinds after this. */
     x->ct.coll = xcalloc(n, sizeof *x->ct.coll);
+    x->ct.coll_of = xcalloc(n, sizeof *x->ct.coll_of);
+    for (int i = 0; i < n; i++)
+        x->ct.coll_of[i] = i;
+    x->ct.n_coll = n;
     char *cause = NULL;
     x->t = topo_load("test-2x4", &cause);
     /* The closed forms assume free overlap; interference has its own

@@ -183,10 +183,7 @@ cost_table_build(const struct sched *s, const struct topo *t,
                  struct cost_table *ct)
 {
     int n = s->n_ops;
-    ct->gpu_ns = xcalloc(n, sizeof(int64_t));
-    ct->issue_ns = xcalloc(n, sizeof(int64_t));
-    ct->launch_ns = xcalloc(n, sizeof(int64_t));
-    ct->coll = xcalloc(n, sizeof *ct->coll);
+    cost_table_alloc(ct, s);
 
     /* Leaf times per dtype are the same for every op: compute them once. */
     double *fwd_s = xcalloc(s->n_leaves + 1, sizeof(double));
@@ -297,8 +294,9 @@ cost_table_build(const struct sched *s, const struct topo *t,
                     && o2->redop == op->redop)
                     hit = memo[k];
             }
+            struct coll_result *c = cost_coll(ct, i);
             if (hit >= 0) {
-                ct->coll[i] = ct->coll[hit];
+                *c = *cost_coll(ct, hit);
             } else {
                 char *why = NULL;
                 /* FSDP1 and DDP reduce with SUM, FSDP2 averages
@@ -306,16 +304,15 @@ cost_table_build(const struct sched *s, const struct topo *t,
                  * accepts every collective kind: this cannot fail. */
                 if (coll_estimate(t, &s->nccl, co,
                                   (enum coll_redop)op->redop, &g,
-                                  (double)op->bytes, &ct->coll[i], &why)) {
+                                  (double)op->bytes, c, &why)) {
                     fprintf(stderr, "fsdpsim: internal error: %s\n", why);
                     abort();
                 }
                 if (n_memo < COST_MEMO)
                     memo[n_memo++] = i;
             }
-            sec = ct->coll[i].time_s;
-            if ((ct->coll[i].algo == NCCL_ALGO_NVLS
-                 || ct->coll[i].algo == NCCL_ALGO_NVLS_TREE)
+            sec = c->time_s;
+            if ((c->algo == NCCL_ALGO_NVLS || c->algo == NCCL_ALGO_NVLS_TREE)
                 && op->pg > PG_NONE && op->pg < PG_COUNT) {
                 if (op->pg == PG_POST_FORWARD)
                     pf_rpn[op->unit >= 0 && op->unit < s->n_units
@@ -406,10 +403,26 @@ cost_table_build(const struct sched *s, const struct topo *t,
 }
 
 void
+cost_table_alloc(struct cost_table *ct, const struct sched *s)
+{
+    int n = s->n_ops;
+    memset(ct, 0, sizeof *ct);
+    ct->gpu_ns = xcalloc(n, sizeof(int64_t));
+    ct->issue_ns = xcalloc(n, sizeof(int64_t));
+    ct->launch_ns = xcalloc(n, sizeof(int64_t));
+    ct->coll_of = xmalloc((size_t)(n ? n : 1) * sizeof *ct->coll_of);
+    for (int i = 0; i < n; i++)
+        ct->coll_of[i] = sched_op_is_collective(&s->ops[i]) ? ct->n_coll++
+                                                            : -1;
+    ct->coll = xcalloc(ct->n_coll, sizeof *ct->coll);
+}
+
+void
 cost_table_free(struct cost_table *ct)
 {
     free(ct->gpu_ns);
     free(ct->issue_ns);
     free(ct->launch_ns);
     free(ct->coll);
+    free(ct->coll_of);
 }

@@ -23,7 +23,13 @@ struct cost_table {
     int64_t *issue_ns;         /* per op: host time to issue it */
     int64_t *launch_ns;        /* per op: host time before its first kernel
                                   can start */
-    struct coll_result *coll;  /* per op: collectives only */
+    /* The collectives' NCCL results, one per collective op in op order
+     * (a tenth of the ops: a result per op would be most of the table's
+     * bytes); coll_of[i] is op i's entry, -1 for an op that is none.
+     * cost_coll reads them. */
+    struct coll_result *coll;
+    int *coll_of;
+    int n_coll;
     /* Device memory NCCL's communicators take for these collectives,
      * outside PyTorch's caching allocator: the NVLS multicast buffers of
      * every communicator that runs an NVLS algorithm
@@ -36,7 +42,18 @@ struct cost_table {
 
 void cost_table_build(const struct sched *s, const struct topo *t,
                       struct cost_table *ct);
+/* A table of S's ops, zeroed, with an entry for each collective op:
+ * what cost_table_build fills, and a measured run's times (real/). */
+void cost_table_alloc(struct cost_table *ct, const struct sched *s);
 void cost_table_free(struct cost_table *ct);
+
+/* Op ID's collective result, NULL when the op is not a collective. */
+static inline struct coll_result *
+cost_coll(const struct cost_table *ct, int id)
+{
+    int k = ct->coll_of[id];
+    return k >= 0 ? &ct->coll[k] : NULL;
+}
 
 /* Seconds to integer ns, saturating at 4.6e18 ns (the engine rejects a
  * run whose total is out of range before using such values). */

@@ -425,7 +425,7 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
             struct coll_group g;
             cost_op_group(s, op, &g);
             e.uses_net[i] = g.nodes > 1;
-            e.sms_held[i] = r->cost.coll[i].channels;
+            e.sms_held[i] = cost_coll(&r->cost, i)->channels;
         }
     }
     r->total_ns = total_with_retries(op_ns, n_alloc, t);

@@ -227,9 +227,28 @@ const char *sched_op_kind_name(enum sched_op_kind k);
 const char *sched_pg_name(enum sched_pg pg);
 const char *sched_phase_name(enum sched_phase p);
 const char *mem_category_name(enum mem_category c);
-int sched_op_is_collective(const struct sched_op *op);
-int sched_op_is_compute(const struct sched_op *op);
-int sched_op_on_gpu(const struct sched_op *op);
+/* What kind of work an op is: inline, since the engine and the cost
+ * table ask it of every op. */
+static inline int
+sched_op_is_collective(const struct sched_op *op)
+{
+    return op->kind == OP_ALLGATHER || op->kind == OP_REDUCESCATTER
+           || op->kind == OP_ALLREDUCE;
+}
+
+static inline int
+sched_op_is_compute(const struct sched_op *op)
+{
+    return op->kind == OP_FORWARD || op->kind == OP_BACKWARD
+           || op->kind == OP_RECOMPUTE || op->kind == OP_OPTIMIZER;
+}
+
+static inline int
+sched_op_on_gpu(const struct sched_op *op)
+{
+    return op->kind != OP_ALLOC && op->kind != OP_FREE
+           && op->kind != OP_CPU_WAIT && op->stream != STREAM_HOST;
+}
 
 /* fsdpsim schedule: text or JSON listing of every op. */
 void sched_print_text(const struct sched *s, FILE *out);

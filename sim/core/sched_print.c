@@ -62,27 +62,6 @@ mem_category_name(enum mem_category c)
     return category_names[c];
 }
 
-int
-sched_op_is_collective(const struct sched_op *op)
-{
-    return op->kind == OP_ALLGATHER || op->kind == OP_REDUCESCATTER
-           || op->kind == OP_ALLREDUCE;
-}
-
-int
-sched_op_is_compute(const struct sched_op *op)
-{
-    return op->kind == OP_FORWARD || op->kind == OP_BACKWARD
-           || op->kind == OP_RECOMPUTE || op->kind == OP_OPTIMIZER;
-}
-
-int
-sched_op_on_gpu(const struct sched_op *op)
-{
-    return op->kind != OP_ALLOC && op->kind != OP_FREE
-           && op->kind != OP_CPU_WAIT && op->stream != STREAM_HOST;
-}
-
 static void
 print_deps(const struct sched_op *op, FILE *out, const char *sep)
 {

@@ -266,6 +266,13 @@ bad:
     return -1;
 }
 
+/* Post-forward meshes remembered by setup_check_collectives. */
+#define CHECK_PF_SEEN 32
+
+struct pf_mesh {
+    int kind, redop, ranks, ranks_per_node;
+};
+
 /* NCCL refuses some settings only when a collective is launched (e.g.
  * NCCL_ALGO=Tree for all-gather in 2.24+): try each kind the schedule
  * issues, on its own process group, as a real run would on its first
@@ -275,15 +282,32 @@ setup_check_collectives(const struct run *r, char **cause)
 {
     const struct sched *s = r->sched;
     int seen[OP_KIND_COUNT][PG_COUNT] = {{0}};
+    /* FSDP2's post-forward meshes may differ by group: each distinct
+     * (kind, reduction, mesh) once. */
+    struct pf_mesh pf[CHECK_PF_SEEN];
+    int n_pf = 0;
     for (int i = 0; i < s->n_ops; i++) {
         const struct sched_op *op = &s->ops[i];
-        /* FSDP2's post-forward meshes may differ by group: each op. */
         if (!sched_op_is_collective(op)
             || (op->pg != PG_POST_FORWARD && seen[op->kind][op->pg]++))
             continue;
         struct coll_group g;
         struct coll_result res;
         cost_op_group(s, op, &g);
+        if (op->pg == PG_POST_FORWARD) {
+            int k = 0;
+            while (k < n_pf
+                   && !(pf[k].kind == (int)op->kind
+                        && pf[k].redop == (int)op->redop
+                        && pf[k].ranks == g.ranks
+                        && pf[k].ranks_per_node == g.ranks_per_node))
+                k++;
+            if (k < n_pf)
+                continue;
+            if (n_pf < CHECK_PF_SEEN)
+                pf[n_pf++] = (struct pf_mesh){(int)op->kind, (int)op->redop,
+                                              g.ranks, g.ranks_per_node};
+        }
         enum coll_op co = cost_coll_op(op->kind);
         if (coll_estimate(r->topo, &s->nccl, co, op->redop, &g,
                           (double)op->bytes, &res, cause) != 0)

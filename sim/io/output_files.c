@@ -79,8 +79,8 @@ output_trace(const struct run_view *v, FILE *out)
         if (sched_op_is_collective(op))
             fprintf(out, ", \"pg\": \"%s\", \"protocol\": \"%s\", "
                     "\"busbw_GBps\": %.3f", sched_pg_name(op->pg),
-                    nccl_proto_name(r->cost.coll[i].proto),
-                    r->cost.coll[i].bus_Bps / 1e9);
+                    nccl_proto_name(cost_coll(&r->cost, i)->proto),
+                    cost_coll(&r->cost, i)->bus_Bps / 1e9);
         if (op->flops > 0)
             fprintf(out, ", \"flops\": %.0f", op->flops);
         fputs("}}", out);

@@ -253,12 +253,13 @@ simgrid_run(const struct sched *s, const struct topo *t,
             continue;
         struct netsg_coll *d = &descs[i];
         d->op = cost_coll_op(op->kind);
-        d->algo = ct.coll[i].algo;
+        struct coll_result *cr = cost_coll(&ct, i);
+        d->algo = cr->algo;
         cost_op_group(s, op, &d->g);
         d->nbytes = (double)op->bytes;
-        double an = ct.coll[i].time_s;
-        double tsg = simgrid_time(d, an, ct.coll[i].latency_s);
-        ct.coll[i].time_s = tsg;
+        double an = cr->time_s;
+        double tsg = simgrid_time(d, an, cr->latency_s);
+        cr->time_s = tsg;
         ct.gpu_ns[i] = cost_seconds_to_ns(tsg);
         int k = 0;
         while (k < r->n_colls
