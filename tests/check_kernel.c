@@ -258,6 +258,69 @@ START_TEST(test_fused_loss_kernels)
 }
 END_TEST
 
+START_TEST(test_rotary_styles)
+{
+    /* Attention(heads=4, kv_heads=2, head_dim=64) on 1 x 1024 tokens,
+     * bf16 (b = 2): q has 1024 x 4 x 64 = 262144 elements, k 131072.
+     * What the rotary embedding adds to the leaf, by style (kernel.c):
+     *  - half (Hugging Face), forward: 10 b E a tensor in 5 launches,
+     *    20 x 393216 = 7864320 bytes, 10 launches;
+     *  - complex (torchtitan): the cast to fp32 (b + 4) E, the complex
+     *    product 8 E + freqs_cis (1024 x 64 x 4 = 262144 bytes), the cast
+     *    back (4 + b) E: 20 x 393216 + 2 x 262144 = 8388608 bytes in 6
+     *    launches; compiled, the same bytes in 5, and backward one more
+     *    kernel copying conj(freqs_cis) out, 2 x 262144 bytes, 6 launches;
+     *  - matrix (FMS): the rotations gathered, 2 x 1024 x 64 x 8 =
+     *    1048576 bytes, then (b + 4) E, 4 E + 8 E, 8 E + 4 E, (4 + b) E
+     *    = 36 E a tensor: 1048576 + 36 x 393216 = 15204352 bytes in 9
+     *    launches; backward 36 E a tensor, no gather: 14155776 in 8;
+     *    compiled, one fused kernel reading and writing q and k,
+     *    2 x 393216 x 2 = 1572864 bytes. */
+    struct module a = {.kind = LAYER_ATTENTION, .heads = 4, .kv_heads = 2,
+                       .head_dim = 64, .causal = true};
+    static const struct {
+        enum rope_style rope;
+        bool compile;
+        enum kernel_phase ph;
+        double bytes;
+        int launches;
+    } want[] = {
+        {ROPE_HALF, false, PHASE_FWD, 7864320, 10},
+        {ROPE_COMPLEX, false, PHASE_FWD, 8388608, 6},
+        {ROPE_COMPLEX, true, PHASE_FWD, 8388608, 5},
+        {ROPE_COMPLEX, true, PHASE_BWD, 8388608 + 524288, 6},
+        {ROPE_MATRIX, false, PHASE_FWD, 15204352, 9},
+        {ROPE_MATRIX, false, PHASE_BWD, 14155776, 8},
+        {ROPE_MATRIX, true, PHASE_FWD, 1572864, 1},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        struct kernel_ctx c = ctx_of(1, 1024);
+        c.compile = want[i].compile;
+        struct module r = a;
+        r.rope = want[i].rope;
+        struct kernel k0[KERNEL_MAX_PER_LEAF], k1[KERNEL_MAX_PER_LEAF];
+        int n0 = kernel_list(&a, &c, want[i].ph, k0);
+        int n1 = kernel_list(&r, &c, want[i].ph, k1);
+        double bytes = 0;
+        int launches = 0;
+        for (int j = 0; j < n1; j++) {
+            bytes += k1[j].bytes;
+            launches += k1[j].launches;
+        }
+        for (int j = 0; j < n0; j++) {
+            bytes -= k0[j].bytes;
+            launches -= k0[j].launches;
+        }
+        ck_assert_msg(bytes == want[i].bytes && launches == want[i].launches,
+                      "case %zu: %.0f bytes in %d launches", i, bytes,
+                      launches);
+        /* --rotary overrides the model's style, never adds one. */
+        c.rotary = ROPE_MATRIX;
+        ck_assert_int_eq(kernel_list(&a, &c, want[i].ph, k1), n0);
+    }
+}
+END_TEST
+
 START_TEST(test_attention_dropout)
 {
     /* Attention(heads=16, head_dim=64, causal, dropout 0.1) on 1 x 2048
@@ -536,6 +599,7 @@ main(void)
     tcase_add_test(tc, test_dropout_kernels);
     tcase_add_test(tc, test_fused_loss_kernels);
     tcase_add_test(tc, test_attention_dropout);
+    tcase_add_test(tc, test_rotary_styles);
     tcase_add_test(tc, test_float8_linear_kernels);
     tcase_add_test(tc, test_norm_in_block_adds_residual);
     tcase_add_test(tc, test_attention_table_read_and_interpolated);

@@ -420,6 +420,7 @@ START_TEST(test_model_ini_features)
         "[Block]\n"
         "norm = LayerNorm(16, bias=false, cls=MyNorm)\n"
         "attn = Attention(heads=4, head_dim=4, causal=false, window=8)\n"
+        "rot = Attention(heads=4, head_dim=4, rope=complex)\n"
         "proj = Conv1D(16, 16)\n");
     /* name defaults to the origin's stem: "x.ini" -> "x". */
     ck_assert_str_eq(m->name, "x");
@@ -438,6 +439,9 @@ START_TEST(test_model_ini_features)
     ck_assert_int_eq(attn->kv_heads, 4);
     ck_assert_int_eq(attn->window, 8);
     ck_assert(!attn->causal);
+    /* rope: absent is none, true is Hugging Face's half, or by name. */
+    ck_assert_int_eq(attn->rope, ROPE_NONE);
+    ck_assert_int_eq(find_path(m, "blocks.0.rot")->rope, ROPE_COMPLEX);
     ck_assert_str_eq(find_path(m, "blocks")->cls, "ModuleList");
     ck_assert_str_eq(find_path(m, "blocks.1")->cls, "Block");
     /* Each leaf is its own instance. */
@@ -757,6 +761,11 @@ START_TEST(test_model_error_bad_number)
     assert_ini_err("[model]\nroot = T\n[T]\n"
                    "a = Attention(heads=32, head_dim=128, kv_heads=5)\n",
                    "x.ini:4: Attention: kv_heads=5 must divide heads=32");
+    assert_ini_err("[model]\nroot = T\n[T]\n"
+                   "a = Attention(heads=4, head_dim=4, rope=sideways)\n",
+                   "x.ini:4: argument 'rope' of Attention: 'sideways' is "
+                   "not a rotary embedding (write half, complex, matrix, "
+                   "true or false)");
 }
 END_TEST
 

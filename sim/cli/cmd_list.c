@@ -24,7 +24,8 @@ cmd_models_help(FILE *out)
     fprintf(out, "usage: fsdpsim models [--show NAME|FILE [--micro-batch N] "
             "[--seq-len N] [--param-dtype D]\n"
             "                      [--kernels [--topology T] [--attention K] "
-            "[--compile]\n                       [--float8 R] [--loss plain|fused]]]\n\n"
+            "[--compile]\n                       [--float8 R] [--loss plain|fused] "
+            "[--rotary R]]]\n\n"
             "Without options, list the built-in models with their parameter "
             "counts.\nWith --show, print the module tree of a built-in model, "
             "a native .ini or a\nHugging Face config.json: per module its own "
@@ -39,8 +40,10 @@ cmd_models_help(FILE *out)
             "model's config, else SDPA's pick), --compile (fused\n"
             "elementwise chains) and --float8 tensorwise|rowwise (torchao "
             "Float8Linear\nlayers) and --loss fused (the LM head and the loss as "
-            "Liger's chunked\nfused linear + cross-entropy), then the totals "
-            "per micro-batch.\n",
+            "Liger's chunked\nfused linear + cross-entropy) and --rotary "
+            "half|complex|matrix (the rotary\nembedding as Hugging Face, "
+            "torchtitan or IBM FMS code applies it), then\nthe totals per "
+            "micro-batch.\n",
             attn_kernel_choices);
 }
 
@@ -79,7 +82,7 @@ struct show_opts {
     const char *show;
     const char *micro_batch, *seq_len, *dtype;
     bool kernels, compile;
-    const char *topology, *attention, *float8, *loss;
+    const char *topology, *attention, *float8, *loss, *rotary;
 };
 
 static const struct option show_options[] = {
@@ -93,6 +96,7 @@ static const struct option show_options[] = {
     {"compile", no_argument, NULL, 'c'},
     {"float8", required_argument, NULL, 'f'},
     {"loss", required_argument, NULL, 'L'},
+    {"rotary", required_argument, NULL, 'R'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
@@ -129,6 +133,8 @@ parse_show(const struct cmd_entry *e, int argc, char **argv,
             so->float8 = optarg;
         } else if (models && c == 'L') {
             so->loss = optarg;
+        } else if (models && c == 'R') {
+            so->rotary = optarg;
         } else if (c == 'h') {
             e->help(stdout);
             return 0;
@@ -153,7 +159,7 @@ parse_show(const struct cmd_entry *e, int argc, char **argv,
     if (models && so->show == NULL
         && (so->micro_batch || so->seq_len || so->dtype || so->kernels
             || so->topology || so->attention || so->compile || so->float8
-            || so->loss))
+            || so->loss || so->rotary))
         return cmd_errorf(e->name, 1, "--micro-batch, --seq-len, "
                           "--param-dtype, --kernels and its options go "
                           "with --show NAME|FILE");
@@ -219,6 +225,11 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
         && loss_parse(so->loss, "--loss", &loss, &cause) != 0) {
         return cmd_fail("models", cause, EXIT_USAGE);
     }
+    int rotary = 0;
+    if (so->rotary != NULL
+        && rotary_parse(so->rotary, "--rotary", &rotary, &cause) != 0) {
+        return cmd_fail("models", cause, EXIT_USAGE);
+    }
     struct topo *t = topo_load_sized(so->topology ? so->topology
                                                   : "dgx-a100-80g",
                                      0, 0, false, &cause);
@@ -227,6 +238,7 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
                              .compile = so->compile,
                              .layer_cls = m->layer_cls,
                              .float8 = float8,
+                             .rotary = rotary,
                              .fused_loss = loss == LOSS_FUSED};
     if (t != NULL && float8 != FLOAT8_NONE
         && !(t->peak_flops[DTYPE_FP8] > 0))
@@ -262,9 +274,9 @@ show_model(const struct show_opts *so)
     if (so->kernels) {
         rc = show_kernels(m, so, mb, seq);
     } else if (so->topology || so->attention || so->compile || so->float8
-               || so->loss) {
+               || so->loss || so->rotary) {
         cmd_error("models", "--topology, --attention, --compile, "
-                  "--float8 and --loss go with --kernels", 0);
+                  "--float8, --loss and --rotary go with --kernels", 0);
         rc = EXIT_USAGE;
     } else {
         struct model_costs mc;

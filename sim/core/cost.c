@@ -52,6 +52,7 @@ cost_kernel_ctx(const struct sched *s, struct kernel_ctx *ctx)
     ctx->float8 = s->float8;
     ctx->float8_weights_gathered = s->float8_all_gather;
     ctx->fused_loss = s->loss == LOSS_FUSED;
+    ctx->rotary = s->rotary;
 }
 
 double

@@ -380,6 +380,78 @@ rotary(struct klist *l, double E, double b, enum kernel_phase ph,
         mem_kernel(l, bwd_name, KERNEL_ELEMENTWISE, 8, 12 * E * b);
 }
 
+/* The casts around the fp32 rotary styles, on q or k (IS_Q): into fp32
+ * (b + 4 bytes an element) or, BACK, out of it (4 + b); in backward the
+ * same on the gradient. */
+static void
+rope_cast(struct klist *l, double E, double b, enum kernel_phase ph,
+          bool is_q, bool back)
+{
+    static const char *const names[2][2][2] = {
+        {{"to (fp32, k)", "type_as (k)"},
+         {"to (fp32, grad k)", "to (input dtype, grad k)"}},
+        {{"to (fp32, q)", "type_as (q)"},
+         {"to (fp32, grad q)", "to (input dtype, grad q)"}}};
+    mem_kernel(l, names[is_q][ph != PHASE_FWD][back], KERNEL_ELEMENTWISE, 1,
+               E * (b + 4));
+}
+
+/* torchtitan's (and Meta's reference) apply_rotary_emb on one tensor of
+ * E elements (torchtitan/models/llama/model.py at 9dec370):
+ * view_as_complex(x.float().reshape(..., -1, 2)) * freqs_cis, then
+ * view_as_real(...).flatten(3).type_as(x).  The reshapes and views are
+ * free; three kernels are not: the cast to fp32 (b + 4 bytes an element),
+ * the complex product (an fp32 pair read and written, 8, plus freqs_cis,
+ * FREQ bytes) and the cast back (4 + b).  Backward is the same three on
+ * the gradient, the product by conj(freqs_cis) (mul's derivative;
+ * freqs_cis is a buffer and gets none).  torch.compile does not fuse
+ * them: Inductor has no complex code generation and calls aten's complex
+ * mul between its fused casts (its output code for this function, PyTorch
+ * 2.15: cpp_fused__to_copy_view_view_as_complex_0, aten.mul.Tensor on
+ * complex64, ...), merging only the cast of k's result with the cast of
+ * q's input: five launches for the pair each way, the bytes as eager's. */
+static void
+rotary_complex(struct klist *l, double E, double b, double freq,
+               enum kernel_phase ph, bool is_q)
+{
+    bool fwd = ph == PHASE_FWD;
+    rope_cast(l, E, b, ph, is_q, false);
+    mem_kernel(l, fwd ? (is_q ? "mul (complex, q)" : "mul (complex, k)")
+                      : (is_q ? "mul (complex conj, grad q)"
+                              : "mul (complex conj, grad k)"),
+               KERNEL_ELEMENTWISE, 1, 8 * E + freq);
+    rope_cast(l, E, b, ph, is_q, true);
+}
+
+/* The Foundation Model Stack's RotaryEmbedding.adjusted_qk on one tensor
+ * of E elements (fms/modules/positions.py, the code fms-fsdp trains):
+ * q_ = q.float().view(..., -1, 2), then freqs.unsqueeze(2).mul(
+ * q_.unsqueeze(-2)) broadcasts every pair against its 2x2 rotation (2E
+ * fp32 products written), .sum(5) adds the pairs back (read 8E bytes,
+ * write 4E), .flatten(3) is a view and .type_as(q) casts back.  The
+ * rotations are gathered once a call (cached_freqs[...][position_ids]:
+ * tokens x head_dim / 2 x 2 x 2 fp32, read and written).  Backward: the
+ * cast of the gradient, mul's derivative (the expanded gradient times the
+ * rotations, 2E products), the sum over the broadcast dimension, the
+ * cast back.  Under torch.compile all of it is real arithmetic and fuses
+ * into one kernel each way, as HF's does (the caller's fused case). */
+static void
+rotary_matrix(struct klist *l, double E, double b, enum kernel_phase ph,
+              bool is_q)
+{
+    bool fwd = ph == PHASE_FWD;
+    rope_cast(l, E, b, ph, is_q, false);
+    mem_kernel(l, fwd ? (is_q ? "mul (rotations, q)" : "mul (rotations, k)")
+                      : (is_q ? "mul (rotations, grad q)"
+                              : "mul (rotations, grad k)"),
+               KERNEL_ELEMENTWISE, 1, 4 * E + 8 * E);
+    mem_kernel(l, fwd ? (is_q ? "sum (pairs, q)" : "sum (pairs, k)")
+                      : (is_q ? "sum (broadcast, grad q)"
+                              : "sum (broadcast, grad k)"),
+               KERNEL_REDUCTION, 1, 8 * E + 4 * E);
+    rope_cast(l, E, b, ph, is_q, true);
+}
+
 /* Integer instructions per element of the score matrix that a fused
  * kernel's dropout issues, counted in flash-attention's source
  * (csrc/flash_attn/src/philox.cuh, dropout.h): one philox() call, seven
@@ -408,15 +480,36 @@ attention(struct klist *l, const struct module *m,
     double q_el = T * h * d, kv_el = T * kv * d;
     bool fused = ctx->compile;
 
-    if (m->rope) {
-        if (fused)
-            mem_kernel(l, ph == PHASE_FWD ? "fused rotary (q, k)"
-                                          : "fused rotary backward (q, k)",
-                       KERNEL_ELEMENTWISE, 1, 2 * (q_el + kv_el) * b);
-        else {
-            rotary(l, q_el, b, ph, "rotary (q)", "rotary backward (q)");
-            rotary(l, kv_el, b, ph, "rotary (k)", "rotary backward (k)");
+    enum rope_style rope = m->rope != ROPE_NONE && ctx->rotary != ROPE_NONE
+                               ? (enum rope_style)ctx->rotary
+                               : m->rope;
+    if (rope == ROPE_COMPLEX) {
+        /* freqs_cis: seq_len x head_dim / 2 complex64 a tensor. */
+        double freq = S * d * 4;
+        rotary_complex(l, q_el, b, freq, ph, true);
+        rotary_complex(l, kv_el, b, freq, ph, false);
+        if (fused) {
+            /* Inductor runs q's first cast in the kernel of k's last; in
+             * backward it also copies conj(freqs_cis) out once (aten
+             * clone of the lazy conjugate, read and written). */
+            l->k[l->n - 6].launches = 0;
+            if (ph != PHASE_FWD)
+                mem_kernel(l, "clone (conj freqs_cis)", KERNEL_ELEMENTWISE, 1,
+                           2 * freq);
         }
+    } else if (rope != ROPE_NONE && fused) {
+        mem_kernel(l, ph == PHASE_FWD ? "fused rotary (q, k)"
+                                      : "fused rotary backward (q, k)",
+                   KERNEL_ELEMENTWISE, 1, 2 * (q_el + kv_el) * b);
+    } else if (rope == ROPE_MATRIX) {
+        if (ph == PHASE_FWD)   /* the rotations take no gradient */
+            mem_kernel(l, "index (rotations)", KERNEL_ELEMENTWISE, 1,
+                       2 * T * d * 8);
+        rotary_matrix(l, q_el, b, ph, true);
+        rotary_matrix(l, kv_el, b, ph, false);
+    } else if (rope == ROPE_HALF) {
+        rotary(l, q_el, b, ph, "rotary (q)", "rotary backward (q)");
+        rotary(l, kv_el, b, ph, "rotary (k)", "rotary backward (k)");
     }
     /* Grouped-query attention: repeat_kv's expand + reshape copies k and
      * v to every query head before SDPA; backward sums the copies. */
@@ -507,7 +600,7 @@ mha(struct klist *l, const struct module *m, const struct kernel_ctx *ctx,
     core.kv_heads = m->heads;
     core.causal = false;
     core.window = 0;
-    core.rope = false;
+    core.rope = ROPE_NONE;
     struct kernel_ctx math = *ctx;
     math.attn = ATTN_MATH;
     math.compile = false;

@@ -71,6 +71,9 @@ struct kernel_ctx {
                                      Float8Linear layers */
     bool float8_weights_gathered; /* their weights arrive in float8
                                      (FSDP2 float8 all-gather) */
+    int rotary;                   /* enum rope_style (model.h): --rotary,
+                                     how the training code applies the
+                                     rotary embedding; 0: the model's */
     bool fused_loss;              /* --loss fused: the LM head and the
                                      cross-entropy as one chunked,
                                      fused function (Liger-Kernel) */

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "builtin.h"
 #include "textfile.h"
+#include "units.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -300,4 +301,35 @@ model_load(const char *name_or_path, char **cause)
         m->source = xasprintf("builtin:%s", bf->name);
     }
     return m;
+}
+
+static const char *const rope_style_names[] = {"none", "half", "complex",
+                                               "matrix"};
+
+const char *
+rope_style_name(enum rope_style r)
+{
+    return (unsigned)r < sizeof rope_style_names / sizeof *rope_style_names
+               ? rope_style_names[r]
+               : "?";
+}
+
+int
+rope_style_parse(const char *s, enum rope_style *out, char **cause)
+{
+    for (int r = ROPE_HALF; r <= ROPE_MATRIX; r++)
+        if (strcmp(s, rope_style_names[r]) == 0) {
+            *out = (enum rope_style)r;
+            return 0;
+        }
+    bool b;
+    char *why = NULL;
+    if (units_parse_bool(s, &b, &why) == 0) {
+        *out = b ? ROPE_HALF : ROPE_NONE;
+        return 0;
+    }
+    free(why);
+    *cause = xasprintf("'%s' is not a rotary embedding (write half, complex, "
+                       "matrix, true or false)", s);
+    return -1;
 }

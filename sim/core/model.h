@@ -35,6 +35,24 @@ enum layer_kind {
     LAYER_PARAMETER,     /* a bare nn.Parameter block, no compute */
 };
 
+/* How the model's code applies a rotary embedding to q and k: the same
+ * rotation, different kernels (kernel.c rotary).  Model files say
+ * rope=true (half), complex or matrix; --rotary overrides it. */
+enum rope_style {
+    ROPE_NONE,
+    /* Hugging Face's apply_rotary_pos_emb (transformers
+     * models/llama/modeling_llama.py): q * cos + rotate_half(q) * sin. */
+    ROPE_HALF,
+    /* Meta's reference Llama and torchtitan's apply_rotary_emb
+     * (torchtitan/models/llama/model.py): q cast to fp32, viewed as
+     * complex, multiplied by freqs_cis, cast back. */
+    ROPE_COMPLEX,
+    /* IBM's Foundation Model Stack, RotaryEmbedding.adjusted_qk
+     * (fms/modules/positions.py): q in fp32 as pairs, times 2x2 rotation
+     * matrices broadcast, summed over the pair, cast back. */
+    ROPE_MATRIX,
+};
+
 struct module {
     char *name;            /* attribute name in the parent ("" for root) */
     char *cls;             /* class name, e.g. "LlamaDecoderLayer" */
@@ -51,7 +69,8 @@ struct module {
     int64_t in, out;
     int64_t heads, kv_heads, head_dim, window;
     bool bias, causal;
-    bool rope;             /* ATTENTION: rotary embedding applied to q, k */
+    enum rope_style rope;  /* ATTENTION: rotary embedding applied to q, k,
+                              and how the model's code applies it */
     double dropout;        /* ATTENTION, MHA: dropout probability on the
                               attention probabilities in training (HF
                               attention_dropout, attn_pdrop); 0: none */
@@ -95,6 +114,11 @@ char *model_hf_to_ini(const char *json_text, const char *origin,
                       const char *name, char **cause);
 
 void model_free(struct model *m);
+
+/* A rotary style by name: half, complex, matrix, or a boolean (true:
+ * half, false: none).  0, or -1 with *cause (caller frees). */
+int rope_style_parse(const char *s, enum rope_style *out, char **cause);
+const char *rope_style_name(enum rope_style r);
 
 /* Dotted path of a module ("model.layers.3.mlp"), caller frees. */
 char *model_module_path(const struct module *mod);

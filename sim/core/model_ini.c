@@ -46,6 +46,7 @@ enum param_type {
     P_COUNT,  /* 1 .. INI_MAX_LIST */
     P_NUMEL,  /* 1 .. INI_MAX_PARAMS */
     P_BOOL,
+    P_ROPE,   /* a bool (true: half) or a rope_style name */
     P_PROB,   /* a probability, 0 to 1 */
     P_CLASS,  /* a class name */
 };
@@ -88,10 +89,10 @@ static const struct ctor_def ctors[] = {
     {"RMSNorm", LAYER_RMSNORM, "RMSNorm(dim)", {{"dim", P_DIM, true}}},
     {"Attention", LAYER_ATTENTION,
      "Attention(heads=H, head_dim=D[, kv_heads=K][, causal=true|false]"
-     "[, window=W][, rope=true|false][, dropout=P])",
+     "[, window=W][, rope=true|false|half|complex|matrix][, dropout=P])",
      {{"heads", P_DIM, true}, {"head_dim", P_DIM, true},
       {"kv_heads", P_DIM, false}, {"causal", P_BOOL, false},
-      {"window", P_WINDOW, false}, {"rope", P_BOOL, false},
+      {"window", P_WINDOW, false}, {"rope", P_ROPE, false},
       {"dropout", P_PROB, false}}},
     {"GELU", LAYER_ACTIVATION, "GELU(dim)", {{"dim", P_DIM, true}}},
     {"SiLU", LAYER_ACTIVATION, "SiLU(dim)", {{"dim", P_DIM, true}}},
@@ -296,6 +297,13 @@ parse_arg(struct ini_ctx *c, int line, struct ini_child *ch, int pi,
         if (rc == 0)
             ch->v[pi] = b;
         break;
+    case P_ROPE: {
+        enum rope_style r;
+        rc = rope_style_parse(val, &r, &cause);
+        if (rc == 0)
+            ch->v[pi] = r;
+        break;
+    }
     case P_PROB:
         rc = units_parse_real(val, 0, 1, &ch->prob[pi], &cause);
         break;
@@ -806,7 +814,7 @@ build_child(const struct ini_child *ch)
         mod->kv_heads = ch->set[2] ? v[2] : v[0];
         mod->causal = !ch->set[3] || v[3];
         mod->window = ch->set[4] ? v[4] : 0;
-        mod->rope = ch->set[5] && v[5];
+        mod->rope = ch->set[5] ? (enum rope_style)v[5] : ROPE_NONE;
         mod->dropout = ch->set[6] ? ch->prob[6] : 0;
         break;
     case C_MHA:

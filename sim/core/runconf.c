@@ -11,6 +11,7 @@
 #include "runconf.h"
 #include "attn_table.h"
 #include "ini_lines.h"
+#include "model.h"
 #include "textfile.h"
 #include "units.h"
 #include "xalloc.h"
@@ -131,6 +132,10 @@ const struct config_option config_options[] = {
      "element) with scales precomputed after each optimizer step"},
     {"compile", "[BOOL]",
      "torch.compile each block: elementwise and norm kernels fused"},
+    {"rotary", "half|complex|matrix",
+     "how the training code applies the rotary embedding: half (Hugging "
+     "Face), complex (torchtitan, Meta's reference: not fused by "
+     "torch.compile), matrix (IBM FMS); default: the model's"},
     {"loss", "plain|fused",
      "plain: the logits cast to fp32 and cross_entropy (default); fused: "
      "Liger's chunked linear + cross-entropy, no full logits"},
@@ -388,6 +393,9 @@ static const struct name_value optimizer_names[] = {
 static const struct name_value float8_names[] = {
     {"none", FLOAT8_NONE}, {"tensorwise", FLOAT8_TENSORWISE},
     {"rowwise", FLOAT8_ROWWISE}, {NULL, 0}};
+static const struct name_value rotary_names[] = {
+    {"half", ROPE_HALF}, {"complex", ROPE_COMPLEX}, {"matrix", ROPE_MATRIX},
+    {NULL, 0}};
 static const struct name_value loss_names[] = {
     {"plain", LOSS_PLAIN}, {"fused", LOSS_FUSED}, {NULL, 0}};
 static const struct name_value network_names[] = {
@@ -459,6 +467,12 @@ const char *
 float8_name(enum float8_recipe r)
 {
     return lookup_name(float8_names, r);
+}
+
+int
+rotary_parse(const char *s, const char *origin, int *out, char **cause)
+{
+    return parse_choice(rotary_names, s, out, origin, cause);
 }
 
 const char *
@@ -814,6 +828,9 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
         rc = set_bool(&c->float8_all_gather, value, origin, cause);
     } else if (strcmp(key, "compile") == 0) {
         rc = set_bool(&c->compile, value, origin, cause);
+    } else if (strcmp(key, "rotary") == 0) {
+        if (value && (rc = rotary_parse(value, origin, &v, cause)) == 0)
+            c->rotary = v;
     } else if (strcmp(key, "loss") == 0) {
         if (value)
             rc = loss_parse(value, origin, &c->loss, cause);

@@ -153,6 +153,9 @@ struct run_config {
                                     model's own config, else SDPA's pick */
     bool compile;                /* torch.compile of each block */
     enum loss_kind loss;         /* plain (fp32 logits) or fused */
+    int rotary;                  /* enum rope_style (model.h): how the
+                                    training code applies the rotary
+                                    embedding; 0: as the model says */
     enum float8_recipe float8;   /* float8 Linear layers (torchao) */
     bool float8_all_gather;      /* FSDP2 all-gathers their weights in
                                     float8 (enable_fsdp_float8_all_gather) */
@@ -282,6 +285,9 @@ const char *ac_name(enum ac_mode a);
 const char *optimizer_name(enum optimizer_kind o);
 const char *float8_name(enum float8_recipe r);
 const char *loss_name(enum loss_kind l);
+/* S as a rotary style (half, complex, matrix: enum rope_style): 0, or -1
+ * with *cause (caller frees). */
+int rotary_parse(const char *s, const char *origin, int *out, char **cause);
 /* S as a loss: 0, or -1 with *cause (caller frees). */
 int loss_parse(const char *s, const char *origin, enum loss_kind *out,
                char **cause);

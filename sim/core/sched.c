@@ -1748,6 +1748,7 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     }
     s->compile = c->compile;
     s->loss = c->loss;
+    s->rotary = c->rotary;
     s->float8 = c->float8;
     s->float8_all_gather = c->float8_all_gather;
     s->block_cls = m->layer_cls;

@@ -160,6 +160,8 @@ struct sched {
     enum attn_kernel attn;      /* the attention kernel (resolved) */
     bool compile;               /* torch.compile of each block */
     int loss;                   /* enum loss_kind (runconf.h) */
+    int rotary;                 /* enum rope_style (model.h), 0: the
+                                   model's */
     int float8;                 /* enum float8_recipe (runconf.h) */
     bool float8_all_gather;     /* FSDP2 gathers float8 weights */
     const char *block_cls;      /* the model's transformer block class */

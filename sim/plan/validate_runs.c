@@ -228,13 +228,21 @@ add_fsdp_kwargs(struct vrun_args *a, const char *opts)
  * read from the loop's code at the commit the rows cite.  S05, fms-fsdp
  * (foundation-model-stack/fms-fsdp 4ffb9bd): train_utils.py train() calls
  * model.clip_grad_norm_(cfg.grad_clip_thresh).item() and loss.item()
- * every step, with grad_clip_thresh = 1.0 in config/training.py; and
- * main_training.py wraps with use_orig_params=cfg.use_torch_compile. */
+ * every step, with grad_clip_thresh = 1.0 in config/training.py;
+ * main_training.py wraps with use_orig_params=cfg.use_torch_compile; and
+ * its Llama is FMS's, whose RotaryEmbedding.adjusted_qk rotates q and k
+ * by 2x2 matrices (fms/modules/positions.py since 500fa64c, 2023-10-09,
+ * before the runs).  S07, torchtitan (9dec370): its Llama applies the
+ * rotary embedding as a complex product (models/llama/model.py
+ * apply_rotary_emb), which torch.compile does not fuse. */
 static void
 add_loop_facts(struct vrun_args *a, const struct published_e2e *row)
 {
+    if (strcmp(row->source, "S07") == 0)
+        add_arg(a, "--rotary", "complex");
     if (strcmp(row->source, "S05") != 0)
         return;
+    add_arg(a, "--rotary", "matrix");
     add_arg(a, "--clip-grad-norm", "1.0");
     add_arg(a, "--loss-item", "true");
     if (strcasecmp(row->compile, "yes") == 0)
