@@ -234,12 +234,16 @@ add_fsdp_kwargs(struct vrun_args *a, const char *opts)
  * by 2x2 matrices (fms/modules/positions.py since 500fa64c, 2023-10-09,
  * before the runs).  S07, torchtitan (9dec370): its Llama applies the
  * rotary embedding as a complex product (models/llama/model.py
- * apply_rotary_emb), which torch.compile does not fuse. */
+ * apply_rotary_emb), which torch.compile does not fuse, and train.py
+ * clips the gradients every step (utils.clip_grad_norm_, foreach, at
+ * training.max_norm = 1.0 in train_configs/llama3_8b.toml). */
 static void
 add_loop_facts(struct vrun_args *a, const struct published_e2e *row)
 {
-    if (strcmp(row->source, "S07") == 0)
+    if (strcmp(row->source, "S07") == 0) {
         add_arg(a, "--rotary", "complex");
+        add_arg(a, "--clip-grad-norm", "1.0");
+    }
     if (strcmp(row->source, "S05") != 0)
         return;
     add_arg(a, "--rotary", "matrix");
