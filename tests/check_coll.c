@@ -720,6 +720,87 @@ START_TEST(test_nvls_buffer_bytes)
 }
 END_TEST
 
+/* Connection buffers a GPU holds (coll_conn_buffer_bytes), by hand from
+ * NCCL's sources: LL 512 KiB, LL128 4800 KiB, Simple 4096 KiB
+ * (init.cc computeBuffSizes), a 4 KiB control struct on each end
+ * (ncclSendMem / ncclRecvMem), each P2P end rounded up to 2 MiB
+ * (p2p.cc CUDA_IPC_MIN).
+ *  - 8 H100s on NVSwitch, Ring on 32 channels, P2P write: the sender's
+ *    end 4 KiB -> 2 MiB, the receiver's 4 + 512 + 4800 + 4096 = 9412 KiB
+ *    -> 10 MiB; each GPU sends once and receives once a channel:
+ *    32 x 12 MiB = 384 MiB.
+ *  - 8 A100s, Ring on 16 channels, P2P read (sm_80 over NVLink): Simple
+ *    moves to the sender, 4 KiB + 4 MiB -> 6 MiB; the receiver
+ *    4 + 512 + 4800 = 5316 KiB -> 6 MiB: 16 x 12 MiB = 192 MiB.
+ *  - 2 nodes of 8 H100s, Ring on 16 channels (two per NIC): a node's
+ *    ring has 7 P2P hops and one network hop a channel; with GPUDirect
+ *    the network sender maps LL128 + Simple = 8896 KiB -> 10 MiB (LL in
+ *    host memory), the receiver all three, 9408 KiB -> 10 MiB:
+ *    (7 x 12 + 20) / 8 = 13 MiB a GPU a channel, 208 MiB; without GDR
+ *    (NCCL_NET_GDR_LEVEL=LOC) the network's buffers are host memory:
+ *    7 x 12 / 8 x 16 = 168 MiB.
+ *  - the same 2 nodes with Tree as well (an all-reduce): each node's
+ *    chain of 8 has 7 links, one way of each the ring's already (rings
+ *    step to GPU index + 1, trees to index - 1), so 7 P2P connections
+ *    more, and the tree over 2 nodes has 1 edge, both ways at both
+ *    ends: 2 x 1 / 2 network connections a node; (7 x 12 + 20) / 8 =
+ *    13 MiB a channel more, 416 MiB with the ring's; Tree alone
+ *    (14 x 12 + 20) / 8 = 23.5 MiB a channel, 376 MiB.
+ *  - 16 nodes of one GPU (an HSDP replicate group), 16 channels, all
+ *    network: Tree, up and down both ways over a tree of 15 edges:
+ *    2 x 15 / 16 x 20 MiB = 37.5 MiB a channel, 600 MiB; Ring and PAT:
+ *    peers +-1, +-2, +-4 and 8, 7 of them, the ring's two among them:
+ *    7 x 20 x 16 = 2240 MiB; Ring alone 20 x 16 = 320 MiB.
+ *  - NCCL_P2P_DISABLE=1: SHM buffers live in host memory: 0. */
+START_TEST(test_conn_buffer_bytes)
+{
+    const double mib = 1048576;
+    const unsigned ring = 1u << NCCL_ALGO_RING, tree = 1u << NCCL_ALGO_TREE,
+                   pat = 1u << NCCL_ALGO_PAT;
+    char *cause = NULL;
+    struct topo *t = topo_load("dgx-h100", &cause);
+    ck_assert_ptr_nonnull(t);
+    struct nccl_config nc;
+    nccl_config_init(&nc);
+    struct coll_group node = {8, 1, 8}, two = {16, 2, 8}, rep = {16, 16, 1};
+    ck_assert_double_eq(coll_conn_buffer_bytes(t, &nc, &node, 32, ring),
+                        384 * mib);
+    /* The communicator's channels are what coll_estimate says. */
+    struct coll_result r;
+    estimate_nc(t, &nc, COLL_ALLGATHER, &node, 1 << 20, &r);
+    ck_assert_int_eq(r.comm_channels, 32);
+    estimate_nc(t, &nc, COLL_ALLGATHER, &two, 1 << 20, &r);
+    ck_assert_int_eq(r.comm_channels, 16);
+    ck_assert_double_eq(coll_conn_buffer_bytes(t, &nc, &two, 16, ring),
+                        208 * mib);
+    ck_assert_double_eq(coll_conn_buffer_bytes(t, &nc, &two, 16,
+                                               ring | tree), 416 * mib);
+    ck_assert_double_eq(coll_conn_buffer_bytes(t, &nc, &two, 16, tree),
+                        376 * mib);
+    ck_assert_double_eq(coll_conn_buffer_bytes(t, &nc, &rep, 16, tree),
+                        600 * mib);
+    ck_assert_double_eq(coll_conn_buffer_bytes(t, &nc, &rep, 16, ring | pat),
+                        2240 * mib);
+    ck_assert_double_eq(coll_conn_buffer_bytes(t, &nc, &rep, 16, ring),
+                        320 * mib);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "net_gdr_level", "LOC",
+                                         &cause), 0);
+    ck_assert_double_eq(coll_conn_buffer_bytes(t, &nc, &two, 16, ring),
+                        168 * mib);
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_var(&nc, "p2p_disable", "1", &cause),
+                     0);
+    ck_assert_double_eq(coll_conn_buffer_bytes(t, &nc, &node, 32, ring), 0);
+    topo_free(t);
+    t = topo_load("dgx-a100-80g", &cause);
+    ck_assert_ptr_nonnull(t);
+    nccl_config_init(&nc);
+    ck_assert_double_eq(coll_conn_buffer_bytes(t, &nc, &node, 16, ring),
+                        192 * mib);
+    topo_free(t);
+}
+END_TEST
+
 /* NVLS's step and its buffers by version and plugin, on 8 H100s: before
  * 2.21 NVLS used the Simple buffers, NCCL_BUFFSIZE (4 MiB) each: 8 x 16 x
  * 2 x 4 MiB = 1 GiB + the 2 MiB credit granule; from 2.21 an
@@ -1126,6 +1207,7 @@ main(void)
     tcase_add_test(core, test_path_tree_credit_bound);
     tcase_add_test(core, test_path_ring_net_bandwidth_bound);
     tcase_add_test(core, test_nvls_buffer_bytes);
+    tcase_add_test(core, test_conn_buffer_bytes);
     tcase_add_test(core, test_nvls_step_by_version_and_plugin);
     tcase_add_test(core, test_nvls_tree_chunk);
     tcase_add_test(core, test_path_ring_net_pipeline_bound);

@@ -822,7 +822,12 @@ START_TEST(test_fsdp2_post_forward_communicator_per_call)
      *   layers 0 at 4, 1 at 2: 258 + 130 + 66 = 454 MiB, 3;
      *   all five groups at 4 (the root too, given explicitly):
      *     258 + 5 x 130 = 908 MiB, 6;
-     * each communicator once however many steps gather on it. */
+     * each communicator once however many steps gather on it.  The
+     * reduce-scatters' Ring connects the shard group's 32 channels too,
+     * 12 MiB a GPU each (a P2P receiver's LL + LL128 + Simple + 4 KiB,
+     * 10 MiB, and a sender's 4 KiB, 2 MiB: coll_conn_buffer_bytes),
+     * 384 MiB; the post-forward communicators run NVLS alone and
+     * connect nothing else. */
 #define H100 "--model tiny-llama --topology dgx-h100 --fsdp-version 2 " \
              "--param-dtype bf16 --nccl-algo allgather:nvls "
     struct tu_run r[3];
@@ -835,10 +840,12 @@ START_TEST(test_fsdp2_post_forward_communicator_per_call)
     const long long bytes[3] = {518 * mib, 454 * mib, 908 * mib};
     const int comms[3] = {3, 3, 6};
     for (int i = 0; i < 3; i++) {
-        ck_assert_double_eq(r[i].res.cost.nccl_buffer_bytes,
+        ck_assert_double_eq(r[i].res.cost.nccl_nvls_bytes,
                             (double)bytes[i]);
+        ck_assert_double_eq(r[i].res.cost.nccl_conn_bytes,
+                            (double)(384 * mib));
         ck_assert_int_eq(r[i].res.cost.nvls_communicators, comms[i]);
-        ck_assert_int_eq(r[i].met.mem.outside_bytes, bytes[i]);
+        ck_assert_int_eq(r[i].met.mem.outside_bytes, bytes[i] + 384 * mib);
     }
     free_runs(r, 3);
 #undef H100

@@ -6,6 +6,7 @@
  */
 #include "mem.h"
 #include "testutil.h"
+#include "xalloc.h"
 #include "check_main.h"
 #include "layer.h"
 
@@ -934,8 +935,13 @@ START_TEST(test_sched_nccl_buffers_outside_allocator)
      * communicator takes 16 channels x 2 x 8 steps x 128 KiB x 8 heads
      * = 256 MiB of buffers plus 16 x 2 x 64 x 8 B of credits rounded up
      * to the 2 MiB multicast granularity (coll_nvls_buffer_bytes): 258 MiB
-     * outside the caching allocator, off the margin; FULL_SHARD's
-     * all-gathers and reduce-scatters run Ring here and take none. */
+     * outside the caching allocator, off the margin, and no connection
+     * buffers (NVLS connects nothing else).  FULL_SHARD's all-gathers and
+     * reduce-scatters run Ring here: no NVLS buffers, but the ring's
+     * connections on its 32 channels, each GPU a P2P receiver (4 KiB +
+     * LL 512 KiB + LL128 4800 KiB + Simple 4 MiB, rounded up to 10 MiB)
+     * and sender (4 KiB, 2 MiB) a channel (coll_conn_buffer_bytes):
+     * 32 x 12 MiB = 384 MiB. */
     struct tu_run n, f;
     run_ok(&n, "--model tiny-llama --topology dgx-h100 "
            "--sharding-strategy NO_SHARD", 1);
@@ -944,9 +950,44 @@ START_TEST(test_sched_nccl_buffers_outside_allocator)
     ck_assert_double_eq(n.met.margin_bytes,
                         80.0 * (1 << 30) - (258LL << 20)
                             - (double)n.met.mem.peak_reserved);
-    ck_assert_int_eq(f.met.mem.outside_bytes, 0);
+    ck_assert_int_eq(f.met.mem.outside_bytes, 384LL << 20);
+    ck_assert_double_eq(f.res.cost.nccl_nvls_bytes, 0);
     tu_free(&n);
     tu_free(&f);
+}
+END_TEST
+
+START_TEST(test_sched_nccl_buffers_by_version)
+{
+    /* FULL_SHARD on one DGX H100 (32 channels): from NCCL 2.22 a
+     * communicator connects an algorithm at its first collective, and
+     * every all-gather and reduce-scatter runs Ring: 32 x 12 MiB =
+     * 384 MiB (test_sched_nccl_buffers_outside_allocator).  Before 2.22
+     * ncclCommInitRank connects Ring and Tree and sets NVLS up whatever
+     * runs.  Tree's chain of 8 GPUs has 7 links a channel, one direction
+     * of each the ring's already (behind NVSwitch rings step to GPU
+     * index + 1, trees to index - 1), so 7 more P2P connections of
+     * 12 MiB over 8 GPUs: 10.5 MiB a channel, 336 MiB.  NVLS on one
+     * node has no tree.  Its buffers: 2.21 steps of NCCL_NVLS_CHUNKSIZE,
+     * 258 MiB (16 channels x 2 x 8 x 128 KiB x 8 heads + a 2 MiB credit
+     * granule); 2.20 steps of NCCL_BUFFSIZE / 8, 16 x 2 x 4 MiB x 8 +
+     * 2 MiB = 1026 MiB.
+     *   2.22: 384 MiB;  2.21: 384 + 336 + 258 = 978 MiB;
+     *   2.20: 384 + 336 + 1026 = 1746 MiB. */
+    static const char *const versions[] = {"2.22", "2.21", "2.20"};
+    static const long long mib[] = {384, 978, 1746};
+    static const long long nvls_mib[] = {0, 258, 1026};
+    for (int i = 0; i < 3; i++) {
+        char *args = xasprintf("--model tiny-llama --topology dgx-h100 "
+                               "--nccl-version %s", versions[i]);
+        struct tu_run r;
+        run_ok(&r, args, 1);
+        ck_assert_int_eq(r.met.mem.outside_bytes, mib[i] << 20);
+        ck_assert_double_eq(r.res.cost.nccl_nvls_bytes,
+                            (double)(nvls_mib[i] << 20));
+        tu_free(&r);
+        free(args);
+    }
 }
 END_TEST
 
@@ -1080,6 +1121,7 @@ main(void)
     tcase_add_test(core, test_sched_selective_op_float8_abs);
     tcase_add_test(core, test_sched_loss_temporaries);
     tcase_add_test(core, test_sched_nccl_buffers_outside_allocator);
+    tcase_add_test(core, test_sched_nccl_buffers_by_version);
     tcase_add_test(core, test_sched_grad_scaler);
     tcase_add_test(core, test_sched_gradient_kernels);
     tcase_add_test(core, test_sched_optimizer_foreach_and_clip);

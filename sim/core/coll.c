@@ -752,6 +752,140 @@ coll_nvls_buffer_bytes(const struct topo *t, const struct nccl_config *nc,
            + ceil(credits / NVLS_MEM_ALIGN) * NVLS_MEM_ALIGN;
 }
 
+/* The connection buffers a transport maps, NCCL 2.18 to 2.28 alike.
+ * Each end of a connection has a control struct of MEM_ALIGN (4 KiB:
+ * ncclSendMem, ncclRecvMem, src/include/comm.h), and the protocols' FIFOs
+ * (src/init.cc computeBuffSizes): LL NCCL_LL_LINES_PER_THREAD x
+ * NCCL_LL_MAX_NTHREADS x NCCL_STEPS x 16 B = 512 KiB (LL_BUFFSIZE),
+ * LL128 NCCL_LL128_ELEMS_PER_THREAD x NCCL_LL128_MAX_NTHREADS x
+ * NCCL_STEPS x 8 B = 4.6875 MiB (LL128_BUFFSIZE), Simple NCCL_BUFFSIZE
+ * (4 MiB, or the plugin's).  Every protocol's buffers are mapped whatever
+ * NCCL_PROTO allows. */
+#define CONN_CTRL_BYTES 4096.0
+#define CUDA_IPC_MIN_BYTES (2.0 * 1024 * 1024)
+
+static double
+align_up(double bytes, double unit)
+{
+    return ceil(bytes / unit) * unit;
+}
+
+/* Bytes on the sending GPU plus those on the receiving GPU of one P2P
+ * (CUDA peer memory) connection.  The proxy of each end allocates on its
+ * own GPU (p2pSendProxySetup, p2pRecvProxySetup:
+ * ncclP2pAllocateShareableBuffer), each rounded up to CUDA_IPC_MIN, 2 MiB
+ * (p2pSendSetup, p2pRecvSetup ALIGN_SIZE).  The receiver holds LL, LL128
+ * and Simple; with P2P read, which ncclTopoCheckP2p (src/graph/paths.cc)
+ * turns on between Ampere (sm_80) GPUs over NVLink, the Simple buffer
+ * sits on the sender instead ("For P2P Read the SIMPLE buffer is tagged
+ * on the end of the ncclSendMem structure").  0 where NCCL takes the SHM
+ * transport instead (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL): its buffers are
+ * host shared memory (src/transport/shm.cc). */
+static double
+p2p_conn_bytes(const struct topo *t, const struct nccl_config *nc,
+               double simple)
+{
+    if (p2p_disabled(t, nc))
+        return 0;
+    bool read = t->arch == GPU_ARCH_AMPERE && t->fabric != FABRIC_PCIE;
+    double send = CONN_CTRL_BYTES + (read ? simple : 0);
+    double recv = CONN_CTRL_BYTES + LL_BUFFSIZE + LL128_BUFFSIZE
+                  + (read ? 0 : simple);
+    return align_up(send, CUDA_IPC_MIN_BYTES)
+           + align_up(recv, CUDA_IPC_MIN_BYTES);
+}
+
+/* The same for a network connection (src/transport/net.cc).  With
+ * GPUDirect RDMA (ncclTopoCheckGdr; reads, the send side, from Ampere
+ * on without conditions) sendProxyConnect puts LL128 and Simple in
+ * device memory, LL and the control structs in host memory, rounded up
+ * to CUDA_IPC_MIN; recvProxyConnect puts all three protocols on the
+ * device (ncclCuMemAlloc rounds to the 2 MiB granularity).  Without GDR
+ * (NCCL_NET_GDR_LEVEL below the path, or the socket transport, whose
+ * NICs have no gdrSupport) everything is host memory: 0. */
+static double
+net_conn_bytes(const struct topo *t, const struct nccl_config *nc,
+               double simple)
+{
+    bool socket = t->net == NET_ETHERNET
+                  || (nc->ib_disable && t->net != NET_EFA);
+    if (!net_gdr(nc) || socket)
+        return 0;
+    return align_up(LL128_BUFFSIZE + simple, CUDA_IPC_MIN_BYTES)
+           + align_up(LL_BUFFSIZE + LL128_BUFFSIZE + simple,
+                      CUDA_IPC_MIN_BYTES);
+}
+
+/* Distinct peers of a PAT communicator of N ranks: ncclTransportPatConnect
+ * (src/transport/generic.cc) connects rank +- mask for every power of two
+ * mask below N, both ways each. */
+static int
+pat_peers(int n)
+{
+    int peers = 0;
+    for (int d = 1; d < n; d++) {
+        bool hit = false;
+        for (int mask = 1; mask < n && !hit; mask <<= 1)
+            hit = d == mask || d == n - mask;
+        peers += hit;
+    }
+    return peers;
+}
+
+double
+coll_conn_buffer_bytes(const struct topo *t, const struct nccl_config *nc,
+                       const struct coll_group *g, int channels,
+                       unsigned algos)
+{
+    if (g->ranks <= 1 || channels <= 0)
+        return 0;
+    struct nccl_config ncl;
+    plugin_config(t, nc, &ncl);
+    double simple = (double)ncl.buffsize;
+    double ppn = g->ranks_per_node, nodes = g->nodes;
+    double p2p = ppn > 1 ? p2p_conn_bytes(t, nc, simple) : 0;
+    double net = nodes > 1 ? net_conn_bytes(t, nc, simple) : 0;
+    /* Per channel, the mean over the group's GPUs of the connection ends
+     * each holds (a connection's two ends together: p2p, net). */
+    double per_channel = 0;
+    if (algos & (1u << NCCL_ALGO_PAT)) {
+        /* One GPU a node: every peer over the network.  A ring of one GPU
+         * a node runs in rank order (nodes are numbered as their ranks
+         * come), so its prev and next are PAT's mask-1 peers, already
+         * connected in its direction. */
+        per_channel += pat_peers(g->ranks) * net;
+    } else if (algos & (1u << NCCL_ALGO_RING)) {
+        /* ncclTransportRingConnect: each GPU receives from ring.prev and
+         * sends to ring.next on every channel; across nodes one of a
+         * node's GPUs a channel sends over the network and one receives. */
+        per_channel += nodes > 1 ? ((ppn - 1) * p2p + net) / ppn : p2p;
+    }
+    if (algos & (1u << NCCL_ALGO_TREE)) {
+        /* ncclTransportTreeConnect: up and down, both ways, on every
+         * channel; a node's GPUs are a chain (ppn - 1 links), and each
+         * channel's tree over the nodes has nodes - 1 edges.  NCCL
+         * reuses a connection already made to the same peer
+         * (ncclTransportP2pConnect skips connected ones).  Behind
+         * NVSwitch both graph searches step to a neighbouring GPU index
+         * first (search.cc ncclTopoSearchNextGpuSort: rings index + 1,
+         * trees index - 1), so each chain link joins two GPUs the ring
+         * joins, and one of its two directions is the ring's
+         * connection: with Ring connected a chain adds ppn - 1.
+         * Elsewhere, and over the network, counted apart (at most that
+         * much too many). */
+        double chain = (algos & (1u << NCCL_ALGO_RING))
+                               && t->fabric == FABRIC_NVSWITCH
+                           ? ppn - 1 : 2 * (ppn - 1);
+        per_channel += (chain * p2p + 2 * (nodes - 1) / nodes * net) / ppn;
+    }
+    double bytes = channels * per_channel;
+    if ((algos & (1u << NCCL_ALGO_NVLS_TREE)) && nodes > 1)
+        /* ncclNvlsTreeConnect (transport/nvls.cc): the NVLS channels'
+         * trees over the nodes, up and down both ways, network only. */
+        bytes += NVLS_CHANNELS * 2 * (nodes - 1) / nodes * net / ppn;
+    return bytes;
+}
+
 int
 coll_estimate(const struct topo *t, const struct nccl_config *nc,
               enum coll_op op, enum coll_redop redop,
@@ -830,6 +964,7 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
         x.ch = nc->max_channels;
     if (nc->min_channels > 0 && x.ch < nc->min_channels)
         x.ch = nc->min_channels;
+    r->comm_channels = x.ch;
     x.intra = t->intra_Bps * intra_link_efficiency(t);
     /* Communicators using only some GPUs of a node (HSDP replicate groups:
      * one per node) run beside their twins on the other GPUs and get

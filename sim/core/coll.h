@@ -36,6 +36,9 @@ struct coll_result {
     enum nccl_algo algo;    /* what NCCL would pick */
     enum nccl_proto proto;
     int channels;
+    int comm_channels;      /* the communicator's channels (comm->nChannels,
+                               before a small collective drops some):
+                               what Ring, Tree and PAT connect */
     double latency_s;       /* its latency term */
     double alg_Bps;         /* nBytes / (time - latency) */
     double bus_Bps;         /* nccl-tests busbw for the same time */
@@ -90,6 +93,19 @@ int coll_estimate(const struct topo *t, const struct nccl_config *nc,
 double coll_nvls_buffer_bytes(const struct topo *t,
                               const struct nccl_config *nc,
                               int ranks_per_node);
+
+/* Device memory NCCL's transports take on each GPU (the mean over the
+ * group's GPUs) for the connections of one communicator of G with
+ * CHANNELS channels (coll_result.comm_channels) once it has connected
+ * the algorithms in ALGOS (bits 1 << enum nccl_algo): Ring, Tree and PAT
+ * on every channel, NVLS Tree's network trees on the NVLS channels; each
+ * connection's LL, LL128 and Simple buffers as its transport places them
+ * (src/transport/p2p.cc, net.cc; coll.c says which function does what).
+ * NVLS's own buffers are coll_nvls_buffer_bytes'. */
+double coll_conn_buffer_bytes(const struct topo *t,
+                              const struct nccl_config *nc,
+                              const struct coll_group *g, int channels,
+                              unsigned algos);
 
 /* nccl-tests' bus bandwidth factor: (n-1)/n for all-gather and
  * reduce-scatter, 2(n-1)/n for all-reduce (doc/PERFORMANCE.md). */

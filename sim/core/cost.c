@@ -179,6 +179,53 @@ cost_coll_op(enum sched_op_kind kind)
            : kind == OP_REDUCESCATTER ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
 }
 
+/* One communicator as the step's collectives use it. */
+struct comm_use {
+    bool used;              /* some collective runs on it */
+    struct coll_group g;
+    int channels;           /* comm->nChannels (coll_result.comm_channels) */
+    unsigned algos;         /* bits 1 << enum nccl_algo its collectives run */
+};
+
+/* The first version with NCCL_RUNTIME_CONNECT (src/init.cc). */
+#define NCCL_RUNTIME_CONNECT_VERSION 222
+
+/* Add the device memory communicator CU maps to CT: its connections'
+ * protocol buffers (coll_conn_buffer_bytes) and NVLS's
+ * (coll_nvls_buffer_bytes).  From NCCL 2.22 a communicator connects an
+ * algorithm at the first collective that runs it (NCCL_RUNTIME_CONNECT,
+ * default 1, where cuMem is supported, as on every GPU fsdpsim models:
+ * src/init.cc sets comm->runtimeConn; src/enqueue.cc marks
+ * algoNeedConnect for a task's algorithm, src/group.cc
+ * ncclCollPreconnect connects it: ncclTransportRingConnect,
+ * ncclTransportTreeConnect, ncclTransportPatConnect, ncclNvlsBufferSetup,
+ * and for NVLS Tree ncclNvlsTreeConnect plus NVLS's buffers).  Before,
+ * ncclCommInitRank connected Ring and Tree, set up NVLS (its buffers
+ * and, across nodes, its trees) where the node has it, whatever ran. */
+static void
+cost_comm_buffers(const struct topo *t, const struct nccl_config *nc,
+                  const struct comm_use *cu, struct cost_table *ct)
+{
+    if (!cu->used)
+        return;
+    unsigned algos = cu->algos;
+    double nvls = coll_nvls_buffer_bytes(t, nc, cu->g.ranks_per_node);
+    if (nc->version < NCCL_RUNTIME_CONNECT_VERSION) {
+        algos = 1u << NCCL_ALGO_RING | 1u << NCCL_ALGO_TREE;
+        if (nvls > 0)
+            algos |= 1u << NCCL_ALGO_NVLS;
+        if (nvls > 0 && nccl_algo_exists(nc->version, COLL_ALLREDUCE,
+                                         NCCL_ALGO_NVLS_TREE))
+            algos |= 1u << NCCL_ALGO_NVLS_TREE;
+    }
+    if (algos & (1u << NCCL_ALGO_NVLS | 1u << NCCL_ALGO_NVLS_TREE)) {
+        ct->nccl_nvls_bytes += nvls;
+        ct->nvls_communicators += nvls > 0;
+    }
+    ct->nccl_conn_bytes += coll_conn_buffer_bytes(t, nc, &cu->g,
+                                                  cu->channels, algos);
+}
+
 void
 cost_table_build(const struct sched *s, const struct topo *t,
                  struct cost_table *ct)
@@ -247,11 +294,11 @@ cost_table_build(const struct sched *s, const struct topo *t,
      * only under splitShare, which PyTorch leaves at NCCL's 0).  Only the
      * mesh's shard dimension runs collectives, and ProcessGroupNCCL makes
      * its communicator at the first one, so the replicate dimension's
-     * group takes nothing.  pf_rpn: per unit (and a last slot for an op
-     * of none), the GPUs a node of its post-forward communicator once
-     * that has run NVLS, else 0. */
-    bool nvls[PG_COUNT] = {false};
-    int *pf_rpn = xcalloc((size_t)s->n_units + 1, sizeof *pf_rpn);
+     * group takes nothing.  The same holds for every buffer a
+     * communicator maps (cost_comm_buffers).  pf: per unit (and a last
+     * slot for an op of none), its post-forward communicator. */
+    struct comm_use comms[PG_COUNT] = {{0}};
+    struct comm_use *pf = xcalloc((size_t)s->n_units + 1, sizeof *pf);
     for (int i = 0; i < n; i++) {
         const struct sched_op *op = &s->ops[i];
         double sec = 0;
@@ -313,13 +360,17 @@ cost_table_build(const struct sched *s, const struct topo *t,
                     memo[n_memo++] = i;
             }
             sec = c->time_s;
-            if ((c->algo == NCCL_ALGO_NVLS || c->algo == NCCL_ALGO_NVLS_TREE)
-                && op->pg > PG_NONE && op->pg < PG_COUNT) {
-                if (op->pg == PG_POST_FORWARD)
-                    pf_rpn[op->unit >= 0 && op->unit < s->n_units
-                               ? op->unit : s->n_units] = g.ranks_per_node;
-                else
-                    nvls[op->pg] = true;
+            /* comm_channels 0: nothing runs (one rank, no bytes). */
+            if (op->pg > PG_NONE && op->pg < PG_COUNT
+                && c->comm_channels > 0) {
+                struct comm_use *cu =
+                    op->pg != PG_POST_FORWARD ? &comms[op->pg]
+                    : &pf[op->unit >= 0 && op->unit < s->n_units
+                              ? op->unit : s->n_units];
+                cu->used = true;
+                cu->g = g;
+                cu->channels = c->comm_channels;
+                cu->algos |= 1u << c->algo;
             }
             kernels = COLL_LAUNCH_KERNELS;
             break;
@@ -377,24 +428,15 @@ cost_table_build(const struct sched *s, const struct topo *t,
         ct->issue_ns[i] = cost_seconds_to_ns(hooks_s
                                              + kernels * launch * 1e-9);
     }
-    /* NVLS buffers, once per communicator that runs it. */
-    ct->nccl_buffer_bytes = 0;
+    /* NCCL's buffers, once per communicator. */
+    ct->nccl_buffer_bytes = ct->nccl_nvls_bytes = ct->nccl_conn_bytes = 0;
     ct->nvls_communicators = 0;
     for (int pg = PG_NONE + 1; pg < PG_COUNT; pg++)
-        if (nvls[pg]) {
-            struct coll_group g;
-            cost_group(s, (enum sched_pg)pg, &g);
-            ct->nccl_buffer_bytes += coll_nvls_buffer_bytes(
-                t, &s->nccl, g.ranks_per_node);
-            ct->nvls_communicators++;
-        }
+        cost_comm_buffers(t, &s->nccl, &comms[pg], ct);
     for (int u = 0; u <= s->n_units; u++)
-        if (pf_rpn[u] > 0) {
-            ct->nccl_buffer_bytes += coll_nvls_buffer_bytes(t, &s->nccl,
-                                                            pf_rpn[u]);
-            ct->nvls_communicators++;
-        }
-    free(pf_rpn);
+        cost_comm_buffers(t, &s->nccl, &pf[u], ct);
+    ct->nccl_buffer_bytes = ct->nccl_nvls_bytes + ct->nccl_conn_bytes;
+    free(pf);
     free(fwd_s);
     free(bwd_s);
     free(fwd_k);

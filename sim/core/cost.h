@@ -31,10 +31,16 @@ struct cost_table {
     int *coll_of;
     int n_coll;
     /* Device memory NCCL's communicators take for these collectives,
-     * outside PyTorch's caching allocator: the NVLS multicast buffers of
-     * every communicator that runs an NVLS algorithm
-     * (coll_nvls_buffer_bytes), each communicator once. */
+     * outside PyTorch's caching allocator (cudaMalloc and cuMem maps of
+     * NCCL's own, which torch.cuda.memory_reserved does not see), each
+     * communicator once (cost.c cost_comm_buffers): the NVLS multicast
+     * buffers of every communicator that runs an NVLS algorithm
+     * (coll_nvls_buffer_bytes) and the LL, LL128 and Simple buffers of
+     * the connections the algorithms it runs need
+     * (coll_conn_buffer_bytes); nccl_buffer_bytes is the two together. */
     double nccl_buffer_bytes;
+    double nccl_nvls_bytes;
+    double nccl_conn_bytes;
     int nvls_communicators;    /* how many communicators that is (FSDP2:
                                   each fully_shard call's post-forward
                                   mesh is one of its own) */

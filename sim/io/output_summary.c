@@ -184,7 +184,8 @@ output_summary_text(const struct run_view *v, FILE *out)
                                     (double)m->mem.peak_by_cat[k]));
     if (m->mem.outside_bytes > 0)
         fprintf(out, "nccl buffers      %s a GPU outside PyTorch's allocator "
-                "(NVLS multicast, transport/nvls.cc), not available to it\n",
+                "(connections' LL/LL128/Simple buffers, NVLS multicast), "
+                "not available to it\n",
                 units_fmt_bytes(b1, sizeof b1,
                                 (double)m->mem.outside_bytes));
     if (m->mem.retries > 0) {

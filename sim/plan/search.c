@@ -70,7 +70,9 @@ search_fits(const struct batch_columns *c, const struct sweep_result *r,
     if (!r->ok || batch_value(c, r, "fits") != 1)
         return 0;
     double dev = batch_value(c, r, "device_mem_bytes");
-    return batch_value(c, r, "peak_reserved_bytes") <= (1 - headroom) * dev;
+    return batch_value(c, r, "peak_reserved_bytes")
+               + batch_value(c, r, "nccl_buffer_bytes")
+           <= (1 - headroom) * dev;
 }
 
 double
@@ -78,7 +80,8 @@ search_mem_headroom(const struct batch_columns *c,
                     const struct sweep_result *r)
 {
     double dev = batch_value(c, r, "device_mem_bytes");
-    return dev > 0 ? 1 - batch_value(c, r, "peak_reserved_bytes") / dev
+    return dev > 0 ? 1 - (batch_value(c, r, "peak_reserved_bytes")
+                          + batch_value(c, r, "nccl_buffer_bytes")) / dev
                    : NAN;
 }
 

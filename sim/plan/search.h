@@ -33,12 +33,15 @@ int search_parse_percent(const char *opt, const char *s, double *frac,
                          char **cause);
 
 /* Whether a simulated point fits with a headroom fraction h of device
- * memory left over: peak reserved <= (1 - h) x device memory, and no
- * allocation failed.  The reserved peak is the caching allocator's, what
- * nvidia-smi shows and what an out-of-memory error compares against. */
+ * memory left over: peak reserved + NCCL's buffers <= (1 - h) x device
+ * memory, and no allocation failed.  The reserved peak is the caching
+ * allocator's, what an out-of-memory error compares against; NCCL's
+ * buffers (nccl_buffer_bytes) are device memory outside it, which
+ * nvidia-smi shows with it. */
 int search_fits(const struct batch_columns *c, const struct sweep_result *r,
                 double headroom);
-/* Free device memory at the peak, as a fraction of it (negative: short). */
+/* Free device memory at the peak, as a fraction of it (negative: short):
+ * what neither the allocator's reserved peak nor NCCL's buffers take. */
 double search_mem_headroom(const struct batch_columns *c,
                            const struct sweep_result *r);
 
