@@ -248,6 +248,28 @@ START_TEST(test_float8_linear_compiled)
     ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 4);
     ck_assert_int_eq(k[2].cls, KERNEL_GEMM);
     ck_assert_int_eq(k[3].cls, KERNEL_GEMM);
+    /* Its recompute: the forward's five kernels and, where the mm runs
+     * again and wants the row-major layouts too, X and W more bytes
+     * written by the two casts (zero launches): 7 entries; 2 launches
+     * with the mm saved, 3 with it recomputed. */
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_RECOMPUTE, k), 7);
+    ck_assert_int_eq(k[4].launches, 0);
+    ck_assert_double_eq(k[4].bytes, F8_X);
+    ck_assert_double_eq(k[5].bytes, F8_W);
+    ck_assert_int_eq(k[5].recompute, RECOMPUTE_WITH_GEMM);
+    struct topo *t = topo_named("dgx-h100");
+    int launches;
+    cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, false,
+                                    &launches);
+    ck_assert_int_eq(launches, 2);
+    cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, true, &launches);
+    ck_assert_int_eq(launches, 3);
+    /* A weight gathered in float8 has no cast to rerun: the backward
+     * copies it column-major itself (5). */
+    c.float8_weights_gathered = true;
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 5);
+    ck_assert_double_eq(k[2].bytes, 2 * F8_W);
+    c.float8_weights_gathered = false;
     c.selective_op = false;
 
     /* gate and up take one input: compiled, the common-subexpression
@@ -272,8 +294,6 @@ START_TEST(test_float8_linear_compiled)
     ck_assert_int_eq(kernel_list(&m, &c, PHASE_FWD, k), 3);
     ck_assert_int_eq(kernel_list(&m, &c, PHASE_RECOMPUTE, k), 5);
     ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 10);
-    struct topo *t = topo_named("dgx-h100");
-    int launches;
     cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, true, &launches);
     ck_assert_int_eq(launches, 5);
     cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, false,

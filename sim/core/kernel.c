@@ -266,6 +266,31 @@ gemm_fp8(struct klist *l, const struct kernel_ctx *ctx, const char *name,
                    MN * (2 * b + 8) + vec + 8);
 }
 
+/* Tensorwise, compiled under selective-op, the partitioner takes
+ * PREFER_RECOMPUTE as must-recompute (§10.1): the input's and the
+ * weight's casts are not saved but rerun in the backward graph (the
+ * recompute op counts them, to_float8), where Inductor writes the
+ * column-major copies the backward's GEMMs take from those kernels, so
+ * the backward has no copy of its own but of a weight gathered in
+ * float8 (no cast to rerun).  Selective-op checkpoints the blocks. */
+static bool
+float8_recast_in_backward(const struct module *m,
+                          const struct kernel_ctx *ctx)
+{
+    return ctx->float8 != FLOAT8_ROWWISE && ctx->compile
+           && ctx->selective_op && in_block(m, ctx->layer_cls);
+}
+
+/* E more bytes written by a cast the recompute reruns, where the mm runs
+ * again too (zero launches: the work is that cast kernel's). */
+static void
+second_layout(struct klist *l, const char *name, double E)
+{
+    struct kernel *k = push(l, name, KERNEL_ELEMENTWISE, 0);
+    k->bytes = E;
+    k->recompute = RECOMPUTE_WITH_GEMM;
+}
+
 /* Float8Linear.forward (float8_linear.py at eab345c) takes one of two
  * paths.  Tensorwise (no axiswise cast): the input cast, the weight's
  * scale and cast (get_weight_scale, cast_weight_to_float8_t; both
@@ -315,6 +340,14 @@ linear_float8(struct klist *l, const struct module *m,
             to_float8(l, ctx, &F8_INPUT_SHARED, X, T, b);
         if (!gathered)
             to_float8(l, ctx, &F8_WEIGHT, W, rowwise ? out : 1, b);
+        if (ph == PHASE_RECOMPUTE && float8_recast_in_backward(m, ctx)) {
+            /* The recomputed casts write the backward's column-major
+             * copies (linear_float8's backward); a recomputed mm wants
+             * the row-major layout too, E more bytes of that kernel. */
+            second_layout(l, "to float8 (input, both layouts)", X);
+            if (!gathered)
+                second_layout(l, "to float8 (weight, both layouts)", W);
+        }
         gemm_fp8(l, ctx, "_scaled_mm", t, m->out, m->in, b,
                  rowwise ? T : 1, rowwise ? out : 1, false);
         if (m->bias)
@@ -322,17 +355,9 @@ linear_float8(struct klist *l, const struct module *m,
         return;
     }
     if (!rowwise) {
-        /* Compiled under selective-op, the partitioner takes
-         * PREFER_RECOMPUTE as must-recompute (§10.1), so the input's and
-         * the weight's casts are not saved but rerun in the backward
-         * graph (the recompute op counts them, to_float8), and Inductor
-         * writes the column-major copy from that cast's kernel: no copy
-         * here.  Where the mm is recomputed too the cast writes both
-         * layouts, E bytes more than the recompute counts. */
-        bool recast = ctx->compile && ctx->selective_op
-                      && in_block(m, ctx->layer_cls);
+        bool recast = float8_recast_in_backward(m, ctx);
         struct kernel *grad = to_float8(l, ctx, &F8_GRAD, Y, 1, b);
-        if (!recast)
+        if (!recast || gathered)
             float8_relayout(l, ctx, "contiguous (weight, column-major)",
                             NULL, false, W);
         gemm_fp8(l, ctx, "_scaled_mm (dgrad)", t, m->in, m->out, b, 1, 1,
