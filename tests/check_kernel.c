@@ -5,6 +5,7 @@
  */
 #include "attn_table.h"
 #include "builtin.h"
+#include "cost.h"
 #include "kernel.h"
 #include "kernel_cost.h"
 #include "layer.h"
@@ -97,36 +98,96 @@ START_TEST(test_norm_bytes)
 }
 END_TEST
 
+/* Float8Linear(256 -> 688) on 1 x 512 tokens, bf16 (b = 2), torchao
+ * eab345c (kernel.c): X = 131,072 input and Y = 352,256 output elements,
+ * W = 176,128 weights; T = 512, in = 256, out = 688. */
+#define F8_X 131072.0
+#define F8_Y 352256.0
+#define F8_W 176128.0
+
+static char f8_up_name[] = "up_proj";
+
+/* That Float8Linear, as the model's up_proj (no parent: its input its
+ * own). */
+static struct module
+f8_up(void)
+{
+    struct module m = {.kind = LAYER_LINEAR, .in = 256, .out = 688,
+                       .name = f8_up_name};
+    return m;
+}
+
 START_TEST(test_float8_linear_kernels)
 {
-    /* Float8Linear(256 -> 688) on 1 x 512 tokens, bf16: X = 131072 input
-     * and Y = 352256 output elements, W = 176128 weights.  Forward: amax
-     * and cast of the input (2X, 3X bytes) and of the weight (2W, 3W),
-     * then the fp8 GEMM 512 x 688 x 256 at the fp8 peak, float8 operands
-     * and a bf16 output: X + W + 2Y bytes.  With the weights gathered in
-     * float8 the weight's two kernels go.  Backward: the gradient's amax
-     * and cast, the weight's, dgrad, the input's, the gradient's
-     * transpose (2Y), wgrad: 9 kernels.  The head (lm_head) stays bf16. */
-    char up[] = "up_proj", lm_head[] = "lm_head";
-    struct module m = {.kind = LAYER_LINEAR, .in = 256, .out = 688,
-                       .name = up};
+    /* Eager tensorwise forward, ten kernels.  The input's cast
+     * (hp_tensor_to_float8_dynamic): torch.abs writes a whole tensor,
+     * 2 x 2X = 524,288 bytes; torch.max reads it, 2X + 2 = 262,146;
+     * amax_to_scale on one element, five launches (to float64, clamp,
+     * reciprocal, multiply, to float32), 1 x (2 + 68) = 70 bytes; the
+     * cast, four launches (to float32 6X, * scale 8X + 4, clamp 8X, to
+     * float8 5X), 27X + 4 = 3,538,948.  The weight's the same on W:
+     * 704,512, 352,258, 70, 4,755,460.  addmm_float8_unwrapped's two
+     * scale reciprocals, 16 bytes; the GEMM 512 x 688 x 256, float8
+     * operands and a bf16 output, X + W + 2Y = 1,011,712 bytes.
+     * Launches: 2 x (1 + 1 + 5 + 4) + 2 + 1 = 25. */
+    char lm_head[] = "lm_head";
+    struct module m = f8_up();
     struct kernel_ctx c = ctx_of(1, 512);
     c.float8 = FLOAT8_TENSORWISE;
     struct kernel k[KERNEL_MAX_PER_LEAF];
-    ck_assert_int_eq(kernel_list(&m, &c, PHASE_FWD, k), 5);
-    ck_assert_int_eq(k[0].cls, KERNEL_REDUCTION);
-    ck_assert_double_eq(k[0].bytes, 2.0 * 131072);
-    ck_assert_double_eq(k[1].bytes, 3.0 * 131072);
-    ck_assert_double_eq(k[3].bytes, 3.0 * 176128);
-    ck_assert(k[4].fp8);
-    ck_assert_int_eq(k[4].m, 512);
-    ck_assert_int_eq(k[4].n, 688);
-    ck_assert_int_eq(k[4].k, 256);
-    ck_assert_double_eq(k[4].bytes, 131072.0 + 176128 + 2.0 * 352256);
-    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 9);
+    int n = kernel_list(&m, &c, PHASE_FWD, k);
+    ck_assert_int_eq(n, 10);
+    const double fwd_bytes[10] = {
+        4 * F8_X, 2 * F8_X + 2, 70, 27 * F8_X + 4,
+        4 * F8_W, 2 * F8_W + 2, 70, 27 * F8_W + 4,
+        16, F8_X + F8_W + 2 * F8_Y};
+    const int fwd_launches[10] = {1, 1, 5, 4, 1, 1, 5, 4, 2, 1};
+    for (int i = 0; i < n; i++) {
+        ck_assert_double_eq(k[i].bytes, fwd_bytes[i]);
+        ck_assert_int_eq(k[i].launches, fwd_launches[i]);
+    }
+    ck_assert_double_eq(k[3].bytes, 3538948.0);
+    ck_assert_int_eq(k[1].cls, KERNEL_REDUCTION);
+    ck_assert(k[9].fp8);
+    ck_assert_int_eq(k[9].m, 512);
+    ck_assert_int_eq(k[9].n, 688);
+    ck_assert_int_eq(k[9].k, 256);
+    /* Selective-op: abs and max are saved (eager: popped, never rerun);
+     * the reciprocals go with the GEMM; the scale and the cast rerun. */
+    ck_assert_int_eq(k[0].recompute, RECOMPUTE_NEVER);
+    ck_assert_int_eq(k[1].recompute, RECOMPUTE_NEVER);
+    ck_assert_int_eq(k[3].recompute, RECOMPUTE_BY_CLASS);
+    ck_assert_int_eq(k[8].recompute, RECOMPUTE_WITH_GEMM);
+
+    /* Backward, eleven kernels: manual_float8_matmul_with_args_in_float8
+     * reuses the saved input_fp8 and weight_fp8_t, so only the gradient
+     * is cast (abs 4Y, max 2Y + 2, scale 70, cast 27Y + 4); dgrad takes
+     * the weight copied column-major (2W), wgrad the gradient's
+     * transpose (2Y) and the input copied column-major (2X), each GEMM
+     * after its two reciprocals. */
+    n = kernel_list(&m, &c, PHASE_BWD, k);
+    ck_assert_int_eq(n, 11);
+    const double bwd_bytes[11] = {
+        4 * F8_Y, 2 * F8_Y + 2, 70, 27 * F8_Y + 4, 2 * F8_W, 16,
+        F8_Y + F8_W + 2 * F8_X, 2 * F8_Y, 2 * F8_X, 16,
+        F8_Y + F8_X + 2 * F8_W};
+    for (int i = 0; i < n; i++)
+        ck_assert_double_eq(k[i].bytes, bwd_bytes[i]);
+    ck_assert_int_eq(k[6].m, 512);
+    ck_assert_int_eq(k[6].n, 256);
+    ck_assert_int_eq(k[6].k, 688);
+    ck_assert_int_eq(k[10].m, 688);
+    ck_assert_int_eq(k[10].n, 256);
+    ck_assert_int_eq(k[10].k, 512);
+
+    /* Weights gathered in float8: the weight's four kernels go from the
+     * forward (6 left); the backward still copies the gathered weight
+     * column-major (11). */
     c.float8_weights_gathered = true;
-    ck_assert_int_eq(kernel_list(&m, &c, PHASE_FWD, k), 3);
-    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 7);
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_FWD, k), 6);
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 11);
+    c.float8_weights_gathered = false;
+
     /* At the fp8 peak the GEMM takes half the bf16 time on an H100 (the
      * same shape model applies to both), but for the fixed pipeline fill:
      * within 0.1 %. */
@@ -144,8 +205,206 @@ START_TEST(test_float8_linear_kernels)
     topo_free(t);
     struct module head = m;
     head.name = lm_head;
-    c.float8_weights_gathered = false;
     ck_assert_int_eq(kernel_list(&head, &c, PHASE_FWD, k), 1);
+}
+END_TEST
+
+START_TEST(test_float8_linear_compiled)
+{
+    /* Compiled tensorwise: Inductor folds abs and the scale into the
+     * reduction, X x 2 + 4 = 262,148 bytes, and the cast into one kernel,
+     * X (2 + 1) + 4 = 393,220; the weight's 2W + 4 and 3W + 4; the GEMM
+     * (no reciprocal kernels): five kernels, one launch each. */
+    char block[] = "Block";
+    struct module blk = {.kind = LAYER_CONTAINER, .cls = block};
+    struct module m = f8_up();
+    m.parent = &blk;
+    struct kernel_ctx c = ctx_of(1, 512);
+    c.float8 = FLOAT8_TENSORWISE;
+    c.compile = true;
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_FWD, k), 5);
+    ck_assert_double_eq(k[0].bytes, 262148.0);
+    ck_assert_double_eq(k[1].bytes, 393220.0);
+    ck_assert_double_eq(k[2].bytes, 2 * F8_W + 4);
+    ck_assert_double_eq(k[3].bytes, 3 * F8_W + 4);
+    /* The saved max spares the reduction in the recompute; the cast,
+     * which the backward needs, reruns. */
+    ck_assert_int_eq(k[0].recompute, RECOMPUTE_NEVER);
+    ck_assert_int_eq(k[1].recompute, RECOMPUTE_BY_CLASS);
+    /* Backward: the gradient's amax (2Y + 4) and its cast, which writes
+     * the transposed copy too, Y (2 + 1) + 4 + Y = 1,409,028; the saved
+     * weight's and input's column-major copies (2W, 2X) apart from
+     * their casts, in the forward graph: six kernels. */
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 6);
+    ck_assert_double_eq(k[0].bytes, 2 * F8_Y + 4);
+    ck_assert_double_eq(k[1].bytes, 1409028.0);
+    ck_assert_double_eq(k[2].bytes, 2 * F8_W);
+    ck_assert_double_eq(k[4].bytes, 2 * F8_X);
+    /* Compiled under selective-op, the casts rerun in the backward
+     * graph and write the column-major copies themselves: the gradient's
+     * two kernels and the two GEMMs. */
+    c.selective_op = true;
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 4);
+    ck_assert_int_eq(k[2].cls, KERNEL_GEMM);
+    ck_assert_int_eq(k[3].cls, KERNEL_GEMM);
+    /* Its recompute: the forward's five kernels and, where the mm runs
+     * again and wants the row-major layouts too, X and W more bytes
+     * written by the two casts (zero launches): 7 entries; 2 launches
+     * with the mm saved, 3 with it recomputed. */
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_RECOMPUTE, k), 7);
+    ck_assert_int_eq(k[4].launches, 0);
+    ck_assert_double_eq(k[4].bytes, F8_X);
+    ck_assert_double_eq(k[5].bytes, F8_W);
+    ck_assert_int_eq(k[5].recompute, RECOMPUTE_WITH_GEMM);
+    struct topo *t = topo_named("dgx-h100");
+    int launches;
+    cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, false,
+                                    &launches);
+    ck_assert_int_eq(launches, 2);
+    cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, true, &launches);
+    ck_assert_int_eq(launches, 3);
+    /* A weight gathered in float8 has no cast to rerun: the backward
+     * copies it column-major itself (5). */
+    c.float8_weights_gathered = true;
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 5);
+    ck_assert_double_eq(k[2].bytes, 2 * F8_W);
+    c.float8_weights_gathered = false;
+    c.selective_op = false;
+
+    /* gate and up take one input: compiled, the common-subexpression
+     * pass leaves its cast to gate, so up's forward is its weight's two
+     * kernels and the GEMM (3), its recompute the same, and its backward
+     * loses the input's copy (5).  Rowwise, up's recompute (its mm
+     * recomputed, gate's saved) reruns the shared input's amax and cast
+     * itself: 5 launches with its mm, none without; its backward loses
+     * the input's dimension-0 cast (12 - 2 = 10). */
+    char gate[] = "gate_proj";
+    struct module g = {.kind = LAYER_LINEAR, .in = 256, .out = 688,
+                       .name = gate, .parent = &blk};
+    struct module *kids[2] = {&g, &m};
+    blk.children = kids;
+    blk.n_children = 2;
+    ck_assert_int_eq(kernel_list(&g, &c, PHASE_FWD, k), 5);
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_FWD, k), 3);
+    ck_assert_double_eq(k[0].bytes, 2 * F8_W + 4);
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_RECOMPUTE, k), 3);
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 5);
+    c.float8 = FLOAT8_ROWWISE;
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_FWD, k), 3);
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_RECOMPUTE, k), 5);
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 10);
+    cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, true, &launches);
+    ck_assert_int_eq(launches, 5);
+    cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, false,
+                                    &launches);
+    ck_assert_int_eq(launches, 0);
+    topo_free(t);
+}
+END_TEST
+
+START_TEST(test_float8_linear_rowwise)
+{
+    /* Rowwise (manual_float8_matmul_with_args_in_hp): forward as
+     * tensorwise but with R = T = 512 input scales and out = 688 weight
+     * scales: the input's max writes 512 bf16 values, 2X + 1,024; the
+     * scale 512 x 70 = 35,840; the cast 27X + 2,048; the reciprocals
+     * 8 (512 + 688) = 9,600.  Ten kernels. */
+    struct module m = f8_up();
+    struct kernel_ctx c = ctx_of(1, 512);
+    c.float8 = FLOAT8_ROWWISE;
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_FWD, k), 10);
+    ck_assert_double_eq(k[1].bytes, 2 * F8_X + 1024);
+    ck_assert_double_eq(k[2].bytes, 35840.0);
+    ck_assert_double_eq(k[3].bytes, 27 * F8_X + 2048);
+    ck_assert_double_eq(k[8].bytes, 9600.0);
+    /* Backward: four casts of four kernels (the gradient per row, the
+     * weight per input feature, then the gradient and the input along
+     * dimension 0), three layout copies (the recast weight, the
+     * gradient's transpose, the input), two GEMMs each after its
+     * reciprocals and followed by the post-scaling without fast
+     * accumulation: 16 + 3 + 2 x 3 = 25 kernels.  dgrad's post-scaling,
+     * M x N = 512 x 256, four launches: 131,072 x (2 x 2 + 8) + 4 x
+     * (512 + 256) + 8 = 1,575,944 bytes. */
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 25);
+    ck_assert_int_eq(k[11].launches, 4);
+    ck_assert_double_eq(k[11].bytes, 1575944.0);
+    ck_assert_double_eq(k[1].bytes, 2 * F8_Y + 1024);
+    /* Compiled: each cast is two kernels, its layout copy written by the
+     * cast itself (only the copy is used: no bytes added), the
+     * post-scaling one kernel: 4 x 2 + 2 x 2 = 12.  The weight's cast
+     * (256 scales) W x 3 + 1,024 = 529,408; dgrad's post-scaling
+     * 2 x 131,072 x 2 + 3,072 = 527,360. */
+    c.compile = true;
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 12);
+    ck_assert_double_eq(k[3].bytes, 529408.0);
+    ck_assert_double_eq(k[5].bytes, 527360.0);
+    /* Compiled rowwise forward casts rerun only with their mm: amax is
+     * not saved, the backward recasts from the high-precision tensors. */
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_FWD, k), 5);
+    ck_assert_int_eq(k[0].recompute, RECOMPUTE_WITH_GEMM);
+    ck_assert_int_eq(k[1].recompute, RECOMPUTE_WITH_GEMM);
+}
+END_TEST
+
+START_TEST(test_float8_selective_recompute)
+{
+    /* What the selective-op recompute of the Float8Linear above reruns,
+     * in launches, with its mm saved / recomputed: eager tensorwise, the
+     * scale (5) and the cast (4) of the input and the weight, 18, plus
+     * the reciprocals (2) and the GEMM, 21; the weights gathered in
+     * float8, 9 / 12; compiled tensorwise, the two casts, 2 / 3;
+     * compiled rowwise, nothing / both amaxes, both casts and the GEMM,
+     * 5.  A bf16 Linear whose mm is recomputed reruns its whole forward,
+     * to the bit. */
+    struct module m = f8_up();
+    struct kernel_ctx c = ctx_of(1, 512);
+    struct topo *t = topo_named("dgx-h100");
+    int saved, redone, fwd;
+    double all = cost_leaf_time_s(t, &m, &c, DTYPE_BF16, PHASE_FWD, &fwd);
+    ck_assert_double_eq(
+        cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, true, &redone),
+        all);
+    ck_assert_int_eq(redone, fwd);
+    cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, false, &saved);
+    ck_assert_int_eq(saved, 0);
+    const struct {
+        int recipe;
+        bool compile, gathered;
+        int saved, redone;
+    } cases[] = {
+        {FLOAT8_TENSORWISE, false, false, 18, 21},
+        {FLOAT8_TENSORWISE, false, true, 9, 12},
+        {FLOAT8_TENSORWISE, true, false, 2, 3},
+        {FLOAT8_ROWWISE, true, false, 0, 5},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        c.float8 = cases[i].recipe;
+        c.compile = cases[i].compile;
+        c.float8_weights_gathered = cases[i].gathered;
+        cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, false,
+                                        &saved);
+        cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, true,
+                                        &redone);
+        ck_assert_int_eq(saved, cases[i].saved);
+        ck_assert_int_eq(redone, cases[i].redone);
+    }
+    /* Eager tensorwise with its mm saved: the time of exactly the scale
+     * and cast kernels (list entries 2, 3, 6, 7). */
+    c.float8 = FLOAT8_TENSORWISE;
+    c.compile = false;
+    c.float8_weights_gathered = false;
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+    kernel_list(&m, &c, PHASE_FWD, k);
+    double expect = kernel_time_s(t, &k[2], DTYPE_BF16)
+                    + kernel_time_s(t, &k[3], DTYPE_BF16)
+                    + kernel_time_s(t, &k[6], DTYPE_BF16)
+                    + kernel_time_s(t, &k[7], DTYPE_BF16);
+    ck_assert_double_eq(
+        cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, false, &saved),
+        expect);
+    topo_free(t);
 }
 END_TEST
 
@@ -601,6 +860,9 @@ main(void)
     tcase_add_test(tc, test_attention_dropout);
     tcase_add_test(tc, test_rotary_styles);
     tcase_add_test(tc, test_float8_linear_kernels);
+    tcase_add_test(tc, test_float8_linear_compiled);
+    tcase_add_test(tc, test_float8_linear_rowwise);
+    tcase_add_test(tc, test_float8_selective_recompute);
     tcase_add_test(tc, test_norm_in_block_adds_residual);
     tcase_add_test(tc, test_attention_table_read_and_interpolated);
     tcase_add_test(tc, test_attention_choice);

@@ -51,6 +51,7 @@ cost_kernel_ctx(const struct sched *s, struct kernel_ctx *ctx)
     ctx->layer_cls = s->block_cls;
     ctx->float8 = s->float8;
     ctx->float8_weights_gathered = s->float8_all_gather;
+    ctx->selective_op = s->ac == AC_SELECTIVE_OP;
     ctx->fused_loss = s->loss == LOSS_FUSED;
     ctx->rotary = s->rotary;
 }
@@ -90,23 +91,30 @@ multi_tensor_launches(const struct sched *s)
     return n > 1e6 ? 1000000 : (int)n;
 }
 
-/* Selective op-level checkpointing: the recompute of leaf M runs its
- * kernels that are neither matrix products nor attention (their outputs
- * were saved), i.e. the elementwise and reduction kernels; a Linear whose
- * output the policy does not save runs its whole forward again (the
- * caller takes its forward time). */
-static double
+/* Selective op-level checkpointing: the recompute of leaf M reruns the
+ * forward kernels whose outputs the policy does not save (§10.1).  By
+ * each kernel's recompute rule (kernel.h): the matrix products and
+ * attention only where the policy recomputes the leaf's mm
+ * (MM_RECOMPUTED: a Linear whose output it does not keep, which then
+ * reruns its whole forward), the other kernels always, but a float8
+ * cast's amax, whose abs/max outputs are saved, never, and a compiled
+ * rowwise cast only with its mm (kernel.c, to_float8). */
+double
 cost_leaf_recompute_selective_s(const struct topo *t, const struct module *m,
                                 const struct kernel_ctx *ctx, enum dtype d,
-                                int *launches)
+                                bool mm_recomputed, int *launches)
 {
     struct kernel ks[KERNEL_MAX_PER_LEAF];
-    int n = kernel_list(m, ctx, PHASE_FWD, ks);
+    int n = kernel_list(m, ctx, PHASE_RECOMPUTE, ks);
     double sec = 0;
     *launches = 0;
     for (int i = 0; i < n; i++) {
-        if (ks[i].cls == KERNEL_GEMM || ks[i].cls == KERNEL_ATTN_FWD
-            || ks[i].cls == KERNEL_ATTN_BWD)
+        bool with_gemm = ks[i].recompute == RECOMPUTE_WITH_GEMM
+                         || ks[i].cls == KERNEL_GEMM
+                         || ks[i].cls == KERNEL_ATTN_FWD
+                         || ks[i].cls == KERNEL_ATTN_BWD;
+        if (ks[i].recompute == RECOMPUTE_NEVER
+            || (with_gemm && !mm_recomputed))
             continue;
         sec += kernel_time_s(t, &ks[i], d);
         *launches += ks[i].launches;
@@ -269,13 +277,10 @@ cost_table_build(const struct sched *s, const struct topo *t,
                                     PHASE_FWD, &fwd_k[l]);
         bwd_s[l] = cost_leaf_time_s(t, s->leaves[l], &kc, s->param_dtype,
                                     PHASE_BWD, &bwd_k[l]);
-        if (sac && s->leaf_sac_gemm[l]) {
-            rec_s[l] = fwd_s[l];
-            rec_k[l] = fwd_k[l];
-        } else if (sac) {
+        if (sac)
             rec_s[l] = cost_leaf_recompute_selective_s(
-                t, s->leaves[l], &kc, s->param_dtype, &rec_k[l]);
-        }
+                t, s->leaves[l], &kc, s->param_dtype, s->leaf_sac_gemm[l],
+                &rec_k[l]);
         if (n_leaf_memo < COST_MEMO)
             memo_leaf[n_leaf_memo++] = l;
     }

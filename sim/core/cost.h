@@ -81,5 +81,13 @@ void cost_kernel_ctx(const struct sched *s, struct kernel_ctx *ctx);
 double cost_leaf_time_s(const struct topo *t, const struct module *m,
                         const struct kernel_ctx *ctx, enum dtype d,
                         enum kernel_phase ph, int *launches);
+/* GPU seconds and launches of leaf M's selective-op recompute (§10.1):
+ * its forward kernels that the policy's saved outputs do not spare,
+ * matrix products included only when MM_RECOMPUTED. */
+double cost_leaf_recompute_selective_s(const struct topo *t,
+                                       const struct module *m,
+                                       const struct kernel_ctx *ctx,
+                                       enum dtype d, bool mm_recomputed,
+                                       int *launches);
 
 #endif

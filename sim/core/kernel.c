@@ -14,6 +14,7 @@
  */
 #include "kernel.h"
 #include "layer.h"
+#include "runconf.h"
 #include "wrap.h"
 
 #include <string.h>
@@ -111,12 +112,141 @@ feeds_mul(const struct module *m)
     return false;
 }
 
-/* A float8 GEMM (torch._scaled_mm): float8 operands, the output in the
- * B-byte compute dtype. */
-static void
-gemm_fp8(struct klist *l, const char *name, int64_t m, int64_t n, int64_t k,
-         double b)
+/* Float8Linear's kernels (torchao Float8Linear) as torchao eab345c runs
+ * them (20 December 2024, the torchao of the December 2024 benchmark,
+ * §10.1); files are under torchao/float8/, B is the bytes of a
+ * high-precision element.
+ *
+ * A cast to float8 of E elements with R scales (R = 1 tensorwise;
+ * rowwise, one per slice along the scaled dimension),
+ * hp_tensor_to_float8_dynamic (float8_scaling_utils.py).  Eager:
+ *   abs    tensor_to_amax (float8_utils.py) is torch.max(torch.abs(x))
+ *          tensorwise and torch.amax(torch.abs(x), dim) rowwise: abs is
+ *          an elementwise kernel writing a whole tensor, 2EB bytes;
+ *   amax   the reduction of that tensor, EB read, RB written;
+ *   scale  amax_to_scale: amax.to(float64) R(B + 8), torch.clamp(min=EPS)
+ *          16R, finfo.max / amax, which Tensor.__rtruediv__ runs as
+ *          reciprocal() and a multiply (torch/_tensor.py __rdiv__) 16R
+ *          each, .to(float32) 12R: five launches, R(B + 68) bytes;
+ *   cast   _ToFloat8ConstrFunc.forward (float8_tensor.py):
+ *          tensor.to(float32) E(B + 4), * scale 8E + 4R, then
+ *          to_fp8_saturated's clamp 8E and .to(float8) 5E (float8_utils.py):
+ *          four launches, E(B + 25) + 4R bytes.
+ * Compiled, Inductor folds abs into the reduction, which reads x once
+ * (EB) and computes the scale in its epilogue (4R written), and the
+ * cast's four steps into one kernel reading x and the scale and writing
+ * a byte an element, E(B + 1) + 4R: this file's rule that a chain of
+ * elementwise kernels is one kernel.
+ *
+ * Selective-op (§10.1): torchtitan 9dec370's _save_list has abs and max
+ * as MUST_SAVE (amax is not).  Eager, the caching dispatch mode hands the
+ * recompute both stored outputs, so neither kernel runs again, while the
+ * scale and
+ * the cast (PREFER_RECOMPUTE) rerun in every float8 Linear, its mm saved
+ * or not (eager runs every op of the forward; tensorwise, the backward
+ * reads the cast's float8 tensors besides).  Compiled tensorwise, the
+ * recomputed casts read the saved max: the reduction never reruns, the
+ * cast always does (the backward needs its output).  Compiled rowwise, a
+ * Linear whose mm is recomputed reruns both, the amax from the saved abs
+ * (EB again); one whose mm is saved reruns neither, its backward
+ * recasting from the high-precision tensors.  Returns the cast. */
+struct float8_cast_names {
+    const char *abs, *amax, *scale, *cast;
+};
+
+static const struct float8_cast_names F8_INPUT = {
+    "abs (input)", "amax (input)", "amax_to_scale (input)",
+    "to float8 (input)"};
+static const struct float8_cast_names F8_INPUT_SHARED = {
+    "abs (shared input)", "amax (shared input)",
+    "amax_to_scale (shared input)", "to float8 (shared input)"};
+static const struct float8_cast_names F8_WEIGHT = {
+    "abs (weight)", "amax (weight)", "amax_to_scale (weight)",
+    "to float8 (weight)"};
+static const struct float8_cast_names F8_GRAD = {
+    "abs (grad)", "amax (grad)", "amax_to_scale (grad)",
+    "to float8 (grad)"};
+static const struct float8_cast_names F8_GRAD_DIM0 = {
+    "abs (grad, dim 0)", "amax (grad, dim 0)",
+    "amax_to_scale (grad, dim 0)", "to float8 (grad, dim 0)"};
+static const struct float8_cast_names F8_INPUT_DIM0 = {
+    "abs (input, dim 0)", "amax (input, dim 0)",
+    "amax_to_scale (input, dim 0)", "to float8 (input, dim 0)"};
+
+static struct kernel *
+to_float8(struct klist *l, const struct kernel_ctx *ctx,
+          const struct float8_cast_names *nm, double E, double R, double b)
 {
+    bool rowwise = ctx->float8 == FLOAT8_ROWWISE;
+    enum kernel_recompute amax_rc = ctx->compile && rowwise
+                                        ? RECOMPUTE_WITH_GEMM
+                                        : RECOMPUTE_NEVER;
+    enum kernel_recompute cast_rc = ctx->compile && rowwise
+                                        ? RECOMPUTE_WITH_GEMM
+                                        : RECOMPUTE_BY_CLASS;
+    if (ctx->compile) {
+        push(l, nm->amax, KERNEL_REDUCTION, 1)->bytes = E * b + 4 * R;
+        l->k[l->n - 1].recompute = amax_rc;
+        struct kernel *cast = push(l, nm->cast, KERNEL_ELEMENTWISE, 1);
+        cast->bytes = E * (b + 1) + 4 * R;
+        cast->recompute = cast_rc;
+        return cast;
+    }
+    push(l, nm->abs, KERNEL_ELEMENTWISE, 1)->bytes = 2 * E * b;
+    l->k[l->n - 1].recompute = amax_rc;
+    push(l, nm->amax, KERNEL_REDUCTION, 1)->bytes = E * b + R * b;
+    l->k[l->n - 1].recompute = amax_rc;
+    mem_kernel(l, nm->scale, KERNEL_ELEMENTWISE, 5, R * (b + 68));
+    struct kernel *cast = push(l, nm->cast, KERNEL_ELEMENTWISE, 4);
+    cast->bytes = E * (b + 25) + 4 * R;
+    return cast;
+}
+
+/* A float8 tensor of E elements copied into the layout torch._scaled_mm
+ * takes (float8_ops.py preprocess_addmm: the first operand row-major,
+ * `a_data.contiguous()`, the second column-major,
+ * `b_data.t().contiguous().t()`): eager, a copy kernel, 2E bytes.
+ * Compiled, where the cast CAST that made the tensor runs in the same
+ * graph, Inductor writes the copy from the cast's kernel: E more bytes
+ * when the first layout is needed too (KEEP), none when only the copy
+ * is.  A tensor the forward saved (CAST NULL) is copied apart. */
+static void
+float8_relayout(struct klist *l, const struct kernel_ctx *ctx,
+                const char *name, struct kernel *cast, bool keep, double E)
+{
+    if (ctx->compile && cast != NULL) {
+        if (keep)
+            cast->bytes += E;
+        return;
+    }
+    mem_kernel(l, name, KERNEL_ELEMENTWISE, 1, 2 * E);
+}
+
+/* A float8 GEMM (torch._scaled_mm through float8_ops.py float8_mm and
+ * float8_python_api.py addmm_float8_unwrapped): float8 operands, the
+ * output in the B-byte compute dtype.  Eager, addmm_float8_unwrapped
+ * first takes the reciprocal of each operand's RA and RB scales, two
+ * launches, 8(RA + RB) bytes (compiled, they fold into the amax
+ * reductions that made the scales).  Rowwise without fast accumulation
+ * (POST_SCALE: the backward's two GEMMs, gemm_config_grad_input and
+ * gemm_config_grad_weight keeping Float8GemmConfig's use_fast_accum
+ * False, config.py), it runs the GEMM with unit scales and scales the
+ * M x N output afterwards: eager, a_inverse_scale * b_inverse_scale into
+ * an fp32 M x N tensor (4(M + N) read, 4MN written), two new_ones (4
+ * bytes each) and `output *=` that tensor (MN(2B + 4)): four launches,
+ * MN(2B + 8) + 4(M + N) + 8 bytes; compiled one kernel reading the output
+ * and the two scale vectors and writing the output, 2MNB + 4(M + N). */
+static void
+gemm_fp8(struct klist *l, const struct kernel_ctx *ctx, const char *name,
+         int64_t m, int64_t n, int64_t k, double b, double RA, double RB,
+         bool post_scale)
+{
+    if (!ctx->compile) {
+        struct kernel *r = push(l, "reciprocal (scales)", KERNEL_ELEMENTWISE,
+                                2);
+        r->bytes = 8 * (RA + RB);
+        r->recompute = RECOMPUTE_WITH_GEMM;
+    }
     struct kernel *g = push(l, name, KERNEL_GEMM, 1);
     g->m = m;
     g->n = n;
@@ -125,31 +255,61 @@ gemm_fp8(struct klist *l, const char *name, int64_t m, int64_t n, int64_t k,
     g->fp8 = true;
     g->flops = 2.0 * (double)m * (double)n * (double)k;
     g->bytes = (double)m * k + (double)k * n + (double)m * n * b;
+    if (!post_scale)
+        return;
+    double MN = (double)m * (double)n, vec = 4.0 * ((double)m + (double)n);
+    if (ctx->compile)
+        mem_kernel(l, "mul (post_inverse_scale)", KERNEL_ELEMENTWISE, 1,
+                   2 * MN * b + vec);
+    else
+        mem_kernel(l, "mul (post_inverse_scale)", KERNEL_ELEMENTWISE, 4,
+                   MN * (2 * b + 8) + vec + 8);
 }
 
-/* Dynamic scaling of E elements of B bytes to float8 (torchao
- * float8/float8_scaling_utils.py hp_tensor_to_float8_dynamic): the amax
- * (a reduction reading them; per row for rowwise, the same bytes) and the
- * scaled cast (reading them, writing one byte each).  The amax is
- * max(abs(x)); what selective-op keeps of that abs() is memory, decided
- * in sched.c (sac_float8_abs). */
-static void
-to_float8(struct klist *l, const char *amax, const char *cast, double E,
-          double b)
+/* Tensorwise, compiled under selective-op, the partitioner takes
+ * PREFER_RECOMPUTE as must-recompute (§10.1): the input's and the
+ * weight's casts are not saved but rerun in the backward graph (the
+ * recompute op counts them, to_float8), where Inductor writes the
+ * column-major copies the backward's GEMMs take from those kernels, so
+ * the backward has no copy of its own but of a weight gathered in
+ * float8 (no cast to rerun).  Selective-op checkpoints the blocks. */
+static bool
+float8_recast_in_backward(const struct module *m,
+                          const struct kernel_ctx *ctx)
 {
-    mem_kernel(l, amax, KERNEL_REDUCTION, 1, E * b);
-    mem_kernel(l, cast, KERNEL_ELEMENTWISE, 1, E * (b + 1));
+    return ctx->float8 != FLOAT8_ROWWISE && ctx->compile
+           && ctx->selective_op && in_block(m, ctx->layer_cls);
 }
 
-/* Float8Linear (torchao float8/float8_linear.py,
- * matmul_with_hp_or_float8_args), which saves the high-precision input
- * and weight and casts in each direction.  Forward: the input and the
- * weight to float8 (the weight arrives in float8 when FSDP2 gathered it
- * so: fsdp_utils.py WeightWithDynamicFloat8CastTensor), then the fp8
- * GEMM.  Backward: the output gradient to float8 (e5m2), dgrad against
- * the weight (recast unless gathered in float8), wgrad against the input
- * recast along the other dimension and the gradient's transpose made
- * contiguous for _scaled_mm's column-major operand. */
+/* E more bytes written by a cast the recompute reruns, where the mm runs
+ * again too (zero launches: the work is that cast kernel's). */
+static void
+second_layout(struct klist *l, const char *name, double E)
+{
+    struct kernel *k = push(l, name, KERNEL_ELEMENTWISE, 0);
+    k->bytes = E;
+    k->recompute = RECOMPUTE_WITH_GEMM;
+}
+
+/* Float8Linear.forward (float8_linear.py at eab345c) takes one of two
+ * paths.  Tensorwise (no axiswise cast): the input cast, the weight's
+ * scale and cast (get_weight_scale, cast_weight_to_float8_t; both
+ * skipped when the float8 all-gather hands over a Float8Tensor already,
+ * fsdp_utils.py WeightWithDynamicFloat8CastTensor), then
+ * manual_float8_matmul_with_args_in_float8, which saves input_fp8 and
+ * weight_fp8_t and in backward reuses them: only the output gradient is
+ * cast (NoopFwToFloat8BwDynamic, e5m2), dgrad takes the saved weight
+ * copied column-major (it is weight_fp8_t.t(), row-major), wgrad the
+ * gradient's transpose made contiguous and the saved input copied
+ * column-major.  torchao recasts the input and the weight in backward
+ * only from 2ec9bc15 (13 January 2025, matmul_with_hp_or_float8_args),
+ * after the benchmark.  Rowwise (all axiswise):
+ * manual_float8_matmul_with_args_in_hp saves the high-precision input
+ * and weight and casts four times in backward: the gradient along its
+ * rows for dgrad with the weight recast along its own (its cast keeps
+ * weight.t()'s column-major strides, so its .t() is copied back to
+ * column-major), then the gradient and the input along dimension 0 for
+ * wgrad, each copied to the layout _scaled_mm takes. */
 static void
 linear_float8(struct klist *l, const struct module *m,
               const struct kernel_ctx *ctx, double T, double b,
@@ -158,24 +318,74 @@ linear_float8(struct klist *l, const struct module *m,
     int64_t t = (int64_t)T;
     double X = T * (double)m->in, Y = T * (double)m->out;
     double W = (double)m->in * (double)m->out;
-    bool gathered = ctx->float8_weights_gathered;
-    if (ph == PHASE_FWD) {
-        to_float8(l, "amax (input)", "to float8 (input)", X, b);
+    double in = (double)m->in, out = (double)m->out;
+    bool rowwise = ctx->float8 == FLOAT8_ROWWISE;
+    bool gathered = ctx->float8_weights_gathered && !rowwise;
+    /* Compiled, the Linears that take one input (q, k and v; gate and
+     * up) cast it in identical nodes, which AOTAutograd's common-
+     * subexpression pass on the joint graph merges
+     * (torch/_functorch/compile_utils.py fx_graph_cse): the first casts
+     * it, and its copies in backward, for all.  Eager, each casts its
+     * own. */
+    bool shared = ctx->compile && layer_shares_input(m);
+    if (ph != PHASE_BWD) {
+        /* Rowwise: the input scaled per token (dim -1), weight.t() per
+         * output feature (dim 0); the GEMM with fast accumulation
+         * (gemm_config_output).  A shared input's cast reruns, compiled
+         * rowwise, where this Linear's mm does (the first Linear's mm
+         * may be saved): that rerun only is listed here. */
+        if (!shared)
+            to_float8(l, ctx, &F8_INPUT, X, rowwise ? T : 1, b);
+        else if (ph == PHASE_RECOMPUTE && rowwise)
+            to_float8(l, ctx, &F8_INPUT_SHARED, X, T, b);
         if (!gathered)
-            to_float8(l, "amax (weight)", "to float8 (weight)", W, b);
-        gemm_fp8(l, "_scaled_mm", t, m->out, m->in, b);
+            to_float8(l, ctx, &F8_WEIGHT, W, rowwise ? out : 1, b);
+        if (ph == PHASE_RECOMPUTE && float8_recast_in_backward(m, ctx)) {
+            /* The recomputed casts write the backward's column-major
+             * copies (linear_float8's backward); a recomputed mm wants
+             * the row-major layout too, E more bytes of that kernel. */
+            second_layout(l, "to float8 (input, both layouts)", X);
+            if (!gathered)
+                second_layout(l, "to float8 (weight, both layouts)", W);
+        }
+        gemm_fp8(l, ctx, "_scaled_mm", t, m->out, m->in, b,
+                 rowwise ? T : 1, rowwise ? out : 1, false);
         if (m->bias)
             mem_kernel(l, "add (bias)", KERNEL_ELEMENTWISE, 1, 2 * Y * b);
         return;
     }
-    to_float8(l, "amax (grad)", "to float8 (grad)", Y, b);
-    if (!gathered)
-        to_float8(l, "amax (weight)", "to float8 (weight)", W, b);
-    gemm_fp8(l, "_scaled_mm (dgrad)", t, m->in, m->out, b);
-    to_float8(l, "amax (input)", "to float8 (input, transposed)", X, b);
-    mem_kernel(l, "contiguous (grad transpose)", KERNEL_ELEMENTWISE, 1,
-               2 * Y);
-    gemm_fp8(l, "_scaled_mm (wgrad)", m->out, m->in, t, b);
+    if (!rowwise) {
+        bool recast = float8_recast_in_backward(m, ctx);
+        struct kernel *grad = to_float8(l, ctx, &F8_GRAD, Y, 1, b);
+        if (!recast || gathered)
+            float8_relayout(l, ctx, "contiguous (weight, column-major)",
+                            NULL, false, W);
+        gemm_fp8(l, ctx, "_scaled_mm (dgrad)", t, m->in, m->out, b, 1, 1,
+                 false);
+        float8_relayout(l, ctx, "contiguous (grad transpose)", grad, true,
+                        Y);
+        if (!recast && !shared)
+            float8_relayout(l, ctx, "contiguous (input, column-major)",
+                            NULL, false, X);
+        gemm_fp8(l, ctx, "_scaled_mm (wgrad)", m->out, m->in, t, b, 1, 1,
+                 false);
+    } else {
+        to_float8(l, ctx, &F8_GRAD, Y, T, b);
+        struct kernel *w = to_float8(l, ctx, &F8_WEIGHT, W, in, b);
+        float8_relayout(l, ctx, "contiguous (weight, column-major)", w,
+                        false, W);
+        gemm_fp8(l, ctx, "_scaled_mm (dgrad)", t, m->in, m->out, b, T, in,
+                 true);
+        struct kernel *g0 = to_float8(l, ctx, &F8_GRAD_DIM0, Y, out, b);
+        float8_relayout(l, ctx, "contiguous (grad transpose)", g0, false, Y);
+        if (!shared) {
+            struct kernel *x0 = to_float8(l, ctx, &F8_INPUT_DIM0, X, in, b);
+            float8_relayout(l, ctx, "contiguous (input, column-major)", x0,
+                            false, X);
+        }
+        gemm_fp8(l, ctx, "_scaled_mm (wgrad)", m->out, m->in, t, b, out, in,
+                 true);
+    }
     if (m->bias)
         mem_kernel(l, "sum (bias grad)", KERNEL_REDUCTION, 1, Y * b);
 }
@@ -618,6 +828,9 @@ kernel_list(const struct module *m, const struct kernel_ctx *ctx,
             enum kernel_phase ph, struct kernel *out)
 {
     struct klist l = {out, 0};
+    const enum kernel_phase asked = ph;
+    if (ph == PHASE_RECOMPUTE)
+        ph = PHASE_FWD;
     const double T = (double)ctx->micro_batch * (double)ctx->seq_len;
     const double b = ctx->act_bytes;
     const double E = T * (double)m->out;
@@ -629,7 +842,7 @@ kernel_list(const struct module *m, const struct kernel_ctx *ctx,
         if (ctx->fused_loss && layer_feeds_loss(m))
             break;
         if (ctx->float8 != 0 && layer_float8_linear(m))
-            linear_float8(&l, m, ctx, T, b, ph);
+            linear_float8(&l, m, ctx, T, b, asked);
         else
             linear(&l, m, T, b, ph);
         break;

@@ -35,6 +35,18 @@ enum kernel_class {
     KERNEL_CLASS_COUNT
 };
 
+/* What the selective-op recompute (§10.1) of a leaf does with one of its
+ * forward kernels.  BY_CLASS: GEMMs and attention run again only in a
+ * leaf whose matrix product the policy recomputes (their outputs are
+ * saved otherwise), every other kernel runs again.  WITH_GEMM: runs again
+ * only with the leaf's matrix product (a float8 cast nothing else needs).
+ * NEVER: its output is saved, so the recompute takes it (a float8 amax). */
+enum kernel_recompute {
+    RECOMPUTE_BY_CLASS,
+    RECOMPUTE_WITH_GEMM,
+    RECOMPUTE_NEVER
+};
+
 struct kernel {
     const char *name;        /* static, e.g. "mm (dgrad)" */
     enum kernel_class cls;
@@ -54,9 +66,14 @@ struct kernel {
                                 thread lane) the kernel issues beyond the
                                 benchmarked work, its in-kernel dropout's
                                 Philox RNG and masking */
+    enum kernel_recompute recompute;   /* forward kernels: selective-op */
 };
 
-enum kernel_phase { PHASE_FWD, PHASE_BWD };
+/* PHASE_RECOMPUTE: a forward rerun by a selective-op recompute: the
+ * forward's kernels, each to be kept or dropped by its recompute rule,
+ * plus any the recompute alone runs (RECOMPUTE_WITH_GEMM entries a
+ * forward shares with an earlier leaf). */
+enum kernel_phase { PHASE_FWD, PHASE_BWD, PHASE_RECOMPUTE };
 
 /* Run-wide facts the kernel lists depend on. */
 struct kernel_ctx {
@@ -74,6 +91,10 @@ struct kernel_ctx {
     int rotary;                   /* enum rope_style (model.h): --rotary,
                                      how the training code applies the
                                      rotary embedding; 0: the model's */
+    bool selective_op;            /* --activation-checkpointing
+                                     selective-op: each block's recompute
+                                     follows torchtitan's op policy
+                                     (§10.1) */
     bool fused_loss;              /* --loss fused: the LM head and the
                                      cross-entropy as one chunked,
                                      fused function (Liger-Kernel) */
@@ -81,7 +102,8 @@ struct kernel_ctx {
 
 #define KERNEL_MAX_PER_LEAF 32
 
-/* The kernels of leaf M in phase PH (recomputation is PHASE_FWD).  Returns
+/* The kernels of leaf M in phase PH (a full recomputation is PHASE_FWD,
+ * selective-op's PHASE_RECOMPUTE).  Returns
  * how many were written to OUT (at most KERNEL_MAX_PER_LEAF). */
 int kernel_list(const struct module *m, const struct kernel_ctx *ctx,
                 enum kernel_phase ph, struct kernel *out);
