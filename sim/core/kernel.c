@@ -615,8 +615,11 @@ rope_cast(struct klist *l, double E, double b, enum kernel_phase ph,
  * FREQ bytes) and the cast back (4 + b).  Backward is the same three on
  * the gradient, the product by conj(freqs_cis) (mul's derivative;
  * freqs_cis is a buffer and gets none).  torch.compile does not fuse
- * them: Inductor has no complex code generation and calls aten's complex
- * mul between its fused casts (its output code for this function, PyTorch
+ * them: Inductor has no complex code generation (torch/_inductor/
+ * lowering.py, unsupported_input_tensor: "Torchinductor does not support
+ * code generation for complex operators"; decomposition.py turns a
+ * complex add into real ones, not a product) and calls aten's complex mul
+ * between its fused casts (its output code for this function, PyTorch
  * 2.15: cpp_fused__to_copy_view_view_as_complex_0, aten.mul.Tensor on
  * complex64, ...), merging only the cast of k's result with the cast of
  * q's input: five launches for the pair each way, the bytes as eager's. */
