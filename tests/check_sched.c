@@ -862,29 +862,15 @@ START_TEST(test_sched_selective_op_saves)
 END_TEST
 
 /* The activation bytes tiny-llama's first layer (unit 1) allocates in
- * the second step's forward. */
+ * the second step's PHASE: forward, what it saves (or, checkpointed,
+ * keeps); backward, what its recompute materialises again. */
 static double
-forward_activations_first_layer(const struct sched *s)
+activations_first_layer(const struct sched *s, enum sched_phase phase)
 {
     double sum = 0;
     for (int i = 0; i < s->n_ops; i++)
         if (s->ops[i].iter == 1 && s->ops[i].micro == 0
-            && s->ops[i].phase == PHASE_FORWARD
-            && s->ops[i].kind == OP_ALLOC && s->ops[i].unit == 1
-            && s->ops[i].cat == MEM_ACTIVATIONS)
-            sum += (double)s->ops[i].bytes;
-    return sum;
-}
-
-/* The activation bytes tiny-llama's first layer allocates in the second
- * step's backward: what its recompute materialises again. */
-static double
-recompute_activations_first_layer(const struct sched *s)
-{
-    double sum = 0;
-    for (int i = 0; i < s->n_ops; i++)
-        if (s->ops[i].iter == 1 && s->ops[i].micro == 0
-            && s->ops[i].phase == PHASE_BACKWARD
+            && s->ops[i].phase == phase
             && s->ops[i].kind == OP_ALLOC && s->ops[i].unit == 1
             && s->ops[i].cat == MEM_ACTIVATIONS)
             sum += (double)s->ops[i].bytes;
@@ -898,7 +884,7 @@ recompute_activations_first_layer(const struct sched *s)
 static double
 sac_kept_first_layer(const struct sched *s, double tokens)
 {
-    return forward_activations_first_layer(s) - tokens * 256 * 2;
+    return activations_first_layer(s, PHASE_FORWARD) - tokens * 256 * 2;
 }
 
 START_TEST(test_sched_selective_op_float8_abs)
@@ -998,14 +984,13 @@ START_TEST(test_sched_float8_saved_bytes)
     run_ok(&tw, F8 "--float8 tensorwise --compile true", 0);
     run_ok(&rw, F8 "--float8 rowwise", 0);
 #undef F8
-    double base = forward_activations_first_layer(bf16.r.sched);
-    ck_assert_double_eq(forward_activations_first_layer(eager.r.sched),
-                        base - 2027464.0);
-    ck_assert_double_eq(forward_activations_first_layer(gathered.r.sched),
-                        base - 2818020.0);
-    ck_assert_double_eq(forward_activations_first_layer(tw.r.sched),
-                        base - 5173204.0);
-    ck_assert_double_eq(forward_activations_first_layer(rw.r.sched), base);
+#define FWD(t) activations_first_layer((t).r.sched, PHASE_FORWARD)
+    double base = FWD(bf16);
+    ck_assert_double_eq(FWD(eager), base - 2027464.0);
+    ck_assert_double_eq(FWD(gathered), base - 2818020.0);
+    ck_assert_double_eq(FWD(tw), base - 5173204.0);
+    ck_assert_double_eq(FWD(rw), base);
+#undef FWD
 
     /* Checkpointed, the block's recompute saves the same again, one block
      * at a time: full, all of it (eager: 2,027,464 fewer than bf16);
@@ -1021,13 +1006,11 @@ START_TEST(test_sched_float8_saved_bytes)
     run_ok(&sac16, F8 "selective-op --compile true", 0);
     run_ok(&sac8, F8 "selective-op --compile true --float8 tensorwise", 0);
 #undef F8
-    ck_assert_double_eq(recompute_activations_first_layer(full16.r.sched),
-                        base);
-    ck_assert_double_eq(recompute_activations_first_layer(full8.r.sched),
-                        base - 2027464.0);
-    ck_assert_double_eq(recompute_activations_first_layer(sac8.r.sched),
-                        recompute_activations_first_layer(sac16.r.sched)
-                            - 5173204.0);
+#define BWD(t) activations_first_layer((t).r.sched, PHASE_BACKWARD)
+    ck_assert_double_eq(BWD(full16), base);
+    ck_assert_double_eq(BWD(full8), base - 2027464.0);
+    ck_assert_double_eq(BWD(sac8), BWD(sac16) - 5173204.0);
+#undef BWD
     tu_free(&full16);
     tu_free(&full8);
     tu_free(&sac16);

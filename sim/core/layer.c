@@ -16,7 +16,8 @@
  *   palm_flops keeps for sources that report by it (fms-fsdp,
  *   torchtitan, nanoGPT).
  * - Saved activations follow what PyTorch autograd keeps: a Linear its
- *   input, a norm its input (plus fp32 statistics), an activation function
+ *   input (a tensorwise float8 Linear float8 copies of its input and
+ *   weight, layer_float8_tensorwise_saved_bytes), a norm its input (plus fp32 statistics), an activation function
  *   its input, an elementwise product both inputs, FlashAttention Q, K, V,
  *   the output and the fp32 log-sum-exp, cross-entropy the fp32 logits.
  *   Korthikanti et al., "Reducing Activation Recomputation in Large
