@@ -861,6 +861,12 @@ START_TEST(test_sched_selective_op_saves)
 }
 END_TEST
 
+/* tiny-llama over 2 x 2048 tokens, FSDP2 on 8 H100s (float8 tensor
+ * cores), bf16. */
+#define H100_BLOCK "--model tiny-llama --topology dgx-h100 --nodes 1 " \
+                   "--fsdp-version 2 --param-dtype bf16 --seq-len 2048 " \
+                   "--micro-batch 2 "
+
 /* The activation bytes tiny-llama's first layer (unit 1) allocates in
  * the second step's PHASE: forward, what it saves (or, checkpointed,
  * keeps); backward, what its recompute materialises again. */
@@ -915,9 +921,7 @@ START_TEST(test_sched_selective_op_float8_abs)
      * shared with q and v), the attention output (o's), the FFN norm's
      * output (up's, shared with gate), 3 x 1,048,576 elements: in all
      * (307,200 + 3,145,728) x 2 = 6,905,856 bytes. */
-#define F8 "--model tiny-llama --topology dgx-h100 --nodes 1 " \
-           "--fsdp-version 2 --param-dtype bf16 --seq-len 2048 " \
-           "--micro-batch 2 --activation-checkpointing selective-op "
+#define F8 H100_BLOCK "--activation-checkpointing selective-op "
     const double common = 14090240.0;
     struct tu_run eager, gathered, tw, rw;
     run_ok(&eager, F8 "--float8 tensorwise", 0);
@@ -974,16 +978,13 @@ START_TEST(test_sched_float8_saved_bytes)
      * fewer.  Compiled, q/k/v and gate/up share one cast: 3 x 1,048,580
      * + 2,818,052 + 790,556 = 6,754,348, 5,173,204 fewer.  Rowwise saves
      * the bf16 input (and a view of FSDP's weight): no difference. */
-#define F8 "--model tiny-llama --topology dgx-h100 --nodes 1 " \
-           "--fsdp-version 2 --param-dtype bf16 --seq-len 2048 " \
-           "--micro-batch 2 "
     struct tu_run bf16, eager, gathered, tw, rw;
-    run_ok(&bf16, F8, 0);
-    run_ok(&eager, F8 "--float8 tensorwise", 0);
-    run_ok(&gathered, F8 "--float8 tensorwise --float8-all-gather", 0);
-    run_ok(&tw, F8 "--float8 tensorwise --compile true", 0);
-    run_ok(&rw, F8 "--float8 rowwise", 0);
-#undef F8
+    run_ok(&bf16, H100_BLOCK, 0);
+    run_ok(&eager, H100_BLOCK "--float8 tensorwise", 0);
+    run_ok(&gathered, H100_BLOCK "--float8 tensorwise --float8-all-gather",
+           0);
+    run_ok(&tw, H100_BLOCK "--float8 tensorwise --compile true", 0);
+    run_ok(&rw, H100_BLOCK "--float8 rowwise", 0);
 #define FWD(t) activations_first_layer((t).r.sched, PHASE_FORWARD)
     double base = FWD(bf16);
     ck_assert_double_eq(FWD(eager), base - 2027464.0);
@@ -997,9 +998,7 @@ START_TEST(test_sched_float8_saved_bytes)
      * selective-op compiled, all but the kept outputs, which are the same
      * with and without float8 tensorwise (no abs() kept): 5,173,204
      * fewer. */
-#define F8 "--model tiny-llama --topology dgx-h100 --nodes 1 " \
-           "--fsdp-version 2 --param-dtype bf16 --seq-len 2048 " \
-           "--micro-batch 2 --activation-checkpointing "
+#define F8 H100_BLOCK "--activation-checkpointing "
     struct tu_run full16, full8, sac16, sac8;
     run_ok(&full16, F8 "full", 0);
     run_ok(&full8, F8 "full --float8 tensorwise", 0);
