@@ -861,21 +861,36 @@ START_TEST(test_sched_selective_op_saves)
 }
 END_TEST
 
-/* The bytes selective-op's forward keeps alive for tiny-llama's first
- * layer (unit 1) over T tokens in bf16: its forward's activation
- * allocations (sac_forward's buffer) but for the block's input, which the
- * checkpoint keeps, T x 256 x 2 bytes. */
+/* tiny-llama over 2 x 2048 tokens, FSDP2 on 8 H100s (float8 tensor
+ * cores), bf16. */
+#define H100_BLOCK "--model tiny-llama --topology dgx-h100 --nodes 1 " \
+                   "--fsdp-version 2 --param-dtype bf16 --seq-len 2048 " \
+                   "--micro-batch 2 "
+
+/* The activation bytes tiny-llama's first layer (unit 1) allocates in
+ * the second step's PHASE: forward, what it saves (or, checkpointed,
+ * keeps); backward, what its recompute materialises again. */
 static double
-sac_kept_first_layer(const struct sched *s, double tokens)
+activations_first_layer(const struct sched *s, enum sched_phase phase)
 {
     double sum = 0;
     for (int i = 0; i < s->n_ops; i++)
         if (s->ops[i].iter == 1 && s->ops[i].micro == 0
-            && s->ops[i].phase == PHASE_FORWARD
+            && s->ops[i].phase == phase
             && s->ops[i].kind == OP_ALLOC && s->ops[i].unit == 1
             && s->ops[i].cat == MEM_ACTIVATIONS)
             sum += (double)s->ops[i].bytes;
-    return sum - tokens * 256 * 2;
+    return sum;
+}
+
+/* The bytes selective-op's forward keeps alive for tiny-llama's first
+ * layer over T tokens in bf16: its forward's activation allocations
+ * (sac_forward's buffer) but for the block's input, which the checkpoint
+ * keeps, T x 256 x 2 bytes. */
+static double
+sac_kept_first_layer(const struct sched *s, double tokens)
+{
+    return activations_first_layer(s, PHASE_FORWARD) - tokens * 256 * 2;
 }
 
 START_TEST(test_sched_selective_op_float8_abs)
@@ -906,9 +921,7 @@ START_TEST(test_sched_selective_op_float8_abs)
      * shared with q and v), the attention output (o's), the FFN norm's
      * output (up's, shared with gate), 3 x 1,048,576 elements: in all
      * (307,200 + 3,145,728) x 2 = 6,905,856 bytes. */
-#define F8 "--model tiny-llama --topology dgx-h100 --nodes 1 " \
-           "--fsdp-version 2 --param-dtype bf16 --seq-len 2048 " \
-           "--micro-batch 2 --activation-checkpointing selective-op "
+#define F8 H100_BLOCK "--activation-checkpointing selective-op "
     const double common = 14090240.0;
     struct tu_run eager, gathered, tw, rw;
     run_ok(&eager, F8 "--float8 tensorwise", 0);
@@ -922,6 +935,86 @@ START_TEST(test_sched_selective_op_float8_abs)
                         common + 18219008.0);
     ck_assert_double_eq(sac_kept_first_layer(tw.r.sched, 4096), common);
     ck_assert_double_eq(sac_kept_first_layer(rw.r.sched, 4096), common + 6905856.0);
+    tu_free(&eager);
+    tu_free(&gathered);
+    tu_free(&tw);
+    tu_free(&rw);
+}
+END_TEST
+
+START_TEST(test_sched_float8_saved_bytes)
+{
+    /* torchao's tensorwise Float8Linear saves its float8 input and its
+     * float8 copy of the unsharded weight, a byte an element each plus a
+     * 4-byte fp32 scale (§10.1, "What a float8 Linear saves").  One Linear
+     * 256 -> 688 over 1 x 2048 tokens: 2048 x 256 + 4 = 524,292 and
+     * 256 x 688 + 4 = 176,132, 700,424 bytes; with the float8 all-gather
+     * the weight is a view of FSDP2's buffer, 524,292.  The LM head stays
+     * bf16: its input, 2048 x 256 x 2 = 1,048,576. */
+    struct module lin = {.kind = LAYER_LINEAR, .in = 256, .out = 688};
+    ck_assert_double_eq(
+        layer_float8_tensorwise_saved_bytes(&lin, 1, 2048, 2, false, false),
+        700424.0);
+    ck_assert_double_eq(
+        layer_float8_tensorwise_saved_bytes(&lin, 1, 2048, 2, true, false),
+        524292.0);
+    struct module head = {.kind = LAYER_LINEAR, .in = 256, .out = 688,
+                          .name = "lm_head"};
+    ck_assert_double_eq(
+        layer_float8_tensorwise_saved_bytes(&head, 1, 2048, 2, false, false),
+        1048576.0);
+
+    /* One tiny-llama block over 2 x 2048 = 4096 tokens, FSDP2 on 8 H100s,
+     * no checkpointing: the forward's activations minus the bf16 run's
+     * are the Linears' difference.  bf16, the Linears save q's input
+     * (shared by k and v), o's, gate's (shared by up), 4096 x 256 x 2
+     * each, and down's, 4096 x 688 x 2: 3 x 2,097,152 + 5,636,096 =
+     * 11,927,552 bytes.
+     *
+     * Tensorwise, eager: every Linear its own float8 input, 6 x (4096 x
+     * 256 + 4) + 4096 x 688 + 4 = 9,109,532, and its float8 weight,
+     * 4 x 65,536 + 3 x 176,128 + 7 x 4 = 790,556: 9,900,088, 2,027,464
+     * fewer.  With the float8 all-gather no weight: 9,109,532, 2,818,020
+     * fewer.  Compiled, q/k/v and gate/up share one cast: 3 x 1,048,580
+     * + 2,818,052 + 790,556 = 6,754,348, 5,173,204 fewer.  Rowwise saves
+     * the bf16 input (and a view of FSDP's weight): no difference. */
+    struct tu_run bf16, eager, gathered, tw, rw;
+    run_ok(&bf16, H100_BLOCK, 0);
+    run_ok(&eager, H100_BLOCK "--float8 tensorwise", 0);
+    run_ok(&gathered, H100_BLOCK "--float8 tensorwise --float8-all-gather",
+           0);
+    run_ok(&tw, H100_BLOCK "--float8 tensorwise --compile true", 0);
+    run_ok(&rw, H100_BLOCK "--float8 rowwise", 0);
+#define FWD(t) activations_first_layer((t).r.sched, PHASE_FORWARD)
+    double base = FWD(bf16);
+    ck_assert_double_eq(FWD(eager), base - 2027464.0);
+    ck_assert_double_eq(FWD(gathered), base - 2818020.0);
+    ck_assert_double_eq(FWD(tw), base - 5173204.0);
+    ck_assert_double_eq(FWD(rw), base);
+#undef FWD
+
+    /* Checkpointed, the block's recompute saves the same again, one block
+     * at a time: full, all of it (eager: 2,027,464 fewer than bf16);
+     * selective-op compiled, all but the kept outputs, which are the same
+     * with and without float8 tensorwise (no abs() kept): 5,173,204
+     * fewer. */
+#define F8 H100_BLOCK "--activation-checkpointing "
+    struct tu_run full16, full8, sac16, sac8;
+    run_ok(&full16, F8 "full", 0);
+    run_ok(&full8, F8 "full --float8 tensorwise", 0);
+    run_ok(&sac16, F8 "selective-op --compile true", 0);
+    run_ok(&sac8, F8 "selective-op --compile true --float8 tensorwise", 0);
+#undef F8
+#define BWD(t) activations_first_layer((t).r.sched, PHASE_BACKWARD)
+    ck_assert_double_eq(BWD(full16), base);
+    ck_assert_double_eq(BWD(full8), base - 2027464.0);
+    ck_assert_double_eq(BWD(sac8), BWD(sac16) - 5173204.0);
+#undef BWD
+    tu_free(&full16);
+    tu_free(&full8);
+    tu_free(&sac16);
+    tu_free(&sac8);
+    tu_free(&bf16);
     tu_free(&eager);
     tu_free(&gathered);
     tu_free(&tw);
@@ -1119,6 +1212,7 @@ main(void)
     tcase_add_test(core, test_sched_selective_op_between);
     tcase_add_test(core, test_sched_selective_op_saves);
     tcase_add_test(core, test_sched_selective_op_float8_abs);
+    tcase_add_test(core, test_sched_float8_saved_bytes);
     tcase_add_test(core, test_sched_loss_temporaries);
     tcase_add_test(core, test_sched_nccl_buffers_outside_allocator);
     tcase_add_test(core, test_sched_nccl_buffers_by_version);

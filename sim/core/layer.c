@@ -16,7 +16,8 @@
  *   palm_flops keeps for sources that report by it (fms-fsdp,
  *   torchtitan, nanoGPT).
  * - Saved activations follow what PyTorch autograd keeps: a Linear its
- *   input, a norm its input (plus fp32 statistics), an activation function
+ *   input (a tensorwise float8 Linear float8 copies of its input and
+ *   weight, layer_float8_tensorwise_saved_bytes), a norm its input (plus fp32 statistics), an activation function
  *   its input, an elementwise product both inputs, FlashAttention Q, K, V,
  *   the output and the fp32 log-sum-exp, cross-entropy the fp32 logits.
  *   Korthikanti et al., "Reducing Activation Recomputation in Large
@@ -450,4 +451,55 @@ layer_float8_linear(const struct module *m)
         if (m->name != NULL && strcmp(m->name, heads[i]) == 0)
             return false;
     return true;
+}
+
+/* torchao at eab345c (torchao/float8/float8_linear.py), the tensorwise
+ * recipe (no axiswise cast config): Float8Linear.forward casts its input
+ * (cast_input_to_float8) and its weight (cast_weight_to_float8_t) to
+ * Float8Tensors and calls manual_float8_matmul_with_args_in_float8, whose
+ * forward runs ctx.save_for_backward(input_fp8, weight_fp8_t) (line 51).
+ * A Float8Tensor (float8_tensor.py, Float8Tensor.__new__) holds _data,
+ * one byte an element, and _scale, a 0-dim fp32 tensor (float8_utils.py
+ * amax_to_scale returns res.to(torch.float32)).  Nothing else keeps a
+ * tensor: the amax is taken under torch.no_grad (float8_utils.py
+ * tensor_to_amax), the cast's backward (_ToFloat8ConstrFunc) passes the
+ * gradient through, NoopFwToFloat8BwDynamic saves nothing, and the bias
+ * is a plain add.  So the bf16 input is not saved, and neither is the
+ * bf16 weight; the float8 weight copy is its own allocation, not FSDP's
+ * unsharded parameter, so resharding after forward does not free it:
+ * it lives until the Linear's backward (force_recompute_fp8_weight_in_bwd,
+ * which would recompute it, defaults to False, config.py line 235, and
+ * torchtitan's December 2024 float8.py does not set it; torchao issue
+ * #562 and pull request #936 describe the unsharded float8 weight kept
+ * for backward, eager and compiled alike).  With the float8 all-gather
+ * the weight arrives as a Float8Tensor over the all-gather output
+ * (fsdp_utils.py WeightWithDynamicFloat8CastTensor.fsdp_post_all_gather
+ * returns it with (data,) as the storage FSDP2 frees when it reshards),
+ * cast_weight_to_float8_t returns weight.t() (line 336), a view of it:
+ * nothing of its own is kept.  Each Float8Linear casts the tensor it is
+ * given, so q, k and v save three float8 copies of one input; under
+ * torch.compile the graph's common-subexpression pass merges the
+ * identical casts (as it merges their abs(), §10.1) and one copy stays. */
+double
+layer_float8_tensorwise_saved_bytes(const struct module *m,
+                                    int64_t micro_batch, int64_t seq_len,
+                                    int act_bytes, bool weight_gathered,
+                                    bool compiled)
+{
+    const double T = (double)micro_batch * (double)seq_len;
+    const double scale = 4;   /* fp32 0-dim _scale */
+    if (m->kind != LAYER_LINEAR)
+        return 0;
+    const struct module *s =
+        layer_shares_input(m) ? earlier_sibling(m, is_activation) : NULL;
+    if (!layer_float8_linear(m)) {
+        /* bf16: shares only a sibling that saved the same bf16 tensor */
+        bool shared = s != NULL && !layer_float8_linear(s);
+        return shared ? 0 : T * (double)m->in * act_bytes;
+    }
+    bool shared = compiled && s != NULL && layer_float8_linear(s);
+    double input = shared ? 0 : T * (double)m->in + scale;
+    double weight = weight_gathered ? 0
+                                    : (double)m->in * (double)m->out + scale;
+    return input + weight;
 }

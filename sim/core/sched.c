@@ -1266,6 +1266,13 @@ walk_module(struct builder *b, const struct module *mod)
         last->leaf_end = leaf + 1;
         struct layer_work lw;
         layer_work(mod, b->c->micro_batch, b->c->seq_len, b->b_param, &lw);
+        /* Tensorwise Float8Linears save float8 copies of their input and
+         * weight instead of the bf16 input; rowwise ones save what a bf16
+         * Linear does (§10.1, "What a float8 Linear saves"). */
+        if (b->c->float8 == FLOAT8_TENSORWISE && mod->kind == LAYER_LINEAR)
+            lw.saved_bytes = layer_float8_tensorwise_saved_bytes(
+                mod, b->c->micro_batch, b->c->seq_len, b->b_param,
+                b->c->float8_all_gather, b->c->compile);
         if (b->s->attn == ATTN_MATH)
             lw.saved_bytes += layer_math_scores_bytes(
                 mod, b->c->micro_batch, b->c->seq_len, b->b_param);
