@@ -229,7 +229,11 @@ ring_channels_at(const struct net_view *v, double speed)
  * (PHB, SYS) is not used.  A communicator of every node's Nth GPU (an
  * HSDP or HYBRID_SHARD replicate group) has its GPUs on different
  * switches: it reaches nics_per_node / gpus_per_node NICs a GPU, or one
- * where GPUs share a NIC, the node's at most. */
+ * where GPUs share a NIC, the node's at most.  (A DGX A100's switches
+ * each hold two GPUs and two HDR NICs, both local to either GPU; the
+ * GPU's own Gen4 link, 24 GB/s, carries one channel at 24 whichever NIC
+ * it takes, so one NIC a GPU counts the same.)  Full nodes and single
+ * nodes keep default_channels' figures.  doc/fsdp-semantics.md §14.3. */
 static int
 partial_node_channels(const struct topo *t, const struct nccl_config *nc,
                       const struct coll_group *g, double nic_Bps,
