@@ -746,11 +746,15 @@ END_TEST
  *  - aws-p4de (4 EFA, one per GPU pair), 1 GPU: 12.5 allows 12, one
  *    channel a NIC; 6 gives 2 x 6 = 12, no more: 1, doubled 2; 2 GPUs on
  *    two NICs: 4.  The full node keeps 8.
- *  - aws-p5 (32 EFA, 4 a GPU), 1 GPU: at 12 one channel a NIC, four
- *    (PCIe 48 / 12 = 4 as well), 48 GB/s; 6 gives 8 x 6 = 48, no more:
- *    4, below 25 no dup, postset 8.  7 GPUs: 28 NICs and 7 x 4 PCIe,
- *    NVLink 370.8 / 12 = 30: 28, doubled 56 (MAXCHANNELS 64 from 2.25);
- *    NCCL 2.24: the ring graph stops at MAXCHANNELS / 2 = 16, doubled 32.
+ *  - aws-p5: aws-ofi-nccl's RDMA protocol shows NCCL each GPU's 4 EFA as
+ *    one device of 4 x 12.5 = 50 GB/s ([inter] plugin_nic_group = 4), 8
+ *    in all: as dgx-h100, 4 channels with one GPU a node, 28 with 7, and
+ *    the full node 2 x 8 = 16.
+ *  - the same 32 EFA seen one by one (plugin_nic_group = 1), 7 GPUs: at
+ *    12 one channel a NIC, 28 NICs and 7 x 4 on PCIe (48 / 12), NVLink
+ *    370.8 / 12 = 30: 28; 6 gives 56 x 6, capped at 32: 192, less.  Below
+ *    25 no dup; postset 56 (MAXCHANNELS 64 from 2.25); NCCL 2.24: the
+ *    ring graph stops at MAXCHANNELS / 2 = 16, doubled 32.
  *  - NCCL_MAX_NCHANNELS=2 still caps: 2.
  *  - one node (2 GPUs of a dgx-h100) is not a network graph: 32. */
 START_TEST(test_partial_node_channels)
@@ -765,8 +769,8 @@ START_TEST(test_partial_node_channels)
         {"dgx-h100", 4, 16},    {"dgx-h100", 5, 20},
         {"dgx-h100", 8, 16},    {"aws-p4de", 1, 2},
         {"aws-p4de", 2, 4},     {"aws-p4de", 8, 8},
-        {"aws-p5", 1, 8},       {"aws-p5", 7, 56},
-        {"aws-p5", 8, 32},
+        {"aws-p5", 1, 4},       {"aws-p5", 7, 28},
+        {"aws-p5", 8, 16},
     };
     char *cause = NULL;
     struct nccl_config nc;
@@ -785,9 +789,12 @@ START_TEST(test_partial_node_channels)
     }
     struct topo *t = topo_load("aws-p5", &cause);
     ck_assert_ptr_nonnull(t);
+    t->plugin_nic_group = 1;
     nccl_config_init(&nc);
-    ck_assert_int_eq(nccl_config_set_version(&nc, "2.24", &cause), 0);
     struct coll_group seven = {28, 4, 7};
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &seven, 1 << 26, &r);
+    ck_assert_int_eq(r.comm_channels, 56);
+    ck_assert_int_eq(nccl_config_set_version(&nc, "2.24", &cause), 0);
     estimate_nc(t, &nc, COLL_ALLREDUCE, &seven, 1 << 26, &r);
     ck_assert_int_eq(r.comm_channels, 32);
     topo_free(t);

@@ -131,11 +131,21 @@ struct net_view {
     int gpus;           /* the communicator's GPUs in a node */
     int nics;           /* the NICs local to them */
     double nic;         /* one NIC's speed (topo.cc ncclTopoAddNet:
-                           the plugin's speed in Mb/s / 8000) */
+                           the plugin's speed in Mb/s / 8000; a group's
+                           sum where the plugin groups NICs) */
     double pci;         /* a GPU's own PCIe link */
     double nvl;         /* a GPU's NVLink, all links together */
     int max_channels;   /* ringGraph->maxChannels = MAXCHANNELS / 2 */
 };
+
+/* The NICs of a node as NCCL's topology holds them: the network plugin
+ * may present several as one device ([inter] plugin_nic_group). */
+static int
+nccl_nics(const struct topo *t)
+{
+    int n = t->nics_per_node / t->plugin_nic_group;
+    return n < 1 ? 1 : n;
+}
 
 /* NCCL's credit for a GPU's own PCIe x16 link (topo.cc ncclTopoAddPci:
  * width x the lane rate of kvDictPciGen / 80): Gen3 12, Gen4 24, Gen5 48
@@ -228,8 +238,8 @@ ring_channels_at(const struct net_view *v, double speed)
  * GPU of the communicator) once it has a graph, so a NIC behind the CPU
  * (PHB, SYS) is not used.  A communicator of every node's Nth GPU (an
  * HSDP or HYBRID_SHARD replicate group) has its GPUs on different
- * switches: it reaches nics_per_node / gpus_per_node NICs a GPU, or one
- * where GPUs share a NIC, the node's at most.  (A DGX A100's switches
+ * switches: it reaches the NICs NCCL sees (nccl_nics) over gpus_per_node
+ * a GPU, or one where GPUs share a NIC, the node's at most.  (A DGX A100's switches
  * each hold two GPUs and two HDR NICs, both local to either GPU; the
  * GPU's own Gen4 link, 24 GB/s, carries one channel at 24 whichever NIC
  * it takes, so one NIC a GPU counts the same.)  Full nodes and single
@@ -240,11 +250,13 @@ partial_node_channels(const struct topo *t, const struct nccl_config *nc,
                       double intra_GBps)
 {
     int maxch = nc->version >= 225 ? 64 : 32;   /* MAXCHANNELS */
-    int per_gpu = t->nics_per_node / t->gpus_per_node;
+    int node_nics = nccl_nics(t);
+    int per_gpu = node_nics / t->gpus_per_node;
     int nics = g->ranks_per_node * (per_gpu > 1 ? per_gpu : 1);
     struct net_view v = {
-        g->ranks_per_node, nics < t->nics_per_node ? nics : t->nics_per_node,
-        nic_Bps / 1e9, nccl_gpu_pci_GBps(t->arch), intra_GBps, maxch / 2};
+        g->ranks_per_node, nics < node_nics ? nics : node_nics,
+        nic_Bps * t->plugin_nic_group / 1e9, nccl_gpu_pci_GBps(t->arch),
+        intra_GBps, maxch / 2};
     const double *sp;
     int ns = inter_speeds(t->arch, nc->version, &sp);
     double max_bw = fmin(v.pci, v.nic);
@@ -297,7 +309,8 @@ partial_node_channels(const struct topo *t, const struct nccl_config *nc,
 
 /* Channels NCCL opens on this kind of system: two per NVLink-class ring
  * pair on NVSwitch systems (16 on A100, 32 on H100 and newer), few over
- * PCIe, and across nodes with every GPU of the node two per NIC.  A
+ * PCIe, and across nodes with every GPU of the node two per NIC NCCL sees
+ * (a p5's 32 EFA are 8 devices of the plugin's: 16 channels).  A
  * communicator with only some of each node's GPUs over NVLink reaches only
  * the NICs near them, and NCCL's search gives what partial_node_channels
  * derives.  NIC_BPS is the NIC's own speed (what the plugin reports to
@@ -316,8 +329,8 @@ default_channels(const struct topo *t, const struct nccl_config *nc,
         ch = 4;
     else
         ch = t->arch >= GPU_ARCH_HOPPER ? 32 : 16;
-    if (g->nodes > 1 && 2 * t->nics_per_node < ch)
-        ch = 2 * t->nics_per_node;
+    if (g->nodes > 1 && 2 * nccl_nics(t) < ch)
+        ch = 2 * nccl_nics(t);
     return ch < 1 ? 1 : ch;
 }
 
