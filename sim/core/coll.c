@@ -242,7 +242,11 @@ ring_channels_at(const struct net_view *v, double speed)
  * a GPU, or one where GPUs share a NIC, the node's at most.  (A DGX A100's switches
  * each hold two GPUs and two HDR NICs, both local to either GPU; the
  * GPU's own Gen4 link, 24 GB/s, carries one channel at 24 whichever NIC
- * it takes, so one NIC a GPU counts the same.)  Full nodes and single
+ * it takes, so one NIC a GPU counts the same.  On p4d and p4de
+ * aws-ofi-nccl hands NCCL a topology file (topology/p4de-24xl-topo.xml)
+ * whose links say 8 GT/s, 12 GB/s a GPU: with one 12.5 GB/s EFA a GPU
+ * pair a channel runs at 12 either way, so the count is the same.)  Full
+ * nodes and single
  * nodes keep default_channels' figures.  doc/fsdp-semantics.md §14.3. */
 static int
 partial_node_channels(const struct topo *t, const struct nccl_config *nc,
