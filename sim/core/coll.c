@@ -239,8 +239,9 @@ ring_channels_at(const struct net_view *v, double speed)
  * (PHB, SYS) is not used.  A communicator of every node's Nth GPU (an
  * HSDP or HYBRID_SHARD replicate group) has its GPUs on different
  * switches: it reaches the NICs NCCL sees (nccl_nics) over gpus_per_node
- * a GPU, or one where GPUs share a NIC, the node's at most.  (A DGX A100's switches
- * each hold two GPUs and two HDR NICs, both local to either GPU; the
+ * a GPU, or one where GPUs share a NIC, the node's at most.  (A DGX
+ * A100's switches each hold two GPUs and two HDR NICs, both local to
+ * either GPU; the
  * GPU's own Gen4 link, 24 GB/s, carries one channel at 24 whichever NIC
  * it takes, so one NIC a GPU counts the same.  On p4d and p4de
  * aws-ofi-nccl hands NCCL a topology file (topology/p4de-24xl-topo.xml)
