@@ -720,6 +720,98 @@ START_TEST(test_nvls_buffer_bytes)
 }
 END_TEST
 
+/* comm->nChannels of a communicator spanning 4 nodes with only some of
+ * each node's GPUs (coll.c partial_node_channels), derived by hand from
+ * NCCL 2.28's search (search.cc ncclTopoCompute) and ncclTopoPostset.
+ * NCCL's units, GB/s: a GPU's PCIe x16 link 24 (Gen4, A100) or 48 (Gen5,
+ * H100), a NIC its speed / 8: HDR 25, NDR 50, EFA 12.5; NVLink 12 x 20 =
+ * 240 (A100), 18 x 20.6 = 370.8 (H100).  A channel takes its speed off
+ * one NIC and, each way, off one GPU's PCIe link, and off every GPU's
+ * NVLink when there are two or more.
+ *  - dgx-a100-80g, 1 GPU a node (its own HDR NIC): the paths allow 24;
+ *    at 24 one channel (24/24 PCIe), 24 GB/s; 20, 18, 15 give one, 12
+ *    gives two (24, not more); 10/24 < 0.49 stops.  24 < 25: no
+ *    ncclTopoDupChannels.  Postset doubles: 2.  With 2 and 4 GPUs a node
+ *    (every 4th, every 2nd GPU, each its NIC): 2 and 4 channels at 24,
+ *    doubled: 4 and 8.  The full node keeps 16.
+ *  - dgx-h100, 1 GPU a node: 48 (PCIe and NDR) carries one channel;
+ *    slower speeds to 24 give at most 48 in all; 20/48 < 0.49 stops.
+ *    DupChannels: 48 >= 25, one channel (not > 4): 2 at 24; pass 2 finds
+ *    no faster speed with 2.  Postset: 4; 24 is not above 45, so no
+ *    second doubling: 4.  2 GPUs: 2 at 48, dup 4 at 24, postset 8;
+ *    4 GPUs: 4 at 48 (not > 4), dup 8, postset 16; 5 GPUs: 5 at 48
+ *    (NVLink 370.8 / 48 = 7), 5 > 4 below 50: no dup; postset 10, and
+ *    48 > 45 with 10 < 16 doubles again ("4 compute channels per search
+ *    channel ... on <8 PPN"): 20.  The full node keeps 16.
+ *  - aws-p4de (4 EFA, one per GPU pair), 1 GPU: 12.5 allows 12, one
+ *    channel a NIC; 6 gives 2 x 6 = 12, no more: 1, doubled 2; 2 GPUs on
+ *    two NICs: 4.  The full node keeps 8.
+ *  - aws-p5: aws-ofi-nccl's RDMA protocol shows NCCL each GPU's 4 EFA as
+ *    one device of 4 x 12.5 = 50 GB/s ([inter] plugin_nic_group = 4), 8
+ *    in all: as dgx-h100, 4 channels with one GPU a node, 28 with 7, and
+ *    the full node 2 x 8 = 16.
+ *  - the same 32 EFA seen one by one (plugin_nic_group = 1), 7 GPUs: at
+ *    12 one channel a NIC, 28 NICs and 7 x 4 on PCIe (48 / 12), NVLink
+ *    370.8 / 12 = 30: 28; 6 gives 56 x 6, capped at 32: 192, less.  Below
+ *    25 no dup; postset 56 (MAXCHANNELS 64 from 2.25); NCCL 2.24: the
+ *    ring graph stops at MAXCHANNELS / 2 = 16, doubled 32.
+ *  - NCCL_MAX_NCHANNELS=2 still caps: 2.
+ *  - one node (2 GPUs of a dgx-h100) is not a network graph: 32. */
+START_TEST(test_partial_node_channels)
+{
+    static const struct {
+        const char *topo;
+        int gpus, channels;
+    } cases[] = {
+        {"dgx-a100-80g", 1, 2}, {"dgx-a100-80g", 2, 4},
+        {"dgx-a100-80g", 4, 8}, {"dgx-a100-80g", 8, 16},
+        {"dgx-h100", 1, 4},     {"dgx-h100", 2, 8},
+        {"dgx-h100", 4, 16},    {"dgx-h100", 5, 20},
+        {"dgx-h100", 8, 16},    {"aws-p4de", 1, 2},
+        {"aws-p4de", 2, 4},     {"aws-p4de", 8, 8},
+        {"aws-p5", 1, 4},       {"aws-p5", 7, 28},
+        {"aws-p5", 8, 16},
+    };
+    char *cause = NULL;
+    struct nccl_config nc;
+    struct coll_result r;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct topo *t = topo_load(cases[i].topo, &cause);
+        ck_assert_ptr_nonnull(t);
+        nccl_config_init(&nc);
+        struct coll_group g = {4 * cases[i].gpus, 4, cases[i].gpus};
+        estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1 << 26, &r);
+        ck_assert_msg(r.comm_channels == cases[i].channels,
+                      "%s, %d GPUs a node: %d channels, expected %d",
+                      cases[i].topo, cases[i].gpus, r.comm_channels,
+                      cases[i].channels);
+        topo_free(t);
+    }
+    struct topo *t = topo_load("aws-p5", &cause);
+    ck_assert_ptr_nonnull(t);
+    t->plugin_nic_group = 1;
+    nccl_config_init(&nc);
+    struct coll_group seven = {28, 4, 7};
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &seven, 1 << 26, &r);
+    ck_assert_int_eq(r.comm_channels, 56);
+    ck_assert_int_eq(nccl_config_set_version(&nc, "2.24", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &seven, 1 << 26, &r);
+    ck_assert_int_eq(r.comm_channels, 32);
+    topo_free(t);
+    t = topo_load("dgx-h100", &cause);
+    ck_assert_ptr_nonnull(t);
+    nccl_config_init(&nc);
+    nc.max_channels = 2;
+    struct coll_group one = {4, 4, 1}, pair = {2, 1, 2};
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &one, 1 << 26, &r);
+    ck_assert_int_eq(r.comm_channels, 2);
+    nccl_config_init(&nc);
+    estimate_nc(t, &nc, COLL_ALLGATHER, &pair, 1 << 26, &r);
+    ck_assert_int_eq(r.comm_channels, 32);
+    topo_free(t);
+}
+END_TEST
+
 /* Connection buffers a GPU holds (coll_conn_buffer_bytes), by hand from
  * NCCL's sources: LL 512 KiB, LL128 4800 KiB, Simple 4096 KiB
  * (init.cc computeBuffSizes), a 4 KiB control struct on each end
@@ -1228,6 +1320,7 @@ main(void)
     tcase_add_test(core, test_coll_collnet_needs_sharp);
     tcase_add_test(core, test_coll_proto_override);
     tcase_add_test(core, test_coll_max_channels_scales_bandwidth);
+    tcase_add_test(core, test_partial_node_channels);
     tcase_add_test(core, test_coll_nccl_algo_tree_by_version);
     tcase_add_test(core, test_coll_tree_pattern_and_factor);
     tcase_add_test(core, test_path_plugin_buffsize);

@@ -859,6 +859,27 @@ START_TEST(test_topo_error_malformed_line)
 }
 END_TEST
 
+/* aws-ofi-nccl groups a p5 GPU's 4 EFA NICs into one NCCL device: the
+ * built-in topology says so, and a group that does not divide the node's
+ * NICs is refused with what to write instead. */
+START_TEST(test_topo_plugin_nic_group)
+{
+    struct topo *t = load_ok("aws-p5");
+    ck_assert_int_eq(t->plugin_nic_group, 4);
+    char *cause = NULL;
+    set_ok(t, "inter.plugin_nic_group=3");
+    ck_assert_int_eq(topo_validate(t, &cause), -1);
+    ck_assert_str_eq(cause, "topology 'aws-p5': [inter] plugin_nic_group = 3 "
+                     "does not divide nics_per_node = 32; the plugin groups "
+                     "a GPU's NICs, so write a divisor of 32");
+    free(cause);
+    topo_free(t);
+    t = load_ok("dgx-h100");
+    ck_assert_int_eq(t->plugin_nic_group, 1);
+    topo_free(t);
+}
+END_TEST
+
 START_TEST(test_topo_error_misc_file)
 {
     expect_edit_error("memory = 10GiB", "memory = 10GiB\nmemory = 20GiB",
@@ -1019,6 +1040,7 @@ topo_suite(void)
     tcase_add_test(errors, test_topo_error_missing_key);
     tcase_add_test(errors, test_topo_error_malformed_line);
     tcase_add_test(errors, test_topo_error_misc_file);
+    tcase_add_test(errors, test_topo_plugin_nic_group);
     tcase_add_test(errors, test_topo_error_calibration);
     tcase_add_test(errors, test_topo_error_set_syntax);
     tcase_add_test(errors, test_topo_error_load);

@@ -124,21 +124,218 @@ coll_busbw_factor(enum coll_op op, int ranks)
                                 : (double)(ranks - 1) / ranks;
 }
 
+/* NCCL's search over the network (src/graph/search.cc ncclTopoCompute)
+ * for a communicator with GPUS of each node's GPUs, one of the nodes seen
+ * from inside: what its ring graph holds.  Units are NCCL's, GB/s. */
+struct net_view {
+    int gpus;           /* the communicator's GPUs in a node */
+    int nics;           /* the NICs local to them */
+    double nic;         /* one NIC's speed (topo.cc ncclTopoAddNet:
+                           the plugin's speed in Mb/s / 8000; a group's
+                           sum where the plugin groups NICs) */
+    double pci;         /* a GPU's own PCIe link */
+    double nvl;         /* a GPU's NVLink, all links together */
+    int max_channels;   /* ringGraph->maxChannels = MAXCHANNELS / 2 */
+};
+
+/* The NICs of a node as NCCL's topology holds them: the network plugin
+ * may present several as one device ([inter] plugin_nic_group). */
+static int
+nccl_nics(const struct topo *t)
+{
+    int n = t->nics_per_node / t->plugin_nic_group;
+    return n < 1 ? 1 : n;
+}
+
+/* NCCL's credit for a GPU's own PCIe x16 link (topo.cc ncclTopoAddPci:
+ * width x the lane rate of kvDictPciGen / 80): Gen3 12, Gen4 24, Gen5 48
+ * GB/s; V100 is Gen3, A100 Gen4, H100 and newer Gen5. */
+static double
+nccl_gpu_pci_GBps(enum gpu_arch arch)
+{
+    return arch <= GPU_ARCH_VOLTA ? 12.0 : arch == GPU_ARCH_AMPERE ? 24.0
+                                                                   : 48.0;
+}
+
+/* The speeds the search tries a channel at, fastest first (search.cc
+ * speedArrayInter, sm90SpeedArrayInter, sm100SpeedArrayInter; 22.0 is in
+ * the sm90 table from 2.19 to 2.25 only, the sm100 table is used from 2.25
+ * and starts at 96 from 2.27). */
+static int
+inter_speeds(int arch, int version, const double **speeds)
+{
+    static const double sm80[] = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7,
+                                  6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12};
+    static const double sm90[] = {48, 45, 42, 40, 30, 24, 20, 17.5, 15, 12,
+                                  6, 3, 2.4, 1.2, 0.24, 0.12};
+    static const double sm90_22[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5,
+                                     15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+    static const double sm100[] = {96, 48, 45.1, 42, 40, 30, 24, 22, 20,
+                                   17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+#define N_OF(a) ((int)(sizeof a / sizeof a[0]))
+    if (arch < GPU_ARCH_HOPPER) {
+        *speeds = sm80;
+        return N_OF(sm80);
+    }
+    if (arch >= GPU_ARCH_BLACKWELL && version >= 227) {
+        *speeds = sm100;
+        return N_OF(sm100);
+    }
+    if (version >= 219 && version <= 225) {
+        *speeds = sm90_22;
+        return N_OF(sm90_22);
+    }
+    *speeds = sm90;
+    return N_OF(sm90);
+#undef N_OF
+}
+
+/* Channels of the ring graph at SPEED a channel: each channel enters the
+ * node at one NIC and leaves it at one (ncclTopoSearchRecNet takes SPEED
+ * off the first NIC's net.bw; ncclTopoFollowPath off every link of the
+ * NIC-to-GPU and GPU-to-NIC paths, so a GPU's PCIe link carries one
+ * channel's entry one way and one's exit the other), and crosses each
+ * GPU's NVLink once when the node has more than one GPU. */
+static int
+ring_channels_at(const struct net_view *v, double speed)
+{
+    /* search.cc SUB_ROUND keeps three decimals: a tolerance, not a
+     * rounding of the answer. */
+    double eps = 1e-6;
+    int c = v->nics * (int)floor(v->nic / speed + eps);
+    int by_pci = v->gpus * (int)floor(v->pci / speed + eps);
+    if (by_pci < c)
+        c = by_pci;
+    if (v->gpus > 1 && (int)floor(v->nvl / speed + eps) < c)
+        c = (int)floor(v->nvl / speed + eps);
+    return c < v->max_channels ? c : v->max_channels;
+}
+
+/* comm->nChannels NCCL builds for a communicator spanning nodes with
+ * only some of each node's GPUs:
+ *  - ncclTopoCompute (search.cc), pass 1: from the fastest speed a
+ *    GPU-to-NIC path allows (system->maxBw, the path's narrowest link:
+ *    the GPU's PCIe or the NIC) down, keeping the graph of most
+ *    nChannels x speed (ncclTopoCompareGraphs: strictly more, so the
+ *    faster of two equal ones), and going on down while the next speed is
+ *    above 0.49 of the best one's, stopping at maxChannels (time -1);
+ *  - ncclTopoDupChannels: doubles the channels at half the speed where
+ *    the speed is at least 25 GB/s, except on sm_90 and newer below 50
+ *    GB/s with more than 4 channels; pass 2 then tries faster speeds for
+ *    at least as many channels (rings only);
+ *  - the tree graph is searched for exactly the ring's channels (init.cc
+ *    treeGraph->minChannels = maxChannels = ringGraph->nChannels) and a
+ *    tree channel loads the NICs and PCIe no more than a ring channel, so
+ *    comm->nChannels = min(tree, ring) is the ring's;
+ *  - ncclTopoPostset (connect.cc): doubled ("Duplication should be
+ *    complete now", up to MAXCHANNELS: 32 before 2.25, 64 from), and
+ *    doubled again on sm_90 (from 2.25 sm_90 and newer) when the ring's
+ *    speed is above 45 GB/s and fewer than 16 channels ("4 compute
+ *    channels per search channel to reach peak BW on <8 PPN").
+ * The NICs are those NCCL's search reaches from the communicator's GPUs:
+ * the ones on their PCIe switches (ncclTopoSelectNets, ncclTopoGetLocal);
+ * ncclTopoCompute raises the path type only up to PXN (through a peer
+ * GPU of the communicator) once it has a graph, so a NIC behind the CPU
+ * (PHB, SYS) is not used.  A communicator of every node's Nth GPU (an
+ * HSDP or HYBRID_SHARD replicate group) has its GPUs on different
+ * switches: it reaches the NICs NCCL sees (nccl_nics) over gpus_per_node
+ * a GPU, or one where GPUs share a NIC, the node's at most.  (A DGX
+ * A100's switches each hold two GPUs and two HDR NICs, both local to
+ * either GPU; the
+ * GPU's own Gen4 link, 24 GB/s, carries one channel at 24 whichever NIC
+ * it takes, so one NIC a GPU counts the same.  On p4d and p4de
+ * aws-ofi-nccl hands NCCL a topology file (topology/p4de-24xl-topo.xml)
+ * whose links say 8 GT/s, 12 GB/s a GPU: with one 12.5 GB/s EFA a GPU
+ * pair a channel runs at 12 either way, so the count is the same.)  Full
+ * nodes and single
+ * nodes keep default_channels' figures.  doc/fsdp-semantics.md §14.3. */
+static int
+partial_node_channels(const struct topo *t, const struct nccl_config *nc,
+                      const struct coll_group *g, double nic_Bps,
+                      double intra_GBps)
+{
+    int maxch = nc->version >= 225 ? 64 : 32;   /* MAXCHANNELS */
+    int node_nics = nccl_nics(t);
+    int per_gpu = node_nics / t->gpus_per_node;
+    int nics = g->ranks_per_node * (per_gpu > 1 ? per_gpu : 1);
+    struct net_view v = {
+        g->ranks_per_node, nics < node_nics ? nics : node_nics,
+        nic_Bps * t->plugin_nic_group / 1e9, nccl_gpu_pci_GBps(t->arch),
+        intra_GBps, maxch / 2};
+    const double *sp;
+    int ns = inter_speeds(t->arch, nc->version, &sp);
+    double max_bw = fmin(v.pci, v.nic);
+    int i = 0;
+    while (i < ns - 1 && sp[i] > max_bw)
+        i++;
+    int n = 0;
+    double bw = 0;
+    for (;; i++) {
+        int c = ring_channels_at(&v, sp[i]);
+        if (c * sp[i] > n * bw) {
+            n = c;
+            bw = sp[i];
+            if (n == v.max_channels)
+                break;
+        }
+        if (i + 1 >= ns || (n > 0 && sp[i + 1] / bw <= 0.49))
+            break;
+    }
+    if (n == 0)
+        return 1;       /* "falling back to simple order": one channel */
+    /* ncclTopoDupChannels (ccMin > 80: Hopper and newer). */
+    if (bw >= 25.0
+        && !(t->arch >= GPU_ARCH_HOPPER && bw < 50.0 && n > 4)) {
+        int dup = 2 * n < v.max_channels ? 2 * n : v.max_channels;
+        bw /= dup > n ? 2 : 1;
+        n = dup;
+        /* Pass 2: faster speeds for at least N channels. */
+        int j = 0;
+        while (j < ns - 1 && sp[j] > bw)
+            j++;
+        int min_n = n;
+        double base = n * bw;
+        for (j--; j >= 0; j--) {
+            int c = ring_channels_at(&v, sp[j]);
+            if (c >= min_n && c * sp[j] > base) {
+                n = c;
+                bw = sp[j];
+                base = n * bw;
+            }
+        }
+    }
+    n = 2 * n < maxch ? 2 * n : maxch;
+    bool sm90_rule = nc->version >= 225 ? t->arch >= GPU_ARCH_HOPPER
+                                        : t->arch == GPU_ARCH_HOPPER;
+    if (sm90_rule && bw > 45.0 && n < 16)
+        n *= 2;
+    return n;
+}
+
 /* Channels NCCL opens on this kind of system: two per NVLink-class ring
  * pair on NVSwitch systems (16 on A100, 32 on H100 and newer), few over
- * PCIe, and across nodes two per NIC. */
+ * PCIe, and across nodes with every GPU of the node two per NIC NCCL sees
+ * (a p5's 32 EFA are 8 devices of the plugin's: 16 channels).  A
+ * communicator with only some of each node's GPUs over NVLink reaches only
+ * the NICs near them, and NCCL's search gives what partial_node_channels
+ * derives.  NIC_BPS is the NIC's own speed (what the plugin reports to
+ * NCCL), INTRA_GBPS NCCL's credit for a GPU's NVLink. */
 static int
-default_channels(const struct topo *t, const struct coll_group *g)
+default_channels(const struct topo *t, const struct nccl_config *nc,
+                 const struct coll_group *g, double nic_Bps,
+                 double intra_GBps)
 {
     int ch;
     if (t->fabric == FABRIC_PCIE)
         ch = 2;
+    else if (g->nodes > 1 && g->ranks_per_node < t->gpus_per_node)
+        return partial_node_channels(t, nc, g, nic_Bps, intra_GBps);
     else if (t->fabric == FABRIC_NVLINK)
         ch = 4;
     else
         ch = t->arch >= GPU_ARCH_HOPPER ? 32 : 16;
-    if (g->nodes > 1 && 2 * t->nics_per_node < ch)
-        ch = 2 * t->nics_per_node;
+    if (g->nodes > 1 && 2 * nccl_nics(t) < ch)
+        ch = 2 * nccl_nics(t);
     return ch < 1 ? 1 : ch;
 }
 
@@ -924,6 +1121,7 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
      *   and each step pays a TCP round trip (SOCKET_STEP_US, an
      *   estimate) over the link's latency. */
     struct topo tl = *t;
+    double nic_reported_Bps = t->nic_Bps;   /* before GDR / sockets */
     /* What the network plugin sets where the user set nothing
      * (plugin_config; init.cc computeBuffSizes reads NCCL_BUFFSIZE after
      * the plugin loaded). */
@@ -958,7 +1156,9 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
     struct ctx x = {t, nc, op, g, nbytes, (int)t->arch,
                     g->nodes <= 1 ? 0 : g->nodes == 2 ? 1 : 2, 0, 0, 0, 0,
                     false};
-    x.ch_default = default_channels(t, g);
+    x.ch_default = default_channels(t, nc, g, nic_reported_Bps,
+                                    t->intra_Bps * intra_link_efficiency(t)
+                                        / 1e9);
     x.ch = x.ch_default;
     if (nc->max_channels > 0 && x.ch > nc->max_channels)
         x.ch = nc->max_channels;

@@ -219,6 +219,14 @@ static const struct topo_key keys[] = {
     {"inter", "plugin_nvls_chunksize", KIND_BYTES, F(plugin_nvls_chunksize),
      false, "0", "512KiB", 0, 1073741824.0, false,
      "allowed 0 (none) up to 1GiB"},
+    /* aws-ofi-nccl's RDMA protocol (its default on p5, p5e, p5en:
+     * platform-aws.cpp platform_data_map .default_protocol) presents the
+     * NICs nearest one GPU as one NCCL device (nccl_ofi_topo.cpp groups
+     * them; nccl_ofi_rdma.cpp get_properties: port_speed x
+     * max_group_size), so NCCL's search sees nics_per_node / this many
+     * NICs at this many times the speed. */
+    {"inter", "plugin_nic_group", KIND_INT, F(plugin_nic_group), false, "1",
+     "4", 1, 64, false, "allowed 1 to 64"},
     /* [network]: the fabric above the NICs, for --network simgrid.  A
      * leaf's uplinks carry (nodes under it x NICs x NIC rate) divided by
      * the oversubscription ratio (a 2:1 leaf has half as much capacity
@@ -1226,6 +1234,14 @@ topo_validate(const struct topo *t, char **cause)
             free(why);
             return -1;
         }
+    }
+    if (t->nics_per_node % t->plugin_nic_group != 0) {
+        *cause = xasprintf("topology '%s': [inter] plugin_nic_group = %d "
+                           "does not divide nics_per_node = %d; the plugin "
+                           "groups a GPU's NICs, so write a divisor of %d",
+                           name, t->plugin_nic_group, t->nics_per_node,
+                           t->nics_per_node);
+        return -1;
     }
     /* As nccl_config_set_var checks NCCL_BUFFSIZE itself; an NVLS chunk
      * is one NVLS step, cut the same way. */

@@ -104,6 +104,8 @@ struct topo {
                                        one (nccl_tuner_aws.h) */
     double plugin_nvls_chunksize;   /* NCCL_NVLS_CHUNKSIZE and
                                        NCCL_NVLSTREE_MAX_CHUNKSIZE it sets */
+    int plugin_nic_group;       /* NICs the plugin presents to NCCL as one
+                                   device (its RDMA protocol's groups) */
     /* [network]: the switches between the NICs (used by --network
      * simgrid; the analytic model assumes a non-blocking network) */
     enum net_shape shape;
