@@ -958,8 +958,9 @@ START_TEST(test_sched_float8_saved_bytes)
     ck_assert_double_eq(
         layer_float8_tensorwise_saved_bytes(&lin, 1, 2048, 2, true, false),
         524292.0);
+    char head_name[] = "lm_head";
     struct module head = {.kind = LAYER_LINEAR, .in = 256, .out = 688,
-                          .name = "lm_head"};
+                          .name = head_name};
     ck_assert_double_eq(
         layer_float8_tensorwise_saved_bytes(&head, 1, 2048, 2, false, false),
         1048576.0);
