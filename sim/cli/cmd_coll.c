@@ -507,6 +507,8 @@ coll_print(const struct coll_args *a, const struct topo *t,
                                    || r.algo == NCCL_ALGO_NVLS_TREE
                                ? coll_nvls_buffer_bytes(t, nc, ranks_per_node)
                                : 0,
+                           coll_conn_buffer_bytes(t, nc, &g, r.comm_channels,
+                                                  1u << r.algo),
                            nc->buffsize_given, stdout);
     coll_table_begin(&tb, stdout);
     for (double size = a->minb; size <= a->maxb;

@@ -71,7 +71,7 @@ coll_table_end(const struct coll_table *tb, bool failed, FILE *out)
 void
 coll_explain_print(const struct coll_table *tb, double bytes,
                    const struct coll_result *r, double nvls_bytes,
-                   bool buffsize_given, FILE *out)
+                   double conn_bytes, bool buffsize_given, FILE *out)
 {
     const struct coll_group *g = &tb->g;
     fprintf(out, "# explain %s of %.0f B over %d ranks (%d node%s x %d)\n",
@@ -105,6 +105,12 @@ coll_explain_print(const struct coll_table *tb, double bytes,
         fprintf(out, "#   NVLS buffers: %.0f MiB of device memory a GPU, "
                 "taken the first time the communicator runs NVLS "
                 "(transport/nvls.cc)\n", nvls_bytes / 1048576.0);
+    if (conn_bytes > 0)
+        fprintf(out, "#   connection buffers: %.0f MiB of device memory a "
+                "GPU, the LL, LL128 and Simple buffers of the %d channels' "
+                "connections for %s (init.cc computeBuffSizes; "
+                "transport/p2p.cc, net.cc)\n", conn_bytes / 1048576.0,
+                r->comm_channels, nccl_algo_name(r->algo));
     fprintf(out, "#   time %.2f us = launch %.2f + pipeline fill %.2f + "
             "bandwidth %.2f + per-step latency %.2f\n", r->time_s * 1e6,
             r->launch_s * 1e6, r->fill_s * 1e6, r->bw_s * 1e6,
