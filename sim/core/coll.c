@@ -190,6 +190,17 @@ inter_speeds(int arch, int version, const double **speeds)
 #undef N_OF
 }
 
+/* The first of the NS speeds SP (fastest first) at most BW, or the
+ * slowest: where a search pass starts. */
+static int
+speed_at_most(const double *sp, int ns, double bw)
+{
+    int i = 0;
+    while (i < ns - 1 && sp[i] > bw)
+        i++;
+    return i;
+}
+
 /* Channels of the ring graph at SPEED a channel: each channel enters the
  * node at one NIC and leaves it at one (ncclTopoSearchRecNet takes SPEED
  * off the first NIC's net.bw; ncclTopoFollowPath off every link of the
@@ -264,10 +275,7 @@ partial_node_channels(const struct topo *t, const struct nccl_config *nc,
         intra_GBps, maxch / 2};
     const double *sp;
     int ns = inter_speeds(t->arch, nc->version, &sp);
-    double max_bw = fmin(v.pci, v.nic);
-    int i = 0;
-    while (i < ns - 1 && sp[i] > max_bw)
-        i++;
+    int i = speed_at_most(sp, ns, fmin(v.pci, v.nic));
     int n = 0;
     double bw = 0;
     for (;; i++) {
@@ -290,9 +298,7 @@ partial_node_channels(const struct topo *t, const struct nccl_config *nc,
         bw /= dup > n ? 2 : 1;
         n = dup;
         /* Pass 2: faster speeds for at least N channels. */
-        int j = 0;
-        while (j < ns - 1 && sp[j] > bw)
-            j++;
+        int j = speed_at_most(sp, ns, bw);
         int min_n = n;
         double base = n * bw;
         for (j--; j >= 0; j--) {
@@ -921,6 +927,13 @@ runnable(void *ctx, int a, int p)
            && rc->usable[a] && rc->nc->proto_enable[p] && rc->bus[a][p] > 0;
 }
 
+/* BYTES rounded up to a whole number of UNITs (an allocation granule). */
+static double
+align_up(double bytes, double unit)
+{
+    return ceil(bytes / unit) * unit;
+}
+
 /* NCCL_P2P_LEVEL (paths.cc ncclTopoCheckP2p): P2P only between GPUs no
  * farther apart than the level; NVLink peers are NVL, GPUs of a PCIe-only
  * node share a switch (PXB).  NCCL_P2P_DISABLE=1 is LOC. */
@@ -945,8 +958,8 @@ coll_nvls_buffer_bytes(const struct topo *t, const struct nccl_config *nc,
     double buffers = NVLS_CHANNELS * 2.0 * 8 * nvls_step_bytes(t, &ncl)
                      * heads;
     double credits = NVLS_CHANNELS * 2.0 * 64 * heads;
-    return ceil(buffers / NVLS_MEM_ALIGN) * NVLS_MEM_ALIGN
-           + ceil(credits / NVLS_MEM_ALIGN) * NVLS_MEM_ALIGN;
+    return align_up(buffers, NVLS_MEM_ALIGN)
+           + align_up(credits, NVLS_MEM_ALIGN);
 }
 
 /* The connection buffers a transport maps, NCCL 2.18 to 2.28 alike.
@@ -960,12 +973,6 @@ coll_nvls_buffer_bytes(const struct topo *t, const struct nccl_config *nc,
  * NCCL_PROTO allows. */
 #define CONN_CTRL_BYTES 4096.0
 #define CUDA_IPC_MIN_BYTES (2.0 * 1024 * 1024)
-
-static double
-align_up(double bytes, double unit)
-{
-    return ceil(bytes / unit) * unit;
-}
 
 /* Bytes on the sending GPU plus those on the receiving GPU of one P2P
  * (CUDA peer memory) connection.  The proxy of each end allocates on its

@@ -433,9 +433,8 @@ cost_table_build(const struct sched *s, const struct topo *t,
         ct->issue_ns[i] = cost_seconds_to_ns(hooks_s
                                              + kernels * launch * 1e-9);
     }
-    /* NCCL's buffers, once per communicator. */
-    ct->nccl_buffer_bytes = ct->nccl_nvls_bytes = ct->nccl_conn_bytes = 0;
-    ct->nvls_communicators = 0;
+    /* NCCL's buffers, once per communicator (the sums start at
+     * cost_table_alloc's zero). */
     for (int pg = PG_NONE + 1; pg < PG_COUNT; pg++)
         cost_comm_buffers(t, &s->nccl, &comms[pg], ct);
     for (int u = 0; u <= s->n_units; u++)

@@ -699,13 +699,14 @@ attention(struct klist *l, const struct module *m,
     if (rope == ROPE_COMPLEX) {
         /* freqs_cis: seq_len x head_dim / 2 complex64 a tensor. */
         double freq = S * d * 4;
+        int q_cast = l->n;      /* q's first kernel: its cast to fp32 */
         rotary_complex(l, q_el, b, freq, ph, true);
         rotary_complex(l, kv_el, b, freq, ph, false);
         if (fused) {
             /* Inductor runs q's first cast in the kernel of k's last; in
              * backward it also copies conj(freqs_cis) out once (aten
              * clone of the lazy conjugate, read and written). */
-            l->k[l->n - 6].launches = 0;
+            l->k[q_cast].launches = 0;
             if (ph != PHASE_FWD)
                 mem_kernel(l, "clone (conj freqs_cis)", KERNEL_ELEMENTWISE, 1,
                            2 * freq);

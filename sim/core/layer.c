@@ -17,9 +17,10 @@
  *   torchtitan, nanoGPT).
  * - Saved activations follow what PyTorch autograd keeps: a Linear its
  *   input (a tensorwise float8 Linear float8 copies of its input and
- *   weight, layer_float8_tensorwise_saved_bytes), a norm its input (plus fp32 statistics), an activation function
- *   its input, an elementwise product both inputs, FlashAttention Q, K, V,
- *   the output and the fp32 log-sum-exp, cross-entropy the fp32 logits.
+ *   weight, layer_float8_tensorwise_saved_bytes), a norm its input (plus
+ *   fp32 statistics), an activation function its input, an elementwise
+ *   product both inputs, FlashAttention Q, K, V, the output and the fp32
+ *   log-sum-exp, cross-entropy the fp32 logits.
  *   Korthikanti et al., "Reducing Activation Recomputation in Large
  *   Transformer Models" (2022), Section 4, itemise the same tensors.
  */

@@ -106,16 +106,15 @@ int layer_is_compute(const struct module *m);
  * Hugging Face models call it lm_head, GPT-NeoX embed_out). */
 bool layer_float8_linear(const struct module *m);
 
-/* What Linear M (a Linear only) saves for backward when the model's Float8Linears use
- * torchao's tensorwise recipe (at eab345c, the December 2024 benchmark's
- * torchao): a float8 Linear its float8 input and, unless the float8
- * all-gather hands it the weight already cast (WEIGHT_GATHERED), its own
- * float8 copy of the unsharded weight, each a byte an element plus a
- * 4-byte fp32 scale; q/k/v (and gate/up) each cast their input apart,
- * one copy each, but under torch.compile (COMPILED) the identical casts
- * merge into one.  A Linear left in bf16 saves its input as layer_work
- * says.  The rowwise recipe saves what a bf16 Linear does (layer_work's
- * saved_bytes). */
+/* What Linear M (a Linear only) saves for backward when the model's
+ * Float8Linears use torchao's tensorwise recipe (at eab345c, the December
+ * 2024 benchmark's torchao): a float8 Linear its float8 input and, unless
+ * the float8 all-gather hands it the weight already cast (WEIGHT_GATHERED),
+ * its own float8 copy of the unsharded weight, each a byte an element plus
+ * a 4-byte fp32 scale; q/k/v (and gate/up) each cast their input apart, one
+ * copy each, but under torch.compile (COMPILED) the identical casts merge
+ * into one.  A Linear left in bf16 saves its input as layer_work says.  The
+ * rowwise recipe saves what a bf16 Linear does (layer_work's saved_bytes). */
 double layer_float8_tensorwise_saved_bytes(const struct module *m,
                                            int64_t micro_batch,
                                            int64_t seq_len, int act_bytes,

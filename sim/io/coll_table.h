@@ -44,10 +44,10 @@ void coll_table_end(const struct coll_table *tb, bool failed, FILE *out);
 
 /* --explain: NCCL's choice for the first size (BYTES) and its time split
  * into launch, pipeline fill, bandwidth and per-step latency; NVLS_BYTES
- * the device memory NVLS takes a GPU (coll_nvls_buffer_bytes), BUFFSIZE_GIVEN
- * whether the user set NCCL_BUFFSIZE. */
-/* CONN_BYTES: coll_conn_buffer_bytes for the chosen algorithm (0: no
- * line). */
+ * the device memory NVLS takes a GPU (coll_nvls_buffer_bytes), CONN_BYTES
+ * its connections' buffers for the chosen algorithm
+ * (coll_conn_buffer_bytes; 0: no line), BUFFSIZE_GIVEN whether the user
+ * set NCCL_BUFFSIZE. */
 void coll_explain_print(const struct coll_table *tb, double bytes,
                         const struct coll_result *r, double nvls_bytes,
                         double conn_bytes, bool buffsize_given, FILE *out);
