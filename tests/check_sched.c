@@ -914,8 +914,10 @@ START_TEST(test_sched_selective_op_float8_abs)
      * + 3 x 176,128 = 790,528 elements, 1,581,056 bytes, which the float8
      * all-gather takes away (the weight arrives cast).
      *
-     * torch.compile, tensorwise: nothing (max is saved; no recomputed
-     * node reads abs()).  Rowwise: for the recomputed k, o and up, their
+     * torch.compile keeps neither down's output, which only the residual
+     * add ending the block reads (4096 x 256 x 2 = 2,097,152 bytes less:
+     * 11,993,088), nor, tensorwise, any abs() (max is saved; no
+     * recomputed node reads abs()).  Rowwise: for the recomputed k, o and up, their
      * weights' abs(), 65,536 + 65,536 + 176,128 = 307,200 elements, and
      * their inputs', once per tensor: the attention norm's output (k's,
      * shared with q and v), the attention output (o's), the FFN norm's
@@ -933,12 +935,43 @@ START_TEST(test_sched_selective_op_float8_abs)
                         common + 18219008.0 + 1581056.0);
     ck_assert_double_eq(sac_kept_first_layer(gathered.r.sched, 4096),
                         common + 18219008.0);
-    ck_assert_double_eq(sac_kept_first_layer(tw.r.sched, 4096), common);
-    ck_assert_double_eq(sac_kept_first_layer(rw.r.sched, 4096), common + 6905856.0);
+    const double compiled = common - 2097152.0;
+    ck_assert_double_eq(sac_kept_first_layer(tw.r.sched, 4096), compiled);
+    ck_assert_double_eq(sac_kept_first_layer(rw.r.sched, 4096),
+                        compiled + 6905856.0);
     tu_free(&eager);
     tu_free(&gathered);
     tu_free(&tw);
     tu_free(&rw);
+}
+END_TEST
+
+START_TEST(test_sched_selective_op_compiled_saves)
+{
+    /* tiny-llama over 2 x 2048 tokens in bf16 under torchtitan's policy:
+     * the outputs of q, v, down (4096 x 256 x 2 = 2,097,152 bytes each),
+     * gate (4096 x 688 x 2 = 5,636,096) and attention (2,097,152 and the
+     * log-sum-exp's 4096 x 4 x 4 = 65,536) are MUST_SAVE: 14,090,240
+     * bytes kept in eager mode.  Compiled, the partitioner saves only what
+     * the backward reads, and no backward op reads down's output, which
+     * ends the block: 14,090,240 - 2,097,152 = 11,993,088 (§10.1).  The
+     * recompute materialises the same in both (down's output is no tensor
+     * the backward needs). */
+#define SO H100_BLOCK "--activation-checkpointing selective-op "
+    struct tu_run eager, compiled;
+    run_ok(&eager, SO, 0);
+    run_ok(&compiled, SO "--compile true", 0);
+#undef SO
+    ck_assert_double_eq(sac_kept_first_layer(eager.r.sched, 4096),
+                        14090240.0);
+    ck_assert_double_eq(sac_kept_first_layer(compiled.r.sched, 4096),
+                        11993088.0);
+    ck_assert_double_eq(activations_first_layer(eager.r.sched,
+                                                PHASE_BACKWARD),
+                        activations_first_layer(compiled.r.sched,
+                                                PHASE_BACKWARD));
+    tu_free(&eager);
+    tu_free(&compiled);
 }
 END_TEST
 
@@ -1213,6 +1246,7 @@ main(void)
     tcase_add_test(core, test_sched_selective_op_between);
     tcase_add_test(core, test_sched_selective_op_saves);
     tcase_add_test(core, test_sched_selective_op_float8_abs);
+    tcase_add_test(core, test_sched_selective_op_compiled_saves);
     tcase_add_test(core, test_sched_float8_saved_bytes);
     tcase_add_test(core, test_sched_loss_temporaries);
     tcase_add_test(core, test_sched_nccl_buffers_outside_allocator);

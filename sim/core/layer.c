@@ -77,6 +77,17 @@ layer_shares_input(const struct module *m)
     return s != NULL && s->kind == LAYER_LINEAR && s->in == m->in;
 }
 
+const struct module *
+layer_last_compute_leaf(const struct module *m)
+{
+    for (int i = m->n_children - 1; i >= 0; i--) {
+        const struct module *leaf = layer_last_compute_leaf(m->children[i]);
+        if (leaf != NULL)
+            return leaf;
+    }
+    return m->n_children == 0 && layer_is_compute(m) ? m : NULL;
+}
+
 void
 layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
            int act_bytes, struct layer_work *w)

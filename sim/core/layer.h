@@ -89,6 +89,10 @@ double layer_sac_saved_bytes(const struct module *m, int64_t micro_batch,
  * Linear (q/k/v, gate/up), which autograd saves once. */
 bool layer_shares_input(const struct module *m);
 
+/* The last leaf of M's subtree, in execution order, that runs kernels, or
+ * NULL: a checkpointed block's last Linear ends it when this is one. */
+const struct module *layer_last_compute_leaf(const struct module *m);
+
 /* The parameter tensors a leaf registers (weight, bias, ...), in order; for
  * use_orig_params alignment padding.  Returns their count (<= 4). */
 int layer_param_tensors(const struct module *m, int64_t sizes[4]);

@@ -287,6 +287,29 @@ sac_account(struct builder *b, const struct module *mod, int leaf,
         keep = (mm_saved ? SAC_KEEP_MM : 0)
                | (fp8 ? sac_float8_abs(b, mod, mm_saved) : 0);
     }
+    /* The block's last Linear (a Llama block's w2 / down_proj) feeds only
+     * the residual add that ends the block: no backward op reads its
+     * output, and the recompute stops before it (the block's output is
+     * the next block's saved input).  Eager, the caching dispatch mode
+     * stores it anyway, MUST_SAVE (torch/utils/checkpoint.py,
+     * _CachingTorchDispatchMode); it is no tensor autograd would save
+     * without checkpointing, so the recompute does not stand in for it.
+     * torch.compile's partitioner saves only what the backward graph
+     * reads (partitioners.py, min_cut_rematerialization_partition): it
+     * is not kept.  Checked on PyTorch 2.15's CPU build with torchtitan's
+     * block and policy: the compiled backward's saved activations are
+     * the block's input, wq's, wv's and w1's outputs, SDPA's output and
+     * log-sum-exp (§10.1). */
+    if ((keep & SAC_KEEP_MM)
+        && mod == layer_last_compute_leaf(b->m->modules[st->ckpt])) {
+        double out = layer_sac_saved_bytes(mod, b->c->micro_batch,
+                                           b->c->seq_len, b->b_param,
+                                           SAC_KEEP_MM);
+        if (b->c->compile)
+            keep &= ~(unsigned)SAC_KEEP_MM;
+        else
+            st->sac_cache_only_bytes += out;
+    }
     st->sac_kept_bytes += layer_sac_saved_bytes(
         mod, b->c->micro_batch, b->c->seq_len, b->b_param, keep);
     if ((mod->kind != LAYER_LINEAR && mod->kind != LAYER_ATTENTION
@@ -305,8 +328,10 @@ recompute_flops(const struct builder *b, int w)
 static double
 recompute_bytes(const struct builder *b, int w)
 {
-    return b->walk[w].saved_bytes
-           - (b->c->ac == AC_SELECTIVE_OP ? b->walk[w].sac_kept_bytes : 0);
+    const struct walk_step *st = &b->walk[w];
+    return st->saved_bytes
+           - (b->c->ac == AC_SELECTIVE_OP
+                  ? st->sac_kept_bytes - st->sac_cache_only_bytes : 0);
 }
 
 /* Forward of a checkpointed run under selective-op: the outputs the

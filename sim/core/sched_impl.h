@@ -21,9 +21,11 @@ struct walk_step {
     int leaf_begin, leaf_end;
     int ckpt;             /* RUN: checkpointed module index, or -1 */
     double fwd_flops, bwd_flops, model_flops, palm_flops, saved_bytes;
-    /* selective-op: bytes of saved_bytes kept through forward (matmul and
-     * attention outputs), and the FLOPs its recompute runs */
-    double sac_kept_bytes, sac_recompute_flops;
+    /* selective-op: bytes kept through forward (matmul and attention
+     * outputs), the part of them that is not also in saved_bytes (an
+     * output no backward op reads, which only eager's cache holds), and
+     * the FLOPs its recompute runs */
+    double sac_kept_bytes, sac_cache_only_bytes, sac_recompute_flops;
     /* the temporaries one leaf of the run holds while its forward /
      * backward kernels run (layer_transients): count and size of each,
      * the leaf with the most bytes */
