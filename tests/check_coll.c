@@ -1145,6 +1145,45 @@ START_TEST(test_path_tree_ll_streams_through_the_node)
 }
 END_TEST
 
+START_TEST(test_path_tree_ll128_pipeline_bound)
+{
+    /* Tree/LL128 all-reduce of 1 MiB over 2 nodes x 4 on test-2x4 (Ampere,
+     * one 10 GB/s NIC, 10 us; 80 GB/s NVLink, 1 us): 2 channels of
+     * C = 512 KiB.  Bus: 2 x 9.6e9 x 0.92 = 17.664e9 (under 2 x 23.6e9),
+     * x 120/128 = 16.56e9 (under 2 x 20e9); algbw a channel
+     * 0.5 x 16.56e9 / 2 = 4.14e9.
+     * Chunk (calcCollChunking): 614400 x 15/16 = 576000 halves while
+     * C / chunk < (1 + 1 + 0.4) x 64 / 4 above 128 KiB, to 72000, then
+     * while C / chunk < 2.4 x 16 / 4 above 32 KiB, to 36000, aligned down
+     * to the 1920 B grain: 34560 (unaligned, 36000 would give 15), so 16
+     * chunks of c = 32 KiB.  Fill: 6 chain hops, LL128 lines streaming
+     * through, max(1.25, 1.0) us each; 2 network hops storing and
+     * forwarding the chunk, each c / 4.14e9 + 8.5 + 10 us, less the one
+     * chunk time bw_s counts.  640 threads (2.22 and newer).
+     * Bandwidth 16 c / 4.14e9 = 126.6 us; no credit waits (a slot's cycle,
+     * 7.9 + 2 x 18.5 us, is under 8 chunk times); launch 14 us. */
+    struct topo *t = test_topo();
+    struct coll_group g = {8, 2, 4};
+    struct nccl_config nc;
+    struct coll_result r;
+    forced(&nc, "Tree", "LL128");
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 1048576.0, &r);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_TREE);
+    ck_assert_int_eq(r.proto, PROTO_LL128);
+    ck_assert_int_eq(r.channels, 2);
+    ck_assert_int_eq(r.loops, 16);
+    double ch = 0.5 * 16.56e9 / 2, c = 32768;
+    double fill = 6 * 1.25e-6 + 2 * (c / ch + 18.5e-6) - c / ch;
+    double want = 14e-6 + fill + 16 * c / ch;
+    ck_assert_int_eq(r.nthreads, 640);
+    ck_assert(r.fill_s > 0.25 * r.time_s);   /* 52.4 of 193.1 us */
+    ck_assert_double_eq_tol(r.fill_s, fill, fill * REL_TOL);
+    ck_assert_double_eq_tol(r.steplat_s, 0, 1e-15);
+    ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
+    topo_free(t);
+}
+END_TEST
+
 START_TEST(test_path_nvls_switch_latency)
 {
     /* dgx-h100, 1 MiB all-reduce: NVLS/Simple, 16 channels x 8 heads,
@@ -1327,6 +1366,7 @@ main(void)
     tcase_add_test(core, test_aws_tuner_regions);
     tcase_add_test(core, test_path_nvls_switch_latency);
     tcase_add_test(core, test_path_tree_ll_streams_through_the_node);
+    tcase_add_test(core, test_path_tree_ll128_pipeline_bound);
     tcase_add_test(core, test_coll_plugin_tuner_choice);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");

@@ -693,6 +693,18 @@ proto_grain_bytes(int p)
     return p == PROTO_LL ? 16 : p == PROTO_LL128 ? 1920 : 512;
 }
 
+/* Threads of a tree kernel's block: from 2.22 every Tree collective
+ * runs NCCL_MAX_NTHREADS, 640, whatever topoGetAlgoInfo reduced them to
+ * ("Tree now uses all threads always", src/enqueue.cc); before, the
+ * reduced count, with 4 warps more for Simple's split. */
+static int
+tree_block_threads(int version, int p, int nt)
+{
+    if (version >= 222)
+        return 640;
+    return p == PROTO_SIMPLE ? nt + 4 * 32 : nt;
+}
+
 static void
 coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
           struct coll_result *r)
@@ -782,6 +794,7 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
         } else {
             /* Tree all-reduce: NCCL's algbw is half its busBw. */
             double alg_ch = 0.5 * bus / x->ch;
+            r->nthreads = tree_block_threads(x->nc->version, p, nt);
             double C = nb / nc;
             if (p == PROTO_LL128) {
                 double steps = 1 + floor(log2(N)) + 0.1 * ppn;
@@ -800,6 +813,11 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
                                          a, p, &tuned) == 1) {
                 double grain = proto_grain_bytes(p);
                 chunk = floor(fmin(tuned, chunk0) / grain) * grain;
+            } else {
+                /* calcCollChunking: "align chunkSize to multiple
+                 * grainSize", after the shrinking above. */
+                double grain = proto_grain_bytes(p);
+                chunk = floor(chunk / grain) * grain;
             }
             double M = fmax(1, ceil(C / chunk));
             double c = C / M;

@@ -52,7 +52,8 @@ struct coll_result {
     double fill_s;          /* the first chunk crossing every hop */
     double bw_s;            /* the bytes at the pipe's bandwidth */
     double steplat_s;       /* per-step synchronisation of later chunks */
-    int nthreads;           /* threads per channel (topoGetAlgoInfo) */
+    int nthreads;           /* threads per channel (topoGetAlgoInfo; a
+                               tree kernel 640 from 2.22) */
     int hops;               /* sequential hops of one chunk */
     int loops;              /* chunks each hop carries per channel */
     int syncs;              /* flag waits per chunk (Simple: 2 slices) */
