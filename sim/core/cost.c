@@ -234,9 +234,75 @@ cost_comm_buffers(const struct topo *t, const struct nccl_config *nc,
                                                   cu->channels, algos);
 }
 
-void
-cost_table_build(const struct sched *s, const struct topo *t,
-                 struct cost_table *ct)
+/* Ops timed alike: every field the loop below reads of an op (its kind,
+ * stream, group, unit, leaves, bytes, reduction and hooks) equal, so are
+ * its three times and its collective's result.  A step's middle
+ * micro-batches repeat the same ops, so most ops find one timed before;
+ * the table maps a field hash to the first op of each kind seen (open
+ * addressing, at most half full; past that, ops are timed afresh). */
+struct op_memo {
+    int *slot;                  /* op id, -1 for empty */
+    unsigned mask;
+    int n, max;
+};
+
+static bool
+same_op_costs(const struct sched_op *a, const struct sched_op *b)
+{
+    return a->kind == b->kind && a->stream == b->stream && a->pg == b->pg
+           && a->unit == b->unit && a->leaf_begin == b->leaf_begin
+           && a->leaf_end == b->leaf_end && a->bytes == b->bytes
+           && a->redop == b->redop && a->hooks == b->hooks;
+}
+
+static unsigned
+op_costs_hash(const struct sched_op *op)
+{
+    uint64_t h = 1469598103934665603u;  /* FNV-1a over the fields */
+    const int64_t f[] = {op->kind, op->stream, op->pg, op->unit,
+                         op->leaf_begin, op->leaf_end, (int64_t)op->bytes,
+                         op->redop, op->hooks};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+        h = (h ^ (uint64_t)f[i]) * 1099511628211u;
+    return (unsigned)(h ^ h >> 32);
+}
+
+static void
+op_memo_init(struct op_memo *m, int n_ops)
+{
+    unsigned size = 64;
+    while (size < 2u * (unsigned)n_ops && size < (1u << 20))
+        size *= 2;
+    m->slot = xmalloc(sizeof *m->slot * size);
+    for (unsigned i = 0; i < size; i++)
+        m->slot[i] = -1;
+    m->mask = size - 1;
+    m->n = 0;
+    m->max = (int)(size / 2);
+}
+
+/* The first op timed like op ID, or -1 (then ID is remembered, if there
+ * is room, as the first of its kind). */
+static int
+op_memo_find(struct op_memo *m, const struct sched *s, int id)
+{
+    const struct sched_op *op = &s->ops[id];
+    unsigned i = op_costs_hash(op) & m->mask;
+    for (; m->slot[i] >= 0; i = (i + 1) & m->mask)
+        if (same_op_costs(&s->ops[m->slot[i]], op))
+            return m->slot[i];
+    if (m->n < m->max) {
+        m->slot[i] = id;
+        m->n++;
+    }
+    return -1;
+}
+
+/* cost_table_build, with the op memo or (EACH) every op timed on its
+ * own. */
+static void
+build(const struct sched *s, const struct topo *t, struct cost_table *ct,
+      bool each)
 {
     int n = s->n_ops;
     cost_table_alloc(ct, s);
@@ -304,8 +370,22 @@ cost_table_build(const struct sched *s, const struct topo *t,
      * slot for an op of none), its post-forward communicator. */
     struct comm_use comms[PG_COUNT] = {{0}};
     struct comm_use *pf = xcalloc((size_t)s->n_units + 1, sizeof *pf);
+    struct op_memo om;
+    op_memo_init(&om, n);
     for (int i = 0; i < n; i++) {
         const struct sched_op *op = &s->ops[i];
+        int same = each ? -1 : op_memo_find(&om, s, i);
+        if (same >= 0) {
+            ct->gpu_ns[i] = ct->gpu_ns[same];
+            ct->launch_ns[i] = ct->launch_ns[same];
+            ct->issue_ns[i] = ct->issue_ns[same];
+            if (sched_op_is_collective(op)) {
+                *cost_coll(ct, i) = *cost_coll(ct, same);
+                /* Its communicator is the earlier op's, already marked
+                 * with this result. */
+            }
+            continue;
+        }
         double sec = 0;
         int kernels = 1;
         double host_extra_s = 0;
@@ -440,6 +520,7 @@ cost_table_build(const struct sched *s, const struct topo *t,
     for (int u = 0; u <= s->n_units; u++)
         cost_comm_buffers(t, &s->nccl, &pf[u], ct);
     ct->nccl_buffer_bytes = ct->nccl_nvls_bytes + ct->nccl_conn_bytes;
+    free(om.slot);
     free(pf);
     free(fwd_s);
     free(bwd_s);
@@ -447,6 +528,20 @@ cost_table_build(const struct sched *s, const struct topo *t,
     free(bwd_k);
     free(rec_s);
     free(rec_k);
+}
+
+void
+cost_table_build(const struct sched *s, const struct topo *t,
+                 struct cost_table *ct)
+{
+    build(s, t, ct, false);
+}
+
+void
+cost_table_build_each(const struct sched *s, const struct topo *t,
+                      struct cost_table *ct)
+{
+    build(s, t, ct, true);
 }
 
 void
