@@ -237,14 +237,18 @@ cost_comm_buffers(const struct topo *t, const struct nccl_config *nc,
 /* Ops timed alike: every field the loop below reads of an op (its kind,
  * stream, group, unit, leaves, bytes, reduction and hooks) equal, so are
  * its three times and its collective's result.  A step's middle
- * micro-batches repeat the same ops, so most ops find one timed before;
- * the table maps a field hash to the first op of each kind seen (open
- * addressing, at most half full; past that, ops are timed afresh). */
+ * micro-batches repeat the same ops, so most ops find one timed before:
+ * GPT-3 175B's steps have a few thousand kinds of op, at any
+ * accumulation.  The table maps a hash of those fields to the first op
+ * of each kind (open addressing, doubled when half full): sized by its
+ * kinds, not by the ops, it stays in cache. */
 struct op_memo {
     int *slot;                  /* op id, -1 for empty */
     unsigned mask;
-    int n, max;
+    int n;
 };
+
+#define OP_MEMO_FIRST_SLOTS 4096u
 
 static bool
 same_op_costs(const struct sched_op *a, const struct sched_op *b)
@@ -268,32 +272,45 @@ op_costs_hash(const struct sched_op *op)
 }
 
 static void
-op_memo_init(struct op_memo *m, int n_ops)
+op_memo_init(struct op_memo *m, unsigned size)
 {
-    unsigned size = 64;
-    while (size < 2u * (unsigned)n_ops && size < (1u << 20))
-        size *= 2;
     m->slot = xmalloc(sizeof *m->slot * size);
     for (unsigned i = 0; i < size; i++)
         m->slot[i] = -1;
     m->mask = size - 1;
     m->n = 0;
-    m->max = (int)(size / 2);
 }
 
-/* The first op timed like op ID, or -1 (then ID is remembered, if there
- * is room, as the first of its kind). */
+/* The free slot or the slot of the op timed like OP. */
+static unsigned
+op_memo_slot(const struct op_memo *m, const struct sched *s,
+             const struct sched_op *op)
+{
+    unsigned i = op_costs_hash(op) & m->mask;
+    while (m->slot[i] >= 0 && !same_op_costs(&s->ops[m->slot[i]], op))
+        i = (i + 1) & m->mask;
+    return i;
+}
+
+/* The first op timed like op ID, or -1 (then ID is remembered as the
+ * first of its kind). */
 static int
 op_memo_find(struct op_memo *m, const struct sched *s, int id)
 {
-    const struct sched_op *op = &s->ops[id];
-    unsigned i = op_costs_hash(op) & m->mask;
-    for (; m->slot[i] >= 0; i = (i + 1) & m->mask)
-        if (same_op_costs(&s->ops[m->slot[i]], op))
-            return m->slot[i];
-    if (m->n < m->max) {
-        m->slot[i] = id;
-        m->n++;
+    unsigned i = op_memo_slot(m, s, &s->ops[id]);
+    if (m->slot[i] >= 0)
+        return m->slot[i];
+    m->slot[i] = id;
+    if (++m->n > (int)(m->mask / 2)) {
+        struct op_memo big;
+        op_memo_init(&big, 2 * (m->mask + 1));
+        for (unsigned k = 0; k <= m->mask; k++)
+            if (m->slot[k] >= 0)
+                big.slot[op_memo_slot(&big, s, &s->ops[m->slot[k]])] =
+                    m->slot[k];
+        big.n = m->n;
+        free(m->slot);
+        *m = big;
     }
     return -1;
 }
@@ -371,7 +388,7 @@ build(const struct sched *s, const struct topo *t, struct cost_table *ct,
     struct comm_use comms[PG_COUNT] = {{0}};
     struct comm_use *pf = xcalloc((size_t)s->n_units + 1, sizeof *pf);
     struct op_memo om;
-    op_memo_init(&om, n);
+    op_memo_init(&om, OP_MEMO_FIRST_SLOTS);
     for (int i = 0; i < n; i++) {
         const struct sched_op *op = &s->ops[i];
         int same = each ? -1 : op_memo_find(&om, s, i);
