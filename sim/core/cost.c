@@ -389,9 +389,19 @@ build(const struct sched *s, const struct topo *t, struct cost_table *ct,
     struct comm_use *pf = xcalloc((size_t)s->n_units + 1, sizeof *pf);
     struct op_memo om;
     op_memo_init(&om, OP_MEMO_FIRST_SLOTS);
+    /* The op as far back as the last one's match, tried first: the ops
+     * of a micro-batch follow those of the one before in order, so after
+     * the first match the next op's is the one after it. */
+    int back = 0;
     for (int i = 0; i < n; i++) {
         const struct sched_op *op = &s->ops[i];
-        int same = each ? -1 : op_memo_find(&om, s, i);
+        int same = -1;
+        if (each)
+            same = -1;
+        else if (back > 0 && same_op_costs(&s->ops[i - back], op))
+            same = i - back;
+        else if ((same = op_memo_find(&om, s, i)) >= 0)
+            back = i - same;
         if (same >= 0) {
             ct->gpu_ns[i] = ct->gpu_ns[same];
             ct->launch_ns[i] = ct->launch_ns[same];
