@@ -137,6 +137,12 @@ mem_sample(struct mem *m, int64_t t)
 }
 
 void
+mem_reserve_samples(struct mem *m, size_t n)
+{
+    m->samples = xgrow(m->samples, &m->cap_samples, n, sizeof *m->samples);
+}
+
+void
 mem_put_sample(struct mem *m, const struct mem_sample *s)
 {
     /* Several changes at one time leave one sample, the last. */
