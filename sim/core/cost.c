@@ -315,6 +315,9 @@ op_memo_find(struct op_memo *m, const struct sched *s, int id)
     return -1;
 }
 
+static void table_alloc(struct cost_table *ct, const struct sched *s,
+                        bool zero);
+
 /* cost_table_build, with the op memo or (EACH) every op timed on its
  * own. */
 static void
@@ -322,7 +325,7 @@ build(const struct sched *s, const struct topo *t, struct cost_table *ct,
       bool each)
 {
     int n = s->n_ops;
-    cost_table_alloc(ct, s);
+    table_alloc(ct, s, false);
 
     /* Leaf times per dtype are the same for every op: compute them once. */
     double *fwd_s = xcalloc(s->n_leaves + 1, sizeof(double));
@@ -396,11 +399,9 @@ build(const struct sched *s, const struct topo *t, struct cost_table *ct,
     for (int i = 0; i < n; i++) {
         const struct sched_op *op = &s->ops[i];
         int same = -1;
-        if (each)
-            same = -1;
-        else if (back > 0 && same_op_costs(&s->ops[i - back], op))
+        if (!each && back > 0 && same_op_costs(&s->ops[i - back], op))
             same = i - back;
-        else if ((same = op_memo_find(&om, s, i)) >= 0)
+        else if (!each && (same = op_memo_find(&om, s, i)) >= 0)
             back = i - same;
         if (same >= 0) {
             ct->gpu_ns[i] = ct->gpu_ns[same];
@@ -571,19 +572,28 @@ cost_table_build_each(const struct sched *s, const struct topo *t,
     build(s, t, ct, true);
 }
 
-void
-cost_table_alloc(struct cost_table *ct, const struct sched *s)
+/* cost_table_alloc, the times zeroed or (for build, which sets every
+ * one) not. */
+static void
+table_alloc(struct cost_table *ct, const struct sched *s, bool zero)
 {
     int n = s->n_ops;
     memset(ct, 0, sizeof *ct);
-    ct->gpu_ns = xcalloc(n, sizeof(int64_t));
-    ct->issue_ns = xcalloc(n, sizeof(int64_t));
-    ct->launch_ns = xcalloc(n, sizeof(int64_t));
+    size_t bytes = sizeof(int64_t) * (size_t)(n ? n : 1);
+    ct->gpu_ns = zero ? xcalloc(n, sizeof(int64_t)) : xmalloc(bytes);
+    ct->issue_ns = zero ? xcalloc(n, sizeof(int64_t)) : xmalloc(bytes);
+    ct->launch_ns = zero ? xcalloc(n, sizeof(int64_t)) : xmalloc(bytes);
     ct->coll_of = xmalloc((size_t)(n ? n : 1) * sizeof *ct->coll_of);
     for (int i = 0; i < n; i++)
         ct->coll_of[i] = sched_op_is_collective(&s->ops[i]) ? ct->n_coll++
                                                             : -1;
     ct->coll = xcalloc(ct->n_coll, sizeof *ct->coll);
+}
+
+void
+cost_table_alloc(struct cost_table *ct, const struct sched *s)
+{
+    table_alloc(ct, s, true);
 }
 
 void
