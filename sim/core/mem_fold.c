@@ -79,6 +79,20 @@ pending_at(const struct mem *m, const int *list, int op)
 #define SEG_SHIFT 44
 #define SEG_OFFSET_MAX (1ull << SEG_SHIFT)
 
+/* The index of X's lowest set bit (X > 0). */
+static int
+lowest_bit(uint64_t x)
+{
+#if defined(__GNUC__)
+    return __builtin_ctzll(x);
+#else
+    int n = 0;
+    for (; !(x & 1); x >>= 1)
+        n++;
+    return n;
+#endif
+}
+
 static uint64_t
 addr_of(const uint64_t *canon, int slot)
 {
@@ -192,7 +206,7 @@ mem_snapshot_take(const struct mem *m, int lo, int end)
      * step's buffers are mostly freed ones. */
     for (int w = 0; w <= (m->n_buffers - 1) / 64; w++)
         for (uint64_t bits = m->live_bits[w]; bits != 0; bits &= bits - 1) {
-            int v = w * 64 + __builtin_ctzll(bits);
+            int v = w * 64 + lowest_bit(bits);
             uint64_t addr = addr_of(canon, m->buffer_block[v]);
             if (addr == UINT64_MAX)
                 continue;
