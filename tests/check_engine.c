@@ -317,6 +317,63 @@ START_TEST(test_engine_invariants_on_real_run)
 }
 END_TEST
 
+START_TEST(test_cost_memo_is_exact)
+{
+    /* cost_table_build gives an op the times of the first op timed alike
+     * (same kind, stream, group, unit, leaves, bytes, reduction, hooks):
+     * every entry must be what timing each op on its own gives, on the
+     * settings that change a micro-batch's ops and on FSDP2's per-unit
+     * post-forward meshes, CPU offload and selective checkpointing. */
+    static const char *const extra[] = {
+        "--fsdp-version 2 --reshard-after-forward 4",
+        "--cpu-offload --no-sync",
+        "--activation-checkpointing selective-op",
+    };
+    int n_extra = (int)(sizeof extra / sizeof *extra);
+    for (int i = 0; i < tu_n_fold_settings + n_extra; i++) {
+        const char *set = i < tu_n_fold_settings
+                              ? tu_fold_settings[i]
+                              : extra[i - tu_n_fold_settings];
+        char *args = xasprintf("--model tiny-llama --topology test-2x4 "
+                               "--grad-accum 11 %s", set);
+        struct tu_run t;
+        char *cause = NULL;
+        ck_assert_msg(tu_run(&t, args, 0, &cause) == 0, "%s: %s", args,
+                      cause);
+        const struct sched *s = t.r.sched;
+        struct cost_table memo, each;
+        cost_table_build(s, t.r.topo, &memo);
+        cost_table_build_each(s, t.r.topo, &each);
+        int hits = 0;
+        for (int k = 0; k < s->n_ops; k++) {
+            ck_assert_msg(memo.gpu_ns[k] == each.gpu_ns[k]
+                              && memo.issue_ns[k] == each.issue_ns[k]
+                              && memo.launch_ns[k] == each.launch_ns[k],
+                          "%s: op %d", args, k);
+            const struct coll_result *a = cost_coll(&memo, k),
+                                     *b = cost_coll(&each, k);
+            ck_assert((a == NULL) == (b == NULL));
+            if (a != NULL)
+                ck_assert_msg(a->time_s == b->time_s && a->algo == b->algo
+                                  && a->proto == b->proto
+                                  && a->channels == b->channels
+                                  && a->comm_channels == b->comm_channels,
+                              "%s: collective op %d", args, k);
+            hits += k > 0 && memo.gpu_ns[k] == memo.gpu_ns[k - 1];
+        }
+        ck_assert(hits > 0);
+        ck_assert(memo.nccl_buffer_bytes == each.nccl_buffer_bytes
+                  && memo.nccl_nvls_bytes == each.nccl_nvls_bytes
+                  && memo.nccl_conn_bytes == each.nccl_conn_bytes
+                  && memo.nvls_communicators == each.nvls_communicators);
+        cost_table_free(&memo);
+        cost_table_free(&each);
+        tu_free(&t);
+        free(args);
+    }
+}
+END_TEST
+
 START_TEST(test_engine_world_size_does_not_change_cost)
 {
     /* SPMD: one representative rank is simulated, so the schedule is the
@@ -640,6 +697,7 @@ main(void)
     tcase_add_test(core, test_engine_fold_is_exact);
     tcase_add_test(core, test_engine_fold_moving_segments);
     tcase_add_test(core, test_engine_fold_checks_copies);
+    tcase_add_test(core, test_cost_memo_is_exact);
     suite_add_tcase(s, core);
     return tu_main(s);
 }

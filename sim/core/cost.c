@@ -234,12 +234,98 @@ cost_comm_buffers(const struct topo *t, const struct nccl_config *nc,
                                                   cu->channels, algos);
 }
 
-void
-cost_table_build(const struct sched *s, const struct topo *t,
-                 struct cost_table *ct)
+/* Ops timed alike: every field the loop below reads of an op (its kind,
+ * stream, group, unit, leaves, bytes, reduction and hooks) equal, so are
+ * its three times and its collective's result.  A step's middle
+ * micro-batches repeat the same ops, so most ops find one timed before:
+ * GPT-3 175B's steps have a few thousand kinds of op, at any
+ * accumulation.  The table maps a hash of those fields to the first op
+ * of each kind (open addressing, doubled when half full): sized by its
+ * kinds, not by the ops, it stays in cache. */
+struct op_memo {
+    int *slot;                  /* op id, -1 for empty */
+    unsigned mask;
+    int n;
+};
+
+#define OP_MEMO_FIRST_SLOTS 4096u
+
+static bool
+same_op_costs(const struct sched_op *a, const struct sched_op *b)
+{
+    return a->kind == b->kind && a->stream == b->stream && a->pg == b->pg
+           && a->unit == b->unit && a->leaf_begin == b->leaf_begin
+           && a->leaf_end == b->leaf_end && a->bytes == b->bytes
+           && a->redop == b->redop && a->hooks == b->hooks;
+}
+
+static unsigned
+op_costs_hash(const struct sched_op *op)
+{
+    uint64_t h = 1469598103934665603u;  /* FNV-1a over the fields */
+    const int64_t f[] = {op->kind, op->stream, op->pg, op->unit,
+                         op->leaf_begin, op->leaf_end, (int64_t)op->bytes,
+                         op->redop, op->hooks};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+        h = (h ^ (uint64_t)f[i]) * 1099511628211u;
+    return (unsigned)(h ^ h >> 32);
+}
+
+static void
+op_memo_init(struct op_memo *m, unsigned size)
+{
+    m->slot = xmalloc(sizeof *m->slot * size);
+    for (unsigned i = 0; i < size; i++)
+        m->slot[i] = -1;
+    m->mask = size - 1;
+    m->n = 0;
+}
+
+/* The free slot or the slot of the op timed like OP. */
+static unsigned
+op_memo_slot(const struct op_memo *m, const struct sched *s,
+             const struct sched_op *op)
+{
+    unsigned i = op_costs_hash(op) & m->mask;
+    while (m->slot[i] >= 0 && !same_op_costs(&s->ops[m->slot[i]], op))
+        i = (i + 1) & m->mask;
+    return i;
+}
+
+/* The first op timed like op ID, or -1 (then ID is remembered as the
+ * first of its kind). */
+static int
+op_memo_find(struct op_memo *m, const struct sched *s, int id)
+{
+    unsigned i = op_memo_slot(m, s, &s->ops[id]);
+    if (m->slot[i] >= 0)
+        return m->slot[i];
+    m->slot[i] = id;
+    if (++m->n > (int)(m->mask / 2)) {
+        struct op_memo big;
+        op_memo_init(&big, 2 * (m->mask + 1));
+        for (unsigned k = 0; k <= m->mask; k++)
+            if (m->slot[k] >= 0)
+                big.slot[op_memo_slot(&big, s, &s->ops[m->slot[k]])] =
+                    m->slot[k];
+        big.n = m->n;
+        free(m->slot);
+        *m = big;
+    }
+    return -1;
+}
+
+static void table_alloc(struct cost_table *ct, const struct sched *s,
+                        bool zero);
+
+/* cost_table_build, with the op memo or (EACH) every op timed on its
+ * own. */
+static void
+build(const struct sched *s, const struct topo *t, struct cost_table *ct,
+      bool each)
 {
     int n = s->n_ops;
-    cost_table_alloc(ct, s);
+    table_alloc(ct, s, false);
 
     /* Leaf times per dtype are the same for every op: compute them once. */
     double *fwd_s = xcalloc(s->n_leaves + 1, sizeof(double));
@@ -304,8 +390,30 @@ cost_table_build(const struct sched *s, const struct topo *t,
      * slot for an op of none), its post-forward communicator. */
     struct comm_use comms[PG_COUNT] = {{0}};
     struct comm_use *pf = xcalloc((size_t)s->n_units + 1, sizeof *pf);
+    struct op_memo om;
+    op_memo_init(&om, OP_MEMO_FIRST_SLOTS);
+    /* The op as far back as the last one's match, tried first: the ops
+     * of a micro-batch follow those of the one before in order, so after
+     * the first match the next op's is the one after it. */
+    int back = 0;
     for (int i = 0; i < n; i++) {
         const struct sched_op *op = &s->ops[i];
+        int same = -1;
+        if (!each && back > 0 && same_op_costs(&s->ops[i - back], op))
+            same = i - back;
+        else if (!each && (same = op_memo_find(&om, s, i)) >= 0)
+            back = i - same;
+        if (same >= 0) {
+            ct->gpu_ns[i] = ct->gpu_ns[same];
+            ct->launch_ns[i] = ct->launch_ns[same];
+            ct->issue_ns[i] = ct->issue_ns[same];
+            if (sched_op_is_collective(op)) {
+                *cost_coll(ct, i) = *cost_coll(ct, same);
+                /* Its communicator is the earlier op's, already marked
+                 * with this result. */
+            }
+            continue;
+        }
         double sec = 0;
         int kernels = 1;
         double host_extra_s = 0;
@@ -440,6 +548,7 @@ cost_table_build(const struct sched *s, const struct topo *t,
     for (int u = 0; u <= s->n_units; u++)
         cost_comm_buffers(t, &s->nccl, &pf[u], ct);
     ct->nccl_buffer_bytes = ct->nccl_nvls_bytes + ct->nccl_conn_bytes;
+    free(om.slot);
     free(pf);
     free(fwd_s);
     free(bwd_s);
@@ -450,18 +559,41 @@ cost_table_build(const struct sched *s, const struct topo *t,
 }
 
 void
-cost_table_alloc(struct cost_table *ct, const struct sched *s)
+cost_table_build(const struct sched *s, const struct topo *t,
+                 struct cost_table *ct)
+{
+    build(s, t, ct, false);
+}
+
+void
+cost_table_build_each(const struct sched *s, const struct topo *t,
+                      struct cost_table *ct)
+{
+    build(s, t, ct, true);
+}
+
+/* cost_table_alloc, the times zeroed or (for build, which sets every
+ * one) not. */
+static void
+table_alloc(struct cost_table *ct, const struct sched *s, bool zero)
 {
     int n = s->n_ops;
     memset(ct, 0, sizeof *ct);
-    ct->gpu_ns = xcalloc(n, sizeof(int64_t));
-    ct->issue_ns = xcalloc(n, sizeof(int64_t));
-    ct->launch_ns = xcalloc(n, sizeof(int64_t));
+    size_t bytes = sizeof(int64_t) * (size_t)(n ? n : 1);
+    ct->gpu_ns = zero ? xcalloc(n, sizeof(int64_t)) : xmalloc(bytes);
+    ct->issue_ns = zero ? xcalloc(n, sizeof(int64_t)) : xmalloc(bytes);
+    ct->launch_ns = zero ? xcalloc(n, sizeof(int64_t)) : xmalloc(bytes);
     ct->coll_of = xmalloc((size_t)(n ? n : 1) * sizeof *ct->coll_of);
     for (int i = 0; i < n; i++)
         ct->coll_of[i] = sched_op_is_collective(&s->ops[i]) ? ct->n_coll++
                                                             : -1;
     ct->coll = xcalloc(ct->n_coll, sizeof *ct->coll);
+}
+
+void
+cost_table_alloc(struct cost_table *ct, const struct sched *s)
+{
+    table_alloc(ct, s, true);
 }
 
 void

@@ -429,6 +429,7 @@ run(const struct sched *s, const struct topo *t, struct cost_table *ct,
         }
     }
     r->total_ns = total_with_retries(op_ns, n_alloc, t);
+    mem_reserve_samples(r->mem, 2 * (size_t)n_alloc + 1);
     /* Made before the check below, so that the scan's arrays have one
      * owner to free them. */
     e.fold = engine_fold_new(s, &scan);

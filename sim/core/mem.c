@@ -90,6 +90,7 @@ mem_new(int n_buffers, double capacity_bytes)
     m->buffer_cat = xcalloc(n_buffers ? n_buffers : 1, sizeof *m->buffer_cat);
     for (int i = 0; i < n_buffers; i++)
         m->buffer_block[i] = -1;
+    m->live_bits = xcalloc((size_t)n_buffers / 64 + 1, sizeof *m->live_bits);
     m->capacity = capacity_bytes;
     m->pending_lo = SIZE_MAX;
     return m;
@@ -102,6 +103,7 @@ mem_free(struct mem *m)
         return;
     free(m->blocks);
     free(m->buffer_block);
+    free(m->live_bits);
     free(m->buffer_cat);
     free(m->samples);
     free(m->pending_head);
@@ -132,6 +134,12 @@ mem_sample(struct mem *m, int64_t t)
     struct mem_sample s = {t, m->allocated, m->reserved, {0}};
     memcpy(s.by_cat, m->by_cat, sizeof m->by_cat);
     mem_put_sample(m, &s);
+}
+
+void
+mem_reserve_samples(struct mem *m, size_t n)
+{
+    m->samples = xgrow(m->samples, &m->cap_samples, n, sizeof *m->samples);
 }
 
 void
@@ -396,7 +404,7 @@ mem_alloc_op(struct mem *m, int64_t t, int op, int buffer,
         b = &m->blocks[best];
     }
     b->state = BLOCK_USED;
-    m->buffer_block[buffer] = best;
+    mem_set_buffer_block(m, buffer, best);
     m->buffer_cat[buffer] = cat;
     m->allocated += (int64_t)b->size;
     m->by_cat[cat] += (int64_t)b->size;
@@ -423,7 +431,7 @@ mem_release(struct mem *m, int64_t t, int buffer, int wait_op,
 {
     int i = m->buffer_block[buffer];
     assert(i >= 0);
-    m->buffer_block[buffer] = -1;
+    mem_set_buffer_block(m, buffer, -1);
     struct block *b = &m->blocks[i];
     m->allocated -= (int64_t)b->size;
     m->by_cat[m->buffer_cat[buffer]] -= (int64_t)b->size;

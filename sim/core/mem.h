@@ -122,6 +122,10 @@ struct mem_retry {
 
 void mem_get_stats(const struct mem *m, struct mem_stats *st);
 const struct mem_sample *mem_samples(const struct mem *m, int *n);
+/* Room for N samples before the list grows (an allocation and a free
+ * leave one each): growing a long step's list by doubling copied it
+ * several times over. */
+void mem_reserve_samples(struct mem *m, size_t n);
 /* Every retry so far, in order. */
 const struct mem_retry *mem_retries(const struct mem *m, int *n);
 /* Reset the peaks (after warm-up) without touching live state. */

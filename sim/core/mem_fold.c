@@ -79,6 +79,20 @@ pending_at(const struct mem *m, const int *list, int op)
 #define SEG_SHIFT 44
 #define SEG_OFFSET_MAX (1ull << SEG_SHIFT)
 
+/* The index of X's lowest set bit (X > 0). */
+static int
+lowest_bit(uint64_t x)
+{
+#if defined(__GNUC__)
+    return __builtin_ctzll(x);
+#else
+    int n = 0;
+    for (; !(x & 1); x >>= 1)
+        n++;
+    return n;
+#endif
+}
+
 static uint64_t
 addr_of(const uint64_t *canon, int slot)
 {
@@ -188,14 +202,19 @@ mem_snapshot_take(const struct mem *m, int lo, int end)
     s->n_retry_log = m->n_retry_log;
     s->n_buffers = m->n_buffers;
     size_t cap_live = 0;
-    for (int v = 0; v < m->n_buffers; v++) {
-        uint64_t addr = addr_of(canon, m->buffer_block[v]);
-        if (addr == UINT64_MAX)
-            continue;
-        s->live = xgrow(s->live, &cap_live, (size_t)s->n_live + 1,
-                        sizeof *s->live);
-        s->live[s->n_live++] = (struct live_buf){v, m->buffer_cat[v], addr};
-    }
+    /* The live buffers in id order, from the set bits (mem_impl.h): a
+     * step's buffers are mostly freed ones. */
+    for (int w = 0; w <= (m->n_buffers - 1) / 64; w++)
+        for (uint64_t bits = m->live_bits[w]; bits != 0; bits &= bits - 1) {
+            int v = w * 64 + lowest_bit(bits);
+            uint64_t addr = addr_of(canon, m->buffer_block[v]);
+            if (addr == UINT64_MAX)
+                continue;
+            s->live = xgrow(s->live, &cap_live, (size_t)s->n_live + 1,
+                            sizeof *s->live);
+            s->live[s->n_live++] =
+                (struct live_buf){v, m->buffer_cat[v], addr};
+        }
     free(canon);
     return s;
 }
@@ -364,9 +383,9 @@ mem_fold(struct mem *m, const struct mem_snapshot *s,
         if (m->buffer_block[v] < 0 || map->buf_alloc_op[v] < map->b1)
             continue;
         int w = v + copies * bstride;
-        m->buffer_block[w] = m->buffer_block[v];
+        mem_set_buffer_block(m, w, m->buffer_block[v]);
         m->buffer_cat[w] = m->buffer_cat[v];
-        m->buffer_block[v] = -1;
+        mem_set_buffer_block(m, v, -1);
     }
 
     /* The micro-batch's samples, again for each copy.  Its first one

@@ -49,6 +49,10 @@ struct mem {
     struct block *blocks;
     size_t n_blocks, cap_blocks;
     int *buffer_block;
+    /* Bit v set while buffer v is live (buffer_block[v] >= 0): a
+     * snapshot (mem_fold.c) lists the live buffers of a step's tens of
+     * thousands by walking the set bits. */
+    uint64_t *live_bits;
     enum mem_category *buffer_cat;
     int n_buffers;
     double capacity;
@@ -95,5 +99,17 @@ void mem_sample(struct mem *m, int64_t t);
 void mem_put_sample(struct mem *m, const struct mem_sample *s);
 /* Make room in the pending lists for op OP (new entries empty). */
 void mem_grow_pending(struct mem *m, int op);
+
+/* Buffer V now lives in block SLOT (-1: not live). */
+static inline void
+mem_set_buffer_block(struct mem *m, int v, int slot)
+{
+    m->buffer_block[v] = slot;
+    uint64_t bit = UINT64_C(1) << (v % 64);
+    if (slot >= 0)
+        m->live_bits[v / 64] |= bit;
+    else
+        m->live_bits[v / 64] &= ~bit;
+}
 
 #endif
