@@ -110,9 +110,11 @@ cmd_getopt(struct cmd_getopt *g)
     int c = getopt_long(g->argc, g->argv, g->cmd->shortopts,
                         g->cmd->longopts, NULL);
     if (c == ':' || c == '?') {
+        char buf[3];
+        const char *word = setup_refused_option(g->argv, buf);
         cmd_option_error(g->cmd->name, c == ':' ? OPTION_NEEDS_VALUE
                                                 : OPTION_UNKNOWN,
-                         g->argv[optind - 1]);
+                         word);
         return CMD_OPT_BAD;
     }
     return c == -1 ? CMD_OPT_END : c;

@@ -27,6 +27,11 @@ search_take_opt(int argc, char **argv, int *i, const char *long_name,
         *val = *i + 1 < argc ? argv[++*i] : NULL;
         return 1;
     }
+    /* "-j4", the value joined to a short option, as getopt takes it */
+    if (short_name && strncmp(a, short_name, 2) == 0 && a[2] != '\0') {
+        *val = a + 2;
+        return 1;
+    }
     return 0;
 }
 

@@ -85,6 +85,18 @@ setup_option_error(enum option_error e, const char *word)
     return xasprintf("unexpected argument '%s'", word);
 }
 
+const char *
+setup_refused_option(char *const *argv, char buf[3])
+{
+    const char *word = argv[optind - 1];
+    if (strncmp(word, "--", 2) == 0 || optopt <= ' ' || optopt >= 127)
+        return word;
+    buf[0] = '-';
+    buf[1] = (char)optopt;
+    buf[2] = '\0';
+    return buf;
+}
+
 char *
 setup_join_args(int argc, char *const *argv)
 {
@@ -141,12 +153,14 @@ setup_parse_args(struct run *r, const char *cmd, int argc, char **argv,
         case 'g': key = "gpus_per_node"; break;
         case 'c': key = "config"; break;
         case ':':
-        case '?':
+        case '?': {
+            char buf[3];
             *cause = setup_option_error(c == ':' ? OPTION_NEEDS_VALUE
                                                  : OPTION_UNKNOWN,
-                                        argv[optind - 1]);
+                                        setup_refused_option(argv, buf));
             rc = SETUP_USAGE;
             goto out;
+        }
         default:
             key = config_options[c - 1000].key;
             break;

@@ -68,6 +68,11 @@ enum option_error {
  * "option 'WORD' needs a value", "unknown option 'WORD'" or "unexpected
  * argument 'WORD'", WORD as written.  Caller frees. */
 char *setup_option_error(enum option_error e, const char *word);
+/* The option getopt_long just refused (it returned ':' or '?'): a long
+ * option is the word it passed; a short one may sit inside a word ("-j1":
+ * getopt stops at 'j' before moving past it), so it is named by optopt,
+ * written into BUF. */
+const char *setup_refused_option(char *const *argv, char buf[3]);
 
 /* ARGV's ARGC words joined by single spaces.  Caller frees. */
 char *setup_join_args(int argc, char *const *argv);

@@ -1,0 +1,1 @@
+simulate --model toy -j1
