@@ -12,6 +12,7 @@
 #include "model.h"
 #include "testutil.h"
 #include "runconf.h"
+#include "straggler.h"
 #include "topo.h"
 #include "xalloc.h"
 #include "check_main.h"
@@ -847,6 +848,32 @@ START_TEST(test_mfu_below_ceiling)
 }
 END_TEST
 
+START_TEST(test_straggler_pace)
+{
+    /* e(n), the expected largest of n standard normals: 0 for one draw,
+     * 1/sqrt(pi) = 0.5641896 for two (the classical closed form), and
+     * 1.4236003 for eight (tables of normal order statistics). */
+    ck_assert_double_eq(straggler_expected_max(1), 0);
+    ck_assert_double_eq_tol(straggler_expected_max(2), 0.5641896, 1e-6);
+    ck_assert_double_eq_tol(straggler_expected_max(8), 1.4236003, 1e-6);
+    /* The range of 8 is 2 e(8), so sigma = spread / (2 e(8)) and the
+     * slowest of 8 runs at 1 - sigma e(8) = 1 - spread / 2: 0.975 for
+     * the default 5 %.  The slowest of 128: e(128) = 2.5946 (same
+     * tables), 1 - 0.05 x 2.5946 / 2.8472 = 0.95444. */
+    ck_assert_double_eq_tol(straggler_speed(0.05, 8), 0.975, 1e-12);
+    ck_assert_double_eq_tol(straggler_speed(0.05, 128), 0.95444, 1e-5);
+    ck_assert_double_eq(straggler_speed(0.05, 1), 1);
+    ck_assert_double_eq(straggler_speed(0, 128), 1);
+    /* More GPUs, a slower slowest one. */
+    double prev = 1;
+    for (int n = 2; n <= 1 << 16; n *= 2) {
+        double v = straggler_speed(0.05, n);
+        ck_assert_double_lt(v, prev);
+        prev = v;
+    }
+}
+END_TEST
+
 int
 main(void)
 {
@@ -868,6 +895,7 @@ main(void)
     tcase_add_test(tc, test_attention_choice);
     tcase_add_test(tc, test_trends);
     tcase_add_test(tc, test_mfu_below_ceiling);
+    tcase_add_test(tc, test_straggler_pace);
     suite_add_tcase(s, tc);
     return tu_main(s);
 }

@@ -946,6 +946,28 @@ START_TEST(test_sched_selective_op_float8_abs)
 }
 END_TEST
 
+START_TEST(test_sched_straggler_slows_compute_only)
+{
+    /* tiny-llama on test-2x4's 2 x 4 = 8 GPUs: with the default
+     * speed_spread of 5 % the slowest of 8 runs at 0.975 of a typical GPU
+     * (straggler.h), so the step's GEMMs and attention take 1/0.975 as
+     * long; memory-bound kernels and collectives do not change.  Compute
+     * grows, by less than 1/0.975 = 2.56 %, and the collectives' summed
+     * times stay the same. */
+    struct tu_run typical, spread;
+    run_ok(&typical, BASE "--nodes 2 --set gpu.speed_spread=0", 1);
+    run_ok(&spread, BASE "--nodes 2", 1);
+    ck_assert_double_gt(spread.met.compute_s, typical.met.compute_s);
+    ck_assert_double_lt(spread.met.compute_s,
+                        typical.met.compute_s / 0.975);
+    ck_assert_double_eq(spread.met.allgather_s, typical.met.allgather_s);
+    ck_assert_double_eq(spread.met.reducescatter_s,
+                        typical.met.reducescatter_s);
+    tu_free(&typical);
+    tu_free(&spread);
+}
+END_TEST
+
 START_TEST(test_sched_selective_op_compiled_saves)
 {
     /* tiny-llama over 2 x 2048 tokens in bf16 under torchtitan's policy:
@@ -1247,6 +1269,7 @@ main(void)
     tcase_add_test(core, test_sched_selective_op_saves);
     tcase_add_test(core, test_sched_selective_op_float8_abs);
     tcase_add_test(core, test_sched_selective_op_compiled_saves);
+    tcase_add_test(core, test_sched_straggler_slows_compute_only);
     tcase_add_test(core, test_sched_float8_saved_bytes);
     tcase_add_test(core, test_sched_loss_temporaries);
     tcase_add_test(core, test_sched_nccl_buffers_outside_allocator);

@@ -3,6 +3,7 @@
  */
 #include "cost.h"
 #include "kernel_cost.h"
+#include "straggler.h"
 #include "xalloc.h"
 
 #include <math.h>
@@ -337,6 +338,10 @@ build(const struct sched *s, const struct topo *t, struct cost_table *ct,
     int *rec_k = sac ? xcalloc(s->n_leaves + 1, sizeof(int)) : NULL;
     struct kernel_ctx kc;
     cost_kernel_ctx(s, &kc);
+    /* The step goes at its slowest GPU's pace (straggler.h): the compute
+     * peaks its kernels run at are that GPU's. */
+    struct topo slowest = *t;
+    slowest.clock_fraction *= straggler_speed(t->speed_spread, s->world);
     /* The layers of a model repeat: a leaf like one timed before (same
      * shape, name and parent class, so the same kernel list) takes its
      * times. */
@@ -359,13 +364,13 @@ build(const struct sched *s, const struct topo *t, struct cost_table *ct,
             }
             continue;
         }
-        fwd_s[l] = cost_leaf_time_s(t, s->leaves[l], &kc, s->param_dtype,
-                                    PHASE_FWD, &fwd_k[l]);
-        bwd_s[l] = cost_leaf_time_s(t, s->leaves[l], &kc, s->param_dtype,
-                                    PHASE_BWD, &bwd_k[l]);
+        fwd_s[l] = cost_leaf_time_s(&slowest, s->leaves[l], &kc,
+                                    s->param_dtype, PHASE_FWD, &fwd_k[l]);
+        bwd_s[l] = cost_leaf_time_s(&slowest, s->leaves[l], &kc,
+                                    s->param_dtype, PHASE_BWD, &bwd_k[l]);
         if (sac)
             rec_s[l] = cost_leaf_recompute_selective_s(
-                t, s->leaves[l], &kc, s->param_dtype, s->leaf_sac_gemm[l],
+                &slowest, s->leaves[l], &kc, s->param_dtype, s->leaf_sac_gemm[l],
                 &rec_k[l]);
         if (n_leaf_memo < COST_MEMO)
             memo_leaf[n_leaf_memo++] = l;

@@ -168,6 +168,13 @@ static const struct topo_key keys[] = {
      * H100 cap, a hot node) sustains this fraction of them. */
     {"gpu", "clock_fraction", KIND_REAL, F(clock_fraction), false, "1",
      "1", 0, 1, true, "allowed more than 0 up to 1"},
+    /* GPUs of one model differ: "5% and higher differences on an 8-gpu
+     * node" in matmul throughput (stas00/ml-engineering, compute/
+     * accelerator/README.md, "Not all accelerators are created equal"),
+     * and a synchronous step goes at the slowest one's pace
+     * (straggler.h).  0 takes every GPU as fast as the peaks say. */
+    {"gpu", "speed_spread", KIND_REAL, F(speed_spread), false, "0.05",
+     "0.05", 0, 0.5, false, "allowed 0 to 0.5"},
     {"gpu", "sms", KIND_INT, F(sms), false, "0", "132", 0, 1024, false,
      "allowed 0 (the architecture's) to 1024"},
     {"compute", "attention_forward_scale", KIND_REAL, F(attention_fwd_scale),

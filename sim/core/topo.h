@@ -76,6 +76,9 @@ struct topo {
                                    kernel reaches */
     double clock_fraction;      /* sustained clock over the one the peaks
                                    are quoted at (power-limited parts) */
+    double speed_spread;        /* expected range of sustained speed
+                                   among 8 GPUs of the model, a fraction
+                                   of a typical one's (straggler.h) */
     int sms;                    /* streaming multiprocessors; 0 = the
                                    architecture's flagship count */
     /* [compute]: measured corrections of the attention table, from

@@ -4,6 +4,7 @@
  */
 #include "output.h"
 #include "json_out.h"
+#include "straggler.h"
 #include "units.h"
 #include "wrap.h"
 
@@ -140,6 +141,12 @@ output_summary_text(const struct run_view *v, FILE *out)
             100 * m->mfu_palm, 100 * m->hfu);
     fprintf(out, "compute           %s\n",
             units_fmt_time_s(b1, sizeof b1, m->compute_s));
+    double slowest = straggler_speed(v->topo->speed_spread, s->world);
+    if (slowest < 1)
+        fprintf(out, "slowest GPU       the pace: %.1f%% of a typical GPU's "
+                "compute speed, the slowest of %d ([gpu] speed_spread "
+                "%.1f%% among 8)\n", 100 * slowest, s->world,
+                100 * v->topo->speed_spread);
     fprintf(out, "all-gather        %s in %d ops\n",
             units_fmt_time_s(b1, sizeof b1, m->allgather_s),
             m->n_allgathers);
@@ -251,6 +258,8 @@ output_summary_json(const struct run_view *v, FILE *out)
     fprintf(out, "  \"host_busy_s\": %.9f,\n", m->host_busy_s);
     fprintf(out, "  \"host_bound\": %s,\n", m->host_bound ? "true" : "false");
     fprintf(out, "  \"compute_s\": %.9f,\n", m->compute_s);
+    fprintf(out, "  \"slowest_gpu_speed\": %.6f,\n",
+            straggler_speed(v->topo->speed_spread, s->world));
     fprintf(out, "  \"allgather_s\": %.9f,\n", m->allgather_s);
     fprintf(out, "  \"reducescatter_s\": %.9f,\n", m->reducescatter_s);
     fprintf(out, "  \"allreduce_s\": %.9f,\n", m->allreduce_s);
