@@ -124,6 +124,73 @@ START_TEST(test_steady_is_exact)
 }
 END_TEST
 
+/* ARGS's summary (tiny-llama on test-2x4) counted from a run of STEPS[it]
+ * micro-batches in step it (steady_run_steps), against simulating every
+ * micro-batch: equal whenever that run stands for ARGS's accumulation,
+ * which is returned. */
+static int
+steps_match(const char *args, const int *steps)
+{
+    char *line = xasprintf("simulate --model tiny-llama --topology test-2x4 "
+                           "%s", args);
+    char *argv[64];
+    int argc, used;
+    struct run r;
+    struct sim_result nr;
+    struct metrics m;
+    char *cause = NULL;
+    parse_line(line, args, &r, argv, &argc);
+    ck_assert_msg(steady_run_steps(&r, steps, &m, &used, &cause) == 0,
+                  "%s: %s", args, cause);
+    if (used) {
+        memset(&nr, 0, sizeof nr);
+        char *a = summary_json(&r, &nr, &m);
+        int exact_used;
+        struct mem_stats mx;
+        char *b = summary(args, 0, &exact_used, &mx);
+        ck_assert_msg(strcmp(a, b) == 0, "%s:\nsteps %s\nwhole %s", args, a,
+                      b);
+        ck_assert_msg(memcmp(&m.mem, &mx, sizeof mx) == 0, "%s: allocator",
+                      args);
+        free(a);
+        free(b);
+    }
+    setup_free(&r);
+    free(line);
+    return used;
+}
+
+START_TEST(test_steady_own_step_lengths)
+{
+    /* A run whose steps have lengths of their own (9 or 10 micro-batches,
+     * of A's parity, and two more) stands for A when each step is a whole
+     * number of its periods shorter, and then gives the summary of
+     * simulating all A: over the settings folding is tested on, at 13,
+     * 24, 999 and 1,000 micro-batches, the longer step first and last
+     * (the later steps start from the state an earlier step of another
+     * length leaves). */
+    static const int accum[] = {13, 24, 999, 1000};
+    int used = 0, tried = 0;
+    for (int i = 0; i < tu_n_fold_settings; i++)
+        for (size_t k = 0; k < sizeof accum / sizeof *accum; k++)
+            for (int longer = 0; longer < 2; longer++) {
+                int a0 = 9 + (accum[k] - 9) % 2, steps[3];
+                for (int it = 0; it < 3; it++)
+                    steps[it] = a0 + 2 * ((it == 0) == longer);
+                char *args = xasprintf("--grad-accum %d %s", accum[k],
+                                       tu_fold_settings[i]);
+                int u = steps_match(args, steps);
+                if (i == 0)
+                    ck_assert_msg(u, "%s: the steps did not stand for it",
+                                  args);
+                used += u;
+                tried++;
+                free(args);
+            }
+    ck_assert_int_gt(used, tried / 2);
+}
+END_TEST
+
 START_TEST(test_steady_long_step)
 {
     /* A thousand micro-batches from nine or ten of them, and the same
@@ -288,8 +355,13 @@ START_TEST(test_steady_repeat_without_period)
      * whole period after it.  The engine records the repeat with no
      * copies (its summary still that of simulating every micro-batch),
      * and a step of 50, 30 micro-batches longer (a multiple of 10 and of
-     * 6), is counted from it; 400 from 40 (360 = 12 x 30; about the
-     * longest step of GPT-3 the schedule limit allows). */
+     * 6), is counted from it.  A step of 40 or 33 is not a multiple of 30
+     * longer than one run already: it is counted from a run whose first
+     * step is 20 or 23 long (10 more is a whole period of 10) and whose
+     * second is of the length the second step of 20 or 23 (ending at 40's
+     * or 33's phase of 10) shows it needs for a whole number of periods
+     * of 6 or 2; 400 the same way (about the longest step of GPT-3 the
+     * schedule limit allows). */
     struct run r;
     struct sim_result nr;
     char *line = gpt3_folded("--micro-batch 90 --grad-accum 20", &r, &nr);
@@ -304,12 +376,12 @@ START_TEST(test_steady_repeat_without_period)
     free(line);
 
     shared_cache = steady_cache_new();
-    static const int accum[] = {20, 50, 40, 400};
+    static const int accum[] = {20, 50, 40, 33, 400};
     for (size_t k = 0; k < sizeof accum / sizeof *accum; k++) {
         char *args = xasprintf("%s --micro-batch 90 --grad-accum %d",
                                GPT3_1024, accum[k]);
         int u = steady_matches(args);
-        ck_assert_msg(u == (accum[k] == 50 || accum[k] == 400),
+        ck_assert_msg(u == (accum[k] != 20),
                       "%s: counted from a shorter run: %d", args, u);
         free(args);
     }
@@ -377,6 +449,7 @@ main(void)
     TCase *c = tcase_create("core");
     tcase_set_timeout(c, 120);
     tcase_add_test(c, test_steady_is_exact);
+    tcase_add_test(c, test_steady_own_step_lengths);
     tcase_add_test(c, test_steady_long_step);
     tcase_add_test(c, test_steady_step_grows_by_periods);
     tcase_add_test(c, test_steady_shared_short_step);
