@@ -21,6 +21,10 @@
  * repeats, and the short step for A is then the shortest that still
  * reaches every repeat with A - A' a multiple of every period.  The probe
  * only chooses A'; A''s own run must fold in every step to be used.
+ * The steps of that run need not be equally long (sched_build_steps):
+ * each step only needs to be a whole number of its own periods shorter
+ * than A, the later steps' periods depending on where the earlier ones
+ * ended (try_own_steps).
  *
  * What the long step's summary needs of the short run does not depend on
  * A (struct steady_short), so a sweep's points that differ only in their
