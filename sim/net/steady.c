@@ -516,18 +516,46 @@ from_known(struct shorts *sr, int64_t a, int64_t from, int64_t step0,
     return 0;
 }
 
+/* The micro-batches a step needs to reach a repeat NEED micro-batches in
+ * (engine_fold.c's repeat), and enough for the allocator to settle. */
+static int64_t
+at_least(int64_t need)
+{
+    return need > STEADY_MICRO_BATCHES ? need : STEADY_MICRO_BATCHES;
+}
+
+/* Into STEPS, for A micro-batches: step 0 of A0, and each later one the
+ * shortest that reaches the repeat SH shows in that step at A's phase of
+ * its period (no longer than A).  Whether they differ from A0. */
+static int
+steps_for(const struct steady_short *sh, int64_t a, int64_t a0, int *steps)
+{
+    int differ = 0;
+    steps[0] = (int)a0;
+    for (int i = 1; i < sh->n_jumps; i++) {
+        int64_t ai = residue_step(a, at_least(sh->step_need[i]),
+                                  sh->jumps[i].micro);
+        steps[i] = (int)(ai < a ? ai : a);
+        differ |= steps[i] != steps[0];
+    }
+    return differ;
+}
+
 /* R's summary from a run whose steps each have their own length, if one
  * stands for A: 1, 0 when none does, -1 with *cause.  The first step
  * starts from the same state whatever A is, so PROBE says from where and
  * how often it repeats: it is made the shortest that reaches that repeat
  * at A's phase (A0).  Where it ends in its period sets how the next step
- * repeats, which the step of A0 micro-batches in each step shows (a
- * sweep's point of that A, kept, or run once for every A of its phase):
- * the next is made the shortest that reaches that one's repeat at A's
- * phase, and so on.  So a step that repeats every 10 from micro-batch 7
- * followed by one that repeats every 6 takes about 24 + 13 micro-batches
- * for any A, where one length for both needs A's phase modulo 30, up to
- * 48 micro-batches twice. */
+ * repeats, which a run whose first step is A0 long shows: the later
+ * steps are made the shortest that reach that run's repeats at A's
+ * phase.  That run is the step of A0 micro-batches in each (a sweep's
+ * point of that A, kept) or, when A is A0 itself or no such step was
+ * kept, one whose later steps are as long as the probe's repeats need
+ * at A0's phase (shared by every A of A0's phase, and the run A0 itself
+ * takes when the probe's later periods are A0's too).  So a step that
+ * repeats every 10 from micro-batch 7 followed by one that repeats every
+ * 6 takes about 24 + 13 micro-batches for any A, where one length for
+ * both needs A's phase modulo 30, up to 48 micro-batches twice. */
 static int
 try_own_steps(struct shorts *sr, const struct steady_short *probe,
               struct metrics *m, char **cause)
@@ -535,34 +563,38 @@ try_own_steps(struct shorts *sr, const struct steady_short *probe,
     struct run *r = sr->r;
     int64_t a = r->cfg.grad_accum;
     int n = probe->n_jumps;
-    int64_t need = probe->step_need[0] > STEADY_MICRO_BATCHES
-                       ? probe->step_need[0] : STEADY_MICRO_BATCHES;
-    int64_t a0 = residue_step(a, need, probe->jumps[0].micro);
-    if (a0 >= a || n < 2)
-        return 0;
-    const struct steady_short *uni = short_get(sr, a0, cause);
-    if (uni == NULL)
-        return -1;
-    if (from_short(r, uni, m) == 0)
-        return 1;
-    if (!uni->complete || uni->n_jumps != n)
+    int64_t a0 = residue_step(a, at_least(probe->step_need[0]),
+                              probe->jumps[0].micro);
+    if (a0 > a || n < 2)
         return 0;
     int *steps = xcalloc((size_t)n, sizeof *steps);
-    int differ = 0;
-    steps[0] = (int)a0;
-    for (int i = 1; i < n; i++) {
-        int64_t ni = uni->step_need[i] > STEADY_MICRO_BATCHES
-                         ? uni->step_need[i] : STEADY_MICRO_BATCHES;
-        int64_t ai = residue_step(a, ni, uni->jumps[i].micro);
-        steps[i] = (int)(ai < a ? ai : a);
-        differ |= steps[i] != steps[0];
-    }
+    int *guess = xcalloc((size_t)n, sizeof *guess);
+    const struct steady_short *base = NULL;
     int rc = 0;
-    if (differ) {
-        const struct steady_short *sh = short_get_steps(sr, a, steps, cause);
-        rc = sh == NULL ? -1 : from_short(r, sh, m) == 0;
+    int guessed = steps_for(probe, a0, a0, guess);
+    if (!short_known(sr, a0, &base)) {
+        base = short_get_steps(sr, a0, guessed ? guess : NULL, cause);
+        if (base == NULL) {
+            rc = -1;
+            goto out;
+        }
     }
+    if (from_short(r, base, m) == 0) {
+        rc = 1;
+        goto out;
+    }
+    if (!base->complete || base->n_jumps != n)
+        goto out;
+    int differ = steps_for(base, a, a0, steps);
+    if (memcmp(steps, base->steps, sizeof *steps * (size_t)n) == 0)
+        goto out;               /* that one was just tried */
+    const struct steady_short *sh =
+        differ ? short_get_steps(sr, a, steps, cause)
+               : short_get(sr, a0, cause);
+    rc = sh == NULL ? -1 : from_short(r, sh, m) == 0;
+out:
     free(steps);
+    free(guess);
     return rc;
 }
 
