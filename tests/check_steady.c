@@ -49,8 +49,12 @@ parse_line(char *line, const char *args, struct run *r, char **argv,
     ck_assert_msg(rc == 0, "%s: %s", args, cause);
 }
 
+/* With STEPS, by steady_run_steps from a run of STEPS[it] micro-batches
+ * in step it instead (*used: whether that run stood for ARGS's; NULL
+ * when it did not). */
 static char *
-summary(const char *args, int steady, int *used, struct mem_stats *mem)
+summary_steps(const char *args, int steady, const int *steps, int *used,
+              struct mem_stats *mem)
 {
     char *line = xasprintf("simulate --model tiny-llama --topology test-2x4 "
                            "%s%s", args, steady ? "" : " --exact");
@@ -63,7 +67,10 @@ summary(const char *args, int steady, int *used, struct mem_stats *mem)
     parse_line(line, args, &r, argv, &argc);
     *used = 0;
     char *key = shared_cache ? steady_key(argc, argv) : NULL;
-    if (steady) {
+    if (steady && steps != NULL) {
+        memset(&nr, 0, sizeof nr);
+        rc = steady_run_steps(&r, steps, &m, used, &cause);
+    } else if (steady) {
         rc = steady_run(&r, shared_cache, key, &nr, &m, used, &cause);
     } else {
         rc = setup_prepare(&r, &cause);
@@ -74,12 +81,20 @@ summary(const char *args, int steady, int *used, struct mem_stats *mem)
     }
     free(key);
     ck_assert_msg(rc == 0, "%s: %s", args, cause);
-    char *text = summary_json(&r, &nr, &m);
-    *mem = m.mem;
+    /* Steps that do not stand for ARGS's accumulation leave no summary. */
+    char *text = steps == NULL || *used ? summary_json(&r, &nr, &m) : NULL;
+    if (text != NULL)
+        *mem = m.mem;
     sim_result_free(&nr);
     setup_free(&r);
     free(line);
     return text;
+}
+
+static char *
+summary(const char *args, int steady, int *used, struct mem_stats *mem)
+{
+    return summary_steps(args, steady, NULL, used, mem);
 }
 
 /* ARGS's summary by steady_run and by the whole simulation agree;
@@ -120,6 +135,58 @@ START_TEST(test_steady_is_exact)
         }
     /* Most settings repeat within the short step; the comparison is
      * void for those that do not (they are simulated whole). */
+    ck_assert_int_gt(used, tried / 2);
+}
+END_TEST
+
+/* ARGS's summary (tiny-llama on test-2x4) counted from a run of STEPS[it]
+ * micro-batches in step it, against simulating every micro-batch: equal
+ * whenever that run stands for ARGS's accumulation, which is returned. */
+static int
+steps_match(const char *args, const int *steps)
+{
+    int used, exact_used;
+    struct mem_stats ms, mx;
+    char *a = summary_steps(args, 1, steps, &used, &ms);
+    if (used) {
+        char *b = summary(args, 0, &exact_used, &mx);
+        ck_assert_msg(strcmp(a, b) == 0, "%s:\nsteps %s\nwhole %s", args, a,
+                      b);
+        ck_assert_msg(memcmp(&ms, &mx, sizeof ms) == 0, "%s: allocator",
+                      args);
+        free(b);
+    }
+    free(a);
+    return used;
+}
+
+START_TEST(test_steady_own_step_lengths)
+{
+    /* A run whose steps have lengths of their own (9 or 10 micro-batches,
+     * of A's parity, and two more) stands for A when each step is a whole
+     * number of its periods shorter, and then gives the summary of
+     * simulating all A: over the settings folding is tested on, at 13,
+     * 24, 999 and 1,000 micro-batches, the longer step first and last
+     * (the later steps start from the state an earlier step of another
+     * length leaves). */
+    static const int accum[] = {13, 24, 999, 1000};
+    int used = 0, tried = 0;
+    for (int i = 0; i < tu_n_fold_settings; i++)
+        for (size_t k = 0; k < sizeof accum / sizeof *accum; k++)
+            for (int longer = 0; longer < 2; longer++) {
+                int a0 = 9 + (accum[k] - 9) % 2, steps[3];
+                for (int it = 0; it < 3; it++)
+                    steps[it] = a0 + 2 * ((it == 0) == longer);
+                char *args = xasprintf("--grad-accum %d %s", accum[k],
+                                       tu_fold_settings[i]);
+                int u = steps_match(args, steps);
+                if (i == 0)
+                    ck_assert_msg(u, "%s: the steps did not stand for it",
+                                  args);
+                used += u;
+                tried++;
+                free(args);
+            }
     ck_assert_int_gt(used, tried / 2);
 }
 END_TEST
@@ -287,9 +354,14 @@ START_TEST(test_steady_repeat_without_period)
      * by where the first ended: a step of 20 has the repeat at 17 but no
      * whole period after it.  The engine records the repeat with no
      * copies (its summary still that of simulating every micro-batch),
-     * and a step of 50, 30 micro-batches longer (a multiple of 10 and of
-     * 6), is counted from it; 400 from 40 (360 = 12 x 30; about the
-     * longest step of GPT-3 the schedule limit allows). */
+     * and every step from 20 on is counted from runs whose steps have
+     * lengths of their own: 20 from one whose second step is as short as
+     * the probe's second step says it may be at 20's phase; 50, 40 and 33
+     * from one whose first step is 20 or 23 long (a whole number of
+     * periods of 10 shorter) and whose second is as long as the second
+     * step after a first of 20 or 23 (ending at their phase of 10) needs
+     * for a whole number of its periods of 6 or 2; 400 the same way
+     * (about the longest step of GPT-3 the schedule limit allows). */
     struct run r;
     struct sim_result nr;
     char *line = gpt3_folded("--micro-batch 90 --grad-accum 20", &r, &nr);
@@ -304,13 +376,12 @@ START_TEST(test_steady_repeat_without_period)
     free(line);
 
     shared_cache = steady_cache_new();
-    static const int accum[] = {20, 50, 40, 400};
+    static const int accum[] = {20, 50, 40, 33, 400};
     for (size_t k = 0; k < sizeof accum / sizeof *accum; k++) {
         char *args = xasprintf("%s --micro-batch 90 --grad-accum %d",
                                GPT3_1024, accum[k]);
         int u = steady_matches(args);
-        ck_assert_msg(u == (accum[k] == 50 || accum[k] == 400),
-                      "%s: counted from a shorter run: %d", args, u);
+        ck_assert_msg(u, "%s: not counted from a shorter run", args);
         free(args);
     }
     steady_cache_free(shared_cache);
@@ -377,6 +448,7 @@ main(void)
     TCase *c = tcase_create("core");
     tcase_set_timeout(c, 120);
     tcase_add_test(c, test_steady_is_exact);
+    tcase_add_test(c, test_steady_own_step_lengths);
     tcase_add_test(c, test_steady_long_step);
     tcase_add_test(c, test_steady_step_grows_by_periods);
     tcase_add_test(c, test_steady_shared_short_step);

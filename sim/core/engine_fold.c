@@ -178,11 +178,15 @@ static int
 find_step(const struct sched *s, const int *first, int it,
           struct fold_run *f)
 {
-    int a = s->micro_batches;
-    const int *b = first + (size_t)it * (a + 1);    /* b[a]: optimizer */
-    for (int k = 0; k <= a; k++)
+    int most = s->micro_batches, a = sched_step_micro_batches(s, it);
+    const int *b = first + (size_t)it * (most + 1); /* b[most]: optimizer */
+    if (a < FOLD_MIN_MICRO_BATCHES)
+        return 0;
+    for (int k = 0; k < a; k++)
         if (b[k] < 0 || (k > 0 && b[k] <= b[k - 1]))
             return 0;
+    if (b[most] <= b[a - 1])
+        return 0;
     int stride = b[3] - b[2];
     for (int k = 2; k <= a - 2; k++)
         if (b[k + 1] - b[k] != stride)

@@ -1167,7 +1167,7 @@ void
 optimizer_step(struct builder *b, int *opt_state)
 {
     b->phase = PHASE_OPTIMIZER;
-    b->micro = b->s->micro_batches - 1;
+    b->micro = sched_step_micro_batches(b->s, b->it) - 1;
     double total_shard = 0;
     for (int u = 0; u < b->s->n_units; u++)
         total_shard += (double)b->s->units[u].shard_numel;
@@ -1679,7 +1679,7 @@ ddp_optimizer_step(struct builder *b, int *opt_state)
 {
     struct ddp_state *d = b->ddp;
     b->phase = PHASE_OPTIMIZER;
-    b->micro = b->s->micro_batches - 1;
+    b->micro = sched_step_micro_batches(b->s, b->it) - 1;
     grad_scaler_step(b, d->total_numel, 0);
     int tensors = 0;
     for (int l = 0; l < b->s->n_leaves; l++) {
@@ -1713,8 +1713,9 @@ ddp_steps(struct builder *b)
     int opt_state = -1;
     struct sched *s = b->s;
     for (b->it = 0; b->it < s->iterations; b->it++) {
-        for (b->micro = 0; b->micro < s->micro_batches; b->micro++) {
-            int sync = !b->c->no_sync || b->micro == s->micro_batches - 1;
+        int a = sched_step_micro_batches(s, b->it);
+        for (b->micro = 0; b->micro < a; b->micro++) {
+            int sync = !b->c->no_sync || b->micro == a - 1;
             ddp_forward_pass(b);
             ddp_backward_pass(b, sync);
         }
@@ -1760,12 +1761,33 @@ struct sched *
 sched_build(const struct model *m, const struct wrap_plan *p,
             const struct run_config *c, const struct topo *t, char **cause)
 {
+    return sched_build_steps(m, p, c, t, NULL, cause);
+}
+
+struct sched *
+sched_build_steps(const struct model *m, const struct wrap_plan *p,
+                  const struct run_config *c, const struct topo *t,
+                  const int *steps, char **cause)
+{
     int world = t->nodes * t->gpus_per_node;
     struct sched *s = xcalloc(1, sizeof *s);
     s->units = p->units;
     s->n_units = p->n_units;
     s->iterations = (int)c->iterations;
     s->micro_batches = (int)c->grad_accum;
+    /* Micro-batches over all steps, for the bound on the ops. */
+    double all_micro_batches = (double)c->iterations * (double)c->grad_accum;
+    if (steps != NULL) {
+        s->step_micro_batches = xmemdup(steps, sizeof *steps
+                                                   * (size_t)s->iterations);
+        s->micro_batches = 0;
+        all_micro_batches = 0;
+        for (int it = 0; it < s->iterations; it++) {
+            if (steps[it] > s->micro_batches)
+                s->micro_batches = steps[it];
+            all_micro_batches += steps[it];
+        }
+    }
     s->world = world;
     s->gpus_per_node = t->gpus_per_node;
     nccl_config_init(&s->nccl);
@@ -1775,7 +1797,7 @@ sched_build(const struct model *m, const struct wrap_plan *p,
         s->reduce_dtype = DTYPE_FP32;   /* the fp32 gradient buckets */
     if (kernel_attention_for(m, c->attention, t, s->param_dtype, &s->attn,
                              cause) != 0) {
-        free(s);
+        sched_free(s);
         return NULL;
     }
     s->compile = c->compile;
@@ -1789,7 +1811,7 @@ sched_build(const struct model *m, const struct wrap_plan *p,
     if (c->fsdp_version == 2) {
         if (sched_fsdp2_mesh(c, world, t->gpus_per_node, &s->shard_size,
                              &s->replicate_size, cause) != 0) {
-            free(s);
+            sched_free(s);
             return NULL;
         }
         s->post_forward_size = sched_fsdp2_post_forward_size(c,
@@ -1827,8 +1849,7 @@ sched_build(const struct model *m, const struct wrap_plan *p,
         4.0 * b.n_walk + 40.0 * s->n_units + 16
         + (c->sharding == SHARDING_DDP ? 4.0 * b.n_walk + 10.0 * s->n_leaves
                                        : 0);
-    double estimate = (double)c->iterations * (double)c->grad_accum
-                      * s->ops_bound_per_micro_batch;
+    double estimate = all_micro_batches * s->ops_bound_per_micro_batch;
     if (estimate > SCHED_MAX_OPS) {
         *cause = xasprintf("the schedule would hold about %.3g ops (limit "
                            "%d): lower --grad-accum or --iterations, or wrap "
@@ -1836,6 +1857,7 @@ sched_build(const struct model *m, const struct wrap_plan *p,
         builder_free(&b);
         free(s->leaves);
         free(s->leaf_sac_gemm);
+        free(s->step_micro_batches);
         free(s);
         return NULL;
     }
@@ -1895,8 +1917,9 @@ sched_build(const struct model *m, const struct wrap_plan *p,
         fsdp2_steps(&b);
     } else
     for (b.it = 0; b.it < s->iterations; b.it++) {
-        for (b.micro = 0; b.micro < s->micro_batches; b.micro++) {
-            int sync = !c->no_sync || b.micro == s->micro_batches - 1;
+        int a = sched_step_micro_batches(s, b.it);
+        for (b.micro = 0; b.micro < a; b.micro++) {
+            int sync = !c->no_sync || b.micro == a - 1;
             forward_pass(&b);
             backward_pass(&b, sync);
         }
@@ -1943,5 +1966,6 @@ sched_free(struct sched *s)
     free(s->leaves);
     free(s->leaf_sac_gemm);
     free(s->post_forward_sizes);
+    free(s->step_micro_batches);
     free(s);
 }

@@ -143,7 +143,11 @@ struct sched {
     int n_units;
     int n_buffers;
     int iterations;
-    int micro_batches;
+    int micro_batches;          /* per step (the most, see below) */
+    int *step_micro_batches;    /* NULL, or per step its own count: a
+                                   schedule built to stand for longer
+                                   steps (steady.c) whose steps repeat
+                                   with different periods */
     int world;                  /* all GPUs */
     int shard_size;             /* W */
     int replicate_size;         /* R (1 unless hybrid) */
@@ -208,6 +212,13 @@ void sched_set_batch(struct sched *s, const struct run_config *c);
 struct sched *sched_build(const struct model *m, const struct wrap_plan *p,
                           const struct run_config *c, const struct topo *t,
                           char **cause);
+/* sched_build with STEPS[it] micro-batches in step it (c->iterations of
+ * them) instead of c->grad_accum in each; NULL: sched_build. */
+struct sched *sched_build_steps(const struct model *m,
+                                const struct wrap_plan *p,
+                                const struct run_config *c,
+                                const struct topo *t, const int *steps,
+                                char **cause);
 void sched_free(struct sched *s);
 
 /* FSDP2's 2-D mesh (replicate, shard) for a world of `world` GPUs, from
@@ -229,6 +240,14 @@ const char *sched_op_kind_name(enum sched_op_kind k);
 const char *sched_pg_name(enum sched_pg pg);
 const char *sched_phase_name(enum sched_phase p);
 const char *mem_category_name(enum mem_category c);
+/* Micro-batches of step IT of S. */
+static inline int
+sched_step_micro_batches(const struct sched *s, int it)
+{
+    return s->step_micro_batches != NULL ? s->step_micro_batches[it]
+                                         : s->micro_batches;
+}
+
 /* What kind of work an op is: inline, since the engine and the cost
  * table ask it of every op. */
 static inline int

@@ -867,8 +867,9 @@ fsdp2_steps(struct builder *b)
 
     int opt_state = -1;
     for (b->it = 0; b->it < s->iterations; b->it++) {
-        for (b->micro = 0; b->micro < s->micro_batches; b->micro++) {
-            int last = b->micro == s->micro_batches - 1;
+        int a = sched_step_micro_batches(s, b->it);
+        for (b->micro = 0; b->micro < a; b->micro++) {
+            int last = b->micro == a - 1;
             int sync = !b->c->no_sync || last;
             /* set_reshard_after_backward(last micro-batch): the last
              * reshards, as the optimizer step needs its shards. */

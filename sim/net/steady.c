@@ -21,6 +21,10 @@
  * repeats, and the short step for A is then the shortest that still
  * reaches every repeat with A - A' a multiple of every period.  The probe
  * only chooses A'; A''s own run must fold in every step to be used.
+ * The steps of that run need not be equally long (sched_build_steps):
+ * each step only needs to be a whole number of its own periods shorter
+ * than A, the later steps' periods depending on where the earlier ones
+ * ended (try_own_steps).
  *
  * What the long step's summary needs of the short run does not depend on
  * A (struct steady_short), so a sweep's points that differ only in their
@@ -52,6 +56,9 @@ struct steady_short {
     int need;                   /* micro-batches a step needs to reach
                                    each of these repeats */
     int64_t period;             /* lcm of the steps' periods */
+    int *steps;                 /* per step: the micro-batches it ran */
+    int *step_need;             /* per step: those it needs to reach its
+                                   repeat */
     struct sched head;          /* the schedule's header, no ops */
     struct metrics_basis basis; /* with the reported step's period */
     struct engine_fold_jump *jumps;     /* one per step */
@@ -67,6 +74,8 @@ short_free(struct steady_short *sh)
         return;
     free(sh->jumps);
     free(sh->window_ns);
+    free(sh->steps);
+    free(sh->step_need);
     free(sh);
 }
 
@@ -92,15 +101,19 @@ boil_down(const struct sched *s, const struct topo *t,
     if (r->too_long || r->n_jumps != s->iterations)
         return sh;
     sh->period = 1;
+    sh->steps = xcalloc((size_t)s->iterations, sizeof *sh->steps);
+    sh->step_need = xcalloc((size_t)s->iterations, sizeof *sh->step_need);
     for (int i = 0; i < r->n_jumps; i++) {
         const struct engine_fold_jump *j = &r->jumps[i];
         if (j->iter != i)
             return sh;
+        sh->steps[i] = sched_step_micro_batches(s, i);
         /* The host reached micro-batch k (op b2) in the state of k - p:
          * a step of A has that repeat when k is one of its middle
          * micro-batches, up to A - 2 (engine_fold.c records it even
          * with no whole period after it). */
         int need = s->ops[j->b2].micro + 2;
+        sh->step_need[i] = need;
         if (need > sh->need)
             sh->need = need;
         sh->period = sh->period / gcd(sh->period, j->micro) * j->micro;
@@ -115,6 +128,7 @@ boil_down(const struct sched *s, const struct topo *t,
     sh->head.leaf_sac_gemm = NULL;
     sh->head.units = NULL;
     sh->head.block_cls = NULL;
+    sh->head.step_micro_batches = NULL;
     sh->n_jumps = r->n_jumps;
     sh->jumps = xmemdup(r->jumps, sizeof *r->jumps * (size_t)r->n_jumps);
     sh->window_ns = xcalloc((size_t)r->n_jumps, sizeof *sh->window_ns);
@@ -147,16 +161,20 @@ too_many_ops(const struct steady_short *sh, int64_t a)
 static int
 extend(const struct steady_short *sh, int64_t a, struct metrics_steady *x)
 {
-    int64_t a1 = sh->head.micro_batches;
     memset(x, 0, sizeof *x);
-    if (!sh->complete || a < a1)
+    if (!sh->complete)
         return 0;
     x->mem = sh->basis.mem;
     int64_t peak_shift = 0, shift = 0;
     double total = sh->total_ns;
     for (int i = 0; i < sh->n_jumps; i++) {
         const struct engine_fold_jump *j = &sh->jumps[i];
-        if ((a - a1) % j->micro != 0)
+        /* Each step of its own length: the later steps start from the
+         * state the earlier ones leave, the same (shifted) in both runs
+         * when every earlier step is a whole number of its periods
+         * shorter. */
+        int64_t a1 = sh->steps[i];
+        if (a < a1 || (a - a1) % j->micro != 0)
             return 0;
         int64_t periods = (a - a1) / j->micro, period = j->t2 - j->t1;
         total += (double)periods * sh->window_ns[i];
@@ -371,21 +389,32 @@ build_with(struct run *r, int64_t a, char **cause)
     return rc;
 }
 
+/* The key of the run of A micro-batches a step, or of STEPS[it] in step
+ * it (NULL: A in each). */
 static char *
-short_key(const char *key, int64_t a)
+short_key(const struct shorts *sr, int64_t a, const int *steps)
 {
-    return xasprintf("%s%lld", key, (long long)a);
+    if (steps == NULL)
+        return xasprintf("%s%lld", sr->key, (long long)a);
+    char *key = NULL;
+    size_t len = 0;
+    FILE *out = xopen_memstream(&key, &len);
+    fputs(sr->key, out);
+    for (int it = 0; it < sr->r->cfg.iterations; it++)
+        fprintf(out, "%s%d", it > 0 ? "/" : "", steps[it]);
+    fclose(out);
+    return key;
 }
 
-/* Keep SH, run for A micro-batches, in the cache or in SR. */
+/* Keep SH, run for A micro-batches (or STEPS), in the cache or in SR. */
 static const struct steady_short *
-keep(struct shorts *sr, int64_t a, struct steady_short *sh)
+keep(struct shorts *sr, int64_t a, const int *steps, struct steady_short *sh)
 {
     if (sr->cache == NULL || sr->key == NULL) {
         sr->own[sr->n_own++] = sh;
         return sh;
     }
-    char *k = short_key(sr->key, a);
+    char *k = short_key(sr, a, steps);
     const struct steady_short *kept = cache_put(sr->cache, k, sh);
     free(k);
     if (kept == NULL)           /* a full cache: this run's alone */
@@ -397,22 +426,48 @@ keep(struct shorts *sr, int64_t a, struct steady_short *sh)
 static int
 short_known(struct shorts *sr, int64_t a, const struct steady_short **sh)
 {
-    char *k = short_key(sr->key, a);
+    char *k = short_key(sr, a, NULL);
     int hit = cache_find(sr->cache, k, sh);
     free(k);
     return hit;
 }
 
-/* The run of R's settings with A micro-batches, boiled down: from the
- * cache, or built and simulated (not complete when the network model
- * refused it).  NULL with *cause on bad settings. */
+/* R's schedule with STEPS[it] micro-batches in step it, the rest of R's
+ * settings.  Only built after the same settings' schedule of STEPS[0]
+ * micro-batches a step passed setup_build_sched, so NCCL has accepted
+ * its collectives already: the same kinds on the same groups. */
+static int
+build_steps(struct run *r, const int *steps, char **cause)
+{
+    sched_free(r->sched);
+    r->sched = sched_build_steps(r->model, &r->plan, &r->cfg, r->topo, steps,
+                                 cause);
+    if (r->sched == NULL) {
+        *cause = config_blame(&r->cfg, NULL, *cause);
+        return -1;
+    }
+    r->sched->nccl = r->nccl;
+    return 0;
+}
+
+/* The run of R's settings with A micro-batches a step (or STEPS[it] in
+ * step it, NULL: A in each), boiled down: from the cache, or built and
+ * simulated (not complete when the network model refused it).  NULL with
+ * *cause on bad settings. */
 static const struct steady_short *
-short_get(struct shorts *sr, int64_t a, char **cause)
+short_get_steps(struct shorts *sr, int64_t a, const int *steps, char **cause)
 {
     const struct steady_short *known = NULL;
-    if (sr->cache != NULL && sr->key != NULL && short_known(sr, a, &known))
-        return known;
-    if (need_plan(sr, cause) != 0 || build_with(sr->r, a, cause) != 0)
+    if (sr->cache != NULL && sr->key != NULL) {
+        char *k = short_key(sr, a, steps);
+        int hit = cache_find(sr->cache, k, &known);
+        free(k);
+        if (hit)
+            return known;
+    }
+    if (need_plan(sr, cause) != 0
+        || (steps != NULL ? build_steps(sr->r, steps, cause)
+                          : build_with(sr->r, a, cause)) != 0)
         return NULL;
     struct sim_result nr;
     struct steady_short *sh;
@@ -424,7 +479,13 @@ short_get(struct shorts *sr, int64_t a, char **cause)
         *cause = NULL;
         sh = xcalloc(1, sizeof *sh);
     }
-    return keep(sr, a, sh);
+    return keep(sr, a, steps, sh);
+}
+
+static const struct steady_short *
+short_get(struct shorts *sr, int64_t a, char **cause)
+{
+    return short_get_steps(sr, a, NULL, cause);
 }
 
 /* The shortest step of at least NEED micro-batches whose difference from
@@ -453,6 +514,88 @@ from_known(struct shorts *sr, int64_t a, int64_t from, int64_t step0,
             return 1;
     }
     return 0;
+}
+
+/* The micro-batches a step needs to reach a repeat NEED micro-batches in
+ * (engine_fold.c's repeat), and enough for the allocator to settle. */
+static int64_t
+at_least(int64_t need)
+{
+    return need > STEADY_MICRO_BATCHES ? need : STEADY_MICRO_BATCHES;
+}
+
+/* Into STEPS, for A micro-batches: step 0 of A0, and each later one the
+ * shortest that reaches the repeat SH shows in that step at A's phase of
+ * its period (no longer than A).  Whether they differ from A0. */
+static int
+steps_for(const struct steady_short *sh, int64_t a, int64_t a0, int *steps)
+{
+    int differ = 0;
+    steps[0] = (int)a0;
+    for (int i = 1; i < sh->n_jumps; i++) {
+        int64_t ai = residue_step(a, at_least(sh->step_need[i]),
+                                  sh->jumps[i].micro);
+        steps[i] = (int)(ai < a ? ai : a);
+        differ |= steps[i] != steps[0];
+    }
+    return differ;
+}
+
+/* R's summary from a run whose steps each have their own length, if one
+ * stands for A: 1, 0 when none does, -1 with *cause.  The first step
+ * starts from the same state whatever A is, so PROBE says from where and
+ * how often it repeats: it is made the shortest that reaches that repeat
+ * at A's phase (A0).  Where it ends in its period sets how the next step
+ * repeats, which a run whose first step is A0 long shows: the later
+ * steps are made the shortest that reach that run's repeats at A's
+ * phase.  That run is the step of A0 micro-batches in each (a sweep's
+ * point of that A, kept) or, when A is A0 itself or no such step was
+ * kept, one whose later steps are as long as the probe's repeats need
+ * at A0's phase (shared by every A of A0's phase, and the run A0 itself
+ * takes when the probe's later periods are A0's too).  So a step that
+ * repeats every 10 from micro-batch 7 followed by one that repeats every
+ * 6 takes about 24 + 13 micro-batches for any A, where one length for
+ * both needs A's phase modulo 30, up to 48 micro-batches twice. */
+static int
+try_own_steps(struct shorts *sr, const struct steady_short *probe,
+              struct metrics *m, char **cause)
+{
+    struct run *r = sr->r;
+    int64_t a = r->cfg.grad_accum;
+    int n = probe->n_jumps;
+    int64_t a0 = residue_step(a, at_least(probe->step_need[0]),
+                              probe->jumps[0].micro);
+    if (a0 > a || n < 2)
+        return 0;
+    int *steps = xcalloc((size_t)n, sizeof *steps);
+    int *guess = xcalloc((size_t)n, sizeof *guess);
+    const struct steady_short *base = NULL;
+    int rc = 0;
+    int guessed = steps_for(probe, a0, a0, guess);
+    if (!short_known(sr, a0, &base)) {
+        base = short_get_steps(sr, a0, guessed ? guess : NULL, cause);
+        if (base == NULL) {
+            rc = -1;
+            goto out;
+        }
+    }
+    if (from_short(r, base, m) == 0) {
+        rc = 1;
+        goto out;
+    }
+    if (!base->complete || base->n_jumps != n)
+        goto out;
+    int differ = steps_for(base, a, a0, steps);
+    if (memcmp(steps, base->steps, sizeof *steps * (size_t)n) == 0)
+        goto out;               /* that one was just tried */
+    const struct steady_short *sh =
+        differ ? short_get_steps(sr, a, steps, cause)
+               : short_get(sr, a0, cause);
+    rc = sh == NULL ? -1 : from_short(r, sh, m) == 0;
+out:
+    free(steps);
+    free(guess);
+    return rc;
 }
 
 /* The probes, shortest first (or one more, of A's parity): each is run
@@ -513,6 +656,9 @@ try_short(struct shorts *sr, struct metrics *m, char **cause)
         int64_t from = probe->need > a1 ? probe->need : a1;
         if (from_known(sr, a, from, probe->jumps[0].micro, m))
             return 1;
+        int own = try_own_steps(sr, probe, m, cause);
+        if (own != 0)
+            return own;
         /* A step that ends at A's phase of the probe's periods; its later
          * steps may still repeat later than the probe's do (they start
          * from another state), so the next such step is tried too. */
@@ -548,7 +694,7 @@ whole_step(struct shorts *sr, struct sim_result *nr, struct metrics *m,
     if (eligible && sr->cache != NULL && sr->key != NULL
         && a >= STEADY_MICRO_BATCHES && a <= STEADY_PROBE_MICRO_BATCHES + 1) {
         const struct steady_short *sh =
-            keep(sr, a, boil_down(r->sched, r->topo, nr));
+            keep(sr, a, NULL, boil_down(r->sched, r->topo, nr));
         /* Its sums over the step, made for the others, are this point's
          * too (metrics_compute adds them up again otherwise: a pass over
          * every op); the period's are not read without X. */
@@ -579,4 +725,16 @@ steady_run(struct run *r, struct steady_cache *cache, const char *key,
         rc = whole_step(&sr, nr, m, eligible, cause);
     shorts_free(&sr);
     return rc < 0 ? -1 : 0;
+}
+
+int
+steady_run_steps(struct run *r, const int *steps, struct metrics *m,
+                 int *used, char **cause)
+{
+    struct shorts sr = {r, NULL, NULL, 0, {NULL}, 0};
+    const struct steady_short *sh = short_get_steps(&sr, r->cfg.grad_accum,
+                                                    steps, cause);
+    *used = sh != NULL && from_short(r, sh, m) == 0;
+    shorts_free(&sr);
+    return sh != NULL ? 0 : -1;
 }

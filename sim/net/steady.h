@@ -59,4 +59,11 @@ int steady_run(struct run *r, struct steady_cache *cache, const char *key,
                struct sim_result *nr, struct metrics *m, int *steady,
                char **cause);
 
+/* R's summary (*M, R's schedule only a header) from a run of R's
+ * settings with STEPS[it] micro-batches in step it, when that run stands
+ * for R's accumulation (*used; what steady_run does for the steps it
+ * chooses): 0, or -1 with *cause.  For tests. */
+int steady_run_steps(struct run *r, const int *steps, struct metrics *m,
+                     int *used, char **cause);
+
 #endif
