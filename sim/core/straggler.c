@@ -12,8 +12,8 @@ static const double PI = 3.14159265358979323846;
  * over [-9, 9] in steps of 1/64: the integrand is smooth and below 1e-15
  * outside that range for every n up to 10^6, and 1,152 intervals give
  * the value to better than 1e-7.  Each thread keeps the last N it asked
- * for (a sweep's runs ask for 8 and their world size again and again;
- * its workers are threads). */
+ * for (a sweep's runs ask for their world size again and again; its
+ * workers are threads). */
 double
 straggler_expected_max(int n)
 {
@@ -38,11 +38,22 @@ straggler_expected_max(int n)
     return last_value;
 }
 
+/* e(8), to which every spread refers, kept apart from the last N so
+ * that asking for 8 and then the world size does not recompute both. */
+static double
+expected_max_of_8(void)
+{
+    static _Thread_local double e8;
+    if (e8 == 0)
+        e8 = straggler_expected_max(8);
+    return e8;
+}
+
 double
 straggler_speed(double spread, int world)
 {
     if (spread <= 0 || world <= 1)
         return 1;
-    double sigma = spread / (2 * straggler_expected_max(8));
+    double sigma = spread / (2 * expected_max_of_8());
     return 1 - sigma * straggler_expected_max(world);
 }
