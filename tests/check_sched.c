@@ -917,9 +917,9 @@ START_TEST(test_sched_selective_op_float8_abs)
      * torch.compile keeps neither down's output, which only the residual
      * add ending the block reads (4096 x 256 x 2 = 2,097,152 bytes less:
      * 11,993,088), nor, tensorwise, any abs() (max is saved; no
-     * recomputed node reads abs()).  Rowwise: for the recomputed k, o and up, their
-     * weights' abs(), 65,536 + 65,536 + 176,128 = 307,200 elements, and
-     * their inputs', once per tensor: the attention norm's output (k's,
+     * recomputed node reads abs()).  Rowwise: for the recomputed k, o and
+     * up, their weights' abs(), 65,536 + 65,536 + 176,128 = 307,200
+     * elements, and their inputs', once per tensor: the attention norm's output (k's,
      * shared with q and v), the attention output (o's), the FFN norm's
      * output (up's, shared with gate), 3 x 1,048,576 elements: in all
      * (307,200 + 3,145,728) x 2 = 6,905,856 bytes. */

@@ -370,8 +370,8 @@ build(const struct sched *s, const struct topo *t, struct cost_table *ct,
                                     s->param_dtype, PHASE_BWD, &bwd_k[l]);
         if (sac)
             rec_s[l] = cost_leaf_recompute_selective_s(
-                &slowest, s->leaves[l], &kc, s->param_dtype, s->leaf_sac_gemm[l],
-                &rec_k[l]);
+                &slowest, s->leaves[l], &kc, s->param_dtype,
+                s->leaf_sac_gemm[l], &rec_k[l]);
         if (n_leaf_memo < COST_MEMO)
             memo_leaf[n_leaf_memo++] = l;
     }

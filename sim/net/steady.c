@@ -422,14 +422,22 @@ keep(struct shorts *sr, int64_t a, const int *steps, struct steady_short *sh)
     return kept != NULL ? kept : sh;
 }
 
-/* Whether the cache holds the run of A micro-batches already: *sh. */
+/* Whether the cache holds the run of A micro-batches a step (or STEPS[it]
+ * in step it) already: *sh. */
 static int
-short_known(struct shorts *sr, int64_t a, const struct steady_short **sh)
+short_known_steps(struct shorts *sr, int64_t a, const int *steps,
+                  const struct steady_short **sh)
 {
-    char *k = short_key(sr, a, NULL);
+    char *k = short_key(sr, a, steps);
     int hit = cache_find(sr->cache, k, sh);
     free(k);
     return hit;
+}
+
+static int
+short_known(struct shorts *sr, int64_t a, const struct steady_short **sh)
+{
+    return short_known_steps(sr, a, NULL, sh);
 }
 
 /* R's schedule with STEPS[it] micro-batches in step it, the rest of R's
@@ -458,13 +466,9 @@ static const struct steady_short *
 short_get_steps(struct shorts *sr, int64_t a, const int *steps, char **cause)
 {
     const struct steady_short *known = NULL;
-    if (sr->cache != NULL && sr->key != NULL) {
-        char *k = short_key(sr, a, steps);
-        int hit = cache_find(sr->cache, k, &known);
-        free(k);
-        if (hit)
-            return known;
-    }
+    if (sr->cache != NULL && sr->key != NULL
+        && short_known_steps(sr, a, steps, &known))
+        return known;
     if (need_plan(sr, cause) != 0
         || (steps != NULL ? build_steps(sr->r, steps, cause)
                           : build_with(sr->r, a, cause)) != 0)
