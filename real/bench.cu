@@ -19,7 +19,15 @@
  *    the split).
  * 2. A GEMM sweep on GPU 0 over the model's distinct GEMM shapes (forward,
  *    dgrad, wgrad, as real_run launches them), or square sizes without a
- *    model, reporting TFLOPS.
+ *    model, reporting TFLOPS, measured as NVIDIA's "fixed power" tests
+ *    prescribe (CUTLASS, media/docs/cpp/gemm_performance_measurement_
+ *    methodology_guidelines.md), since a training run is one: inputs
+ *    uniform in [-1, 1] (zeros draw less power and so run at higher
+ *    clocks than training data allow), GEMMs back to back for 3 s before
+ *    the first timed one (clocks "oscillate for around the first 3
+ *    seconds" before they settle), input buffers rotated so that every
+ *    launch reads from HBM, not L2, and each GEMM timed over enough
+ *    launches to fill GEMM_TIMED_S.
  * 3. Host<->device copy bandwidth with pinned memory on GPU 0.
  * Summaries go to stdout.  Single node only (like real_run).
  */
@@ -42,6 +50,13 @@ extern "C" {
 #define BENCH_TIMEOUT_S 120.0
 #define COPY_MAX_BYTES ((size_t)256 << 20)
 #define MAX_SHAPES 64
+/* The fixed-power method's times (CUTLASS's guidelines, see above): back-
+ * to-back GEMMs before the first timed one, and the least time each GEMM
+ * is timed over (its "greater than 1000 iterations" of a 4096^3 GEMM is
+ * about 0.2 s on an H100). */
+#define GEMM_WARMUP_S 3.0
+#define GEMM_TIMED_S 0.25
+#define GEMM_MAX_ITERS 100000
 
 struct bench {
     const struct real_bench_options *o;
@@ -512,6 +527,136 @@ gemm_shapes(const struct real_bench_options *o, int es, struct shape *sh)
     return n;
 }
 
+/* GEMM inputs as the fixed-power method fills them: uniform in [-1, 1]
+ * (CUTLASS's guidelines, "Matrix Fill Methodology"), from a hash of the
+ * element's index so that every run reads the same values. */
+__device__ __forceinline__ float
+uniform_pm1(size_t i, unsigned seed)
+{
+    unsigned x = (unsigned)i * 0x9e3779b9u ^ (unsigned)(i >> 32) ^ seed;
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return (float)(x >> 8) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+template <typename T>
+__global__ void
+k_fill_uniform(T *p, size_t n, unsigned seed)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += stride)
+        p[i] = (T)uniform_pm1(i, seed);
+}
+
+static int
+fill_uniform(struct bench *b, void *p, size_t n, unsigned seed)
+{
+    cudaStream_t st = b->st[0];
+    if (b->dt == DTYPE_BF16)
+        k_fill_uniform<<<grid(n), 256, 0, st>>>((__nv_bfloat16 *)p, n, seed);
+    else if (b->dt == DTYPE_FP16)
+        k_fill_uniform<<<grid(n), 256, 0, st>>>((__half *)p, n, seed);
+    else
+        k_fill_uniform<<<grid(n), 256, 0, st>>>((float *)p, n, seed);
+    CUDA_TRY(b, cudaGetLastError());
+    return 0;
+}
+
+static double
+host_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The GEMM sweep's state: cuBLAS, the types, and `sets` copies of the two
+ * inputs (rotated launch by launch) and one output. */
+struct gemm_bench {
+    cublasHandle_t h;
+    cudaDataType_t ct;
+    cublasComputeType_t cp;
+    int sets;
+    char *in[2][16];
+    char *out;
+};
+
+/* (transa, transb, m, n, k, lda, ldb, ldc) of a shape's three GEMMs,
+ * column-major as run_linear in exec.cu: forward, dgrad, wgrad. */
+struct gemm_call {
+    cublasOperation_t ta, tb;
+    int64_t m, n, k, lda, ldb, ldc;
+};
+
+static void
+gemm_calls(const struct shape *s, struct gemm_call g3[3])
+{
+    int64_t M = s->m, N = s->n, K = s->k;
+    g3[0] = (struct gemm_call){CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, K, K, N};
+    g3[1] = (struct gemm_call){CUBLAS_OP_N, CUBLAS_OP_N, K, M, N, K, N, K};
+    g3[2] = (struct gemm_call){CUBLAS_OP_N, CUBLAS_OP_T, K, N, M, K, N, K};
+}
+
+/* Launch G `count` times on stream 0, input set (first + i) mod sets. */
+static int
+gemm_launch(struct bench *b, struct gemm_bench *gb, const struct gemm_call *g,
+            long count, long first)
+{
+    float alpha = 1.0f / (float)g->k, beta = 0;
+    for (long i = 0; i < count; i++) {
+        int r = (int)((first + i) % gb->sets);
+        cublasStatus_t s = cublasGemmEx(
+            gb->h, g->ta, g->tb, (int)g->m, (int)g->n, (int)g->k, &alpha,
+            gb->in[0][r], gb->ct, (int)g->lda, gb->in[1][r], gb->ct,
+            (int)g->ldb, &beta, gb->out, gb->ct, (int)g->ldc, gb->cp,
+            CUBLAS_GEMM_DEFAULT);
+        if (s != CUBLAS_STATUS_SUCCESS)
+            return real_fail(b, "GEMM %lldx%lldx%lld: cublasGemmEx: %s: %s",
+                             (long long)g->m, (long long)g->n,
+                             (long long)g->k, cublasGetStatusName(s),
+                             cublasGetStatusString(s));
+    }
+    return 0;
+}
+
+/* Seconds one launch of G takes, from `count` timed launches. */
+static int
+gemm_time(struct bench *b, struct gemm_bench *gb, const struct gemm_call *g,
+          long count, double *seconds)
+{
+    CUDA_TRY(b, cudaEventRecord(b->ev0[0], b->st[0]));
+    if (gemm_launch(b, gb, g, count, 0) != 0)
+        return -1;
+    float ms = 0;
+    if (stop_timer_gpu0(b, cudaSuccess, &ms) != 0)
+        return -1;
+    *seconds = ms * 1e-3 / (double)count;
+    return 0;
+}
+
+/* Back-to-back launches of G until GEMM_WARMUP_S have passed on the host
+ * clock, in batches of about 50 ms so that the loop notices the time. */
+static int
+gemm_warmup(struct bench *b, struct gemm_bench *gb, const struct gemm_call *g)
+{
+    double one = 0;
+    if (gemm_time(b, gb, g, 2, &one) != 0)
+        return -1;
+    long batch = one > 0 ? (long)(0.05 / one) : 1000;
+    batch = batch < 1 ? 1 : batch > GEMM_MAX_ITERS ? GEMM_MAX_ITERS : batch;
+    double t0 = host_seconds();
+    while (host_seconds() - t0 < GEMM_WARMUP_S) {
+        if (gemm_launch(b, gb, g, batch, 0) != 0)
+            return -1;
+        CUDA_TRY(b, cudaStreamSynchronize(b->st[0]));
+    }
+    return 0;
+}
+
 /* Forward, dgrad and wgrad of each shape on GPU 0, TFLOPS to stdout. */
 static int
 gemm_sweep(struct bench *b)
@@ -521,93 +666,121 @@ gemm_sweep(struct bench *b)
     int ns = gemm_shapes(b->o, b->es, sh);
     if (ns == 0)
         return 0;
-    size_t need = 0;
+    size_t need = 0, inputs = 0;
+    int big = 0;
     for (int i = 0; i < ns; i++) {
         size_t x = (size_t)(sh[i].m * sh[i].k), w = (size_t)(sh[i].n * sh[i].k);
         size_t y = (size_t)(sh[i].m * sh[i].n);
         size_t mx = x > w ? x : w;
         mx = mx > y ? mx : y;
         need = mx > need ? mx : need;
+        if (sh[i].m * sh[i].n * sh[i].k > sh[big].m * sh[big].n * sh[big].k)
+            big = i;
     }
     need *= (size_t)b->es;
-    cudaDataType_t ct = b->dt == DTYPE_BF16   ? CUDA_R_16BF
-                        : b->dt == DTYPE_FP16 ? CUDA_R_16F
-                                              : CUDA_R_32F;
-    cublasComputeType_t cp = b->o->dtype == DTYPE_TF32
-                                 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                 : CUBLAS_COMPUTE_32F;
-    CUDA_TRY(b, cudaSetDevice(0));
-    cublasHandle_t h;
-    CUBLAS_TRY(b, cublasCreate(&h));
-    char *buf[3] = {NULL, NULL, NULL};
-    int rc = 0;
-    for (int k = 0; k < 3 && rc == 0; k++) {
-        cudaError_t e = cudaMalloc(&buf[k], need);
-        if (e == cudaSuccess)
-            e = cudaMemset(buf[k], 0, need);
-        if (e != cudaSuccess)
-            rc = real_fail(b, "cudaMalloc of %zu bytes: %s: %s",
-                            need, cudaGetErrorName(e), cudaGetErrorString(e));
+    /* Buffer rotation (the guidelines' "Buffer Rotation"): copies of both
+     * inputs until they hold at least twice the L2, at least 2, so no
+     * launch finds its inputs still in L2 from the one before; the
+     * smallest shape's inputs are what each copy holds at the least. */
+    size_t smallest = need;
+    for (int i = 0; i < ns; i++) {
+        size_t x = (size_t)(sh[i].m * sh[i].k + sh[i].n * sh[i].k);
+        size_t y = (size_t)(sh[i].m * sh[i].n + sh[i].n * sh[i].k);
+        size_t z = (size_t)(sh[i].m * sh[i].k + sh[i].m * sh[i].n);
+        size_t least = x < y ? x : y;
+        least = (z < least ? z : least) * (size_t)b->es;
+        smallest = least < smallest ? least : smallest;
     }
-    cublasSetStream(h, b->st[0]);
+    CUDA_TRY(b, cudaSetDevice(0));
+    cudaDeviceProp prop;
+    CUDA_TRY(b, cudaGetDeviceProperties(&prop, 0));
+    struct gemm_bench gb;
+    memset(&gb, 0, sizeof gb);
+    inputs = smallest > 0 ? smallest : 1;
+    size_t l2x2 = 2 * (size_t)prop.l2CacheSize;
+    gb.sets = (int)((l2x2 + inputs - 1) / inputs);
+    gb.sets = gb.sets < 2 ? 2 : gb.sets > 16 ? 16 : gb.sets;
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+        while (gb.sets > 2 && (2 * gb.sets + 1) * need > free_b / 2)
+            gb.sets--;
+    gb.ct = b->dt == DTYPE_BF16   ? CUDA_R_16BF
+            : b->dt == DTYPE_FP16 ? CUDA_R_16F
+                                  : CUDA_R_32F;
+    gb.cp = b->o->dtype == DTYPE_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                      : CUBLAS_COMPUTE_32F;
+    CUBLAS_TRY(b, cublasCreate(&gb.h));
+    int rc = 0;
+    size_t elems = need / (size_t)b->es;
+    for (int k = 0; k < 2 && rc == 0; k++)
+        for (int r = 0; r < gb.sets && rc == 0; r++) {
+            cudaError_t e = cudaMalloc(&gb.in[k][r], need);
+            if (e != cudaSuccess)
+                rc = real_fail(b, "cudaMalloc of %zu bytes: %s: %s", need,
+                               cudaGetErrorName(e), cudaGetErrorString(e));
+            else
+                rc = fill_uniform(b, gb.in[k][r], elems,
+                                  (unsigned)(2 * r + k + 1));
+        }
+    if (rc == 0) {
+        cudaError_t e = cudaMalloc(&gb.out, need);
+        if (e != cudaSuccess)
+            rc = real_fail(b, "cudaMalloc of %zu bytes: %s: %s", need,
+                           cudaGetErrorName(e), cudaGetErrorString(e));
+    }
+    if (rc == 0)
+        cublasSetStream(gb.h, b->st[0]);
     int iters = b->o->iters > 0 ? b->o->iters : 20;
     double flops = 0, seconds = 0;
-    printf("\nGEMM sweep on GPU 0 (%s, TFLOPS; M tokens, N out, K in)\n",
-           dtype_name(b->dt));
-    printf("%8s %8s %8s %9s %9s %9s\n", "M", "N", "K", "forward", "dgrad",
-           "wgrad");
+    if (rc == 0) {
+        printf("\nGEMM sweep on GPU 0 (%s, TFLOPS; M tokens, N out, K in; "
+               "inputs uniform in [-1, 1] over %d rotated copies, after "
+               "%.0f s of back-to-back GEMMs, each timed over at least "
+               "%d launches and %.2f s)\n", dtype_name(b->dt), gb.sets,
+               GEMM_WARMUP_S, iters, GEMM_TIMED_S);
+        printf("%8s %8s %8s %9s %9s %9s\n", "M", "N", "K", "forward",
+               "dgrad", "wgrad");
+        struct gemm_call g3[3];
+        gemm_calls(&sh[big], g3);
+        rc = gemm_warmup(b, &gb, &g3[0]);
+    }
     for (int i = 0; i < ns && rc == 0; i++) {
         int64_t M = sh[i].m, N = sh[i].n, K = sh[i].k;
-        /* (transa, transb, m, n, k, lda, ldb, ldc) of the three GEMMs,
-         * column-major as run_linear in exec.cu. */
-        struct {
-            cublasOperation_t ta, tb;
-            int64_t m, n, k, lda, ldb, ldc;
-        } g3[3] = {{CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, K, K, N},
-                   {CUBLAS_OP_N, CUBLAS_OP_N, K, M, N, K, N, K},
-                   {CUBLAS_OP_N, CUBLAS_OP_T, K, N, M, K, N, K}};
+        struct gemm_call g3[3];
+        gemm_calls(&sh[i], g3);
         double tf[3];
         for (int j = 0; j < 3 && rc == 0; j++) {
-            float alpha = 1.0f / (float)g3[j].k, beta = 0;
-            for (int it = 0; it < iters + 2 && rc == 0; it++) {
-                if (it == 2)
-                    cudaEventRecord(b->ev0[0], b->st[0]);
-                cublasStatus_t s = cublasGemmEx(
-                    h, g3[j].ta, g3[j].tb, (int)g3[j].m, (int)g3[j].n,
-                    (int)g3[j].k, &alpha, buf[0], ct, (int)g3[j].lda, buf[1],
-                    ct, (int)g3[j].ldb, &beta, buf[2], ct, (int)g3[j].ldc, cp,
-                    CUBLAS_GEMM_DEFAULT);
-                if (s != CUBLAS_STATUS_SUCCESS)
-                    rc = real_fail(b, "GEMM %lldx%lldx%lld: cublasGemmEx: "
-                                    "%s: %s", (long long)M, (long long)N,
-                                    (long long)K, cublasGetStatusName(s),
-                                    cublasGetStatusString(s));
-            }
-            float ms = 0;
+            double one = 0, s = 0;
+            rc = gemm_time(b, &gb, &g3[j], 2, &one);
+            long n = one > 0 ? (long)(GEMM_TIMED_S / one) + 1 : iters;
+            n = n < iters ? iters : n > GEMM_MAX_ITERS ? GEMM_MAX_ITERS : n;
             if (rc == 0)
-                rc = stop_timer_gpu0(b, cudaSuccess, &ms);
-            tf[j] = ms > 0 ? 2.0 * M * N * K * iters / (ms * 1e-3) / 1e12 : 0;
+                rc = gemm_time(b, &gb, &g3[j], n, &s);
+            tf[j] = s > 0 ? 2.0 * M * N * K / s / 1e12 : 0;
             /* kernel.c's shapes: forward (tokens, out, in), dgrad
              * (tokens, in, out), wgrad (out, in, tokens). */
             struct bench_measure *cm = &b->res->compute;
-            if (ms > 0 && cm->n < BENCH_MAX_SAMPLES) {
+            if (rc == 0 && s > 0 && cm->n < BENCH_MAX_SAMPLES) {
                 struct bench_sample *x = &cm->s[cm->n++];
                 x->cls = KERNEL_GEMM;
                 x->m = j == 2 ? N : M;
                 x->n = j == 0 ? N : K;
                 x->k = j == 0 ? K : j == 1 ? N : M;
-                x->seconds = ms * 1e-3 / iters;
+                x->seconds = s;
             }
-            flops += 2.0 * M * N * K * iters;
-            seconds += ms * 1e-3;
+            flops += 2.0 * M * N * K;
+            seconds += s;
         }
         if (rc == 0)
             printf("%8lld %8lld %8lld %9.1f %9.1f %9.1f\n", (long long)M,
                    (long long)N, (long long)K, tf[0], tf[1], tf[2]);
     }
-    for (int k = 0; k < 3; k++)
-        cudaFree(buf[k]);
-    cublasDestroy(h);
+    for (int k = 0; k < 2; k++)
+        for (int r = 0; r < gb.sets; r++)
+            cudaFree(gb.in[k][r]);
+    cudaFree(gb.out);
+    if (gb.h != NULL)
+        cublasDestroy(gb.h);
     if (rc == 0 && seconds > 0)
         b->res->gemm_flops_per_s = flops / seconds;
     return rc;
@@ -636,8 +809,12 @@ hbm_sweep(struct bench *b)
     void *src = NULL, *dst = NULL;
     CUDA_TRY(b, cudaMalloc(&src, COPY_MAX_BYTES));
     cudaError_t e = cudaMalloc(&dst, COPY_MAX_BYTES);
-    if (e == cudaSuccess)
-        e = cudaMemset(src, 0, COPY_MAX_BYTES);
+    if (e == cudaSuccess) {
+        /* Data as a training run's, not zeros (see the GEMM sweep). */
+        size_t n = COPY_MAX_BYTES / sizeof(float);
+        k_fill_uniform<<<grid(n), 256, 0, b->st[0]>>>((float *)src, n, 7u);
+        e = cudaGetLastError();
+    }
     if (e != cudaSuccess) {
         cudaFree(src);
         cudaFree(dst);
