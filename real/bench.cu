@@ -527,31 +527,8 @@ gemm_shapes(const struct real_bench_options *o, int es, struct shape *sh)
     return n;
 }
 
-/* GEMM inputs as the fixed-power method fills them: uniform in [-1, 1]
- * (CUTLASS's guidelines, "Matrix Fill Methodology"), from a hash of the
- * element's index so that every run reads the same values. */
-__device__ __forceinline__ float
-uniform_pm1(size_t i, unsigned seed)
-{
-    unsigned x = (unsigned)i * 0x9e3779b9u ^ (unsigned)(i >> 32) ^ seed;
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    return (float)(x >> 8) * (2.0f / 16777216.0f) - 1.0f;
-}
-
-template <typename T>
-__global__ void
-k_fill_uniform(T *p, size_t n, unsigned seed)
-{
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += stride)
-        p[i] = (T)uniform_pm1(i, seed);
-}
-
+/* GEMM inputs as the fixed-power method fills them (k_fill_uniform,
+ * real_common.h). */
 static int
 fill_uniform(struct bench *b, void *p, size_t n, unsigned seed)
 {
@@ -564,14 +541,6 @@ fill_uniform(struct bench *b, void *p, size_t n, unsigned seed)
         k_fill_uniform<<<grid(n), 256, 0, st>>>((float *)p, n, seed);
     CUDA_TRY(b, cudaGetLastError());
     return 0;
-}
-
-static double
-host_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* The GEMM sweep's state: cuBLAS, the types, and `sets` copies of the two
@@ -648,8 +617,8 @@ gemm_warmup(struct bench *b, struct gemm_bench *gb, const struct gemm_call *g)
         return -1;
     long batch = one > 0 ? (long)(0.05 / one) : 1000;
     batch = batch < 1 ? 1 : batch > GEMM_MAX_ITERS ? GEMM_MAX_ITERS : batch;
-    double t0 = host_seconds();
-    while (host_seconds() - t0 < GEMM_WARMUP_S) {
+    double t0 = host_clock_s();
+    while (host_clock_s() - t0 < GEMM_WARMUP_S) {
         if (gemm_launch(b, gb, g, batch, 0) != 0)
             return -1;
         CUDA_TRY(b, cudaStreamSynchronize(b->st[0]));

@@ -30,36 +30,18 @@ k_stream(const uint4 *__restrict__ src, uint4 *__restrict__ dst,
         dst[0].x = acc;
 }
 
-/* Values in [-1, 1) from a hash of the index, so GEMMs see ordinary
- * numbers (uninitialised memory may hold NaNs or zeros, which change a
- * GPU's power draw and so its clocks). */
-template <typename T>
-__global__ void
-k_fill(T *p, size_t n, unsigned seed)
-{
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += stride) {
-        unsigned h = (unsigned)i * 2654435761u ^ seed;
-        h ^= h >> 15;
-        h *= 2246822519u;
-        h ^= h >> 13;
-        p[i] = (T)((float)(h & 0xffff) / 32768.0f - 1.0f);
-    }
-}
-
-/* Fill BYTES of P with k_fill's values in the run's dtype. */
+/* Fill BYTES of P with k_fill_uniform's values in the run's dtype. */
 int
 fill_scratch(struct gpu *g, void *p, size_t bytes, unsigned seed)
 {
     const struct exec_run *r = g->run;
     size_t el = bytes / (size_t)r->esize;
     if (r->esize == 2 && r->ctype == CUDA_R_16BF)
-        k_fill<<<blocks_for(g, el), 256>>>((__nv_bfloat16 *)p, el, seed);
+        k_fill_uniform<<<blocks_for(g, el), 256>>>((__nv_bfloat16 *)p, el, seed);
     else if (r->esize == 2)
-        k_fill<<<blocks_for(g, el), 256>>>((__half *)p, el, seed);
+        k_fill_uniform<<<blocks_for(g, el), 256>>>((__half *)p, el, seed);
     else
-        k_fill<<<blocks_for(g, el), 256>>>((float *)p, el, seed);
+        k_fill_uniform<<<blocks_for(g, el), 256>>>((float *)p, el, seed);
     CUDA_TRY(g, cudaGetLastError());
     return 0;
 }
