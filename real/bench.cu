@@ -33,6 +33,8 @@
  */
 #include "real_common.h"
 
+#include "gpu_clock.h"
+
 extern "C" {
 #include "coll.h"
 #include "layer.h"
@@ -552,6 +554,9 @@ struct gemm_bench {
     int sets;
     char *in[2][16];
     char *out;
+    struct gpu_clock *clock;    /* NULL: no NVML */
+    int samples;                /* clock and power read while timing */
+    double mhz_sum, watts_sum;
 };
 
 /* (transa, transb, m, n, k, lda, ldb, ldc) of a shape's three GEMMs,
@@ -592,17 +597,31 @@ gemm_launch(struct bench *b, struct gemm_bench *gb, const struct gemm_call *g,
     return 0;
 }
 
-/* Seconds one launch of G takes, from `count` timed launches. */
+/* Seconds one launch of G takes, from `count` timed launches; with
+ * SAMPLE, the SM clock and power read every 10 ms while they run. */
 static int
 gemm_time(struct bench *b, struct gemm_bench *gb, const struct gemm_call *g,
-          long count, double *seconds)
+          long count, int sample, double *seconds)
 {
     CUDA_TRY(b, cudaEventRecord(b->ev0[0], b->st[0]));
     if (gemm_launch(b, gb, g, count, 0) != 0)
         return -1;
+    CUDA_TRY(b, cudaEventRecord(b->ev1[0], b->st[0]));
+    cudaError_t e;
+    while ((e = cudaEventQuery(b->ev1[0])) == cudaErrorNotReady) {
+        double mhz, w;
+        if (sample && gpu_clock_sample(gb->clock, &mhz, &w) == 0) {
+            gb->samples++;
+            gb->mhz_sum += mhz;
+            gb->watts_sum += w;
+        }
+        usleep(10000);
+    }
     float ms = 0;
-    if (stop_timer_gpu0(b, cudaSuccess, &ms) != 0)
-        return -1;
+    if (e == cudaSuccess)
+        e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
+    if (e != cudaSuccess)
+        return cuda_fail(b, e);
     *seconds = ms * 1e-3 / (double)count;
     return 0;
 }
@@ -613,7 +632,7 @@ static int
 gemm_warmup(struct bench *b, struct gemm_bench *gb, const struct gemm_call *g)
 {
     double one = 0;
-    if (gemm_time(b, gb, g, 2, &one) != 0)
+    if (gemm_time(b, gb, g, 2, 0, &one) != 0)
         return -1;
     long batch = one > 0 ? (long)(0.05 / one) : 1000;
     batch = batch < 1 ? 1 : batch > GEMM_MAX_ITERS ? GEMM_MAX_ITERS : batch;
@@ -679,6 +698,7 @@ gemm_sweep(struct bench *b)
     gb.cp = b->o->dtype == DTYPE_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                       : CUBLAS_COMPUTE_32F;
     CUBLAS_TRY(b, cublasCreate(&gb.h));
+    gb.clock = gpu_clock_open(0);
     int rc = 0;
     size_t elems = need / (size_t)b->es;
     for (int k = 0; k < 2 && rc == 0; k++)
@@ -707,8 +727,8 @@ gemm_sweep(struct bench *b)
                "%.0f s of back-to-back GEMMs, each timed over at least "
                "%d launches and %.2f s)\n", dtype_name(b->dt), gb.sets,
                GEMM_WARMUP_S, iters, GEMM_TIMED_S);
-        printf("%8s %8s %8s %9s %9s %9s\n", "M", "N", "K", "forward",
-               "dgrad", "wgrad");
+        printf("%8s %8s %8s %9s %9s %9s %7s %6s\n", "M", "N", "K",
+               "forward", "dgrad", "wgrad", "SM MHz", "W");
         struct gemm_call g3[3];
         gemm_calls(&sh[big], g3);
         rc = gemm_warmup(b, &gb, &g3[0]);
@@ -718,13 +738,15 @@ gemm_sweep(struct bench *b)
         struct gemm_call g3[3];
         gemm_calls(&sh[i], g3);
         double tf[3];
+        int samples0 = gb.samples;
+        double mhz0 = gb.mhz_sum, w0 = gb.watts_sum;
         for (int j = 0; j < 3 && rc == 0; j++) {
             double one = 0, s = 0;
-            rc = gemm_time(b, &gb, &g3[j], 2, &one);
+            rc = gemm_time(b, &gb, &g3[j], 2, 0, &one);
             long n = one > 0 ? (long)(GEMM_TIMED_S / one) + 1 : iters;
             n = n < iters ? iters : n > GEMM_MAX_ITERS ? GEMM_MAX_ITERS : n;
             if (rc == 0)
-                rc = gemm_time(b, &gb, &g3[j], n, &s);
+                rc = gemm_time(b, &gb, &g3[j], n, 1, &s);
             tf[j] = s > 0 ? 2.0 * M * N * K / s / 1e12 : 0;
             /* kernel.c's shapes: forward (tokens, out, in), dgrad
              * (tokens, in, out), wgrad (out, in, tokens). */
@@ -740,10 +762,36 @@ gemm_sweep(struct bench *b)
             flops += 2.0 * M * N * K;
             seconds += s;
         }
-        if (rc == 0)
-            printf("%8lld %8lld %8lld %9.1f %9.1f %9.1f\n", (long long)M,
-                   (long long)N, (long long)K, tf[0], tf[1], tf[2]);
+        int k = gb.samples - samples0;
+        if (rc == 0 && k > 0)
+            printf("%8lld %8lld %8lld %9.1f %9.1f %9.1f %7.0f %6.0f\n",
+                   (long long)M, (long long)N, (long long)K, tf[0], tf[1],
+                   tf[2], (gb.mhz_sum - mhz0) / k, (gb.watts_sum - w0) / k);
+        else if (rc == 0)
+            printf("%8lld %8lld %8lld %9.1f %9.1f %9.1f %7s %6s\n",
+                   (long long)M, (long long)N, (long long)K, tf[0], tf[1],
+                   tf[2], "-", "-");
     }
+    struct bench_measure *cm = &b->res->compute;
+    if (rc == 0 && gb.samples > 0) {
+        cm->clock_samples = gb.samples;
+        cm->sm_mhz = gb.mhz_sum / gb.samples;
+        cm->watts = gb.watts_sum / gb.samples;
+        cm->max_sm_mhz = gpu_clock_max_sm_mhz(gb.clock);
+        cm->power_limit_w = gpu_clock_power_limit_w(gb.clock);
+        printf("SM clock while timed: %.0f MHz", cm->sm_mhz);
+        if (cm->max_sm_mhz > 0)
+            printf(", %.1f %% of its %.0f MHz maximum",
+                   100.0 * cm->sm_mhz / cm->max_sm_mhz, cm->max_sm_mhz);
+        printf("; board power %.0f W", cm->watts);
+        if (cm->power_limit_w > 0)
+            printf(" of a %.0f W limit", cm->power_limit_w);
+        printf("\n");
+    } else if (rc == 0) {
+        printf("SM clock while timed: not read (no NVML, "
+               "libnvidia-ml.so.1)\n");
+    }
+    gpu_clock_close(gb.clock);
     for (int k = 0; k < 2; k++)
         for (int r = 0; r < gb.sets; r++)
             cudaFree(gb.in[k][r]);

@@ -1258,6 +1258,14 @@ START_TEST(test_calibrate_bench_compute_keys)
         x->seconds = kernel_time_s(truth, &k, DTYPE_BF16);
     }
     topo_free(truth);
+    /* NVML's readings during the timed GEMMs: 1500 MHz of 1980 is
+     * 75.8 %, printed as comments only (the clock is already in the
+     * GEMMs' times, so no key may carry it twice). */
+    bm.clock_samples = 40;
+    bm.sm_mhz = 1500;
+    bm.max_sm_mhz = 1980;
+    bm.watts = 695.4;
+    bm.power_limit_w = 700;
     struct calib_measured m = {NULL, 180e12, DTYPE_BF16, 0, 0, NULL, &bm};
     struct nccl_config nc;
     nccl_config_init(&nc);
@@ -1275,6 +1283,11 @@ START_TEST(test_calibrate_bench_compute_keys)
                   out);
     ck_assert_ptr_null(strstr(out, "attention"));
     ck_assert_ptr_null(strstr(out, "launch_overhead"));
+    ck_assert_msg(strstr(out, "\n# SM clock while the GEMMs were timed: "
+                         "1500 MHz (mean of 40 samples), 75.8 % of the "
+                         "1980 MHz maximum\n# board power: 695 W of a "
+                         "700 W limit\n") != NULL, "%s", out);
+    ck_assert_ptr_null(strstr(out, "clock_fraction"));
     char *path = tu_temp_text(out);
     struct topo *t = topo_load("dgx-a100-80g", &cause);
     ck_assert_msg(topo_apply_calibration(t, path, &cause) == 0, "%s",

@@ -1,0 +1,114 @@
+/*
+ * gpu_clock.cu: NVML, opened at run time, for the SM clock and board power
+ * (see gpu_clock.h).
+ *
+ * The few NVML calls used, with their types as the NVML API Reference
+ * Guide gives them: every call returns nvmlReturn_t (0 is NVML_SUCCESS),
+ * a device is an opaque handle, the SM clock domain is NVML_CLOCK_SM = 1
+ * of nvmlClockType_t, power is in milliwatts.  The _v2 entry points are
+ * the ones the library exports under those names.
+ */
+#include "gpu_clock.h"
+
+#include <cuda_runtime.h>
+
+#include <dlfcn.h>
+#include <stdlib.h>
+
+typedef int nvml_return;
+typedef struct nvml_device_opaque *nvml_device;
+#define NVML_OK 0
+#define NVML_CLOCK_SM 1
+
+struct gpu_clock {
+    void *lib;
+    nvml_device dev;
+    nvml_return (*get_clock)(nvml_device, int, unsigned *);
+    nvml_return (*get_power)(nvml_device, unsigned *);
+    nvml_return (*shutdown)(void);
+    double max_sm_mhz, limit_w;
+};
+
+/* Symbol NAME of LIB into *FN (a function pointer); 0 or -1. */
+template <typename F>
+static int
+bind(void *lib, const char *name, F *fn)
+{
+    *fn = (F)dlsym(lib, name);
+    return *fn != NULL ? 0 : -1;
+}
+
+struct gpu_clock *
+gpu_clock_open(int dev)
+{
+    char bus[32];
+    if (cudaDeviceGetPCIBusId(bus, (int)sizeof bus, dev) != cudaSuccess)
+        return NULL;
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL)
+        return NULL;
+    struct gpu_clock *c = (struct gpu_clock *)calloc(1, sizeof *c);
+    nvml_return (*init)(void) = NULL;
+    nvml_return (*by_bus)(const char *, nvml_device *) = NULL;
+    nvml_return (*max_clock)(nvml_device, int, unsigned *) = NULL;
+    nvml_return (*limit)(nvml_device, unsigned *) = NULL;
+    if (c == NULL || bind(lib, "nvmlInit_v2", &init) != 0
+        || bind(lib, "nvmlShutdown", &c->shutdown) != 0
+        || bind(lib, "nvmlDeviceGetHandleByPciBusId_v2", &by_bus) != 0
+        || bind(lib, "nvmlDeviceGetClockInfo", &c->get_clock) != 0
+        || bind(lib, "nvmlDeviceGetPowerUsage", &c->get_power) != 0
+        || init() != NVML_OK) {
+        free(c);
+        dlclose(lib);
+        return NULL;
+    }
+    c->lib = lib;
+    if (by_bus(bus, &c->dev) != NVML_OK) {
+        c->shutdown();
+        free(c);
+        dlclose(lib);
+        return NULL;
+    }
+    unsigned v = 0;
+    if (bind(lib, "nvmlDeviceGetMaxClockInfo", &max_clock) == 0
+        && max_clock(c->dev, NVML_CLOCK_SM, &v) == NVML_OK)
+        c->max_sm_mhz = v;
+    if (bind(lib, "nvmlDeviceGetEnforcedPowerLimit", &limit) == 0
+        && limit(c->dev, &v) == NVML_OK)
+        c->limit_w = v / 1000.0;
+    return c;
+}
+
+int
+gpu_clock_sample(struct gpu_clock *c, double *sm_mhz, double *watts)
+{
+    unsigned mhz = 0, mw = 0;
+    if (c == NULL || c->get_clock(c->dev, NVML_CLOCK_SM, &mhz) != NVML_OK
+        || c->get_power(c->dev, &mw) != NVML_OK)
+        return -1;
+    *sm_mhz = mhz;
+    *watts = mw / 1000.0;
+    return 0;
+}
+
+double
+gpu_clock_max_sm_mhz(const struct gpu_clock *c)
+{
+    return c != NULL ? c->max_sm_mhz : 0;
+}
+
+double
+gpu_clock_power_limit_w(const struct gpu_clock *c)
+{
+    return c != NULL ? c->limit_w : 0;
+}
+
+void
+gpu_clock_close(struct gpu_clock *c)
+{
+    if (c == NULL)
+        return;
+    c->shutdown();
+    dlclose(c->lib);
+    free(c);
+}
