@@ -37,6 +37,7 @@
 
 extern "C" {
 #include "coll.h"
+#include "gpu_state.h"
 #include "layer.h"
 #include "nccl_tests.h"
 }
@@ -772,25 +773,15 @@ gemm_sweep(struct bench *b)
                    (long long)M, (long long)N, (long long)K, tf[0], tf[1],
                    tf[2], "-", "-");
     }
-    struct bench_measure *cm = &b->res->compute;
-    if (rc == 0 && gb.samples > 0) {
-        cm->clock_samples = gb.samples;
-        cm->sm_mhz = gb.mhz_sum / gb.samples;
-        cm->watts = gb.watts_sum / gb.samples;
-        cm->max_sm_mhz = gpu_clock_max_sm_mhz(gb.clock);
-        cm->power_limit_w = gpu_clock_power_limit_w(gb.clock);
-        printf("SM clock while timed: %.0f MHz", cm->sm_mhz);
-        if (cm->max_sm_mhz > 0)
-            printf(", %.1f %% of its %.0f MHz maximum",
-                   100.0 * cm->sm_mhz / cm->max_sm_mhz, cm->max_sm_mhz);
-        printf("; board power %.0f W", cm->watts);
-        if (cm->power_limit_w > 0)
-            printf(" of a %.0f W limit", cm->power_limit_w);
-        printf("\n");
-    } else if (rc == 0) {
-        printf("SM clock while timed: not read (no NVML, "
-               "libnvidia-ml.so.1)\n");
-    }
+    struct gpu_state *gs = &b->res->compute.clock;
+    if (rc == 0 && gb.samples > 0)
+        *gs = (struct gpu_state){gb.samples, gb.mhz_sum / gb.samples,
+                                 gb.watts_sum / gb.samples,
+                                 gpu_clock_max_sm_mhz(gb.clock),
+                                 gpu_clock_power_limit_w(gb.clock)};
+    if (rc == 0)
+        gpu_state_print(stdout, "", "SM clock while the GEMMs were timed",
+                        gs);
     gpu_clock_close(gb.clock);
     for (int k = 0; k < 2; k++)
         for (int r = 0; r < gb.sets; r++)

@@ -206,7 +206,11 @@ gpu_body(struct gpu *g)
         TRY(run_pass(g, r->warm_iters));
         TRY(empty_pool(g));
     }
+    if (g->local == 0)
+        r->timed.store(1);
     TRY(run_pass(g, r->s->iterations));
+    if (g->local == 0)
+        r->timed.store(2);
     g->cur_op = -1;
     unsigned long long v = 0;
     CUDA_TRY(g, cudaMemPoolGetAttribute(g->pool,
@@ -337,10 +341,11 @@ extern "C" int
 real_run(const struct sched *s, const struct model *m, const struct topo *t,
          const struct real_launch *l, const struct real_options *o,
          struct engine_result *measured, int64_t *peak_reserved,
-         char **cause)
+         struct gpu_state *state, char **cause)
 {
     (void)m;
     *peak_reserved = 0;
+    memset(state, 0, sizeof *state);
     memset(measured, 0, sizeof *measured);
     if (check_setup(s, l, cause) != 0)
         return REAL_EXIT_SYSTEM;
@@ -421,8 +426,23 @@ real_run(const struct sched *s, const struct model *m, const struct topo *t,
      * inside a CUDA call behind a collective whose peer died, where they
      * cannot see the flag), so that their kernels end. */
     {
-        int64_t abort_seen = -1;
+        int64_t abort_seen = -1, sampled = 0;
+        struct gpu_clock *clock = rc == 0 ? gpu_clock_open(r->g[0].dev)
+                                          : NULL;
+        double mhz_sum = 0, watts_sum = 0;
+        int samples = 0;
         for (;;) {
+            /* GPU 0's clock and power every 10 ms of its timed pass. */
+            int64_t now = host_clock_ns();
+            double mhz, w;
+            if (clock != NULL && r->timed.load() == 1
+                && now - sampled >= 10000000
+                && gpu_clock_sample(clock, &mhz, &w) == 0) {
+                sampled = now;
+                samples++;
+                mhz_sum += mhz;
+                watts_sum += w;
+            }
             int running = 0;
             for (int i = 0; i < r->n; i++) {
                 struct gpu *g = &r->g[i];
@@ -450,6 +470,12 @@ real_run(const struct sched *s, const struct model *m, const struct topo *t,
             struct timespec ts = {0, 1000000};
             nanosleep(&ts, NULL);
         }
+        if (samples > 0)
+            *state = (struct gpu_state){samples, mhz_sum / samples,
+                                        watts_sum / samples,
+                                        gpu_clock_max_sm_mhz(clock),
+                                        gpu_clock_power_limit_w(clock)};
+        gpu_clock_close(clock);
     }
     if (rc == 0 && r->abort.load()) {
         int f = r->first_fail.load();

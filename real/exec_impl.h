@@ -6,6 +6,7 @@
 #ifndef FSDPSIM_REAL_EXEC_IMPL_H
 #define FSDPSIM_REAL_EXEC_IMPL_H
 
+#include "gpu_clock.h"
 #include "real_common.h"
 
 extern "C" {
@@ -101,6 +102,8 @@ struct exec_run {
     int pg_size[PG_COUNT];
     int warm_iters, warm_passes;
     std::atomic<int> abort;             /* a thread failed */
+    std::atomic<int> timed;             /* local GPU 0: 1 while its timed
+                                         * pass runs, 2 after */
     std::atomic<int> first_fail;        /* its local index + 1 */
     /* Barrier that gives up when abort is set. */
     pthread_mutex_t mu;

@@ -66,12 +66,14 @@ int real_probe(int *gpus, char **cause);
 /* Execute s on this node's GPUs, `warmup` + s->iterations steps, and
  * return the timed steps in *measured (times relative to the first timed
  * op; step_end_ns per iteration; mem replays the ledger at measured
- * times) plus the CUDA pool's peak in *peak_reserved.  0 on success, else
- * REAL_EXIT_SYSTEM with *cause naming the op, rank and CUDA/NCCL error. */
+ * times), the CUDA pool's peak in *peak_reserved and local GPU 0's SM
+ * clock and power during the timed steps in *state (no samples without
+ * NVML).  0 on success, else REAL_EXIT_SYSTEM with *cause naming the op,
+ * rank and CUDA/NCCL error. */
 int real_run(const struct sched *s, const struct model *m,
              const struct topo *t, const struct real_launch *l,
              const struct real_options *o, struct engine_result *measured,
-             int64_t *peak_reserved, char **cause);
+             int64_t *peak_reserved, struct gpu_state *state, char **cause);
 
 /* nccl-tests-style sweeps with data verification (all-gather,
  * reduce-scatter, all-reduce), a GEMM sweep over the model's shapes and

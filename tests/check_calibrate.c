@@ -1261,11 +1261,7 @@ START_TEST(test_calibrate_bench_compute_keys)
     /* NVML's readings during the timed GEMMs: 1500 MHz of 1980 is
      * 75.8 %, printed as comments only (the clock is already in the
      * GEMMs' times, so no key may carry it twice). */
-    bm.clock_samples = 40;
-    bm.sm_mhz = 1500;
-    bm.max_sm_mhz = 1980;
-    bm.watts = 695.4;
-    bm.power_limit_w = 700;
+    bm.clock = (struct gpu_state){40, 1500, 695.4, 1980, 700};
     struct calib_measured m = {NULL, 180e12, DTYPE_BF16, 0, 0, NULL, &bm};
     struct nccl_config nc;
     nccl_config_init(&nc);
@@ -1285,8 +1281,8 @@ START_TEST(test_calibrate_bench_compute_keys)
     ck_assert_ptr_null(strstr(out, "launch_overhead"));
     ck_assert_msg(strstr(out, "\n# SM clock while the GEMMs were timed: "
                          "1500 MHz (mean of 40 samples), 75.8 % of the "
-                         "1980 MHz maximum\n# board power: 695 W of a "
-                         "700 W limit\n") != NULL, "%s", out);
+                         "1980 MHz maximum; board power 695 W of a 700 W "
+                         "limit\n") != NULL, "%s", out);
     ck_assert_ptr_null(strstr(out, "clock_fraction"));
     char *path = tu_temp_text(out);
     struct topo *t = topo_load("dgx-a100-80g", &cause);

@@ -345,8 +345,9 @@ execute_run(struct run *r, const struct real_opts *ro)
     metrics_compute(r->sched, r->topo, &pred, &pm);
     struct real_options o = {(int)ro->warmup, ro->timeout_s, 0};
     int64_t peak_reserved = 0;
+    struct gpu_state gs;
     int run_rc = real_run(r->sched, r->model, r->topo, &launch, &o, &meas,
-                          &peak_reserved, &cause);
+                          &peak_reserved, &gs, &cause);
     rendezvous_close(launch.rv);
 #ifdef HAVE_MPI
     real_mpi_finish(run_rc == 0);
@@ -366,8 +367,13 @@ execute_run(struct run *r, const struct real_opts *ro)
                           r->command_line};
     /* Every node prints its own GPU 0's table. */
     int status = write_real_outputs(r, &launch, &pv, &mv);
-    if (!status)
+    if (!status) {
         print_real_table(&pm, &mm);
+        /* The clock the measured times ran at: below the maximum at the
+         * power limit, the power-limited clock the prediction's peaks
+         * do not know of (a topology's [gpu] clock_fraction does). */
+        gpu_state_print(stdout, "", "GPU 0's SM clock while timed", &gs);
+    }
     engine_result_free(&pred);
     engine_result_free(&meas);
     return status;

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "gpu_state.h"
 #include "kernel.h"
 #include "profile_fit.h"
 #include "topo.h"
@@ -32,12 +33,7 @@ struct bench_measure {
     enum dtype dtype;         /* the GEMMs' dtype */
     double launch_gap_s;      /* host time per kernel launch, 0: none */
     int n_launch_gaps;
-    /* The GPU's state while the GEMMs were timed, as NVML read it
-     * (real/gpu_clock.h); clock_samples 0: not read.  Only reported: the
-     * clock is already in the GEMMs' times. */
-    int clock_samples;
-    double sm_mhz, watts;     /* means over the samples */
-    double max_sm_mhz, power_limit_w; /* 0 where NVML does not say */
+    struct gpu_state clock;   /* while the GEMMs were timed */
 };
 
 /* Fit T's compute keys to M and set them in T (profile_fit's rules); the

@@ -47,25 +47,6 @@ fit_collectives(const char *text, const char *base,
     return rc;
 }
 
-/* The GPU's clock and power while the GEMMs were timed, as comments:
- * whether the sweep ran power-limited, and how far below the maximum
- * clock its FLOP/s were reached. */
-static void
-calib_file_write_clock(FILE *out, const struct bench_measure *c)
-{
-    if (c->clock_samples <= 0)
-        return;
-    fprintf(out, "# SM clock while the GEMMs were timed: %.0f MHz (mean "
-            "of %d samples)", c->sm_mhz, c->clock_samples);
-    if (c->max_sm_mhz > 0)
-        fprintf(out, ", %.1f %% of the %.0f MHz maximum",
-                100.0 * c->sm_mhz / c->max_sm_mhz, c->max_sm_mhz);
-    fprintf(out, "\n# board power: %.0f W", c->watts);
-    if (c->power_limit_w > 0)
-        fprintf(out, " of a %.0f W limit", c->power_limit_w);
-    fprintf(out, "\n");
-}
-
 int
 calib_file_write(FILE *out, const char *base, const struct nccl_config *nc,
                  const struct calib_measured *m, char **cause)
@@ -102,7 +83,11 @@ calib_file_write(FILE *out, const char *base, const struct nccl_config *nc,
                 "TFLOPS %s over the model's shapes, of %.1f peak)\n",
                 m->compute->n, m->gemm_flops_per_s / 1e12,
                 dtype_name(m->gemm_dtype), peak / 1e12);
-        calib_file_write_clock(out, m->compute);
+        /* Whether the sweep ran power-limited, and how far below the
+         * maximum clock its FLOP/s were reached (a comment only). */
+        if (m->compute->clock.samples > 0)
+            gpu_state_print(out, "# ", "SM clock while the GEMMs were timed",
+                            &m->compute->clock);
         profile_fit_write_keys(&fit, out);
     } else if (m->gemm_flops_per_s > 0) {
         /* No samples: what cuBLAS reached over the model's own shapes,
