@@ -70,8 +70,11 @@ run() {     # run NAME CMD...: log to $out/NAME.log, note failures
 
 # ---- collectives, GEMMs, copies ----
 nt=$out/nt.txt
+# The GEMM sweep at a 7B model's training shapes: large enough to draw the
+# GPU's full power, so that its SM clock line shows the power-limited clock.
 if run bench ./fsdpsim real bench --nccl-tests-out "$nt" -b 1K -e 256M -f 4 \
-       --iters 10 --warmup 3 --model tiny-llama --param-dtype bf16; then
+       --iters 10 --warmup 3 --model llama2-7b --seq-len 4096 \
+       --param-dtype bf16; then
     cat "$out/bench.log"
     # One nccl-tests run per file, as `fsdpsim calibrate` reads them.
     rm -f "$out"/nt-*.txt
@@ -122,5 +125,6 @@ echo
 echo "predicted vs measured step time, tiny-llama on $gpus GPU(s)" \
      "(error = predicted / measured - 1)"
 cat "$table"
+grep -h "SM clock while" "$out/bench.log" "$out"/real-*.log 2>/dev/null
 echo "logs, timelines and the calibrated topology are in $out"
 exit $fail
