@@ -42,6 +42,8 @@ extern "C" {
 #include "nccl_tests.h"
 }
 
+#include <limits.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,83 +548,136 @@ fill_uniform(struct bench *b, void *p, size_t n, unsigned seed)
     return 0;
 }
 
-/* The GEMM sweep's state: cuBLAS, the types, and `sets` copies of the two
- * inputs (rotated launch by launch) and one output. */
+/* The GEMM sweep's state: cuBLAS, the types, one pool for each input
+ * operand (a shape's rotated copies lie in it one after another) and one
+ * output, and NVML's meters over every timed loop and over a row's. */
 struct gemm_bench {
     cublasHandle_t h;
     cudaDataType_t ct;
     cublasComputeType_t cp;
-    int sets;
-    char *in[2][16];
+    char *pool[2];
+    size_t pool_bytes;
     char *out;
+    size_t l2_bytes;
     struct gpu_clock *clock;    /* NULL: no NVML */
-    int samples;                /* clock and power read while timing */
-    double mhz_sum, watts_sum;
+    struct gpu_meter all, row;
 };
 
-/* (transa, transb, m, n, k, lda, ldb, ldc) of a shape's three GEMMs,
- * column-major as run_linear in exec.cu: forward, dgrad, wgrad. */
+/* One of a shape's three GEMMs as cuBLAS takes it (transa, transb, m, n,
+ * k, lda, ldb, ldc; column-major as run_linear in exec.cu), the bytes of
+ * its two inputs, and how many copies of them the launches rotate over. */
 struct gemm_call {
+    const char *pass;
     cublasOperation_t ta, tb;
     int64_t m, n, k, lda, ldb, ldc;
+    size_t a_bytes, b_bytes, a_stride, b_stride;
+    int sets;
 };
 
-static void
-gemm_calls(const struct shape *s, struct gemm_call g3[3])
+static size_t
+round_up(size_t x, size_t to)
 {
-    int64_t M = s->m, N = s->n, K = s->k;
-    g3[0] = (struct gemm_call){CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, K, K, N};
-    g3[1] = (struct gemm_call){CUBLAS_OP_N, CUBLAS_OP_N, K, M, N, K, N, K};
-    g3[2] = (struct gemm_call){CUBLAS_OP_N, CUBLAS_OP_T, K, N, M, K, N, K};
+    return (x + to - 1) / to * to;
 }
 
-/* Launch G `count` times on stream 0, input set (first + i) mod sets. */
+/* The forward, dgrad and wgrad GEMMs of S, each with its rotation: copies
+ * until their inputs hold at least twice the L2, at least 2, so that no
+ * launch finds its inputs still in L2 from the ones before (CUTLASS's
+ * guidelines, "Buffer Rotation"), as many as the pools hold. */
+static void
+gemm_calls(const struct gemm_bench *gb, const struct shape *s, int es,
+           struct gemm_call g3[3])
+{
+    int64_t M = s->m, N = s->n, K = s->k;
+    /* Forward: X (M x K) by W^T; dgrad: dY (M x N) by W; wgrad: X^T by
+     * dY, as (element counts of) cuBLAS's A and B. */
+    g3[0] = (struct gemm_call){"forward", CUBLAS_OP_T, CUBLAS_OP_N, N, M, K,
+                               K, K, N, (size_t)(N * K), (size_t)(M * K),
+                               0, 0, 0};
+    g3[1] = (struct gemm_call){"dgrad", CUBLAS_OP_N, CUBLAS_OP_N, K, M, N,
+                               K, N, K, (size_t)(N * K), (size_t)(M * N),
+                               0, 0, 0};
+    g3[2] = (struct gemm_call){"wgrad", CUBLAS_OP_N, CUBLAS_OP_T, K, N, M,
+                               K, N, K, (size_t)(M * K), (size_t)(M * N),
+                               0, 0, 0};
+    for (int j = 0; j < 3; j++) {
+        struct gemm_call *g = &g3[j];
+        g->a_bytes *= (size_t)es;
+        g->b_bytes *= (size_t)es;
+        g->a_stride = round_up(g->a_bytes, 256);
+        g->b_stride = round_up(g->b_bytes, 256);
+        size_t both = g->a_bytes + g->b_bytes;
+        size_t want = (2 * gb->l2_bytes + both - 1) / both;
+        size_t fit_a = gb->pool_bytes / g->a_stride;
+        size_t fit_b = gb->pool_bytes / g->b_stride;
+        size_t fit = fit_a < fit_b ? fit_a : fit_b;
+        want = want < 2 ? 2 : want;
+        g->sets = (int)(want < fit ? want : fit);
+    }
+}
+
+/* Launch G `count` times on stream 0, rotating over its copies. */
 static int
-gemm_launch(struct bench *b, struct gemm_bench *gb, const struct gemm_call *g,
-            long count, long first)
+gemm_launch(struct bench *b, struct gemm_bench *gb, const struct shape *s,
+            const struct gemm_call *g, long count)
 {
     float alpha = 1.0f / (float)g->k, beta = 0;
     for (long i = 0; i < count; i++) {
-        int r = (int)((first + i) % gb->sets);
-        cublasStatus_t s = cublasGemmEx(
+        size_t r = (size_t)(i % g->sets);
+        cublasStatus_t st = cublasGemmEx(
             gb->h, g->ta, g->tb, (int)g->m, (int)g->n, (int)g->k, &alpha,
-            gb->in[0][r], gb->ct, (int)g->lda, gb->in[1][r], gb->ct,
-            (int)g->ldb, &beta, gb->out, gb->ct, (int)g->ldc, gb->cp,
-            CUBLAS_GEMM_DEFAULT);
-        if (s != CUBLAS_STATUS_SUCCESS)
-            return real_fail(b, "GEMM %lldx%lldx%lld: cublasGemmEx: %s: %s",
-                             (long long)g->m, (long long)g->n,
-                             (long long)g->k, cublasGetStatusName(s),
-                             cublasGetStatusString(s));
+            gb->pool[0] + r * g->a_stride, gb->ct, (int)g->lda,
+            gb->pool[1] + r * g->b_stride, gb->ct, (int)g->ldb, &beta,
+            gb->out, gb->ct, (int)g->ldc, gb->cp, CUBLAS_GEMM_DEFAULT);
+        if (st != CUBLAS_STATUS_SUCCESS)
+            return real_fail(b, "%s GEMM of %lldx%lldx%lld: cublasGemmEx: "
+                             "%s: %s", g->pass, (long long)s->m,
+                             (long long)s->n, (long long)s->k,
+                             cublasGetStatusName(st),
+                             cublasGetStatusString(st));
     }
     return 0;
 }
 
-/* Seconds one launch of G takes, from `count` timed launches; with
- * SAMPLE, the SM clock and power read every 10 ms while they run. */
+/* Seconds one launch of G takes, from `count` timed launches; with METER,
+ * the SM clock read every 10 ms while they run and the energy over them
+ * (gpu_clock.h).  A batch that has not finished after BENCH_TIMEOUT_S is a
+ * hang. */
 static int
-gemm_time(struct bench *b, struct gemm_bench *gb, const struct gemm_call *g,
-          long count, int sample, double *seconds)
+gemm_time(struct bench *b, struct gemm_bench *gb, const struct shape *s,
+          const struct gemm_call *g, long count, int meter, double *seconds)
 {
+    meter = meter && gb->clock != NULL;
+    if (meter) {
+        gpu_meter_begin(&gb->all);
+        gpu_meter_begin(&gb->row);
+    }
     CUDA_TRY(b, cudaEventRecord(b->ev0[0], b->st[0]));
-    if (gemm_launch(b, gb, g, count, 0) != 0)
+    if (gemm_launch(b, gb, s, g, count) != 0)
         return -1;
     CUDA_TRY(b, cudaEventRecord(b->ev1[0], b->st[0]));
+    /* Poll, never sleep past the end: the GPU must not idle between the
+     * timed loops; read the clock every 10 ms. */
+    double t0 = host_clock_s(), last = t0;
     cudaError_t e;
-    if (sample && gb->clock != NULL) {
-        /* The launches are queued: read the clock while they run. */
-        while ((e = cudaEventQuery(b->ev1[0])) == cudaErrorNotReady) {
-            double mhz, w;
-            if (gpu_clock_sample(gb->clock, &mhz, &w) == 0) {
-                gb->samples++;
-                gb->mhz_sum += mhz;
-                gb->watts_sum += w;
-            }
-            usleep(10000);
+    while ((e = cudaEventQuery(b->ev1[0])) == cudaErrorNotReady) {
+        double now = host_clock_s();
+        if (now - t0 > BENCH_TIMEOUT_S)
+            return real_fail(b, "%s GEMM of %lldx%lldx%lld: %ld launches "
+                             "not done after %.0f s", g->pass,
+                             (long long)s->m, (long long)s->n,
+                             (long long)s->k, count, BENCH_TIMEOUT_S);
+        if (meter && now - last >= 0.01) {
+            gpu_meter_sample(&gb->all);
+            gpu_meter_sample(&gb->row);
+            last = now;
         }
-    } else {
-        /* No sleep: the GPU must not idle between the timed loops. */
-        e = cudaEventSynchronize(b->ev1[0]);
+        if (!meter)
+            sched_yield();
+    }
+    if (meter) {
+        gpu_meter_end(&gb->all);
+        gpu_meter_end(&gb->row);
     }
     float ms = 0;
     if (e == cudaSuccess)
@@ -633,22 +688,90 @@ gemm_time(struct bench *b, struct gemm_bench *gb, const struct gemm_call *g,
     return 0;
 }
 
+/* One launch of G, untimed (cuBLAS picks its algorithm and loads its
+ * kernel on a shape's first call), then two timed for *ONE, the seconds
+ * a launch takes. */
+static int
+gemm_probe(struct bench *b, struct gemm_bench *gb, const struct shape *s,
+           const struct gemm_call *g, double *one)
+{
+    if (gemm_launch(b, gb, s, g, 1) != 0)
+        return -1;
+    CUDA_TRY(b, cudaStreamSynchronize(b->st[0]));
+    return gemm_time(b, gb, s, g, 2, 0, one);
+}
+
+/* G timed over at least `iters` launches and GEMM_TIMED_S (at most
+ * GEMM_MAX_ITERS launches): gemm_probe for the count, and the timing
+ * again with more launches when the first fell short of the time. */
+static int
+gemm_measure(struct bench *b, struct gemm_bench *gb, const struct shape *s,
+             const struct gemm_call *g, int iters, double *seconds)
+{
+    double one = 0;
+    if (gemm_probe(b, gb, s, g, &one) != 0)
+        return -1;
+    for (int pass = 0; pass < 2; pass++) {
+        long n = one > 0 ? (long)(GEMM_TIMED_S / one) + 1 : iters;
+        n = n < iters ? iters : n > GEMM_MAX_ITERS ? GEMM_MAX_ITERS : n;
+        if (gemm_time(b, gb, s, g, n, 1, seconds) != 0)
+            return -1;
+        if (*seconds * n >= GEMM_TIMED_S || n == GEMM_MAX_ITERS
+            || !(*seconds > 0))
+            break;
+        one = *seconds;
+    }
+    return 0;
+}
+
 /* Back-to-back launches of G until GEMM_WARMUP_S have passed on the host
  * clock, in batches of about 50 ms so that the loop notices the time. */
 static int
-gemm_warmup(struct bench *b, struct gemm_bench *gb, const struct gemm_call *g)
+gemm_warmup(struct bench *b, struct gemm_bench *gb, const struct shape *s,
+            const struct gemm_call *g)
 {
     double one = 0;
-    if (gemm_time(b, gb, g, 2, 0, &one) != 0)
+    if (gemm_probe(b, gb, s, g, &one) != 0)
         return -1;
     long batch = one > 0 ? (long)(0.05 / one) : 1000;
     batch = batch < 1 ? 1 : batch > GEMM_MAX_ITERS ? GEMM_MAX_ITERS : batch;
     double t0 = host_clock_s();
     while (host_clock_s() - t0 < GEMM_WARMUP_S) {
-        if (gemm_launch(b, gb, g, batch, 0) != 0)
+        if (gemm_launch(b, gb, s, g, batch) != 0)
             return -1;
         CUDA_TRY(b, cudaStreamSynchronize(b->st[0]));
     }
+    return 0;
+}
+
+/* Allocate and fill GB's pools for shapes whose largest operand is NEED
+ * bytes: each pool twice that, or that plus twice the L2 (the copies of
+ * the smallest shapes), whichever is more, as far as half the free memory
+ * allows. */
+static int
+gemm_pools(struct bench *b, struct gemm_bench *gb, size_t need)
+{
+    size_t pool = 2 * need;
+    if (need + 2 * gb->l2_bytes > pool)
+        pool = need + 2 * gb->l2_bytes;
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess
+        && 2 * pool + need > free_b / 2 && 2 * (2 * need) + need <= free_b)
+        pool = 2 * need;
+    gb->pool_bytes = pool;
+    for (int k = 0; k < 2; k++) {
+        cudaError_t e = cudaMalloc(&gb->pool[k], pool);
+        if (e != cudaSuccess)
+            return real_fail(b, "cudaMalloc of %zu bytes: %s: %s", pool,
+                             cudaGetErrorName(e), cudaGetErrorString(e));
+        if (fill_uniform(b, gb->pool[k], pool / (size_t)b->es,
+                         (unsigned)(k + 1)) != 0)
+            return -1;
+    }
+    cudaError_t e = cudaMalloc(&gb->out, need);
+    if (e != cudaSuccess)
+        return real_fail(b, "cudaMalloc of %zu bytes: %s: %s", need,
+                         cudaGetErrorName(e), cudaGetErrorString(e));
     return 0;
 }
 
@@ -661,9 +784,14 @@ gemm_sweep(struct bench *b)
     int ns = gemm_shapes(b->o, b->es, sh);
     if (ns == 0)
         return 0;
-    size_t need = 0, inputs = 0;
+    size_t need = 0;
     int big = 0;
     for (int i = 0; i < ns; i++) {
+        if (sh[i].m > INT_MAX || sh[i].n > INT_MAX || sh[i].k > INT_MAX)
+            return real_fail(b, "GEMM %lldx%lldx%lld: a dimension above "
+                             "cuBLAS's int (lower --micro-batch or "
+                             "--seq-len)", (long long)sh[i].m,
+                             (long long)sh[i].n, (long long)sh[i].k);
         size_t x = (size_t)(sh[i].m * sh[i].k), w = (size_t)(sh[i].n * sh[i].k);
         size_t y = (size_t)(sh[i].m * sh[i].n);
         size_t mx = x > w ? x : w;
@@ -673,32 +801,12 @@ gemm_sweep(struct bench *b)
             big = i;
     }
     need *= (size_t)b->es;
-    /* Buffer rotation (the guidelines' "Buffer Rotation"): copies of both
-     * inputs until they hold at least twice the L2, at least 2, so no
-     * launch finds its inputs still in L2 from the one before; the
-     * smallest shape's inputs are what each copy holds at the least. */
-    size_t smallest = need;
-    for (int i = 0; i < ns; i++) {
-        size_t x = (size_t)(sh[i].m * sh[i].k + sh[i].n * sh[i].k);
-        size_t y = (size_t)(sh[i].m * sh[i].n + sh[i].n * sh[i].k);
-        size_t z = (size_t)(sh[i].m * sh[i].k + sh[i].m * sh[i].n);
-        size_t least = x < y ? x : y;
-        least = (z < least ? z : least) * (size_t)b->es;
-        smallest = least < smallest ? least : smallest;
-    }
     CUDA_TRY(b, cudaSetDevice(0));
     cudaDeviceProp prop;
     CUDA_TRY(b, cudaGetDeviceProperties(&prop, 0));
     struct gemm_bench gb;
     memset(&gb, 0, sizeof gb);
-    inputs = smallest > 0 ? smallest : 1;
-    size_t l2x2 = 2 * (size_t)prop.l2CacheSize;
-    gb.sets = (int)((l2x2 + inputs - 1) / inputs);
-    gb.sets = gb.sets < 2 ? 2 : gb.sets > 16 ? 16 : gb.sets;
-    size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
-        while (gb.sets > 2 && (2 * gb.sets + 1) * need > free_b / 2)
-            gb.sets--;
+    gb.l2_bytes = (size_t)prop.l2CacheSize;
     gb.ct = b->dt == DTYPE_BF16   ? CUDA_R_16BF
             : b->dt == DTYPE_FP16 ? CUDA_R_16F
                                   : CUDA_R_32F;
@@ -706,54 +814,38 @@ gemm_sweep(struct bench *b)
                                       : CUBLAS_COMPUTE_32F;
     CUBLAS_TRY(b, cublasCreate(&gb.h));
     gb.clock = gpu_clock_open(0);
-    int rc = 0;
-    size_t elems = need / (size_t)b->es;
-    for (int k = 0; k < 2 && rc == 0; k++)
-        for (int r = 0; r < gb.sets && rc == 0; r++) {
-            cudaError_t e = cudaMalloc(&gb.in[k][r], need);
-            if (e != cudaSuccess)
-                rc = real_fail(b, "cudaMalloc of %zu bytes: %s: %s", need,
-                               cudaGetErrorName(e), cudaGetErrorString(e));
-            else
-                rc = fill_uniform(b, gb.in[k][r], elems,
-                                  (unsigned)(2 * r + k + 1));
-        }
-    if (rc == 0) {
-        cudaError_t e = cudaMalloc(&gb.out, need);
-        if (e != cudaSuccess)
-            rc = real_fail(b, "cudaMalloc of %zu bytes: %s: %s", need,
-                           cudaGetErrorName(e), cudaGetErrorString(e));
-    }
+    gpu_meter_init(&gb.all, gb.clock);
+    int rc = gemm_pools(b, &gb, need);
     if (rc == 0)
         cublasSetStream(gb.h, b->st[0]);
     int iters = b->o->iters > 0 ? b->o->iters : 20;
     double flops = 0, seconds = 0;
+    int in_l2 = 0;
     if (rc == 0) {
         printf("\nGEMM sweep on GPU 0 (%s, TFLOPS; M tokens, N out, K in; "
-               "inputs uniform in [-1, 1] over %d rotated copies, after "
-               "%.0f s of back-to-back GEMMs, each timed over at least "
-               "%d launches and %.2f s)\n", dtype_name(b->dt), gb.sets,
-               GEMM_WARMUP_S, iters, GEMM_TIMED_S);
+               "inputs uniform in [-1, 1], rotated over copies of twice "
+               "the %zu MiB L2; after %.0f s of back-to-back GEMMs, each "
+               "timed over at least %d launches and %.2f s, at most %d "
+               "launches)\n", dtype_name(b->dt), gb.l2_bytes >> 20,
+               GEMM_WARMUP_S, iters, GEMM_TIMED_S, GEMM_MAX_ITERS);
         printf("%8s %8s %8s %9s %9s %9s %7s %6s\n", "M", "N", "K",
                "forward", "dgrad", "wgrad", "SM MHz", "W");
         struct gemm_call g3[3];
-        gemm_calls(&sh[big], g3);
-        rc = gemm_warmup(b, &gb, &g3[0]);
+        gemm_calls(&gb, &sh[big], b->es, g3);
+        rc = gemm_warmup(b, &gb, &sh[big], &g3[0]);
     }
     for (int i = 0; i < ns && rc == 0; i++) {
         int64_t M = sh[i].m, N = sh[i].n, K = sh[i].k;
         struct gemm_call g3[3];
-        gemm_calls(&sh[i], g3);
+        gemm_calls(&gb, &sh[i], b->es, g3);
+        gpu_meter_init(&gb.row, gb.clock);
         double tf[3];
-        int samples0 = gb.samples;
-        double mhz0 = gb.mhz_sum, w0 = gb.watts_sum;
         for (int j = 0; j < 3 && rc == 0; j++) {
-            double one = 0, s = 0;
-            rc = gemm_time(b, &gb, &g3[j], 2, 0, &one);
-            long n = one > 0 ? (long)(GEMM_TIMED_S / one) + 1 : iters;
-            n = n < iters ? iters : n > GEMM_MAX_ITERS ? GEMM_MAX_ITERS : n;
-            if (rc == 0)
-                rc = gemm_time(b, &gb, &g3[j], n, 1, &s);
+            double s = 0;
+            if ((size_t)g3[j].sets * (g3[j].a_bytes + g3[j].b_bytes)
+                < 2 * gb.l2_bytes)
+                in_l2 = 1;
+            rc = gemm_measure(b, &gb, &sh[i], &g3[j], iters, &s);
             tf[j] = s > 0 ? 2.0 * M * N * K / s / 1e12 : 0;
             /* kernel.c's shapes: forward (tokens, out, in), dgrad
              * (tokens, in, out), wgrad (out, in, tokens). */
@@ -766,35 +858,36 @@ gemm_sweep(struct bench *b)
                 x->k = j == 0 ? K : j == 1 ? N : M;
                 x->seconds = s;
             }
-            flops += 2.0 * M * N * K;
-            seconds += s;
+            if (rc == 0 && s > 0) {
+                flops += 2.0 * M * N * K;
+                seconds += s;
+            }
         }
-        int k = gb.samples - samples0;
-        if (rc == 0 && k > 0)
-            printf("%8lld %8lld %8lld %9.1f %9.1f %9.1f %7.0f %6.0f\n",
-                   (long long)M, (long long)N, (long long)K, tf[0], tf[1],
-                   tf[2], (gb.mhz_sum - mhz0) / k, (gb.watts_sum - w0) / k);
-        else if (rc == 0)
-            printf("%8lld %8lld %8lld %9.1f %9.1f %9.1f %7s %6s\n",
-                   (long long)M, (long long)N, (long long)K, tf[0], tf[1],
-                   tf[2], "-", "-");
+        if (rc != 0)
+            break;
+        struct gpu_state rs = gpu_meter_state(&gb.row);
+        char mhz[16] = "-", w[16] = "-";
+        if (rs.samples > 0)
+            snprintf(mhz, sizeof mhz, "%.0f", rs.sm_mhz);
+        if (rs.watts >= 0)
+            snprintf(w, sizeof w, "%.0f", rs.watts);
+        printf("%8lld %8lld %8lld %9.1f %9.1f %9.1f %7s %6s\n",
+               (long long)M, (long long)N, (long long)K, tf[0], tf[1],
+               tf[2], mhz, w);
     }
-    struct gpu_state *gs = &b->res->compute.clock;
-    if (rc == 0 && gb.samples > 0)
-        *gs = (struct gpu_state){gb.samples, gb.mhz_sum / gb.samples,
-                                 gb.watts_sum / gb.samples,
-                                 gpu_clock_max_sm_mhz(gb.clock),
-                                 gpu_clock_power_limit_w(gb.clock)};
-    if (rc == 0)
+    if (rc == 0) {
+        if (in_l2)
+            printf("(some GEMMs' inputs, all their copies together, fit "
+                   "in twice the L2: those read partly from L2)\n");
+        b->res->compute.clock = gpu_meter_state(&gb.all);
         gpu_state_print(stdout, "", "SM clock while the GEMMs were timed",
-                        gs);
+                        &b->res->compute.clock);
+    }
     gpu_clock_close(gb.clock);
     for (int k = 0; k < 2; k++)
-        for (int r = 0; r < gb.sets; r++)
-            cudaFree(gb.in[k][r]);
+        cudaFree(gb.pool[k]);
     cudaFree(gb.out);
-    if (gb.h != NULL)
-        cublasDestroy(gb.h);
+    cublasDestroy(gb.h);
     if (rc == 0 && seconds > 0)
         b->res->gemm_flops_per_s = flops / seconds;
     return rc;

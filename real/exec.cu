@@ -206,11 +206,17 @@ gpu_body(struct gpu *g)
         TRY(run_pass(g, r->warm_iters));
         TRY(empty_pool(g));
     }
-    if (g->local == 0)
+    /* GPU 0's energy over its timed pass (the main thread reads its
+     * clock meanwhile, exec.cu real_run). */
+    if (g->local == 0) {
+        gpu_meter_begin(&r->meter);
         r->timed.store(1);
+    }
     TRY(run_pass(g, r->s->iterations));
-    if (g->local == 0)
+    if (g->local == 0) {
+        gpu_meter_end(&r->meter);
         r->timed.store(2);
+    }
     g->cur_op = -1;
     unsigned long long v = 0;
     CUDA_TRY(g, cudaMemPoolGetAttribute(g->pool,
@@ -398,10 +404,14 @@ real_run(const struct sched *s, const struct model *m, const struct topo *t,
     }
 
     int rc = 0;
+    struct gpu_clock *clock = NULL;
     if (init_comms(r, cause) != 0) {
         rc = REAL_EXIT_SYSTEM;
         goto out;
     }
+    /* Opened before the threads start: NVML's start-up may take long. */
+    clock = gpu_clock_open(r->g[0].dev);
+    gpu_meter_init(&r->meter, clock);
     for (int i = 0; i < r->n; i++) {
         int e = pthread_create(&r->g[i].thread, NULL, gpu_thread, &r->g[i]);
         if (e != 0) {
@@ -427,21 +437,18 @@ real_run(const struct sched *s, const struct model *m, const struct topo *t,
      * cannot see the flag), so that their kernels end. */
     {
         int64_t abort_seen = -1, sampled = 0;
-        struct gpu_clock *clock = rc == 0 ? gpu_clock_open(r->g[0].dev)
-                                          : NULL;
-        double mhz_sum = 0, watts_sum = 0;
-        int samples = 0;
         for (;;) {
-            /* GPU 0's clock and power every 10 ms of its timed pass. */
+            /* GPU 0's SM clock every 10 ms of its timed pass, and once
+             * at its end if the pass was shorter; never once a rank has
+             * failed (NVML may hang on a faulted GPU, and this loop must
+             * abort the communicators). */
             int64_t now = host_clock_ns();
-            double mhz, w;
-            if (clock != NULL && r->timed.load() == 1
-                && now - sampled >= 10000000
-                && gpu_clock_sample(clock, &mhz, &w) == 0) {
+            int phase = r->timed.load();
+            if (clock != NULL && !r->abort.load()
+                && ((phase == 1 && now - sampled >= 10000000)
+                    || (phase == 2 && r->meter.samples == 0))) {
+                gpu_meter_sample(&r->meter);
                 sampled = now;
-                samples++;
-                mhz_sum += mhz;
-                watts_sum += w;
             }
             int running = 0;
             for (int i = 0; i < r->n; i++) {
@@ -470,13 +477,10 @@ real_run(const struct sched *s, const struct model *m, const struct topo *t,
             struct timespec ts = {0, 1000000};
             nanosleep(&ts, NULL);
         }
-        if (samples > 0)
-            *state = (struct gpu_state){samples, mhz_sum / samples,
-                                        watts_sum / samples,
-                                        gpu_clock_max_sm_mhz(clock),
-                                        gpu_clock_power_limit_w(clock)};
-        gpu_clock_close(clock);
     }
+    if (rc == 0 && !r->abort.load())
+        *state = gpu_meter_state(&r->meter);
+    gpu_clock_close(clock);
     if (rc == 0 && r->abort.load()) {
         int f = r->first_fail.load();
         struct gpu *g = &r->g[f > 0 ? f - 1 : 0];

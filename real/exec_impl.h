@@ -104,6 +104,8 @@ struct exec_run {
     std::atomic<int> abort;             /* a thread failed */
     std::atomic<int> timed;             /* local GPU 0: 1 while its timed
                                          * pass runs, 2 after */
+    struct gpu_meter meter;             /* GPU 0's clock and energy over
+                                         * its timed pass (gpu_clock.h) */
     std::atomic<int> first_fail;        /* its local index + 1 */
     /* Barrier that gives up when abort is set. */
     pthread_mutex_t mu;

@@ -1,19 +1,28 @@
 /*
- * gpu_clock.cu: NVML, opened at run time, for the SM clock and board power
- * (see gpu_clock.h).
+ * gpu_clock.cu: NVML, opened at run time, for the SM clock, board power
+ * and energy (see gpu_clock.h).
  *
  * The few NVML calls used, with their types as the NVML API Reference
- * Guide gives them: every call returns nvmlReturn_t (0 is NVML_SUCCESS),
- * a device is an opaque handle, the SM clock domain is NVML_CLOCK_SM = 1
- * of nvmlClockType_t, power is in milliwatts.  The _v2 entry points are
+ * Guide gives them: every call returns nvmlReturn_t (0 is NVML_SUCCESS), a
+ * device is an opaque handle, the SM clock domain is NVML_CLOCK_SM = 1 of
+ * nvmlClockType_t, power is in milliwatts and energy
+ * (nvmlDeviceGetTotalEnergyConsumption, Volta and newer) in millijoules
+ * since the driver loaded.  nvmlDeviceGetPowerUsage is averaged over 1 s
+ * on Ampere and newer GPUs other than A100, so the meter takes the mean
+ * power from the energy counter where it can.  The _v2 entry points are
  * the ones the library exports under those names.
  */
 #include "gpu_clock.h"
+
+extern "C" {
+#include "host_clock.h"
+}
 
 #include <cuda_runtime.h>
 
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef int nvml_return;
 typedef struct nvml_device_opaque *nvml_device;
@@ -25,6 +34,7 @@ struct gpu_clock {
     nvml_device dev;
     nvml_return (*get_clock)(nvml_device, int, unsigned *);
     nvml_return (*get_power)(nvml_device, unsigned *);
+    nvml_return (*get_energy)(nvml_device, unsigned long long *);
     nvml_return (*shutdown)(void);
     double max_sm_mhz, limit_w;
 };
@@ -56,7 +66,6 @@ gpu_clock_open(int dev)
         || bind(lib, "nvmlShutdown", &c->shutdown) != 0
         || bind(lib, "nvmlDeviceGetHandleByPciBusId_v2", &by_bus) != 0
         || bind(lib, "nvmlDeviceGetClockInfo", &c->get_clock) != 0
-        || bind(lib, "nvmlDeviceGetPowerUsage", &c->get_power) != 0
         || init() != NVML_OK) {
         free(c);
         dlclose(lib);
@@ -69,6 +78,12 @@ gpu_clock_open(int dev)
         dlclose(lib);
         return NULL;
     }
+    /* Optional: a GPU that answers none of these still gives its clock. */
+    if (bind(lib, "nvmlDeviceGetPowerUsage", &c->get_power) != 0)
+        c->get_power = NULL;
+    if (bind(lib, "nvmlDeviceGetTotalEnergyConsumption", &c->get_energy)
+        != 0)
+        c->get_energy = NULL;
     unsigned v = 0;
     if (bind(lib, "nvmlDeviceGetMaxClockInfo", &max_clock) == 0
         && max_clock(c->dev, NVML_CLOCK_SM, &v) == NVML_OK)
@@ -79,30 +94,6 @@ gpu_clock_open(int dev)
     return c;
 }
 
-int
-gpu_clock_sample(struct gpu_clock *c, double *sm_mhz, double *watts)
-{
-    unsigned mhz = 0, mw = 0;
-    if (c == NULL || c->get_clock(c->dev, NVML_CLOCK_SM, &mhz) != NVML_OK
-        || c->get_power(c->dev, &mw) != NVML_OK)
-        return -1;
-    *sm_mhz = mhz;
-    *watts = mw / 1000.0;
-    return 0;
-}
-
-double
-gpu_clock_max_sm_mhz(const struct gpu_clock *c)
-{
-    return c != NULL ? c->max_sm_mhz : 0;
-}
-
-double
-gpu_clock_power_limit_w(const struct gpu_clock *c)
-{
-    return c != NULL ? c->limit_w : 0;
-}
-
 void
 gpu_clock_close(struct gpu_clock *c)
 {
@@ -111,4 +102,89 @@ gpu_clock_close(struct gpu_clock *c)
     c->shutdown();
     dlclose(c->lib);
     free(c);
+}
+
+/* The energy counter in joules into *J; 0, or -1 where it is missing. */
+static int
+energy_j(struct gpu_clock *c, double *j)
+{
+    unsigned long long mj = 0;
+    if (c->get_energy == NULL || c->get_energy(c->dev, &mj) != NVML_OK)
+        return -1;
+    *j = (double)mj / 1000.0;
+    return 0;
+}
+
+void
+gpu_meter_init(struct gpu_meter *m, struct gpu_clock *c)
+{
+    memset(m, 0, sizeof *m);
+    m->clock = c;
+    m->energy_ok = 1;
+    m->e0 = -1;
+}
+
+void
+gpu_meter_begin(struct gpu_meter *m)
+{
+    if (m->clock == NULL)
+        return;
+    if (energy_j(m->clock, &m->e0) != 0)
+        m->e0 = -1;
+    m->t0 = host_clock_s();
+}
+
+void
+gpu_meter_sample(struct gpu_meter *m)
+{
+    struct gpu_clock *c = m->clock;
+    if (c == NULL)
+        return;
+    unsigned mhz = 0, mw = 0;
+    if (c->get_clock(c->dev, NVML_CLOCK_SM, &mhz) == NVML_OK) {
+        m->samples++;
+        m->mhz_sum += mhz;
+    }
+    /* The averaged power, for where the energy counter fails. */
+    if (c->get_power != NULL && c->get_power(c->dev, &mw) == NVML_OK) {
+        m->power_samples++;
+        m->watts_sum += mw / 1000.0;
+    }
+}
+
+void
+gpu_meter_end(struct gpu_meter *m)
+{
+    if (m->clock == NULL)
+        return;
+    double e1 = 0, t1 = host_clock_s();
+    if (m->e0 >= 0 && energy_j(m->clock, &e1) == 0 && e1 >= m->e0) {
+        m->joules += e1 - m->e0;
+        m->seconds += t1 - m->t0;
+    } else {
+        m->energy_ok = 0;
+    }
+    m->e0 = -1;
+}
+
+struct gpu_state
+gpu_meter_state(const struct gpu_meter *m)
+{
+    struct gpu_state s;
+    memset(&s, 0, sizeof s);
+    s.watts = -1;
+    if (m->clock == NULL)
+        return s;
+    s.nvml = 1;
+    s.samples = m->samples;
+    s.sm_mhz = m->samples > 0 ? m->mhz_sum / m->samples : 0;
+    if (m->energy_ok && m->seconds > 0) {
+        s.watts = m->joules / m->seconds;
+        s.watts_from_energy = 1;
+    } else if (m->power_samples > 0) {
+        s.watts = m->watts_sum / m->power_samples;
+    }
+    s.max_sm_mhz = m->clock->max_sm_mhz;
+    s.power_limit_w = m->clock->limit_w;
+    return s;
 }

@@ -1261,7 +1261,7 @@ START_TEST(test_calibrate_bench_compute_keys)
     /* NVML's readings during the timed GEMMs: 1500 MHz of 1980 is
      * 75.8 %, printed as comments only (the clock is already in the
      * GEMMs' times, so no key may carry it twice). */
-    bm.clock = (struct gpu_state){40, 1500, 695.4, 1980, 700};
+    bm.clock = (struct gpu_state){1, 40, 1500, 695.4, 1, 1980, 700};
     struct calib_measured m = {NULL, 180e12, DTYPE_BF16, 0, 0, NULL, &bm};
     struct nccl_config nc;
     nccl_config_init(&nc);
@@ -1280,7 +1280,7 @@ START_TEST(test_calibrate_bench_compute_keys)
     ck_assert_ptr_null(strstr(out, "attention"));
     ck_assert_ptr_null(strstr(out, "launch_overhead"));
     ck_assert_msg(strstr(out, "\n# SM clock while the GEMMs were timed: "
-                         "1500 MHz (mean of 40 samples), 75.8 % of the "
+                         "1500 MHz (mean of 40 readings), 75.8 % of the "
                          "1980 MHz maximum; board power 695 W of a 700 W "
                          "limit\n") != NULL, "%s", out);
     ck_assert_ptr_null(strstr(out, "clock_fraction"));
@@ -1293,6 +1293,42 @@ START_TEST(test_calibrate_bench_compute_keys)
     unlink(path);
     free(path);
     free(out);
+}
+END_TEST
+
+/* NVML's readings as real bench and real run print them: each missing
+ * part named, never a zero passed off as a reading.  1620 MHz of 1980 is
+ * 81.8 %, 1755 of 1980 88.6 %. */
+START_TEST(test_calibrate_gpu_state_wording)
+{
+    struct {
+        struct gpu_state s;
+        const char *want;
+    } cases[] = {
+        {{0, 0, 0, -1, 0, 0, 0},
+         "x: not read (no NVML: the driver's libnvidia-ml.so.1)\n"},
+        {{1, 1, 1620, 540, 1, 1980, 0},
+         "x: 1620 MHz (mean of 1 reading), 81.8 % of the 1980 MHz maximum; "
+         "board power 540 W\n"},
+        {{1, 0, 0, 300, 1, 0, 700},
+         "x: no reading (timed for less than the 10 ms between readings); "
+         "board power 300 W of a 700 W limit\n"},
+        {{1, 3, 1500, 690, 0, 0, 700},
+         "x: 1500 MHz (mean of 3 readings); board power 690 W (NVML's 1 s "
+         "average) of a 700 W limit\n"},
+        {{1, 2, 1755, -1, 0, 1980, 0},
+         "x: 1755 MHz (mean of 2 readings), 88.6 % of the 1980 MHz maximum; "
+         "board power not read\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *out = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&out, &len);
+        gpu_state_print(mem, "", "x", &cases[i].s);
+        fclose(mem);
+        ck_assert_str_eq(out, cases[i].want);
+        free(out);
+    }
 }
 END_TEST
 
@@ -1415,6 +1451,7 @@ calibrate_suite(void)
     tcase_set_timeout(profile, 60);
     tcase_add_test(profile, test_calibrate_profile_reads);
     tcase_add_test(profile, test_calibrate_profile_recovers);
+    tcase_add_test(profile, test_calibrate_gpu_state_wording);
     tcase_add_test(profile, test_calibrate_profile_errors);
     tcase_add_test(profile, test_calibrate_bench_compute_keys);
     tcase_add_test(profile, test_calibrate_profile_cli);

@@ -85,7 +85,7 @@ calib_file_write(FILE *out, const char *base, const struct nccl_config *nc,
                 dtype_name(m->gemm_dtype), peak / 1e12);
         /* Whether the sweep ran power-limited, and how far below the
          * maximum clock its FLOP/s were reached (a comment only). */
-        if (m->compute->clock.samples > 0)
+        if (m->compute->clock.nvml)
             gpu_state_print(out, "# ", "SM clock while the GEMMs were timed",
                             &m->compute->clock);
         profile_fit_write_keys(&fit, out);
