@@ -616,13 +616,14 @@ gemm_calls(const struct gemm_bench *gb, const struct shape *s, int es,
     }
 }
 
-/* Launch G `count` times on stream 0, rotating over its copies. */
+/* Launch G `count` times on stream 0, rotating over its copies from
+ * the FIRST-th launch on. */
 static int
 gemm_launch(struct bench *b, struct gemm_bench *gb, const struct shape *s,
-            const struct gemm_call *g, long count)
+            const struct gemm_call *g, long first, long count)
 {
     float alpha = 1.0f / (float)g->k, beta = 0;
-    for (long i = 0; i < count; i++) {
+    for (long i = first; i < first + count; i++) {
         size_t r = (size_t)(i % g->sets);
         cublasStatus_t st = cublasGemmEx(
             gb->h, g->ta, g->tb, (int)g->m, (int)g->n, (int)g->k, &alpha,
@@ -640,25 +641,35 @@ gemm_launch(struct bench *b, struct gemm_bench *gb, const struct shape *s,
 }
 
 /* Seconds one launch of G takes, from `count` timed launches; with METER,
- * the SM clock read every 10 ms while they run and the energy over them
- * (gpu_clock.h).  A batch that has not finished after BENCH_TIMEOUT_S is a
- * hang. */
+ * the SM clock read every 10 ms while they are queued and run, and the
+ * energy over them (gpu_clock.h).  Launches go in batches so that the
+ * readings cover the whole loop: a full launch queue blocks the host.  A
+ * batch that has not finished after BENCH_TIMEOUT_S is a hang. */
+#define GEMM_LAUNCH_BATCH 64
 static int
 gemm_time(struct bench *b, struct gemm_bench *gb, const struct shape *s,
           const struct gemm_call *g, long count, int meter, double *seconds)
 {
     meter = meter && gb->clock != NULL;
-    if (meter) {
-        gpu_meter_begin(&gb->all);
-        gpu_meter_begin(&gb->row);
-    }
+    struct gpu_interval iv;
+    if (meter)
+        gpu_clock_begin(gb->clock, &iv);
+    double t0 = host_clock_s(), last = t0;
     CUDA_TRY(b, cudaEventRecord(b->ev0[0], b->st[0]));
-    if (gemm_launch(b, gb, s, g, count) != 0)
-        return -1;
+    for (long done = 0; done < count; done += GEMM_LAUNCH_BATCH) {
+        long n = count - done < GEMM_LAUNCH_BATCH ? count - done
+                                                  : GEMM_LAUNCH_BATCH;
+        if (gemm_launch(b, gb, s, g, done, n) != 0)
+            return -1;
+        double now = host_clock_s();
+        if (meter && now - last >= 0.01) {
+            gpu_clock_sample(gb->clock, &gb->all, &gb->row);
+            last = now;
+        }
+    }
     CUDA_TRY(b, cudaEventRecord(b->ev1[0], b->st[0]));
     /* Poll, never sleep past the end: the GPU must not idle between the
-     * timed loops; read the clock every 10 ms. */
-    double t0 = host_clock_s(), last = t0;
+     * timed loops. */
     cudaError_t e;
     while ((e = cudaEventQuery(b->ev1[0])) == cudaErrorNotReady) {
         double now = host_clock_s();
@@ -668,17 +679,13 @@ gemm_time(struct bench *b, struct gemm_bench *gb, const struct shape *s,
                              (long long)s->m, (long long)s->n,
                              (long long)s->k, count, BENCH_TIMEOUT_S);
         if (meter && now - last >= 0.01) {
-            gpu_meter_sample(&gb->all);
-            gpu_meter_sample(&gb->row);
+            gpu_clock_sample(gb->clock, &gb->all, &gb->row);
             last = now;
         }
-        if (!meter)
-            sched_yield();
+        sched_yield();
     }
-    if (meter) {
-        gpu_meter_end(&gb->all);
-        gpu_meter_end(&gb->row);
-    }
+    if (meter)
+        gpu_clock_end(gb->clock, &iv, &gb->all, &gb->row);
     float ms = 0;
     if (e == cudaSuccess)
         e = cudaEventElapsedTime(&ms, b->ev0[0], b->ev1[0]);
@@ -695,7 +702,7 @@ static int
 gemm_probe(struct bench *b, struct gemm_bench *gb, const struct shape *s,
            const struct gemm_call *g, double *one)
 {
-    if (gemm_launch(b, gb, s, g, 1) != 0)
+    if (gemm_launch(b, gb, s, g, 0, 1) != 0)
         return -1;
     CUDA_TRY(b, cudaStreamSynchronize(b->st[0]));
     return gemm_time(b, gb, s, g, 2, 0, one);
@@ -737,7 +744,7 @@ gemm_warmup(struct bench *b, struct gemm_bench *gb, const struct shape *s,
     batch = batch < 1 ? 1 : batch > GEMM_MAX_ITERS ? GEMM_MAX_ITERS : batch;
     double t0 = host_clock_s();
     while (host_clock_s() - t0 < GEMM_WARMUP_S) {
-        if (gemm_launch(b, gb, s, g, batch) != 0)
+        if (gemm_launch(b, gb, s, g, 0, batch) != 0)
             return -1;
         CUDA_TRY(b, cudaStreamSynchronize(b->st[0]));
     }
@@ -800,7 +807,9 @@ gemm_sweep(struct bench *b)
         if (sh[i].m * sh[i].n * sh[i].k > sh[big].m * sh[big].n * sh[big].k)
             big = i;
     }
-    need *= (size_t)b->es;
+    /* A multiple of the copies' 256-byte alignment, so that two copies
+     * of the largest operand always fit a pool of twice it. */
+    need = round_up(need * (size_t)b->es, 256);
     CUDA_TRY(b, cudaSetDevice(0));
     cudaDeviceProp prop;
     CUDA_TRY(b, cudaGetDeviceProperties(&prop, 0));
@@ -814,7 +823,7 @@ gemm_sweep(struct bench *b)
                                       : CUBLAS_COMPUTE_32F;
     CUBLAS_TRY(b, cublasCreate(&gb.h));
     gb.clock = gpu_clock_open(0);
-    gpu_meter_init(&gb.all, gb.clock);
+    gpu_clock_meter(gb.clock, &gb.all);
     int rc = gemm_pools(b, &gb, need);
     if (rc == 0)
         cublasSetStream(gb.h, b->st[0]);
@@ -838,7 +847,7 @@ gemm_sweep(struct bench *b)
         int64_t M = sh[i].m, N = sh[i].n, K = sh[i].k;
         struct gemm_call g3[3];
         gemm_calls(&gb, &sh[i], b->es, g3);
-        gpu_meter_init(&gb.row, gb.clock);
+        gpu_clock_meter(gb.clock, &gb.row);
         double tf[3];
         for (int j = 0; j < 3 && rc == 0; j++) {
             double s = 0;

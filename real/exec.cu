@@ -203,20 +203,10 @@ gpu_body(struct gpu *g)
     struct exec_run *r = g->run;
     TRY(setup_gpu(g));
     for (int w = 0; w < r->warm_passes; w++) {
-        TRY(run_pass(g, r->warm_iters));
+        TRY(run_pass(g, r->warm_iters, 0));
         TRY(empty_pool(g));
     }
-    /* GPU 0's energy over its timed pass (the main thread reads its
-     * clock meanwhile, exec.cu real_run). */
-    if (g->local == 0) {
-        gpu_meter_begin(&r->meter);
-        r->timed.store(1);
-    }
-    TRY(run_pass(g, r->s->iterations));
-    if (g->local == 0) {
-        gpu_meter_end(&r->meter);
-        r->timed.store(2);
-    }
+    TRY(run_pass(g, r->s->iterations, 1));
     g->cur_op = -1;
     unsigned long long v = 0;
     CUDA_TRY(g, cudaMemPoolGetAttribute(g->pool,
@@ -411,7 +401,8 @@ real_run(const struct sched *s, const struct model *m, const struct topo *t,
     }
     /* Opened before the threads start: NVML's start-up may take long. */
     clock = gpu_clock_open(r->g[0].dev);
-    gpu_meter_init(&r->meter, clock);
+    r->clock = clock;
+    gpu_clock_meter(clock, &r->meter);
     for (int i = 0; i < r->n; i++) {
         int e = pthread_create(&r->g[i].thread, NULL, gpu_thread, &r->g[i]);
         if (e != 0) {
@@ -446,8 +437,8 @@ real_run(const struct sched *s, const struct model *m, const struct topo *t,
             int phase = r->timed.load();
             if (clock != NULL && !r->abort.load()
                 && ((phase == 1 && now - sampled >= 10000000)
-                    || (phase == 2 && r->meter.samples == 0))) {
-                gpu_meter_sample(&r->meter);
+                    || (phase == 2 && r->meter.tried == 0))) {
+                gpu_clock_sample(clock, &r->meter, NULL);
                 sampled = now;
             }
             int running = 0;

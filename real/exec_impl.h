@@ -104,8 +104,10 @@ struct exec_run {
     std::atomic<int> abort;             /* a thread failed */
     std::atomic<int> timed;             /* local GPU 0: 1 while its timed
                                          * pass runs, 2 after */
-    struct gpu_meter meter;             /* GPU 0's clock and energy over
-                                         * its timed pass (gpu_clock.h) */
+    struct gpu_clock *clock;            /* NVML for local GPU 0, or NULL */
+    struct gpu_meter meter;             /* its readings over its timed
+                                         * pass (gpu_clock.h) */
+    struct gpu_interval interval;       /* that pass's energy reading */
     std::atomic<int> first_fail;        /* its local index + 1 */
     /* Barrier that gives up when abort is set. */
     pthread_mutex_t mu;
@@ -149,7 +151,7 @@ int run_leaf(struct gpu *g, cudaStream_t st, int leaf, int bwd);
 
 /* exec_issue.cu */
 int empty_pool(struct gpu *g);
-int run_pass(struct gpu *g, int iters);
+int run_pass(struct gpu *g, int iters, int timed);
 
 /* exec_comms.cu */
 void pg_place(const struct sched *s, enum sched_pg pg, int rank, int *color,

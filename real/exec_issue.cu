@@ -498,9 +498,10 @@ empty_pool(struct gpu *g)
 }
 
 /* One pass over the ops of steps < iters (all when iters >= iterations),
- * starting when every GPU thread is ready. */
+ * starting when every GPU thread is ready; TIMED: the timed pass, whose
+ * GPU 0 NVML meters. */
 int
-run_pass(struct gpu *g, int iters)
+run_pass(struct gpu *g, int iters, int timed)
 {
     const struct sched *s = g->run->s;
     int prev_coll[PG_COUNT];
@@ -518,6 +519,15 @@ run_pass(struct gpu *g, int iters)
     }
     TRY(wait_event(g, g->t0, -1, 0));
     g->host_t0 = host_clock_ns();
+    /* The timed pass of local GPU 0 is metered from here, past the
+     * barrier, to its end; the main thread reads the clock meanwhile
+     * (exec.cu real_run). */
+    struct exec_run *r = g->run;
+    int meter = timed && g->local == 0;
+    if (meter) {
+        gpu_clock_begin(r->clock, &r->interval);
+        r->timed.store(1);
+    }
     int upto = 0;
     for (int i = 0; i < s->n_ops; i++) {
         if (s->ops[i].iter >= iters)
@@ -526,5 +536,9 @@ run_pass(struct gpu *g, int iters)
         upto = i + 1;
     }
     TRY(drain(g, upto));
+    if (meter) {
+        gpu_clock_end(r->clock, &r->interval, &r->meter, NULL);
+        r->timed.store(2);
+    }
     return 0;
 }

@@ -22,7 +22,6 @@ extern "C" {
 
 #include <dlfcn.h>
 #include <stdlib.h>
-#include <string.h>
 
 typedef int nvml_return;
 typedef struct nvml_device_opaque *nvml_device;
@@ -116,75 +115,44 @@ energy_j(struct gpu_clock *c, double *j)
 }
 
 void
-gpu_meter_init(struct gpu_meter *m, struct gpu_clock *c)
+gpu_clock_meter(const struct gpu_clock *c, struct gpu_meter *m)
 {
-    memset(m, 0, sizeof *m);
-    m->clock = c;
-    m->energy_ok = 1;
-    m->e0 = -1;
+    gpu_meter_init(m, c != NULL, c != NULL ? c->max_sm_mhz : 0,
+                   c != NULL ? c->limit_w : 0);
 }
 
 void
-gpu_meter_begin(struct gpu_meter *m)
+gpu_clock_sample(struct gpu_clock *c, struct gpu_meter *m,
+                 struct gpu_meter *also)
 {
-    if (m->clock == NULL)
-        return;
-    if (energy_j(m->clock, &m->e0) != 0)
-        m->e0 = -1;
-    m->t0 = host_clock_s();
-}
-
-void
-gpu_meter_sample(struct gpu_meter *m)
-{
-    struct gpu_clock *c = m->clock;
     if (c == NULL)
         return;
     unsigned mhz = 0, mw = 0;
-    if (c->get_clock(c->dev, NVML_CLOCK_SM, &mhz) == NVML_OK) {
-        m->samples++;
-        m->mhz_sum += mhz;
-    }
+    int ok = c->get_clock(c->dev, NVML_CLOCK_SM, &mhz) == NVML_OK;
     /* The averaged power, for where the energy counter fails. */
-    if (c->get_power != NULL && c->get_power(c->dev, &mw) == NVML_OK) {
-        m->power_samples++;
-        m->watts_sum += mw / 1000.0;
+    int pok = c->get_power != NULL && c->get_power(c->dev, &mw) == NVML_OK;
+    for (struct gpu_meter *t = m; t != NULL; t = t == m ? also : NULL) {
+        gpu_meter_add_clock(t, ok, mhz);
+        if (pok)
+            gpu_meter_add_power(t, mw / 1000.0);
     }
 }
 
 void
-gpu_meter_end(struct gpu_meter *m)
+gpu_clock_begin(struct gpu_clock *c, struct gpu_interval *iv)
 {
-    if (m->clock == NULL)
-        return;
-    double e1 = 0, t1 = host_clock_s();
-    if (m->e0 >= 0 && energy_j(m->clock, &e1) == 0 && e1 >= m->e0) {
-        m->joules += e1 - m->e0;
-        m->seconds += t1 - m->t0;
-    } else {
-        m->energy_ok = 0;
-    }
-    m->e0 = -1;
+    iv->ok = c != NULL && energy_j(c, &iv->joules) == 0;
+    iv->seconds = host_clock_s();
 }
 
-struct gpu_state
-gpu_meter_state(const struct gpu_meter *m)
+void
+gpu_clock_end(struct gpu_clock *c, const struct gpu_interval *iv,
+              struct gpu_meter *m, struct gpu_meter *also)
 {
-    struct gpu_state s;
-    memset(&s, 0, sizeof s);
-    s.watts = -1;
-    if (m->clock == NULL)
-        return s;
-    s.nvml = 1;
-    s.samples = m->samples;
-    s.sm_mhz = m->samples > 0 ? m->mhz_sum / m->samples : 0;
-    if (m->energy_ok && m->seconds > 0) {
-        s.watts = m->joules / m->seconds;
-        s.watts_from_energy = 1;
-    } else if (m->power_samples > 0) {
-        s.watts = m->watts_sum / m->power_samples;
-    }
-    s.max_sm_mhz = m->clock->max_sm_mhz;
-    s.power_limit_w = m->clock->limit_w;
-    return s;
+    if (c == NULL)
+        return;
+    double j = 0, t = host_clock_s();
+    int ok = iv->ok && energy_j(c, &j) == 0;
+    for (struct gpu_meter *x = m; x != NULL; x = x == m ? also : NULL)
+        gpu_meter_add_energy(x, ok, j - iv->joules, t - iv->seconds);
 }

@@ -1261,7 +1261,7 @@ START_TEST(test_calibrate_bench_compute_keys)
     /* NVML's readings during the timed GEMMs: 1500 MHz of 1980 is
      * 75.8 %, printed as comments only (the clock is already in the
      * GEMMs' times, so no key may carry it twice). */
-    bm.clock = (struct gpu_state){1, 40, 1500, 695.4, 1, 1980, 700};
+    bm.clock = (struct gpu_state){1, 40, 40, 1500, 695.4, 1, 1980, 700};
     struct calib_measured m = {NULL, 180e12, DTYPE_BF16, 0, 0, NULL, &bm};
     struct nccl_config nc;
     nccl_config_init(&nc);
@@ -1305,18 +1305,21 @@ START_TEST(test_calibrate_gpu_state_wording)
         struct gpu_state s;
         const char *want;
     } cases[] = {
-        {{0, 0, 0, -1, 0, 0, 0},
-         "x: not read (no NVML: the driver's libnvidia-ml.so.1)\n"},
-        {{1, 1, 1620, 540, 1, 1980, 0},
+        {{0, 0, 0, 0, -1, 0, 0, 0},
+         "x: not read (NVML, the driver's libnvidia-ml.so.1, missing or "
+         "not answering)\n"},
+        {{1, 1, 1, 1620, 540, 1, 1980, 0},
          "x: 1620 MHz (mean of 1 reading), 81.8 % of the 1980 MHz maximum; "
          "board power 540 W\n"},
-        {{1, 0, 0, 300, 1, 0, 700},
+        {{1, 0, 0, 0, 300, 1, 0, 700},
          "x: no reading (timed for less than the 10 ms between readings); "
          "board power 300 W of a 700 W limit\n"},
-        {{1, 3, 1500, 690, 0, 0, 700},
+        {{1, 2, 0, 0, 300, 1, 0, 700},
+         "x: not given by NVML; board power 300 W of a 700 W limit\n"},
+        {{1, 3, 3, 1500, 690, 0, 0, 700},
          "x: 1500 MHz (mean of 3 readings); board power 690 W (NVML's 1 s "
          "average) of a 700 W limit\n"},
-        {{1, 2, 1755, -1, 0, 1980, 0},
+        {{1, 2, 2, 1755, -1, 0, 1980, 0},
          "x: 1755 MHz (mean of 2 readings), 88.6 % of the 1980 MHz maximum; "
          "board power not read\n"},
     };
@@ -1329,6 +1332,46 @@ START_TEST(test_calibrate_gpu_state_wording)
         ck_assert_str_eq(out, cases[i].want);
         free(out);
     }
+}
+END_TEST
+
+/* The meter's sums: clock readings 1500 and 1600 (one refused) give
+ * 1550 MHz of 2 readings; energy 400 J over 0.5 s and 300 J over 0.6 s
+ * span 1.1 s, at least GPU_ENERGY_MIN_S, so the power is 700 / 1.1 =
+ * 636.4 W from the counter, not the power readings' mean of 650.  Under
+ * a second, or with a failed counter reading, the readings' mean is
+ * taken instead; without NVML nothing is. */
+START_TEST(test_calibrate_gpu_meter_sums)
+{
+    struct gpu_meter m;
+    gpu_meter_init(&m, 1, 1980, 700);
+    gpu_meter_add_clock(&m, 1, 1500);
+    gpu_meter_add_clock(&m, 0, 0);
+    gpu_meter_add_clock(&m, 1, 1600);
+    gpu_meter_add_power(&m, 600);
+    gpu_meter_add_power(&m, 700);
+    gpu_meter_add_energy(&m, 1, 400, 0.5);
+    struct gpu_state s = gpu_meter_state(&m);
+    ck_assert_int_eq(s.tried, 3);
+    ck_assert_int_eq(s.samples, 2);
+    ck_assert_double_eq_tol(s.sm_mhz, 1550, 1e-9);
+    ck_assert_double_eq_tol(s.watts, 650, 1e-9);    /* 0.5 s: too short */
+    ck_assert_int_eq(s.watts_from_energy, 0);
+    gpu_meter_add_energy(&m, 1, 300, 0.6);
+    s = gpu_meter_state(&m);
+    ck_assert_double_eq_tol(s.watts, 700 / 1.1, 1e-9);
+    ck_assert_int_eq(s.watts_from_energy, 1);
+    ck_assert_double_eq_tol(s.max_sm_mhz, 1980, 1e-9);
+    gpu_meter_add_energy(&m, 0, 0, 1.0);            /* a failed reading */
+    s = gpu_meter_state(&m);
+    ck_assert_double_eq_tol(s.watts, 650, 1e-9);
+    ck_assert_int_eq(s.watts_from_energy, 0);
+    gpu_meter_init(&m, 0, 0, 0);
+    gpu_meter_add_clock(&m, 1, 1500);
+    s = gpu_meter_state(&m);
+    ck_assert_int_eq(s.nvml, 0);
+    ck_assert_int_eq(s.samples, 0);
+    ck_assert(s.watts < 0);
 }
 END_TEST
 
@@ -1452,6 +1495,7 @@ calibrate_suite(void)
     tcase_add_test(profile, test_calibrate_profile_reads);
     tcase_add_test(profile, test_calibrate_profile_recovers);
     tcase_add_test(profile, test_calibrate_gpu_state_wording);
+    tcase_add_test(profile, test_calibrate_gpu_meter_sums);
     tcase_add_test(profile, test_calibrate_profile_errors);
     tcase_add_test(profile, test_calibrate_bench_compute_keys);
     tcase_add_test(profile, test_calibrate_profile_cli);
