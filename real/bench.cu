@@ -532,22 +532,6 @@ gemm_shapes(const struct real_bench_options *o, int es, struct shape *sh)
     return n;
 }
 
-/* GEMM inputs as the fixed-power method fills them (k_fill_uniform,
- * real_common.h). */
-static int
-fill_uniform(struct bench *b, void *p, size_t n, unsigned seed)
-{
-    cudaStream_t st = b->st[0];
-    if (b->dt == DTYPE_BF16)
-        k_fill_uniform<<<grid(n), 256, 0, st>>>((__nv_bfloat16 *)p, n, seed);
-    else if (b->dt == DTYPE_FP16)
-        k_fill_uniform<<<grid(n), 256, 0, st>>>((__half *)p, n, seed);
-    else
-        k_fill_uniform<<<grid(n), 256, 0, st>>>((float *)p, n, seed);
-    CUDA_TRY(b, cudaGetLastError());
-    return 0;
-}
-
 /* The GEMM sweep's state: cuBLAS, the types, one pool for each input
  * operand (a shape's rotated copies lie in it one after another) and one
  * output, and NVML's meters over every timed loop and over a row's. */
@@ -771,9 +755,9 @@ gemm_pools(struct bench *b, struct gemm_bench *gb, size_t need)
         if (e != cudaSuccess)
             return real_fail(b, "cudaMalloc of %zu bytes: %s: %s", pool,
                              cudaGetErrorName(e), cudaGetErrorString(e));
-        if (fill_uniform(b, gb->pool[k], pool / (size_t)b->es,
-                         (unsigned)(k + 1)) != 0)
-            return -1;
+        size_t n = pool / (size_t)b->es;
+        CUDA_TRY(b, fill_uniform(gb->pool[k], n, gb->ct, (unsigned)(k + 1),
+                                 grid(n), b->st[0]));
     }
     cudaError_t e = cudaMalloc(&gb->out, need);
     if (e != cudaSuccess)
@@ -928,8 +912,7 @@ hbm_sweep(struct bench *b)
     if (e == cudaSuccess) {
         /* Data as a training run's, not zeros (see the GEMM sweep). */
         size_t n = COPY_MAX_BYTES / sizeof(float);
-        k_fill_uniform<<<grid(n), 256, 0, b->st[0]>>>((float *)src, n, 7u);
-        e = cudaGetLastError();
+        e = fill_uniform(src, n, CUDA_R_32F, 7u, grid(n), b->st[0]);
     }
     if (e != cudaSuccess) {
         cudaFree(src);

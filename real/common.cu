@@ -17,6 +17,34 @@ real_call_name(const char *call, char *buf, size_t len)
     return buf;
 }
 
+template <typename T>
+__global__ void
+k_fill_uniform(T *p, size_t n, unsigned seed)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += stride) {
+        unsigned h = (unsigned)i * 2654435761u ^ seed;
+        h ^= h >> 15;
+        h *= 2246822519u;
+        h ^= h >> 13;
+        p[i] = (T)((float)(h & 0xffff) / 32768.0f - 1.0f);
+    }
+}
+
+cudaError_t
+fill_uniform(void *p, size_t n, cudaDataType_t type, unsigned seed,
+             int blocks, cudaStream_t st)
+{
+    if (type == CUDA_R_16BF)
+        k_fill_uniform<<<blocks, 256, 0, st>>>((__nv_bfloat16 *)p, n, seed);
+    else if (type == CUDA_R_16F)
+        k_fill_uniform<<<blocks, 256, 0, st>>>((__half *)p, n, seed);
+    else
+        k_fill_uniform<<<blocks, 256, 0, st>>>((float *)p, n, seed);
+    return cudaGetLastError();
+}
+
 extern "C" int
 real_probe(int *gpus, char **cause)
 {

@@ -30,19 +30,13 @@ k_stream(const uint4 *__restrict__ src, uint4 *__restrict__ dst,
         dst[0].x = acc;
 }
 
-/* Fill BYTES of P with k_fill_uniform's values in the run's dtype. */
+/* Fill BYTES of P with fill_uniform's values in the run's dtype. */
 int
 fill_scratch(struct gpu *g, void *p, size_t bytes, unsigned seed)
 {
     const struct exec_run *r = g->run;
     size_t el = bytes / (size_t)r->esize;
-    if (r->esize == 2 && r->ctype == CUDA_R_16BF)
-        k_fill_uniform<<<blocks_for(g, el), 256>>>((__nv_bfloat16 *)p, el, seed);
-    else if (r->esize == 2)
-        k_fill_uniform<<<blocks_for(g, el), 256>>>((__half *)p, el, seed);
-    else
-        k_fill_uniform<<<blocks_for(g, el), 256>>>((float *)p, el, seed);
-    CUDA_TRY(g, cudaGetLastError());
+    CUDA_TRY(g, fill_uniform(p, el, r->ctype, seed, blocks_for(g, el), 0));
     return 0;
 }
 

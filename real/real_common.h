@@ -24,27 +24,17 @@ extern "C" {
 #include <stddef.h>
 #include <stdint.h>
 
-/* Values in [-1, 1) from a hash of the index, so GEMMs see ordinary
- * numbers: uninitialised memory may hold NaNs or zeros, and zeros draw
- * less power and so run at clocks training never sees (NVIDIA's fill for
- * power-limited GEMM tests is uniform in [-1, 1]: CUTLASS,
- * media/docs/cpp/gemm_performance_measurement_methodology_guidelines.md,
- * "Matrix Fill Methodology").  Real runs fill their scratch with it and
- * bench its GEMM inputs and copy source. */
-template <typename T>
-__global__ void
-k_fill_uniform(T *p, size_t n, unsigned seed)
-{
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += stride) {
-        unsigned h = (unsigned)i * 2654435761u ^ seed;
-        h ^= h >> 15;
-        h *= 2246822519u;
-        h ^= h >> 13;
-        p[i] = (T)((float)(h & 0xffff) / 32768.0f - 1.0f);
-    }
-}
+/* Fill N elements of P, of TYPE (CUDA_R_16BF, CUDA_R_16F, else fp32),
+ * with values in [-1, 1) from a hash of the index and SEED, on stream ST
+ * with BLOCKS blocks of 256 threads; the launch's error.  GEMMs then see
+ * ordinary numbers: uninitialised memory may hold NaNs or zeros, and
+ * zeros draw less power and so run at clocks training never sees
+ * (NVIDIA's fill for power-limited GEMM tests is uniform in [-1, 1]:
+ * CUTLASS, media/docs/cpp/gemm_performance_measurement_methodology_
+ * guidelines.md, "Matrix Fill Methodology").  Real runs fill their
+ * scratch with it and bench its GEMM inputs and copy source. */
+cudaError_t fill_uniform(void *p, size_t n, cudaDataType_t type,
+                         unsigned seed, int blocks, cudaStream_t st);
 
 /* The call's function name: "cudaMallocAsync" from "cudaMallocAsync(&p,
  * ...)", into buf. */
