@@ -630,6 +630,18 @@ gemm_launch(struct bench *b, struct gemm_bench *gb, const struct shape *s,
  * readings cover the whole loop: a full launch queue blocks the host.  A
  * batch that has not finished after BENCH_TIMEOUT_S is a hang. */
 #define GEMM_LAUNCH_BATCH 64
+
+/* A clock reading into both meters when 10 ms have passed since *LAST. */
+static void
+gemm_sample(struct gemm_bench *gb, double *last)
+{
+    double now = host_clock_s();
+    if (now - *last >= 0.01) {
+        gpu_clock_sample(gb->clock, &gb->all, &gb->row);
+        *last = now;
+    }
+}
+
 static int
 gemm_time(struct bench *b, struct gemm_bench *gb, const struct shape *s,
           const struct gemm_call *g, long count, int meter, double *seconds)
@@ -645,27 +657,21 @@ gemm_time(struct bench *b, struct gemm_bench *gb, const struct shape *s,
                                                   : GEMM_LAUNCH_BATCH;
         if (gemm_launch(b, gb, s, g, done, n) != 0)
             return -1;
-        double now = host_clock_s();
-        if (meter && now - last >= 0.01) {
-            gpu_clock_sample(gb->clock, &gb->all, &gb->row);
-            last = now;
-        }
+        if (meter)
+            gemm_sample(gb, &last);
     }
     CUDA_TRY(b, cudaEventRecord(b->ev1[0], b->st[0]));
     /* Poll, never sleep past the end: the GPU must not idle between the
      * timed loops. */
     cudaError_t e;
     while ((e = cudaEventQuery(b->ev1[0])) == cudaErrorNotReady) {
-        double now = host_clock_s();
-        if (now - t0 > BENCH_TIMEOUT_S)
+        if (host_clock_s() - t0 > BENCH_TIMEOUT_S)
             return real_fail(b, "%s GEMM of %lldx%lldx%lld: %ld launches "
                              "not done after %.0f s", g->pass,
                              (long long)s->m, (long long)s->n,
                              (long long)s->k, count, BENCH_TIMEOUT_S);
-        if (meter && now - last >= 0.01) {
-            gpu_clock_sample(gb->clock, &gb->all, &gb->row);
-            last = now;
-        }
+        if (meter)
+            gemm_sample(gb, &last);
         sched_yield();
     }
     if (meter)

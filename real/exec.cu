@@ -394,15 +394,13 @@ real_run(const struct sched *s, const struct model *m, const struct topo *t,
     }
 
     int rc = 0;
-    struct gpu_clock *clock = NULL;
     if (init_comms(r, cause) != 0) {
         rc = REAL_EXIT_SYSTEM;
         goto out;
     }
     /* Opened before the threads start: NVML's start-up may take long. */
-    clock = gpu_clock_open(r->g[0].dev);
-    r->clock = clock;
-    gpu_clock_meter(clock, &r->meter);
+    r->clock = gpu_clock_open(r->g[0].dev);
+    gpu_clock_meter(r->clock, &r->meter);
     for (int i = 0; i < r->n; i++) {
         int e = pthread_create(&r->g[i].thread, NULL, gpu_thread, &r->g[i]);
         if (e != 0) {
@@ -435,10 +433,10 @@ real_run(const struct sched *s, const struct model *m, const struct topo *t,
              * abort the communicators). */
             int64_t now = host_clock_ns();
             int phase = r->timed.load();
-            if (clock != NULL && !r->abort.load()
+            if (r->clock != NULL && !r->abort.load()
                 && ((phase == 1 && now - sampled >= 10000000)
                     || (phase == 2 && r->meter.tried == 0))) {
-                gpu_clock_sample(clock, &r->meter, NULL);
+                gpu_clock_sample(r->clock, &r->meter, NULL);
                 sampled = now;
             }
             int running = 0;
@@ -471,7 +469,8 @@ real_run(const struct sched *s, const struct model *m, const struct topo *t,
     }
     if (rc == 0 && !r->abort.load())
         *state = gpu_meter_state(&r->meter);
-    gpu_clock_close(clock);
+    gpu_clock_close(r->clock);
+    r->clock = NULL;
     if (rc == 0 && r->abort.load()) {
         int f = r->first_fail.load();
         struct gpu *g = &r->g[f > 0 ? f - 1 : 0];

@@ -131,10 +131,11 @@ gpu_clock_sample(struct gpu_clock *c, struct gpu_meter *m,
     int ok = c->get_clock(c->dev, NVML_CLOCK_SM, &mhz) == NVML_OK;
     /* The averaged power, for where the energy counter fails. */
     int pok = c->get_power != NULL && c->get_power(c->dev, &mw) == NVML_OK;
-    for (struct gpu_meter *t = m; t != NULL; t = t == m ? also : NULL) {
-        gpu_meter_add_clock(t, ok, mhz);
+    struct gpu_meter *to[2] = {m, also};
+    for (int i = 0; i < 2 && to[i] != NULL; i++) {
+        gpu_meter_add_clock(to[i], ok, mhz);
         if (pok)
-            gpu_meter_add_power(t, mw / 1000.0);
+            gpu_meter_add_power(to[i], mw / 1000.0);
     }
 }
 
@@ -153,6 +154,7 @@ gpu_clock_end(struct gpu_clock *c, const struct gpu_interval *iv,
         return;
     double j = 0, t = host_clock_s();
     int ok = iv->ok && energy_j(c, &j) == 0;
-    for (struct gpu_meter *x = m; x != NULL; x = x == m ? also : NULL)
-        gpu_meter_add_energy(x, ok, j - iv->joules, t - iv->seconds);
+    struct gpu_meter *to[2] = {m, also};
+    for (int i = 0; i < 2 && to[i] != NULL; i++)
+        gpu_meter_add_energy(to[i], ok, j - iv->joules, t - iv->seconds);
 }
