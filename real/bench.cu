@@ -556,6 +556,8 @@ struct gemm_call {
     int64_t m, n, k, lda, ldb, ldc;
     size_t a_bytes, b_bytes, a_stride, b_stride;
     int sets;
+    int in_l2;                  /* the pools held too few copies to
+                                 * fill twice the L2 */
 };
 
 static size_t
@@ -577,13 +579,13 @@ gemm_calls(const struct gemm_bench *gb, const struct shape *s, int es,
      * dY, as (element counts of) cuBLAS's A and B. */
     g3[0] = (struct gemm_call){"forward", CUBLAS_OP_T, CUBLAS_OP_N, N, M, K,
                                K, K, N, (size_t)(N * K), (size_t)(M * K),
-                               0, 0, 0};
+                               0, 0, 0, 0};
     g3[1] = (struct gemm_call){"dgrad", CUBLAS_OP_N, CUBLAS_OP_N, K, M, N,
                                K, N, K, (size_t)(N * K), (size_t)(M * N),
-                               0, 0, 0};
+                               0, 0, 0, 0};
     g3[2] = (struct gemm_call){"wgrad", CUBLAS_OP_N, CUBLAS_OP_T, K, N, M,
                                K, N, K, (size_t)(M * K), (size_t)(M * N),
-                               0, 0, 0};
+                               0, 0, 0, 0};
     for (int j = 0; j < 3; j++) {
         struct gemm_call *g = &g3[j];
         g->a_bytes *= (size_t)es;
@@ -597,6 +599,7 @@ gemm_calls(const struct gemm_bench *gb, const struct shape *s, int es,
         size_t fit = fit_a < fit_b ? fit_a : fit_b;
         want = want < 2 ? 2 : want;
         g->sets = (int)(want < fit ? want : fit);
+        g->in_l2 = (size_t)g->sets * both < 2 * gb->l2_bytes;
     }
 }
 
@@ -841,9 +844,7 @@ gemm_sweep(struct bench *b)
         double tf[3];
         for (int j = 0; j < 3 && rc == 0; j++) {
             double s = 0;
-            if ((size_t)g3[j].sets * (g3[j].a_bytes + g3[j].b_bytes)
-                < 2 * gb.l2_bytes)
-                in_l2 = 1;
+            in_l2 |= g3[j].in_l2;
             rc = gemm_measure(b, &gb, &sh[i], &g3[j], iters, &s);
             tf[j] = s > 0 ? 2.0 * M * N * K / s / 1e12 : 0;
             /* kernel.c's shapes: forward (tokens, out, in), dgrad
@@ -879,7 +880,7 @@ gemm_sweep(struct bench *b)
             printf("(some GEMMs' inputs, all their copies together, fit "
                    "in twice the L2: those read partly from L2)\n");
         b->res->compute.clock = gpu_meter_state(&gb.all);
-        gpu_state_print(stdout, "", "SM clock while the GEMMs were timed",
+        gpu_state_print(stdout, "", BENCH_CLOCK_WHAT,
                         &b->res->compute.clock);
     }
     gpu_clock_close(gb.clock);

@@ -36,6 +36,9 @@ struct bench_measure {
     struct gpu_state clock;   /* while the GEMMs were timed */
 };
 
+/* How the bench and its calibration file name that clock line. */
+#define BENCH_CLOCK_WHAT "SM clock while the GEMMs were timed"
+
 /* Fit T's compute keys to M and set them in T (profile_fit's rules); the
  * table and keys go through profile_fit_print/profile_fit_write_keys. */
 void bench_fit(struct topo *t, const struct bench_measure *m,

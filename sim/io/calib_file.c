@@ -86,8 +86,7 @@ calib_file_write(FILE *out, const char *base, const struct nccl_config *nc,
         /* Whether the sweep ran power-limited, and how far below the
          * maximum clock its FLOP/s were reached (a comment only). */
         if (m->compute->clock.nvml)
-            gpu_state_print(out, "# ", "SM clock while the GEMMs were timed",
-                            &m->compute->clock);
+            gpu_state_print(out, "# ", BENCH_CLOCK_WHAT, &m->compute->clock);
         profile_fit_write_keys(&fit, out);
     } else if (m->gemm_flops_per_s > 0) {
         /* No samples: what cuBLAS reached over the model's own shapes,
