@@ -14,6 +14,7 @@
 #include "runconf.h"
 #include "straggler.h"
 #include "topo.h"
+#include "torch_version.h"
 #include "xalloc.h"
 #include "check_main.h"
 
@@ -96,6 +97,93 @@ START_TEST(test_norm_bytes)
     c.compile = true;
     ck_assert_int_eq(kernel_list(&rms, &c, PHASE_FWD, k), 1);
     ck_assert_double_eq(k[0].bytes, 4.0 * 524288);
+}
+END_TEST
+
+START_TEST(test_dtype_casts_by_release)
+{
+    /* RMSNorm(4096) on 2 x 4096 tokens in bf16: E = 33,554,432.  Its two
+     * casts, to(fp32) (b + 4 = 6 bytes an element) and to(input dtype)
+     * (6), on dgx-a100-80g (2,039 GB/s at 0.88: 1.79432e12 B/s; FP32
+     * 19.5 TFLOPS over 2 x 64 lanes: 1.5234e11 SM clocks a second).
+     * Vectorized, a cast takes its bytes at HBM speed: 6E / 1.79432e12
+     * = 112.20 us.  On the dynamic-cast path, E / (1.2 x 1.5234e11) =
+     * 183.55 us.  PyTorch 2.5: both casts dynamic; 2.6: to(fp32), the
+     * upcast, still is, to(input dtype) is vectorized. */
+    struct topo *t = topo_named("dgx-a100-80g");
+    struct module rms = {.kind = LAYER_RMSNORM, .out = 4096};
+    struct kernel_ctx c = ctx_of(2, 4096);
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+    const double E = 33554432.0;
+    const double vec_us = 6 * E / (2039e9 * 0.88) * 1e6;
+    const double dyn_us = E / (1.2 * 19.5e12 / 128) * 1e6;
+    ck_assert_double_eq_tol(vec_us, 112.20, 0.01);
+    ck_assert_double_eq_tol(dyn_us, 183.55, 0.01);
+    int releases[2] = {205, 206};
+    for (int r = 0; r < 2; r++) {
+        c.torch_version = releases[r];
+        int n = kernel_list(&rms, &c, PHASE_FWD, k);
+        ck_assert_int_eq(n, 8);
+        ck_assert_str_eq(k[0].name, "to (fp32)");
+        ck_assert_str_eq(k[6].name, "to (input dtype)");
+        ck_assert_double_eq(k[0].cast_elems, E);
+        ck_assert_double_eq(k[6].cast_elems, r == 0 ? E : 0);
+        ck_assert_double_eq_tol(kernel_time_s(t, &k[0], DTYPE_BF16) * 1e6,
+                                dyn_us, 1e-6);
+        ck_assert_double_eq_tol(kernel_time_s(t, &k[6], DTYPE_BF16) * 1e6,
+                                r == 0 ? dyn_us : vec_us, 1e-6);
+    }
+    /* Compiled, the norm is one Triton kernel: no cast of its own. */
+    c.compile = true;
+    ck_assert_int_eq(kernel_list(&rms, &c, PHASE_FWD, k), 1);
+    ck_assert_double_eq(k[0].cast_elems, 0);
+    /* In fp32 both casts are Tensor.to of a tensor already in the
+     * dtype, which returns it: six kernels, none a cast. */
+    c.compile = false;
+    c.act_bytes = 4;
+    int n = kernel_list(&rms, &c, PHASE_FWD, k);
+    ck_assert_int_eq(n, 6);
+    for (int i = 0; i < n; i++)
+        ck_assert_double_eq(k[i].cast_elems, 0);
+    /* The rule itself: equal sizes and float8 targets never. */
+    ck_assert(torch_cast_is_dynamic(210, 2, 4));
+    ck_assert(torch_cast_is_dynamic(205, 4, 2));
+    ck_assert(!torch_cast_is_dynamic(206, 4, 2));
+    ck_assert(!torch_cast_is_dynamic(200, 4, 4));
+    ck_assert(!torch_cast_is_dynamic(200, 2, 1));
+    topo_free(t);
+}
+END_TEST
+
+START_TEST(test_torch_version_parse)
+{
+    int v = 0;
+    char *why = NULL;
+    ck_assert_int_eq(torch_version_parse("2.6", "--torch-version", &v,
+                                         &why), 0);
+    ck_assert_int_eq(v, 206);
+    ck_assert_int_eq(torch_version_parse("2.7.0.dev20250101", "x", &v,
+                                         &why), 0);
+    ck_assert_int_eq(v, 207);
+    ck_assert_int_eq(torch_version_parse("2.3.0a0+git1963fc8", "x", &v,
+                                         &why), 0);
+    ck_assert_int_eq(v, 203);
+    ck_assert_int_eq(torch_version_parse("2.10", "x", &v, &why), 0);
+    ck_assert_int_eq(v, 210);
+    ck_assert_int_eq(torch_version_parse("2.11", "--torch-version", &v,
+                                         &why), -1);
+    ck_assert_str_eq(why, "--torch-version: PyTorch 2.11 is not modelled "
+                          "(2.0 to 2.10 are)");
+    free(why);
+    ck_assert_int_eq(torch_version_parse("1.13", "f.ini:3", &v, &why), -1);
+    ck_assert_str_eq(why, "f.ini:3: PyTorch 1.13 is not modelled (2.0 to "
+                          "2.10 are)");
+    free(why);
+    ck_assert_int_eq(torch_version_parse("2.x", "--torch-version", &v,
+                                         &why), -1);
+    ck_assert_str_eq(why, "--torch-version: '2.x' is not a PyTorch version "
+                          "(write e.g. 2.6)");
+    free(why);
 }
 END_TEST
 
@@ -882,6 +970,8 @@ main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_linear_three_gemms);
     tcase_add_test(tc, test_norm_bytes);
+    tcase_add_test(tc, test_dtype_casts_by_release);
+    tcase_add_test(tc, test_torch_version_parse);
     tcase_add_test(tc, test_dropout_kernels);
     tcase_add_test(tc, test_fused_loss_kernels);
     tcase_add_test(tc, test_attention_dropout);

@@ -564,6 +564,49 @@ START_TEST(test_sched_use_orig_params_avoids_padded_copy)
 }
 END_TEST
 
+/* The first op of KIND on stream ST in phase PH of iteration 1 for unit
+ * U, or -1. */
+static int
+first_on_stream(const struct sched *s, enum sched_phase ph,
+                enum sched_op_kind kind, enum sched_stream st, int u)
+{
+    for (int i = 0; i < s->n_ops; i++)
+        if (s->ops[i].iter == 1 && s->ops[i].phase == ph
+            && s->ops[i].kind == kind && s->ops[i].stream == st
+            && s->ops[i].unit == u)
+            return i;
+    return -1;
+}
+
+START_TEST(test_sched_casts_by_release)
+{
+    /* bf16 parameters, fp32 reduction: a layer's pre-forward casts its
+     * fp32 shard, 791040 / 8 = 98880 elements, to bf16 (_mp_shard.copy_,
+     * a downcast), and its post-backward casts the unsharded bf16
+     * gradient, 791040 elements, to fp32 (an upcast).  PyTorch 2.5 takes
+     * both on the dynamic-cast path; 2.6 vectorizes the downcast
+     * (torch_version.h). */
+    const char *v[2] = {"2.5", "2.6"};
+    for (int r = 0; r < 2; r++) {
+        struct tu_run t;
+        char *args = xasprintf(BASE "--param-dtype bf16 --reduce-dtype fp32 "
+                               "--torch-version %s", v[r]);
+        run_ok(&t, args, 0);
+        free(args);
+        const struct sched *s = t.r.sched;
+        int down = first_on_stream(s, PHASE_FORWARD, OP_CAST, STREAM_PU, 1);
+        int up = first_on_stream(s, PHASE_BACKWARD, OP_CAST, STREAM_P, 1);
+        ck_assert_int_ge(down, 0);
+        ck_assert_int_ge(up, 0);
+        ck_assert_int_eq(s->ops[down].bytes, 98880 * (4 + 2));
+        ck_assert_double_eq(s->ops[down].cast_elems, r == 0 ? 98880 : 0);
+        ck_assert_int_eq(s->ops[up].bytes, LAYER_NUMEL * (2 + 4));
+        ck_assert_double_eq(s->ops[up].cast_elems, LAYER_NUMEL);
+        tu_free(&t);
+    }
+}
+END_TEST
+
 START_TEST(test_sched_deterministic)
 {
     /* The same inputs give the same schedule and the same times. */
@@ -1300,6 +1343,7 @@ main(void)
     tcase_add_test(core, test_sched_forward_prefetch_moves_post_backward);
     tcase_add_test(core, test_sched_reentrant_no_backward_prefetch);
     tcase_add_test(core, test_sched_hybrid_one_gpu_per_node_falls_back);
+    tcase_add_test(core, test_sched_casts_by_release);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_sched_errors);

@@ -10,6 +10,7 @@
 #include "model.h"
 #include "runconf.h"
 #include "topo.h"
+#include "torch_version.h"
 #include "units.h"
 #include "xalloc.h"
 
@@ -25,7 +26,7 @@ cmd_models_help(FILE *out)
             "[--seq-len N] [--param-dtype D]\n"
             "                      [--kernels [--topology T] [--attention K] "
             "[--compile]\n                       [--float8 R] [--loss plain|fused] "
-            "[--rotary R]]]\n\n"
+            "[--rotary R]\n                       [--torch-version X.Y]]]\n\n"
             "Without options, list the built-in models with their parameter "
             "counts.\nWith --show, print the module tree of a built-in model, "
             "a native .ini or a\nHugging Face config.json: per module its own "
@@ -42,9 +43,11 @@ cmd_models_help(FILE *out)
             "Float8Linear\nlayers) and --loss fused (the LM head and the loss as "
             "Liger's chunked\nfused linear + cross-entropy) and --rotary "
             "half|complex|matrix (the rotary\nembedding as Hugging Face, "
-            "torchtitan or IBM FMS code applies it), then\nthe totals per "
-            "micro-batch.\n",
-            attn_kernel_choices);
+            "torchtitan or IBM FMS code applies it) and --torch-version X.Y "
+            "(the PyTorch\nrelease: which dtype casts are vectorized; "
+            "default %d.%d), then the totals\nper micro-batch.\n",
+            attn_kernel_choices, TORCH_VERSION_DEFAULT / 100,
+            TORCH_VERSION_DEFAULT % 100);
 }
 
 /* Subtree sums of leaf costs, by module index (pre-order: children come
@@ -82,7 +85,7 @@ struct show_opts {
     const char *show;
     const char *micro_batch, *seq_len, *dtype;
     bool kernels, compile;
-    const char *topology, *attention, *float8, *loss, *rotary;
+    const char *topology, *attention, *float8, *loss, *rotary, *torch;
 };
 
 static const struct option show_options[] = {
@@ -97,6 +100,7 @@ static const struct option show_options[] = {
     {"float8", required_argument, NULL, 'f'},
     {"loss", required_argument, NULL, 'L'},
     {"rotary", required_argument, NULL, 'R'},
+    {"torch-version", required_argument, NULL, 'T'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
@@ -135,6 +139,8 @@ parse_show(const struct cmd_entry *e, int argc, char **argv,
             so->loss = optarg;
         } else if (models && c == 'R') {
             so->rotary = optarg;
+        } else if (models && c == 'T') {
+            so->torch = optarg;
         } else if (c == 'h') {
             e->help(stdout);
             return 0;
@@ -159,7 +165,7 @@ parse_show(const struct cmd_entry *e, int argc, char **argv,
     if (models && so->show == NULL
         && (so->micro_batch || so->seq_len || so->dtype || so->kernels
             || so->topology || so->attention || so->compile || so->float8
-            || so->loss || so->rotary))
+            || so->loss || so->rotary || so->torch))
         return cmd_errorf(e->name, 1, "--micro-batch, --seq-len, "
                           "--param-dtype, --kernels and its options go "
                           "with --show NAME|FILE");
@@ -230,6 +236,12 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
         && rotary_parse(so->rotary, "--rotary", &rotary, &cause) != 0) {
         return cmd_fail("models", cause, EXIT_USAGE);
     }
+    int torch = TORCH_VERSION_DEFAULT;
+    if (so->torch != NULL
+        && torch_version_parse(so->torch, "--torch-version", &torch,
+                               &cause) != 0) {
+        return cmd_fail("models", cause, EXIT_USAGE);
+    }
     struct topo *t = topo_load_sized(so->topology ? so->topology
                                                   : "dgx-a100-80g",
                                      0, 0, false, &cause);
@@ -239,7 +251,8 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
                              .layer_cls = m->layer_cls,
                              .float8 = float8,
                              .rotary = rotary,
-                             .fused_loss = loss == LOSS_FUSED};
+                             .fused_loss = loss == LOSS_FUSED,
+                             .torch_version = torch};
     if (t != NULL && float8 != FLOAT8_NONE
         && !(t->peak_flops[DTYPE_FP8] > 0))
         cause = xasprintf("--float8 %s: %s has no float8 tensor cores "

@@ -55,6 +55,7 @@ cost_kernel_ctx(const struct sched *s, struct kernel_ctx *ctx)
     ctx->selective_op = s->ac == AC_SELECTIVE_OP;
     ctx->fused_loss = s->loss == LOSS_FUSED;
     ctx->rotary = s->rotary;
+    ctx->torch_version = s->torch_version;
 }
 
 double
@@ -257,7 +258,8 @@ same_op_costs(const struct sched_op *a, const struct sched_op *b)
     return a->kind == b->kind && a->stream == b->stream && a->pg == b->pg
            && a->unit == b->unit && a->leaf_begin == b->leaf_begin
            && a->leaf_end == b->leaf_end && a->bytes == b->bytes
-           && a->redop == b->redop && a->hooks == b->hooks;
+           && a->redop == b->redop && a->hooks == b->hooks
+           && a->cast_elems == b->cast_elems;
 }
 
 static unsigned
@@ -495,7 +497,8 @@ build(const struct sched *s, const struct topo *t, struct cost_table *ct,
         }
         case OP_CAST: {
             struct kernel k = {.name = "copy", .cls = KERNEL_ELEMENTWISE,
-                               .launches = 1, .bytes = (double)op->bytes};
+                               .launches = 1, .bytes = (double)op->bytes,
+                               .cast_elems = op->cast_elems};
             sec = kernel_time_s(t, &k, s->param_dtype);
             break;
         }

@@ -15,6 +15,7 @@
 #include "kernel.h"
 #include "layer.h"
 #include "runconf.h"
+#include "torch_version.h"
 #include "wrap.h"
 
 #include <string.h>
@@ -52,6 +53,26 @@ mem_kernel(struct klist *l, const char *name, enum kernel_class cls,
            int launches, double bytes)
 {
     push(l, name, cls, launches)->bytes = bytes;
+}
+
+/* LAUNCHES dtype casts of E elements in all, FROM to TO bytes each
+ * (Tensor.to, .float(), type_as): nothing when the dtypes match (.to
+ * returns the tensor itself), else a copy kernel each, on the
+ * dynamic-cast path where eager PyTorch of the run's release has no
+ * vectorized kernel for the pair (torch_version.h).  A compiled region's
+ * casts are Triton's, vectorized: callers inside one pass COMPILED. */
+static void
+cast_kernel(struct klist *l, const struct kernel_ctx *ctx, const char *name,
+            int launches, double E, double from, double to, bool compiled)
+{
+    if (from == to)
+        return;
+    struct kernel *k = push(l, name, KERNEL_ELEMENTWISE, launches);
+    k->bytes = E * (from + to);
+    int v = ctx->torch_version > 0 ? ctx->torch_version
+                                   : TORCH_VERSION_DEFAULT;
+    if (!compiled && torch_cast_is_dynamic(v, (int)from, (int)to))
+        k->cast_elems = E;
 }
 
 /* A GEMM (m x k) by (k x n), BATCH times, in b-byte elements. */
@@ -414,8 +435,8 @@ next_pow2(int64_t x)
  * addmm out_dtype path needs an fp32 accumulator, which accum_dtype=None
  * does not give), and the bias gradient's sum and add. */
 static void
-fused_loss_chunk(struct klist *l, int64_t c, int64_t H, int64_t V,
-                 bool bias, int launches, double b)
+fused_loss_chunk(struct klist *l, const struct kernel_ctx *ctx, int64_t c,
+                 int64_t H, int64_t V, bool bias, int launches, double b)
 {
     double n = launches, cV = (double)c * (double)V;
     double VH = (double)V * (double)H;
@@ -429,9 +450,8 @@ fused_loss_chunk(struct klist *l, int64_t c, int64_t H, int64_t V,
     mem_kernel(l, "copy (grad_input slice)", KERNEL_ELEMENTWISE, launches,
                n * 2 * (double)c * (double)H * b);
     gemm_launches(l, "mm (grad_weight chunk)", V, H, c, launches, b);
-    if (b != 4)
-        mem_kernel(l, "to (fp32, grad_weight chunk)", KERNEL_ELEMENTWISE,
-                   launches, n * VH * (b + 4));
+    cast_kernel(l, ctx, "to (fp32, grad_weight chunk)", launches, n * VH, b,
+                4, false);
     mem_kernel(l, "add_ (grad_weight)", KERNEL_ELEMENTWISE, launches,
                n * VH * (b == 4 ? 12 : 2 * b + 4));
     if (bias)
@@ -447,7 +467,8 @@ fused_loss_chunk(struct klist *l, int64_t c, int64_t H, int64_t V,
  * against a new one-element tensor).  HEAD is the LM-head Linear whose
  * GEMMs this takes over. */
 static void
-fused_linear_cross_entropy(struct klist *l, const struct module *head,
+fused_linear_cross_entropy(struct klist *l, const struct kernel_ctx *ctx,
+                           const struct module *head,
                            double T, double b, enum kernel_phase ph)
 {
     int64_t BT = (int64_t)T, H = head->in, V = head->out;
@@ -464,9 +485,9 @@ fused_linear_cross_entropy(struct klist *l, const struct module *head,
     mem_kernel(l, "zeros, ne, sum (target count)", KERNEL_REDUCTION, 3,
                4 * T + 9 * T);
     if (full > 0)
-        fused_loss_chunk(l, chunk, H, V, head->bias, (int)full, b);
+        fused_loss_chunk(l, ctx, chunk, H, V, head->bias, (int)full, b);
     if (tail > 0)
-        fused_loss_chunk(l, tail, H, V, head->bias, 1, b);
+        fused_loss_chunk(l, ctx, tail, H, V, head->bias, 1, b);
     mem_kernel(l, "sum (loss)", KERNEL_REDUCTION, 1, 4 * T);
 }
 
@@ -527,8 +548,8 @@ layernorm(struct klist *l, double E, double T, double b,
 }
 
 static void
-rmsnorm(struct klist *l, double E, double T, double b, enum kernel_phase ph,
-        bool compile)
+rmsnorm(struct klist *l, const struct kernel_ctx *ctx, double E, double T,
+        double b, enum kernel_phase ph, bool compile)
 {
     if (compile) {
         if (ph == PHASE_FWD) {
@@ -544,14 +565,13 @@ rmsnorm(struct klist *l, double E, double T, double b, enum kernel_phase ph,
     if (ph == PHASE_FWD) {
         /* LlamaRMSNorm.forward: x.to(float32); pow(2); mean(-1); + eps;
          * rsqrt; x * rsqrt; .to(input_dtype); weight * x. */
-        mem_kernel(l, "to (fp32)", KERNEL_ELEMENTWISE, 1, E * (b + 4));
+        cast_kernel(l, ctx, "to (fp32)", 1, E, b, 4, false);
         mem_kernel(l, "pow", KERNEL_ELEMENTWISE, 1, 8 * E);
         mem_kernel(l, "mean", KERNEL_REDUCTION, 1, 4 * E + 4 * T);
         mem_kernel(l, "add (eps)", KERNEL_ELEMENTWISE, 1, 8 * T);
         mem_kernel(l, "rsqrt", KERNEL_ELEMENTWISE, 1, 8 * T);
         mem_kernel(l, "mul (x * rsqrt)", KERNEL_ELEMENTWISE, 1, 8 * E);
-        mem_kernel(l, "to (input dtype)", KERNEL_ELEMENTWISE, 1,
-                   E * (4 + b));
+        cast_kernel(l, ctx, "to (input dtype)", 1, E, 4, b, false);
         mem_kernel(l, "mul (weight)", KERNEL_ELEMENTWISE, 1, 2 * E * b);
         return;
     }
@@ -563,7 +583,7 @@ rmsnorm(struct klist *l, double E, double T, double b, enum kernel_phase ph,
     mem_kernel(l, "mul (grad x weight)", KERNEL_ELEMENTWISE, 1, 2 * E * b);
     mem_kernel(l, "mul (grad x x)", KERNEL_ELEMENTWISE, 1, 3 * E * b);
     mem_kernel(l, "sum (weight grad)", KERNEL_REDUCTION, 1, E * b);
-    mem_kernel(l, "to (fp32)", KERNEL_ELEMENTWISE, 1, E * (b + 4));
+    cast_kernel(l, ctx, "to (fp32)", 1, E, b, 4, false);
     mem_kernel(l, "mul (grad x rsqrt)", KERNEL_ELEMENTWISE, 1, 8 * E);
     mem_kernel(l, "mul (grad x x)", KERNEL_ELEMENTWISE, 1, 12 * E);
     mem_kernel(l, "sum (row)", KERNEL_REDUCTION, 1, 4 * E + 4 * T);
@@ -572,7 +592,7 @@ rmsnorm(struct klist *l, double E, double T, double b, enum kernel_phase ph,
                4 * E + 4 * T);
     mem_kernel(l, "pow_backward", KERNEL_ELEMENTWISE, 2, 20 * E);
     mem_kernel(l, "add (grad accumulate)", KERNEL_ELEMENTWISE, 1, 12 * E);
-    mem_kernel(l, "to (input dtype)", KERNEL_ELEMENTWISE, 1, E * (4 + b));
+    cast_kernel(l, ctx, "to (input dtype)", 1, E, 4, b, false);
 }
 
 /* apply_rotary_pos_emb on one tensor of E elements: q * cos +
@@ -594,16 +614,16 @@ rotary(struct klist *l, double E, double b, enum kernel_phase ph,
  * (b + 4 bytes an element) or, BACK, out of it (4 + b); in backward the
  * same on the gradient. */
 static void
-rope_cast(struct klist *l, double E, double b, enum kernel_phase ph,
-          bool is_q, bool back)
+rope_cast(struct klist *l, const struct kernel_ctx *ctx, double E, double b,
+          enum kernel_phase ph, bool is_q, bool back)
 {
     static const char *const names[2][2][2] = {
         {{"to (fp32, k)", "type_as (k)"},
          {"to (fp32, grad k)", "to (input dtype, grad k)"}},
         {{"to (fp32, q)", "type_as (q)"},
          {"to (fp32, grad q)", "to (input dtype, grad q)"}}};
-    mem_kernel(l, names[is_q][ph != PHASE_FWD][back], KERNEL_ELEMENTWISE, 1,
-               E * (b + 4));
+    cast_kernel(l, ctx, names[is_q][ph != PHASE_FWD][back], 1, E,
+                back ? 4 : b, back ? b : 4, ctx->compile);
 }
 
 /* torchtitan's (and Meta's reference) apply_rotary_emb on one tensor of
@@ -624,16 +644,16 @@ rope_cast(struct klist *l, double E, double b, enum kernel_phase ph,
  * complex64, ...), merging only the cast of k's result with the cast of
  * q's input: five launches for the pair each way, the bytes as eager's. */
 static void
-rotary_complex(struct klist *l, double E, double b, double freq,
-               enum kernel_phase ph, bool is_q)
+rotary_complex(struct klist *l, const struct kernel_ctx *ctx, double E,
+               double b, double freq, enum kernel_phase ph, bool is_q)
 {
     bool fwd = ph == PHASE_FWD;
-    rope_cast(l, E, b, ph, is_q, false);
+    rope_cast(l, ctx, E, b, ph, is_q, false);
     mem_kernel(l, fwd ? (is_q ? "mul (complex, q)" : "mul (complex, k)")
                       : (is_q ? "mul (complex conj, grad q)"
                               : "mul (complex conj, grad k)"),
                KERNEL_ELEMENTWISE, 1, 8 * E + freq);
-    rope_cast(l, E, b, ph, is_q, true);
+    rope_cast(l, ctx, E, b, ph, is_q, true);
 }
 
 /* The Foundation Model Stack's RotaryEmbedding.adjusted_qk on one tensor
@@ -649,11 +669,11 @@ rotary_complex(struct klist *l, double E, double b, double freq,
  * cast back.  Under torch.compile all of it is real arithmetic and fuses
  * into one kernel each way, as HF's does (the caller's fused case). */
 static void
-rotary_matrix(struct klist *l, double E, double b, enum kernel_phase ph,
-              bool is_q)
+rotary_matrix(struct klist *l, const struct kernel_ctx *ctx, double E,
+              double b, enum kernel_phase ph, bool is_q)
 {
     bool fwd = ph == PHASE_FWD;
-    rope_cast(l, E, b, ph, is_q, false);
+    rope_cast(l, ctx, E, b, ph, is_q, false);
     mem_kernel(l, fwd ? (is_q ? "mul (rotations, q)" : "mul (rotations, k)")
                       : (is_q ? "mul (rotations, grad q)"
                               : "mul (rotations, grad k)"),
@@ -662,7 +682,7 @@ rotary_matrix(struct klist *l, double E, double b, enum kernel_phase ph,
                       : (is_q ? "sum (broadcast, grad q)"
                               : "sum (broadcast, grad k)"),
                KERNEL_REDUCTION, 1, 8 * E + 4 * E);
-    rope_cast(l, E, b, ph, is_q, true);
+    rope_cast(l, ctx, E, b, ph, is_q, true);
 }
 
 /* Integer instructions per element of the score matrix that a fused
@@ -700,9 +720,9 @@ attention(struct klist *l, const struct module *m,
         /* freqs_cis: seq_len x head_dim / 2 complex64 a tensor. */
         double freq = S * d * 4;
         int q_cast = l->n;      /* q's first kernel: its cast to fp32 */
-        rotary_complex(l, q_el, b, freq, ph, true);
-        rotary_complex(l, kv_el, b, freq, ph, false);
-        if (fused) {
+        rotary_complex(l, ctx, q_el, b, freq, ph, true);
+        rotary_complex(l, ctx, kv_el, b, freq, ph, false);
+        if (fused && b != 4) {
             /* Inductor runs q's first cast in the kernel of k's last; in
              * backward it also copies conj(freqs_cis) out once (aten
              * clone of the lazy conjugate, read and written). */
@@ -719,8 +739,8 @@ attention(struct klist *l, const struct module *m,
         if (ph == PHASE_FWD)   /* the rotations take no gradient */
             mem_kernel(l, "index (rotations)", KERNEL_ELEMENTWISE, 1,
                        2 * T * d * 8);
-        rotary_matrix(l, q_el, b, ph, true);
-        rotary_matrix(l, kv_el, b, ph, false);
+        rotary_matrix(l, ctx, q_el, b, ph, true);
+        rotary_matrix(l, ctx, kv_el, b, ph, false);
     } else if (rope == ROPE_HALF) {
         rotary(l, q_el, b, ph, "rotary (q)", "rotary backward (q)");
         rotary(l, kv_el, b, ph, "rotary (k)", "rotary backward (k)");
@@ -872,7 +892,7 @@ kernel_list(const struct module *m, const struct kernel_ctx *ctx,
             residual(&l, E, b, ph, ctx->compile);
         break;
     case LAYER_RMSNORM:
-        rmsnorm(&l, E, T, b, ph, ctx->compile);
+        rmsnorm(&l, ctx, E, T, b, ph, ctx->compile);
         if (in_block(m, ctx->layer_cls))
             residual(&l, E, b, ph, ctx->compile);
         break;
@@ -916,7 +936,7 @@ kernel_list(const struct module *m, const struct kernel_ctx *ctx,
         double V = T * (double)m->out;   /* logits */
         const struct module *head = layer_loss_head(m);
         if (ctx->fused_loss && head != NULL) {
-            fused_linear_cross_entropy(&l, head, T, b, ph);
+            fused_linear_cross_entropy(&l, ctx, head, T, b, ph);
         } else if (ctx->compile) {
             /* Inductor fuses upcast, log-softmax and the loss: the
              * logits are read once, their gradient written once. */
@@ -926,8 +946,7 @@ kernel_list(const struct module *m, const struct kernel_ctx *ctx,
         } else if (fwd) {
             /* logits.float() (LlamaForCausalLM.forward), log_softmax,
              * nll_loss. */
-            mem_kernel(&l, "to (fp32 logits)", KERNEL_ELEMENTWISE, 1,
-                       V * (b + 4));
+            cast_kernel(&l, ctx, "to (fp32 logits)", 1, V, b, 4, false);
             mem_kernel(&l, "log_softmax", KERNEL_REDUCTION, 1, 8 * V);
             mem_kernel(&l, "nll_loss", KERNEL_REDUCTION, 1, 16 * T);
         } else {
@@ -935,8 +954,7 @@ kernel_list(const struct module *m, const struct kernel_ctx *ctx,
                        KERNEL_ELEMENTWISE, 2, 4 * V);
             mem_kernel(&l, "log_softmax_backward", KERNEL_REDUCTION, 1,
                        12 * V);
-            mem_kernel(&l, "to (grad dtype)", KERNEL_ELEMENTWISE, 1,
-                       V * (4 + b));
+            cast_kernel(&l, ctx, "to (grad dtype)", 1, V, 4, b, false);
         }
         break;
     }

@@ -62,6 +62,9 @@ struct kernel {
     int64_t head_dim;
     double seq;              /* keys each query attends to (window) */
     bool causal;
+    double cast_elems;       /* elements converted on eager PyTorch's
+                                dynamic-cast path (torch_version.h), all
+                                launches; 0: vectorized or none */
     double int_ops;          /* attention: integer instructions (per
                                 thread lane) the kernel issues beyond the
                                 benchmarked work, its in-kernel dropout's
@@ -98,6 +101,8 @@ struct kernel_ctx {
     bool fused_loss;              /* --loss fused: the LM head and the
                                      cross-entropy as one chunked,
                                      fused function (Liger-Kernel) */
+    int torch_version;            /* PyTorch release (torch_version.h);
+                                     0: the default */
 };
 
 #define KERNEL_MAX_PER_LEAF 32

@@ -53,6 +53,41 @@ int32_rate(const struct topo *t)
     return t->arch == GPU_ARCH_HOPPER ? fp32_lanes / 2 : fp32_lanes;
 }
 
+/* Eager PyTorch's dynamic-cast copy (torch_version.h: one element at a
+ * time through LoadWithCast, no vector loads) converts about 1.2
+ * elements per SM per clock, whatever the dtypes and the HBM behind it.
+ * Measured, elements over time over SMs x boost clock:
+ * - A100 (108 SMs, 1,410 MHz), bf16 -> fp32, 67,108,864 elements in
+ *   362.46 us: 1.22 (PyTorch PR #195542, the "control" column);
+ * - H100 PCIe (114 SMs, 1,755 MHz, power-limited), fp32 -> fp16,
+ *   536,870,912 elements in 2,224.8 us: 1.21 (PR #137053, "before");
+ * - an H100 (132 SMs, 1,980 MHz if SXM), fp16 -> float8, 1e8 elements in
+ *   323 us, and fp32 -> float8 in 336 us: 1.19 and 1.14 (PR #110251,
+ *   "Before"): 3 and 5 bytes an element, nearly the same time, so the
+ *   issue rate, not HBM, bounds it.
+ * The A100's copy moved 1.11 TB/s, about half its HBM bandwidth; the
+ * vectorized kernels those PRs add take 11 % (322.09 us), 22 %
+ * (1,735.7 us) and 54 % (150 us) less time for the same copies. */
+#define DYNAMIC_CAST_ELEMS_PER_SM_CLOCK 1.2
+
+/* FP32 lanes per SM (NVIDIA architecture whitepapers: Volta and A100 64,
+ * Hopper and Blackwell 128): the FP32 peak over twice this is SMs x
+ * clock, the clock the peaks are quoted at. */
+static double
+fp32_lanes_per_sm(const struct topo *t)
+{
+    return t->arch == GPU_ARCH_HOPPER || t->arch == GPU_ARCH_BLACKWELL
+               ? 128 : 64;
+}
+
+static double
+dynamic_cast_rate(const struct topo *t)
+{
+    double sm_clocks = kernel_peak_flops(t, DTYPE_FP32)
+                       / (2 * fp32_lanes_per_sm(t));
+    return DYNAMIC_CAST_ELEMS_PER_SM_CLOCK * sm_clocks;
+}
+
 double
 kernel_peak_flops(const struct topo *t, enum dtype d)
 {
@@ -166,7 +201,8 @@ kernel_time_s(const struct topo *t, const struct kernel *k, enum dtype d)
     case KERNEL_ELEMENTWISE:
     case KERNEL_REDUCTION:
     case KERNEL_CLASS_COUNT:
-        s = k->bytes / hbm_rate(t);
+        s = fmax(k->bytes / hbm_rate(t),
+                 k->cast_elems / dynamic_cast_rate(t));
         break;
     }
     /* No kernel is shorter than the GPU's launch-to-retire time; an entry

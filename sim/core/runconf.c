@@ -13,6 +13,7 @@
 #include "ini_lines.h"
 #include "model.h"
 #include "textfile.h"
+#include "torch_version.h"
 #include "units.h"
 #include "xalloc.h"
 
@@ -150,6 +151,9 @@ const struct config_option config_options[] = {
      "the loop reads loss.item() every step (and clip_grad_norm_'s result "
      "with .item()): the host waits for the GPU"},
     {"iterations", "N", "simulated steps; the last is reported (default 2)"},
+    {"torch_version", "X.Y",
+     "PyTorch release the run trains with, 2.0 to 2.10 (default 2.10): "
+     "which eager dtype casts are vectorized"},
     {"nccl_version", "X.Y", "NCCL version modelled, 2.18 to 2.28 (default 2.28)"},
     {"nccl_algo", "LIST", "as NCCL_ALGO, e.g. Ring or ^NVLS or allreduce:tree"},
     {"nccl_proto", "LIST", "as NCCL_PROTO, e.g. Simple or ^LL128"},
@@ -196,6 +200,7 @@ config_init(struct run_config *c)
     c->ac = AC_NONE;
     c->ac_frequency = 2;            /* torchtitan's default */
     c->bucket_cap_mb = 25;          /* DDP's default */
+    c->torch_version = TORCH_VERSION_DEFAULT;
     config_init_fsdp2(c);
     c->micro_batch = 1;
     c->seq_len = 2048;
@@ -862,6 +867,8 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
         rc = set_bool(&c->loss_item, value, origin, cause);
     } else if (strcmp(key, "iterations") == 0) {
         rc = set_count(&c->iterations, value, 1, 100, origin, cause);
+    } else if (strcmp(key, "torch_version") == 0) {
+        rc = torch_version_parse(value, origin, &c->torch_version, cause);
     } else if (strcmp(key, "nccl_version") == 0) {
         rc = set_string(&c->nccl_version, value, origin, cause);
     } else if (strcmp(key, "nccl_algo") == 0) {

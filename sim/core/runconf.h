@@ -156,6 +156,8 @@ struct run_config {
     int rotary;                  /* enum rope_style (model.h): how the
                                     training code applies the rotary
                                     embedding; 0: as the model says */
+    int torch_version;           /* PyTorch release, 100 * major + minor
+                                    (torch_version.h) */
     enum float8_recipe float8;   /* float8 Linear layers (torchao) */
     bool float8_all_gather;      /* FSDP2 all-gathers their weights in
                                     float8 (enable_fsdp_float8_all_gather) */

@@ -13,6 +13,7 @@
 #include "sched_impl.h"
 #include "kernel.h"
 #include "layer.h"
+#include "torch_version.h"
 #include "xalloc.h"
 
 #include <math.h>
@@ -154,6 +155,14 @@ emit_copy(struct builder *b, enum sched_op_kind kind, enum sched_stream st,
     op->buf_in = in;
     op->buf_out = out;
     return op;
+}
+
+void
+mark_cast(const struct builder *b, struct sched_op *op, double elems,
+          int from, int to)
+{
+    if (torch_cast_is_dynamic(b->c->torch_version, from, to))
+        op->cast_elems = elems;
 }
 
 /* Reads from unit u's slice of the persistent shards. */
@@ -375,6 +384,7 @@ unshard(struct builder *b, int u)
             struct sched_op *c = emit_copy(b, OP_CAST, STREAM_PU, u,
                                            S * (b->b_orig + b->b_param), -1,
                                            b->unsharded[u]);
+            mark_cast(b, c, S, b->b_orig, b->b_param);
             from_shard(b, c, u);
             wait_stream(b, STREAM_U, STREAM_PU);
         }
@@ -395,6 +405,7 @@ unshard(struct builder *b, int u)
         struct sched_op *cast = emit_copy(b, OP_CAST, STREAM_PU, u,
                                           S * (b->b_orig + b->b_param),
                                           staging, lp);
+        mark_cast(b, cast, S, b->b_orig, b->b_param);
         if (staging < 0)
             from_shard(b, cast, u);
         if (staging >= 0) {
@@ -761,8 +772,10 @@ reduce_gradient(struct builder *b, int u)
         /* flat_param.grad.data = flat_param.grad.to(reduce_dtype) */
         int cast_buf = alloc_buf(b, STREAM_P, MEM_RS_BUFFER, N * b->b_reduce,
                                  u);
-        emit_copy(b, OP_CAST, STREAM_P, u, N * (b->b_param + b->b_reduce),
-                  cur, cast_buf);
+        mark_cast(b, emit_copy(b, OP_CAST, STREAM_P, u,
+                               N * (b->b_param + b->b_reduce), cur,
+                               cast_buf),
+                  N, b->b_param, b->b_reduce);
         cur = cast_buf;
     }
     int unsharded = cur;
@@ -821,6 +834,7 @@ reduce_gradient(struct builder *b, int u)
                                      u);
         acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + b->b_orig),
                         out, b->grad_shard[u]);
+        mark_cast(b, acc, S, b->b_reduce, b->b_orig);
     } else {
         acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + 2 * b->b_orig),
                         out, b->grad_shard[u]);
@@ -1577,6 +1591,7 @@ ddp_forward_pass(struct builder *b)
             struct sched_op *op = emit_copy(b, OP_CAST, STREAM_C, 0,
                                             n * (b->b_orig + b->b_param),
                                             d->replica_buf, d->cast_buf[w]);
+            mark_cast(b, op, n, b->b_orig, b->b_param);
             op->in_offset = d->leaf_off[b->walk[w].leaf_begin];
         }
         forward_run(b, w);
@@ -1805,6 +1820,7 @@ sched_build_steps(const struct model *m, const struct wrap_plan *p,
     s->rotary = c->rotary;
     s->float8 = c->float8;
     s->float8_all_gather = c->float8_all_gather;
+    s->torch_version = c->torch_version;
     s->block_cls = m->layer_cls;
     s->ac = c->ac;
     s->fsdp_version = c->fsdp_version;

@@ -107,6 +107,10 @@ struct sched_op {
                                    (sched_build: into sched.dep_pool) */
     int n_deps;
     int hooks;                  /* FSDP hooks run on the host before it */
+    double cast_elems;          /* casts: elements eager PyTorch converts
+                                   on its dynamic-cast path (not
+                                   vectorized: torch_version.h), 0 for
+                                   the rest */
 };
 
 /* torch.optim.AdamW on CUDA tensors defaults to its foreach path
@@ -168,6 +172,7 @@ struct sched {
                                    model's */
     int float8;                 /* enum float8_recipe (runconf.h) */
     bool float8_all_gather;     /* FSDP2 gathers float8 weights */
+    int torch_version;          /* PyTorch release (torch_version.h) */
     const char *block_cls;      /* the model's transformer block class */
     int64_t micro_batch;        /* sequences per micro-batch */
     int64_t seq_len;            /* tokens per sequence */

@@ -213,6 +213,8 @@ f2_unshard(struct builder *b, int u)
             struct sched_op *cast = emit_copy(b, OP_CAST, ST_CI, u,
                                               S * b->b_orig + lp_bytes, tmp,
                                               lp);
+            if (fu->float8_padded_numel == 0)
+                mark_cast(b, cast, S, b->b_orig, bp);
             if (tmp < 0)
                 from_shard(b, cast, u);
             free_buf(b, tmp, -1, u);
@@ -612,6 +614,7 @@ f2_reduce(struct builder *b, int u, double grad_bytes, int grad_buf)
         struct sched_op *cast = emit_copy(b, OP_CAST, post, u,
                                           S * (br + b->b_orig), out,
                                           b->grad_shard[u]);
+        mark_cast(b, cast, S, br, b->b_orig);
         free_buf_after(b, out, post == ST_RS ? -1 : cast->id, u);
     }
     if (b->c->cpu_offload) {
@@ -670,8 +673,9 @@ f2_post_backward(struct builder *b, int u, int sync)
         if (!f->accumulated[u] && br != bp) {
             f->acc_grad[u] = alloc_buf(b, STREAM_C, MEM_GRAD_UNSHARDED,
                                        N * br, u);
-            emit_copy(b, OP_CAST, STREAM_C, u, N * (bp + br), -1,
-                      f->acc_grad[u]);
+            mark_cast(b, emit_copy(b, OP_CAST, STREAM_C, u, N * (bp + br),
+                                   -1, f->acc_grad[u]),
+                      N, bp, br);
             free_unit_grads(b, u);
         }
         f->accumulated[u] = 1;

@@ -131,6 +131,11 @@ struct sched_op *emit_copy(struct builder *b, enum sched_op_kind kind,
                            enum sched_stream st, int unit, double bytes,
                            int in, int out);
 void from_shard(struct builder *b, struct sched_op *op, int u);
+/* OP copies ELEMS elements of FROM bytes into TO bytes each (a dtype
+ * cast, Tensor.to or copy_): mark the ones eager PyTorch of the run's
+ * release converts on its dynamic-cast path (torch_version.h). */
+void mark_cast(const struct builder *b, struct sched_op *op, double elems,
+               int from, int to);
 /* Forward and backward of one walk RUN step, with their activations. */
 void forward_run(struct builder *b, int w);
 void backward_run(struct builder *b, int w);

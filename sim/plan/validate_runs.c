@@ -236,19 +236,25 @@ add_fsdp_kwargs(struct vrun_args *a, const char *opts)
  * rotary embedding as a complex product (models/llama/model.py
  * apply_rotary_emb), which torch.compile does not fuse, and train.py
  * clips the gradients every step (utils.clip_grad_norm_, foreach, at
- * training.max_norm = 1.0 in train_configs/llama3_8b.toml). */
+ * training.max_norm = 1.0 in train_configs/llama3_8b.toml).  The PyTorch
+ * each ran: S05's "nightlies post-2.2 (Nov 2023-Feb 2024)", 2.3's
+ * development line; S07's torch 1963fc8 of 2024-12-23, main after 2.6's
+ * fp32 -> bf16 cast kernel (PR #137053, October 2024) and before 2.7's
+ * (torch_version.h): 2.6. */
 static void
 add_loop_facts(struct vrun_args *a, const struct published_e2e *row)
 {
     if (strcmp(row->source, "S07") == 0) {
         add_arg(a, "--rotary", "complex");
         add_arg(a, "--clip-grad-norm", "1.0");
+        add_arg(a, "--torch-version", "2.6");
     }
     if (strcmp(row->source, "S05") != 0)
         return;
     add_arg(a, "--rotary", "matrix");
     add_arg(a, "--clip-grad-norm", "1.0");
     add_arg(a, "--loss-item", "true");
+    add_arg(a, "--torch-version", "2.3");
     if (strcasecmp(row->compile, "yes") == 0)
         add_arg(a, "--use-orig-params", "true");
 }

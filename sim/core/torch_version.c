@@ -1,0 +1,44 @@
+/*
+ * torch_version.c: the PyTorch release of a run (see torch_version.h).
+ */
+#include "torch_version.h"
+
+#include "xalloc.h"
+
+#include <stdio.h>
+
+int
+torch_version_parse(const char *s, const char *origin, int *out,
+                    char **cause)
+{
+    int major = 0, minor = 0, n = 0;
+    /* The release's own "2.6.0", a nightly's "2.7.0.dev20250101" and a
+     * source build's "2.3.0a0+git..." all start with X.Y. */
+    if (s == NULL || sscanf(s, "%d.%d%n", &major, &minor, &n) != 2
+        || major < 0 || minor < 0 || minor > 99
+        || !(s[n] == '\0' || s[n] == '.' || s[n] == '+' || s[n] == 'a')) {
+        *cause = xasprintf("%s: '%s' is not a PyTorch version (write e.g. "
+                           "2.6)", origin, s ? s : "");
+        return -1;
+    }
+    int v = major * 100 + minor;
+    if (v < TORCH_VERSION_MIN || v > TORCH_VERSION_MAX) {
+        *cause = xasprintf("%s: PyTorch %d.%d is not modelled (%d.%d to "
+                           "%d.%d are)", origin, major, minor,
+                           TORCH_VERSION_MIN / 100, TORCH_VERSION_MIN % 100,
+                           TORCH_VERSION_MAX / 100, TORCH_VERSION_MAX % 100);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+bool
+torch_cast_is_dynamic(int version, int from_bytes, int to_bytes)
+{
+    if (from_bytes == to_bytes || to_bytes == 1)
+        return false;
+    if (from_bytes == 4 && to_bytes == 2)
+        return version < TORCH_VECTORIZED_DOWNCAST;
+    return true;   /* 16-bit to fp32: no vectorized kernel on CUDA */
+}

@@ -1,0 +1,1 @@
+models --show tiny-llama --kernels --torch-version 2.x
