@@ -100,58 +100,114 @@ START_TEST(test_norm_bytes)
 }
 END_TEST
 
+/* The eager-path tests' norm: RMSNorm(4096) on 2 x 4096 bf16 tokens,
+ * E = 33,554,432 elements, on dgx-a100-80g: HBM 2,039 GB/s at 0.88
+ * (1.79432e12 B/s), FP32 19.5 TFLOPS over 2 x 64 lanes an SM (1.5234e11
+ * SM clocks a second). */
+#define RMS_E 33554432.0
+#define A100_HBM_BPS (2039e9 * 0.88)
+#define A100_SM_CLOCKS (19.5e12 / 128)
+
+struct rms_case {
+    struct topo *t;
+    struct module rms;
+    struct kernel_ctx c;
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+};
+
+static void
+rms_case_init(struct rms_case *x)
+{
+    x->t = topo_named("dgx-a100-80g");
+    x->rms = (struct module){.kind = LAYER_RMSNORM, .out = 4096};
+    x->c = ctx_of(2, 4096);
+}
+
 START_TEST(test_dtype_casts_by_release)
 {
-    /* RMSNorm(4096) on 2 x 4096 tokens in bf16: E = 33,554,432.  Its two
-     * casts, to(fp32) (b + 4 = 6 bytes an element) and to(input dtype)
-     * (6), on dgx-a100-80g (2,039 GB/s at 0.88: 1.79432e12 B/s; FP32
-     * 19.5 TFLOPS over 2 x 64 lanes: 1.5234e11 SM clocks a second).
-     * Vectorized, a cast takes its bytes at HBM speed: 6E / 1.79432e12
-     * = 112.20 us.  On the dynamic-cast path, E / (1.2 x 1.5234e11) =
-     * 183.55 us.  PyTorch 2.5: both casts dynamic; 2.6: to(fp32), the
-     * upcast, still is, to(input dtype) is vectorized. */
-    struct topo *t = topo_named("dgx-a100-80g");
-    struct module rms = {.kind = LAYER_RMSNORM, .out = 4096};
-    struct kernel_ctx c = ctx_of(2, 4096);
-    struct kernel k[KERNEL_MAX_PER_LEAF];
-    const double E = 33554432.0;
-    const double vec_us = 6 * E / (2039e9 * 0.88) * 1e6;
-    const double dyn_us = E / (1.2 * 19.5e12 / 128) * 1e6;
+    /* The norm's two casts, to(fp32) (b + 4 = 6 bytes an element) and
+     * to(input dtype) (6).  Vectorized, a cast takes its bytes at HBM
+     * speed: 6E / 1.79432e12 = 112.20 us.  On the dynamic-cast path,
+     * E / (1.2 x 1.5234e11) = 183.55 us.  PyTorch 2.5: both casts
+     * dynamic; 2.6: to(fp32), the upcast, still is, to(input dtype) is
+     * vectorized. */
+    struct rms_case x;
+    rms_case_init(&x);
+    const double E = RMS_E;
+    const double vec_us = 6 * E / A100_HBM_BPS * 1e6;
+    const double dyn_us = E / (1.2 * A100_SM_CLOCKS) * 1e6;
     ck_assert_double_eq_tol(vec_us, 112.20, 0.01);
     ck_assert_double_eq_tol(dyn_us, 183.55, 0.01);
     int releases[2] = {205, 206};
     for (int r = 0; r < 2; r++) {
-        c.torch_version = releases[r];
-        int n = kernel_list(&rms, &c, PHASE_FWD, k);
+        x.c.torch_version = releases[r];
+        int n = kernel_list(&x.rms, &x.c, PHASE_FWD, x.k);
         ck_assert_int_eq(n, 8);
-        ck_assert_str_eq(k[0].name, "to (fp32)");
-        ck_assert_str_eq(k[6].name, "to (input dtype)");
-        ck_assert_double_eq(k[0].cast_elems, E);
-        ck_assert_double_eq(k[6].cast_elems, r == 0 ? E : 0);
-        ck_assert_double_eq_tol(kernel_time_s(t, &k[0], DTYPE_BF16) * 1e6,
+        ck_assert_str_eq(x.k[0].name, "to (fp32)");
+        ck_assert_str_eq(x.k[6].name, "to (input dtype)");
+        ck_assert_double_eq(x.k[0].cast_elems, E);
+        ck_assert_double_eq(x.k[6].cast_elems, r == 0 ? E : 0);
+        ck_assert_double_eq_tol(kernel_time_s(x.t, &x.k[0], DTYPE_BF16) * 1e6,
                                 dyn_us, 1e-6);
-        ck_assert_double_eq_tol(kernel_time_s(t, &k[6], DTYPE_BF16) * 1e6,
+        ck_assert_double_eq_tol(kernel_time_s(x.t, &x.k[6], DTYPE_BF16) * 1e6,
                                 r == 0 ? dyn_us : vec_us, 1e-6);
     }
     /* Compiled, the norm is one Triton kernel: no cast of its own. */
-    c.compile = true;
-    ck_assert_int_eq(kernel_list(&rms, &c, PHASE_FWD, k), 1);
-    ck_assert_double_eq(k[0].cast_elems, 0);
+    x.c.compile = true;
+    ck_assert_int_eq(kernel_list(&x.rms, &x.c, PHASE_FWD, x.k), 1);
+    ck_assert_double_eq(x.k[0].cast_elems, 0);
     /* In fp32 both casts are Tensor.to of a tensor already in the
      * dtype, which returns it: six kernels, none a cast. */
-    c.compile = false;
-    c.act_bytes = 4;
-    int n = kernel_list(&rms, &c, PHASE_FWD, k);
+    x.c.compile = false;
+    x.c.act_bytes = 4;
+    int n = kernel_list(&x.rms, &x.c, PHASE_FWD, x.k);
     ck_assert_int_eq(n, 6);
     for (int i = 0; i < n; i++)
-        ck_assert_double_eq(k[i].cast_elems, 0);
+        ck_assert_double_eq(x.k[i].cast_elems, 0);
     /* The rule itself: equal sizes and float8 targets never. */
     ck_assert(torch_cast_is_dynamic(210, 2, 4));
     ck_assert(torch_cast_is_dynamic(205, 4, 2));
     ck_assert(!torch_cast_is_dynamic(206, 4, 2));
     ck_assert(!torch_cast_is_dynamic(200, 4, 4));
     ck_assert(!torch_cast_is_dynamic(200, 2, 1));
-    topo_free(t);
+    topo_free(x.t);
+}
+END_TEST
+
+START_TEST(test_strided_kernels)
+{
+    /* The norm's weight product broadcasts the weight over the tokens:
+     * TensorIterator's strided path, E elements at 1.4 a clock on each
+     * of the 1.5234e11 SM clocks a second, E / 2.1328e11 = 157.32 us,
+     * though its 4E bytes would take 74.80 us at HBM speed.  The fp32
+     * x * rsqrt moves 8E bytes, 149.60 us: the strided rate still bounds
+     * it, 157.32.  pow, contiguous, stays at its bytes. */
+    struct rms_case x;
+    rms_case_init(&x);
+    const double E = RMS_E;
+    const double strided_us = E / (1.4 * A100_SM_CLOCKS) * 1e6;
+    ck_assert_double_eq_tol(strided_us, 157.32, 0.01);
+    ck_assert_double_eq_tol(4 * E / A100_HBM_BPS * 1e6, 74.80, 0.01);
+    ck_assert_int_eq(kernel_list(&x.rms, &x.c, PHASE_FWD, x.k), 8);
+    ck_assert_str_eq(x.k[1].name, "pow");
+    ck_assert_str_eq(x.k[5].name, "mul (x * rsqrt)");
+    ck_assert_str_eq(x.k[7].name, "mul (weight)");
+    ck_assert_double_eq(x.k[1].strided_elems, 0);
+    ck_assert_double_eq(x.k[5].strided_elems, E);
+    ck_assert_double_eq(x.k[7].strided_elems, E);
+    ck_assert_double_eq_tol(kernel_time_s(x.t, &x.k[7], DTYPE_BF16) * 1e6,
+                            strided_us, 1e-6);
+    ck_assert_double_eq_tol(kernel_time_s(x.t, &x.k[5], DTYPE_BF16) * 1e6,
+                            strided_us, 1e-6);
+    ck_assert_double_eq_tol(kernel_time_s(x.t, &x.k[1], DTYPE_BF16) * 1e6,
+                            8 * E / A100_HBM_BPS * 1e6, 1e-6);
+    /* Backward: the weight's and the statistic's products and the
+     * mean's expand, three strided kernels. */
+    int n = kernel_list(&x.rms, &x.c, PHASE_BWD, x.k), strided = 0;
+    for (int i = 0; i < n; i++)
+        strided += x.k[i].strided_elems == E;
+    ck_assert_int_eq(strided, 3);
+    topo_free(x.t);
 }
 END_TEST
 
@@ -972,6 +1028,7 @@ main(void)
     tcase_add_test(tc, test_norm_bytes);
     tcase_add_test(tc, test_dtype_casts_by_release);
     tcase_add_test(tc, test_torch_version_parse);
+    tcase_add_test(tc, test_strided_kernels);
     tcase_add_test(tc, test_dropout_kernels);
     tcase_add_test(tc, test_fused_loss_kernels);
     tcase_add_test(tc, test_attention_dropout);

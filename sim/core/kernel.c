@@ -75,6 +75,24 @@ cast_kernel(struct klist *l, const struct kernel_ctx *ctx, const char *name,
         k->cast_elems = E;
 }
 
+/* A memory-bound kernel moving BYTES that writes ELEMS elements on
+ * TensorIterator's strided path: an operand broadcast (a stride-0
+ * dimension: the norm's weight over tokens, its per-token statistic over
+ * the hidden dimension, the rotary tables over heads) or strided (a
+ * slice, a transpose, an expand) makes the iterator non-contiguous, and
+ * gpu_kernel_impl then launches its legacy kernel with an
+ * OffsetCalculator (aten/src/ATen/native/cuda/CUDALoops.cuh): one
+ * element at a time, its offsets divided out of the index per dimension
+ * (kernel_cost.c prices the rate). */
+static void
+strided_kernel(struct klist *l, const char *name, int launches, double bytes,
+               double elems)
+{
+    struct kernel *k = push(l, name, KERNEL_ELEMENTWISE, launches);
+    k->bytes = bytes;
+    k->strided_elems = elems;
+}
+
 /* A GEMM (m x k) by (k x n), BATCH times, in b-byte elements. */
 static void
 gemm(struct klist *l, const char *name, int64_t m, int64_t n, int64_t k,
@@ -570,9 +588,9 @@ rmsnorm(struct klist *l, const struct kernel_ctx *ctx, double E, double T,
         mem_kernel(l, "mean", KERNEL_REDUCTION, 1, 4 * E + 4 * T);
         mem_kernel(l, "add (eps)", KERNEL_ELEMENTWISE, 1, 8 * T);
         mem_kernel(l, "rsqrt", KERNEL_ELEMENTWISE, 1, 8 * T);
-        mem_kernel(l, "mul (x * rsqrt)", KERNEL_ELEMENTWISE, 1, 8 * E);
+        strided_kernel(l, "mul (x * rsqrt)", 1, 8 * E, E);
         cast_kernel(l, ctx, "to (input dtype)", 1, E, 4, b, false);
-        mem_kernel(l, "mul (weight)", KERNEL_ELEMENTWISE, 1, 2 * E * b);
+        strided_kernel(l, "mul (weight)", 1, 2 * E * b, E);
         return;
     }
     /* The autograd nodes of the same, in reverse: MulBackward0 (two
@@ -580,16 +598,15 @@ rmsnorm(struct klist *l, const struct kernel_ctx *ctx, double E, double T,
      * MulBackward0 (grad x rsqrt; grad x x summed over the row),
      * RsqrtBackward0, MeanBackward1 (expand / d), PowBackward0 (2 x grad),
      * the two gradients of x added, ToCopyBackward0. */
-    mem_kernel(l, "mul (grad x weight)", KERNEL_ELEMENTWISE, 1, 2 * E * b);
+    strided_kernel(l, "mul (grad x weight)", 1, 2 * E * b, E);
     mem_kernel(l, "mul (grad x x)", KERNEL_ELEMENTWISE, 1, 3 * E * b);
     mem_kernel(l, "sum (weight grad)", KERNEL_REDUCTION, 1, E * b);
     cast_kernel(l, ctx, "to (fp32)", 1, E, b, 4, false);
-    mem_kernel(l, "mul (grad x rsqrt)", KERNEL_ELEMENTWISE, 1, 8 * E);
+    strided_kernel(l, "mul (grad x rsqrt)", 1, 8 * E, E);
     mem_kernel(l, "mul (grad x x)", KERNEL_ELEMENTWISE, 1, 12 * E);
     mem_kernel(l, "sum (row)", KERNEL_REDUCTION, 1, 4 * E + 4 * T);
     mem_kernel(l, "rsqrt_backward", KERNEL_ELEMENTWISE, 1, 12 * T);
-    mem_kernel(l, "expand / mean_backward", KERNEL_ELEMENTWISE, 1,
-               4 * E + 4 * T);
+    strided_kernel(l, "expand / mean_backward", 1, 4 * E + 4 * T, E);
     mem_kernel(l, "pow_backward", KERNEL_ELEMENTWISE, 2, 20 * E);
     mem_kernel(l, "add (grad accumulate)", KERNEL_ELEMENTWISE, 1, 12 * E);
     cast_kernel(l, ctx, "to (input dtype)", 1, E, 4, b, false);
@@ -604,10 +621,14 @@ static void
 rotary(struct klist *l, double E, double b, enum kernel_phase ph,
        const char *fwd_name, const char *bwd_name)
 {
+    /* Strided: forward q * cos and rotate_half(q) * sin (cos and sin
+     * broadcast over heads) and the negation of a slice, 2.5 E elements;
+     * backward the two products, that negation's and the two
+     * slice_backward copies into halves, 3.5 E. */
     if (ph == PHASE_FWD)
-        mem_kernel(l, fwd_name, KERNEL_ELEMENTWISE, 5, 10 * E * b);
+        strided_kernel(l, fwd_name, 5, 10 * E * b, 2.5 * E);
     else
-        mem_kernel(l, bwd_name, KERNEL_ELEMENTWISE, 8, 12 * E * b);
+        strided_kernel(l, bwd_name, 8, 12 * E * b, 3.5 * E);
 }
 
 /* The casts around the fp32 rotary styles, on q or k (IS_Q): into fp32
@@ -649,10 +670,10 @@ rotary_complex(struct klist *l, const struct kernel_ctx *ctx, double E,
 {
     bool fwd = ph == PHASE_FWD;
     rope_cast(l, ctx, E, b, ph, is_q, false);
-    mem_kernel(l, fwd ? (is_q ? "mul (complex, q)" : "mul (complex, k)")
-                      : (is_q ? "mul (complex conj, grad q)"
-                              : "mul (complex conj, grad k)"),
-               KERNEL_ELEMENTWISE, 1, 8 * E + freq);
+    strided_kernel(l, fwd ? (is_q ? "mul (complex, q)" : "mul (complex, k)")
+                          : (is_q ? "mul (complex conj, grad q)"
+                                  : "mul (complex conj, grad k)"),
+                   1, 8 * E + freq, E / 2);
     rope_cast(l, ctx, E, b, ph, is_q, true);
 }
 
@@ -674,10 +695,11 @@ rotary_matrix(struct klist *l, const struct kernel_ctx *ctx, double E,
 {
     bool fwd = ph == PHASE_FWD;
     rope_cast(l, ctx, E, b, ph, is_q, false);
-    mem_kernel(l, fwd ? (is_q ? "mul (rotations, q)" : "mul (rotations, k)")
-                      : (is_q ? "mul (rotations, grad q)"
-                              : "mul (rotations, grad k)"),
-               KERNEL_ELEMENTWISE, 1, 4 * E + 8 * E);
+    strided_kernel(l, fwd ? (is_q ? "mul (rotations, q)"
+                                  : "mul (rotations, k)")
+                          : (is_q ? "mul (rotations, grad q)"
+                                  : "mul (rotations, grad k)"),
+                   1, 4 * E + 8 * E, 2 * E);
     mem_kernel(l, fwd ? (is_q ? "sum (pairs, q)" : "sum (pairs, k)")
                       : (is_q ? "sum (broadcast, grad q)"
                               : "sum (broadcast, grad k)"),
@@ -749,8 +771,9 @@ attention(struct klist *l, const struct module *m,
      * v to every query head before SDPA; backward sums the copies. */
     if (kv < h) {
         if (ph == PHASE_FWD)
-            mem_kernel(l, "repeat_kv (k, v)", KERNEL_ELEMENTWISE, 2,
-                       2 * (kv_el + q_el) * b);
+            strided_kernel(l, "repeat_kv (k, v)", 2,
+                           2 * (kv_el + q_el) * b,
+                           ctx->compile ? 0 : 2 * q_el);
         else
             mem_kernel(l, "sum (repeat_kv backward)", KERNEL_REDUCTION, 2,
                        2 * (q_el + kv_el) * b);
@@ -809,9 +832,9 @@ attention(struct klist *l, const struct module *m,
     /* attn_output.transpose(1, 2).contiguous() before o_proj, and the
      * same copy of its gradient. */
     if (!fused)
-        mem_kernel(l, ph == PHASE_FWD ? "transpose copy (output)"
-                                      : "transpose copy (grad)",
-                   KERNEL_ELEMENTWISE, 1, 2 * q_el * b);
+        strided_kernel(l, ph == PHASE_FWD ? "transpose copy (output)"
+                                          : "transpose copy (grad)",
+                       1, 2 * q_el * b, q_el);
 }
 
 static void

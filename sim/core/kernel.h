@@ -65,6 +65,10 @@ struct kernel {
     double cast_elems;       /* elements converted on eager PyTorch's
                                 dynamic-cast path (torch_version.h), all
                                 launches; 0: vectorized or none */
+    double strided_elems;    /* elements written on TensorIterator's
+                                strided path (a broadcast or a strided
+                                operand: no vector loads, an offset
+                                computed per element), all launches */
     double int_ops;          /* attention: integer instructions (per
                                 thread lane) the kernel issues beyond the
                                 benchmarked work, its in-kernel dropout's

@@ -70,6 +70,23 @@ int32_rate(const struct topo *t)
  * (1,735.7 us) and 54 % (150 us) less time for the same copies. */
 #define DYNAMIC_CAST_ELEMS_PER_SM_CLOCK 1.2
 
+/* TensorIterator's strided path (kernel.c, strided_kernel: a broadcast
+ * or strided operand, OffsetCalculator indexing, no vector loads) writes
+ * about 1.4 elements per SM per clock.  Measured on a V100 ("(7, 0)";
+ * taken as the SXM2 part, 80 SMs at 1,530 MHz) by PyTorch PR #69111 (and
+ * #69010), fp16 compares
+ * writing bools: broadcasting a row over a matrix ("1M-MM", 3 bytes an
+ * element) at 45 MB 495.1 GB/s, 1.35 elements per SM per clock;
+ * broadcasting a row against a column ("1M-M1", one byte written an
+ * element) at 15 MB 167.5 GB/s, 1.37 (#69010's variant: 1.49 and 1.52).
+ * The two patterns move 3 and 1 bytes an element at the same element
+ * rate, while the contiguous and scalar cases of the same PRs reach
+ * about 88 % of the V100's 900 GB/s: the strided path is issue-bound.  It
+ * is taken for the A100 and H100 alike (64 INT32 lanes an SM on all
+ * three: NVIDIA architecture whitepapers), and is in line with the
+ * dynamic-cast path's 1.2 measured on them. */
+#define STRIDED_ELEMS_PER_SM_CLOCK 1.4
+
 /* FP32 lanes per SM (NVIDIA architecture whitepapers: Volta and A100 64,
  * Hopper and Blackwell 128): the FP32 peak over twice this is SMs x
  * clock, the clock the peaks are quoted at. */
@@ -81,11 +98,17 @@ fp32_lanes_per_sm(const struct topo *t)
 }
 
 static double
-dynamic_cast_rate(const struct topo *t)
+sm_clocks(const struct topo *t)
 {
-    double sm_clocks = kernel_peak_flops(t, DTYPE_FP32)
-                       / (2 * fp32_lanes_per_sm(t));
-    return DYNAMIC_CAST_ELEMS_PER_SM_CLOCK * sm_clocks;
+    return kernel_peak_flops(t, DTYPE_FP32) / (2 * fp32_lanes_per_sm(t));
+}
+
+/* Seconds K's elements take on the unvectorized TensorIterator paths. */
+static double
+unvectorized_s(const struct topo *t, const struct kernel *k)
+{
+    return (k->cast_elems / DYNAMIC_CAST_ELEMS_PER_SM_CLOCK
+            + k->strided_elems / STRIDED_ELEMS_PER_SM_CLOCK) / sm_clocks(t);
 }
 
 double
@@ -201,8 +224,7 @@ kernel_time_s(const struct topo *t, const struct kernel *k, enum dtype d)
     case KERNEL_ELEMENTWISE:
     case KERNEL_REDUCTION:
     case KERNEL_CLASS_COUNT:
-        s = fmax(k->bytes / hbm_rate(t),
-                 k->cast_elems / dynamic_cast_rate(t));
+        s = fmax(k->bytes / hbm_rate(t), unvectorized_s(t, k));
         break;
     }
     /* No kernel is shorter than the GPU's launch-to-retire time; an entry
