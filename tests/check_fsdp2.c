@@ -17,6 +17,7 @@
  */
 #include "testutil.h"
 #include "cost.h"
+#include "xalloc.h"
 #include "check_main.h"
 
 #include <check.h>
@@ -172,7 +173,11 @@ START_TEST(test_fsdp2_copy_kernels)
      *   split_with_sizes_copy copy-out: 104 x 2 x 2 = 416, C;
      *   chunk_cat of the gradients into the RS input: 71 x 2 + 104 x 2 =
      *   350, C;
-     *   RS output to the fp32 sharded gradient: 26 x (2 + 4) = 156, RS. */
+     *   RS output to the fp32 sharded gradient: 26 x (2 + 4) = 156, RS.
+     * Of the two casts only the gradient's upcast, 26 elements, takes
+     * eager PyTorch's dynamic-cast path (torch_version.h): the copy-in
+     * cast is _foreach_copy_'s, vectorized, and with CPU offload .to's,
+     * dynamic only before 2.6. */
     struct tu_run t;
     run_ok(&t, ODD, 0);
     const struct sched *s = t.r.sched;
@@ -181,11 +186,13 @@ START_TEST(test_fsdp2_copy_kernels)
         const struct sched_op *op = &s->ops[i];
         if (op->iter != 1 || op->kind != OP_CAST || op->unit != 1)
             continue;
-        ci156 += op->stream == STREAM_PU && op->bytes == 156;
+        ci156 += op->stream == STREAM_PU && op->bytes == 156
+                 && op->cast_elems == 0;
         ci104 += op->stream == STREAM_PU && op->bytes == 104;
         co416 += op->stream == STREAM_C && op->bytes == 416;
         cc350 += op->stream == STREAM_C && op->bytes == 350;
-        rs156 += op->stream == STREAM_P && op->bytes == 156;
+        rs156 += op->stream == STREAM_P && op->bytes == 156
+                 && op->cast_elems == 26;
     }
     /* Two unshards (forward and backward), one reduction. */
     ck_assert_int_eq(ci156, 2);
@@ -196,6 +203,22 @@ START_TEST(test_fsdp2_copy_kernels)
     ck_assert_str_eq(sched_stream_label(s, STREAM_PU), "CI");
     ck_assert_str_eq(sched_stream_label(s, STREAM_U), "AG");
     tu_free(&t);
+    const char *offload[2] = {"--cpu-offload --torch-version 2.5",
+                              "--cpu-offload --torch-version 2.6"};
+    for (int r = 0; r < 2; r++) {
+        char *args = xasprintf(ODD "%s", offload[r]);
+        run_ok(&t, args, 0);
+        free(args);
+        int marked = 0;
+        for (int i = 0; i < t.r.sched->n_ops; i++) {
+            const struct sched_op *op = &t.r.sched->ops[i];
+            marked += op->iter == 1 && op->kind == OP_CAST && op->unit == 1
+                      && op->stream == STREAM_PU && op->bytes == 156
+                      && op->cast_elems == 26;
+        }
+        ck_assert_int_eq(marked, r == 0 ? 2 : 0);
+        tu_free(&t);
+    }
 }
 END_TEST
 

@@ -164,12 +164,16 @@ START_TEST(test_dtype_casts_by_release)
     ck_assert_int_eq(n, 6);
     for (int i = 0; i < n; i++)
         ck_assert_double_eq(x.k[i].cast_elems, 0);
-    /* The rule itself: equal sizes and float8 targets never. */
+    /* The rule itself: equal sizes never, float8 targets before 2.2,
+     * 0 the default release (2.10). */
     ck_assert(torch_cast_is_dynamic(210, 2, 4));
     ck_assert(torch_cast_is_dynamic(205, 4, 2));
     ck_assert(!torch_cast_is_dynamic(206, 4, 2));
+    ck_assert(!torch_cast_is_dynamic(0, 4, 2));
+    ck_assert(torch_cast_is_dynamic(0, 2, 4));
     ck_assert(!torch_cast_is_dynamic(200, 4, 4));
-    ck_assert(!torch_cast_is_dynamic(200, 2, 1));
+    ck_assert(torch_cast_is_dynamic(201, 2, 1));
+    ck_assert(!torch_cast_is_dynamic(202, 2, 1));
     topo_free(x.t);
 }
 END_TEST
@@ -725,6 +729,47 @@ START_TEST(test_rotary_styles)
 }
 END_TEST
 
+START_TEST(test_attention_strided_copies)
+{
+    /* Attention(heads=4, kv_heads=2, head_dim=64) on 1 x 1024 tokens,
+     * bf16: q 262144 elements (E), k 131072.  Forward with
+     * FlashAttention-2 and no rotary embedding: repeat_kv copies k and v
+     * to 4 heads, 2 x 262144 = 524288 elements on the strided path (an
+     * expanded input), and no transpose copy (SDPA's output is the
+     * transpose of a (B, T, h, d) tensor); on the math path the copy is
+     * there, E strided elements.  Hugging Face's rotary embedding adds
+     * 4.5 E a tensor: 4.5 x (262144 + 131072) = 1769472. */
+    struct module a = {.kind = LAYER_ATTENTION, .heads = 4, .kv_heads = 2,
+                       .head_dim = 64, .causal = true};
+    struct kernel_ctx c = ctx_of(1, 1024);
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+    const char *attn_names[2] = {"flash", "math"};
+    for (int math = 0; math < 2; math++) {
+        c.attn = math ? ATTN_MATH : ATTN_FLASH2;
+        for (int half = 0; half < 2; half++) {
+            struct module m = a;
+            m.rope = half ? ROPE_HALF : ROPE_NONE;
+            int n = kernel_list(&m, &c, PHASE_FWD, k), copies = 0;
+            double strided = 0;
+            for (int i = 0; i < n; i++) {
+                strided += k[i].strided_elems;
+                copies += strcmp(k[i].name, "transpose copy (output)") == 0;
+            }
+            ck_assert_msg(copies == math, "%s: %d copies", attn_names[math],
+                          copies);
+            ck_assert_double_eq(strided, 524288.0 + math * 262144.0
+                                             + half * 1769472.0);
+        }
+    }
+    /* Compiled, repeat_kv is Inductor's and vectorized. */
+    c.attn = ATTN_FLASH2;
+    c.compile = true;
+    int n = kernel_list(&a, &c, PHASE_FWD, k);
+    for (int i = 0; i < n; i++)
+        ck_assert_double_eq(k[i].strided_elems, 0);
+}
+END_TEST
+
 START_TEST(test_attention_dropout)
 {
     /* Attention(heads=16, head_dim=64, causal, dropout 0.1) on 1 x 2048
@@ -1033,6 +1078,7 @@ main(void)
     tcase_add_test(tc, test_fused_loss_kernels);
     tcase_add_test(tc, test_attention_dropout);
     tcase_add_test(tc, test_rotary_styles);
+    tcase_add_test(tc, test_attention_strided_copies);
     tcase_add_test(tc, test_float8_linear_kernels);
     tcase_add_test(tc, test_float8_linear_compiled);
     tcase_add_test(tc, test_float8_linear_rowwise);

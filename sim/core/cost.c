@@ -499,7 +499,7 @@ build(const struct sched *s, const struct topo *t, struct cost_table *ct,
             struct kernel k = {.name = "copy", .cls = KERNEL_ELEMENTWISE,
                                .launches = 1, .bytes = (double)op->bytes,
                                .cast_elems = op->cast_elems};
-            sec = kernel_time_s(t, &k, s->param_dtype);
+            sec = kernel_time_s(&slowest, &k, s->param_dtype);
             break;
         }
         case OP_H2D:

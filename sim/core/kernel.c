@@ -621,14 +621,17 @@ static void
 rotary(struct klist *l, double E, double b, enum kernel_phase ph,
        const char *fwd_name, const char *bwd_name)
 {
-    /* Strided: forward q * cos and rotate_half(q) * sin (cos and sin
-     * broadcast over heads) and the negation of a slice, 2.5 E elements;
-     * backward the two products, that negation's and the two
-     * slice_backward copies into halves, 3.5 E. */
+    /* All strided but the zero fills: q is the transpose of the
+     * projection's output (view(B, T, h, d).transpose(1, 2)), cos and
+     * sin are broadcast over heads, rotate_half slices, and the add meets
+     * q * cos in q's layout with the cat's contiguous one.  Forward the
+     * two products, the negation of a half, the cat and the add, 4.5 E
+     * elements; backward the two products, the negation's, the two
+     * slice_backward copies into halves and the add, 4.5 E. */
     if (ph == PHASE_FWD)
-        strided_kernel(l, fwd_name, 5, 10 * E * b, 2.5 * E);
+        strided_kernel(l, fwd_name, 5, 10 * E * b, 4.5 * E);
     else
-        strided_kernel(l, bwd_name, 8, 12 * E * b, 3.5 * E);
+        strided_kernel(l, bwd_name, 8, 12 * E * b, 4.5 * E);
 }
 
 /* The casts around the fp32 rotary styles, on q or k (IS_Q): into fp32
@@ -744,11 +747,13 @@ attention(struct klist *l, const struct module *m,
         int q_cast = l->n;      /* q's first kernel: its cast to fp32 */
         rotary_complex(l, ctx, q_el, b, freq, ph, true);
         rotary_complex(l, ctx, kv_el, b, freq, ph, false);
-        if (fused && b != 4) {
-            /* Inductor runs q's first cast in the kernel of k's last; in
+        if (fused) {
+            /* Inductor runs q's first cast in the kernel of k's last (in
+             * fp32 there is none: q's first kernel is its product); in
              * backward it also copies conj(freqs_cis) out once (aten
              * clone of the lazy conjugate, read and written). */
-            l->k[q_cast].launches = 0;
+            if (b != 4)
+                l->k[q_cast].launches = 0;
             if (ph != PHASE_FWD)
                 mem_kernel(l, "clone (conj freqs_cis)", KERNEL_ELEMENTWISE, 1,
                            2 * freq);
@@ -830,8 +835,13 @@ attention(struct klist *l, const struct module *m,
     }
 
     /* attn_output.transpose(1, 2).contiguous() before o_proj, and the
-     * same copy of its gradient. */
-    if (!fused)
+     * same copy of its gradient: a copy only on the math path.  SDPA's
+     * fused kernels return the transpose of a (B, T, h, d) tensor
+     * (attention.cu, _scaled_dot_product_flash_attention_cuda: the
+     * output is made for query.transpose(1, 2) and transposed back), so
+     * the transpose back is contiguous and .contiguous() returns it;
+     * flash-attn's own and Triton's take and give (B, T, h, d). */
+    if (!fused && ctx->attn == ATTN_MATH)
         strided_kernel(l, ph == PHASE_FWD ? "transpose copy (output)"
                                           : "transpose copy (grad)",
                        1, 2 * q_el * b, q_el);

@@ -213,7 +213,12 @@ f2_unshard(struct builder *b, int u)
             struct sched_op *cast = emit_copy(b, OP_CAST, ST_CI, u,
                                               S * b->b_orig + lp_bytes, tmp,
                                               lp);
-            if (fu->float8_padded_numel == 0)
+            /* Without offload the cast is _foreach_copy_ into the
+             * all-gather input, whose mixed-dtype path is multi-tensor
+             * and vectorized (ForeachBinaryOpList.cu); offloaded,
+             * all_gather_inputs casts with .to (_fsdp_param.py,
+             * _to_dtype_if_needed). */
+            if (b->c->cpu_offload && fu->float8_padded_numel == 0)
                 mark_cast(b, cast, S, b->b_orig, bp);
             if (tmp < 0)
                 from_shard(b, cast, u);
@@ -602,9 +607,11 @@ f2_reduce(struct builder *b, int u, double grad_bytes, int grad_buf)
     /* To the original dtype, viewed out per parameter, assigned to or
      * added into each sharded parameter's .grad. */
     if (b->grad_shard[u] >= 0) {
+        /* foreach_reduce: _to_dtype_if_needed, then += */
         struct sched_op *add = emit_copy(b, OP_CAST, post, u,
                                          S * (br + 2 * b->b_orig), out,
                                          b->grad_shard[u]);
+        mark_cast(b, add, S, br, b->b_orig);
         free_buf_after(b, out, post == ST_RS ? -1 : add->id, u);
     } else if (direct) {
         b->grad_shard[u] = out;
@@ -654,8 +661,10 @@ f2_post_backward(struct builder *b, int u, int sync)
     if (f->accumulated[u]) {
         struct sched_op *add;
         if (f->acc_grad[u] >= 0) {
+            /* reduce-dtype += param-dtype: mixed inputs, LoadWithCast */
             add = emit_copy(b, OP_CAST, STREAM_C, u, N * (bp + 2 * br), -1,
                             f->acc_grad[u]);
+            mark_cast(b, add, N, bp, br);
             free_unit_grads(b, u);
         } else {
             add = emit_copy(b, OP_CAST, STREAM_C, u, N * 3 * bp, -1, -1);

@@ -36,8 +36,12 @@ torch_version_parse(const char *s, const char *origin, int *out,
 bool
 torch_cast_is_dynamic(int version, int from_bytes, int to_bytes)
 {
-    if (from_bytes == to_bytes || to_bytes == 1)
+    if (version <= 0)
+        version = TORCH_VERSION_DEFAULT;
+    if (from_bytes == to_bytes)
         return false;
+    if (to_bytes == 1)
+        return version < TORCH_VECTORIZED_FLOAT8_CAST;
     if (from_bytes == 4 && to_bytes == 2)
         return version < TORCH_VECTORIZED_DOWNCAST;
     return true;   /* 16-bit to fp32: no vectorized kernel on CUDA */

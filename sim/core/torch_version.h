@@ -19,7 +19,8 @@
  *   on every architecture);
  * - bf16/fp16 to fp32: the dynamic-cast path in every release modelled
  *   (bfloat16tofloat32_copy_kernel_cuda was ROCm-only, #ifdef USE_ROCM,
- *   until PR #195542 of September 2026, which no release modelled has).
+ *   until PR #195542 of September 2026, which no release modelled has);
+ * - to float8: vectorized from 2.2 (PR #110251, September 2023).
  *
  * doc/compute-model.md, "Dtype casts", gives the measurements.
  */
@@ -33,8 +34,10 @@
 #define TORCH_VERSION_MAX 210
 #define TORCH_VERSION_DEFAULT 210
 
-/* The first release whose fp32 -> 16-bit casts are vectorized. */
+/* The first releases whose fp32 -> 16-bit and float8 casts are
+ * vectorized (PRs #137053 and #110251). */
 #define TORCH_VECTORIZED_DOWNCAST 206
+#define TORCH_VECTORIZED_FLOAT8_CAST 202
 
 /* S ("2.6", "2.6.0", "2.7.0.dev20250101", "2.3.0a0+git...") as a version
  * code in *OUT: 0, or -1 with *cause ("ORIGIN: ..."; caller frees) when
@@ -42,10 +45,11 @@
 int torch_version_parse(const char *s, const char *origin, int *out,
                         char **cause);
 
-/* Does eager PyTorch VERSION cast an element of FROM_BYTES to one of
- * TO_BYTES on the dynamic-cast path (not vectorized)?  False when the
- * sizes are equal (Tensor.to returns the tensor itself) and for
- * float8 targets (vectorized since PR #110251, 2023). */
+/* Does eager PyTorch VERSION (0: the default) cast an element of
+ * FROM_BYTES to one of TO_BYTES on the dynamic-cast path (not
+ * vectorized)?  The sizes stand for the dtypes: 4 fp32, 2 bf16 or fp16
+ * (the model never casts between those two), 1 float8; equal sizes are
+ * the same dtype, which Tensor.to returns as it is. */
 bool torch_cast_is_dynamic(int version, int from_bytes, int to_bytes);
 
 #endif
