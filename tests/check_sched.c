@@ -721,6 +721,34 @@ most_of(const struct mem *m, enum mem_category cat)
     return most;
 }
 
+START_TEST(test_sched_ddp_autocast_casts)
+{
+    /* DDP under bf16 autocast casts only its GEMMs' weights: per layer
+     * q, k, v, o (4 x 256 x 256) and gate, up, down (3 x 256 x 688),
+     * 790528, not the two norms' 512; and the untied LM head, 1000 x 256
+     * = 256000, not the embedding: 4 x 790528 + 256000 = 3418112 of the
+     * 3676416 parameters.  Forward casts them to bf16, 6 bytes an
+     * element; backward each cast's ToCopyBackward0 casts the gradient
+     * back to fp32, on the dynamic-cast path in every release. */
+    struct tu_run t;
+    run_ok(&t, BASE "--sharding-strategy DDP --param-dtype bf16", 0);
+    const struct sched *s = t.r.sched;
+    double fwd_bytes = 0, bwd_elems = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->iter != 1 || op->kind != OP_CAST)
+            continue;
+        if (op->phase == PHASE_FORWARD)
+            fwd_bytes += (double)op->bytes;
+        else if (op->phase == PHASE_BACKWARD)
+            bwd_elems += op->cast_elems;
+    }
+    ck_assert_double_eq(fwd_bytes, 3418112.0 * 6);
+    ck_assert_double_eq(bwd_elems, 3418112.0);
+    tu_free(&t);
+}
+END_TEST
+
 START_TEST(test_sched_ddp_memory)
 {
     /* Full replicas: fp32 parameters, the buckets (one more copy of every
@@ -1344,6 +1372,7 @@ main(void)
     tcase_add_test(core, test_sched_reentrant_no_backward_prefetch);
     tcase_add_test(core, test_sched_hybrid_one_gpu_per_node_falls_back);
     tcase_add_test(core, test_sched_casts_by_release);
+    tcase_add_test(core, test_sched_ddp_autocast_casts);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_sched_errors);

@@ -1422,8 +1422,12 @@ build_walk(struct builder *b)
  * bucket_cap_mb caps the first one too.  finalize_backward waits for the
  * all-reduces and, unless gradient_as_bucket_view, copies each bucket
  * back into the .grad tensors.  Compute under --param-dtype bf16/fp16 is
- * autocast: each forward casts the fp32 weights (kept by autograd until
- * the layer's backward).  static_graph changes neither the buckets nor
+ * autocast: each forward casts the fp32 weights of the ops autocast runs
+ * in lower precision (aten/src/ATen/autocast_mode.cpp: linear, addmm,
+ * matmul and the other GEMMs; not embedding, and the norms run in fp32),
+ * kept by autograd until the layer's backward, where the cast's own
+ * backward (ToCopyBackward0) casts each weight gradient back to fp32
+ * before AccumulateGrad.  static_graph changes neither the buckets nor
  * their order for a model whose every parameter gets a gradient. */
 
 #define DDP_FIRST_BUCKET_BYTES (1024 * 1024)
@@ -1566,12 +1570,21 @@ ddp_free(struct builder *b)
     b->ddp = NULL;
 }
 
+/* The parameters of MOD that autocast casts: those of its GEMM
+ * layers. */
 static double
-ddp_run_numel(const struct builder *b, int w)
+ddp_autocast_numel(const struct module *mod)
+{
+    return mod->kind == LAYER_LINEAR || mod->kind == LAYER_MHA
+               ? ddp_leaf_numel(mod) : 0;
+}
+
+static double
+ddp_run_autocast_numel(const struct builder *b, int w)
 {
     double n = 0;
     for (int l = b->walk[w].leaf_begin; l < b->walk[w].leaf_end; l++)
-        n += ddp_leaf_numel(b->s->leaves[l]);
+        n += ddp_autocast_numel(b->s->leaves[l]);
     return n;
 }
 
@@ -1585,7 +1598,7 @@ ddp_forward_pass(struct builder *b)
         b->cur_w = w;
         if (b->walk[w].kind != WALK_RUN)
             continue;
-        double n = ddp_run_numel(b, w);
+        double n = ddp_run_autocast_numel(b, w);
         if (b->b_param != b->b_orig && n > 0) {
             /* autocast: the run's weights cast once per forward. */
             d->cast_buf[w] = alloc_buf(b, STREAM_C, MEM_UNSHARDED_PARAMS,
@@ -1668,6 +1681,12 @@ ddp_backward_pass(struct builder *b, int sync)
             last = emit_compute(b, OP_BACKWARD, 0, l, l + 1, lw.bwd_flops,
                                 2 * lw.model_flops)->id;
             transient_free(b, tmp, last, 0);
+            double cast = ddp_autocast_numel(mod);
+            if (b->b_param != b->b_orig && cast > 0)
+                mark_cast(b, emit_copy(b, OP_CAST, STREAM_C, 0,
+                                       cast * (b->b_param + b->b_orig), -1,
+                                       -1),
+                          cast, b->b_param, b->b_orig);
             if (n > 0)
                 ddp_grad_ready(b, l, sync);
         }
