@@ -57,22 +57,22 @@ mem_kernel(struct klist *l, const char *name, enum kernel_class cls,
 
 /* LAUNCHES dtype casts of E elements in all, FROM to TO bytes each
  * (Tensor.to, .float(), type_as): nothing when the dtypes match (.to
- * returns the tensor itself), else a copy kernel each, on the
+ * returns the tensor itself; NULL), else a copy kernel each, on the
  * dynamic-cast path where eager PyTorch of the run's release has no
  * vectorized kernel for the pair (torch_version.h).  A compiled region's
  * casts are Triton's, vectorized: callers inside one pass COMPILED. */
-static void
+static struct kernel *
 cast_kernel(struct klist *l, const struct kernel_ctx *ctx, const char *name,
             int launches, double E, double from, double to, bool compiled)
 {
     if (from == to)
-        return;
+        return NULL;
     struct kernel *k = push(l, name, KERNEL_ELEMENTWISE, launches);
     k->bytes = E * (from + to);
-    int v = ctx->torch_version > 0 ? ctx->torch_version
-                                   : TORCH_VERSION_DEFAULT;
-    if (!compiled && torch_cast_is_dynamic(v, (int)from, (int)to))
+    if (!compiled
+        && torch_cast_is_dynamic(ctx->torch_version, (int)from, (int)to))
         k->cast_elems = E;
+    return k;
 }
 
 /* A memory-bound kernel moving BYTES that writes ELEMS elements on
@@ -567,9 +567,9 @@ layernorm(struct klist *l, double E, double T, double b,
 
 static void
 rmsnorm(struct klist *l, const struct kernel_ctx *ctx, double E, double T,
-        double b, enum kernel_phase ph, bool compile)
+        double b, enum kernel_phase ph)
 {
-    if (compile) {
+    if (ctx->compile) {
         if (ph == PHASE_FWD) {
             mem_kernel(l, "fused rms_norm", KERNEL_REDUCTION, 1, 2 * E * b);
         } else {
@@ -636,8 +636,8 @@ rotary(struct klist *l, double E, double b, enum kernel_phase ph,
 
 /* The casts around the fp32 rotary styles, on q or k (IS_Q): into fp32
  * (b + 4 bytes an element) or, BACK, out of it (4 + b); in backward the
- * same on the gradient. */
-static void
+ * same on the gradient.  The cast kernel, or NULL in fp32 (none). */
+static struct kernel *
 rope_cast(struct klist *l, const struct kernel_ctx *ctx, double E, double b,
           enum kernel_phase ph, bool is_q, bool back)
 {
@@ -646,8 +646,8 @@ rope_cast(struct klist *l, const struct kernel_ctx *ctx, double E, double b,
          {"to (fp32, grad k)", "to (input dtype, grad k)"}},
         {{"to (fp32, q)", "type_as (q)"},
          {"to (fp32, grad q)", "to (input dtype, grad q)"}}};
-    cast_kernel(l, ctx, names[is_q][ph != PHASE_FWD][back], 1, E,
-                back ? 4 : b, back ? b : 4, ctx->compile);
+    return cast_kernel(l, ctx, names[is_q][ph != PHASE_FWD][back], 1, E,
+                       back ? 4 : b, back ? b : 4, ctx->compile);
 }
 
 /* torchtitan's (and Meta's reference) apply_rotary_emb on one tensor of
@@ -667,17 +667,18 @@ rope_cast(struct klist *l, const struct kernel_ctx *ctx, double E, double b,
  * 2.15: cpp_fused__to_copy_view_view_as_complex_0, aten.mul.Tensor on
  * complex64, ...), merging only the cast of k's result with the cast of
  * q's input: five launches for the pair each way, the bytes as eager's. */
-static void
+static struct kernel *
 rotary_complex(struct klist *l, const struct kernel_ctx *ctx, double E,
                double b, double freq, enum kernel_phase ph, bool is_q)
 {
     bool fwd = ph == PHASE_FWD;
-    rope_cast(l, ctx, E, b, ph, is_q, false);
+    struct kernel *first_cast = rope_cast(l, ctx, E, b, ph, is_q, false);
     strided_kernel(l, fwd ? (is_q ? "mul (complex, q)" : "mul (complex, k)")
                           : (is_q ? "mul (complex conj, grad q)"
                                   : "mul (complex conj, grad k)"),
                    1, 8 * E + freq, E / 2);
     rope_cast(l, ctx, E, b, ph, is_q, true);
+    return first_cast;
 }
 
 /* The Foundation Model Stack's RotaryEmbedding.adjusted_qk on one tensor
@@ -744,16 +745,16 @@ attention(struct klist *l, const struct module *m,
     if (rope == ROPE_COMPLEX) {
         /* freqs_cis: seq_len x head_dim / 2 complex64 a tensor. */
         double freq = S * d * 4;
-        int q_cast = l->n;      /* q's first kernel: its cast to fp32 */
-        rotary_complex(l, ctx, q_el, b, freq, ph, true);
+        /* q's cast to fp32 (none in fp32) */
+        struct kernel *q_cast = rotary_complex(l, ctx, q_el, b, freq, ph,
+                                               true);
         rotary_complex(l, ctx, kv_el, b, freq, ph, false);
         if (fused) {
-            /* Inductor runs q's first cast in the kernel of k's last (in
-             * fp32 there is none: q's first kernel is its product); in
+            /* Inductor runs q's first cast in the kernel of k's last; in
              * backward it also copies conj(freqs_cis) out once (aten
              * clone of the lazy conjugate, read and written). */
-            if (b != 4)
-                l->k[q_cast].launches = 0;
+            if (q_cast != NULL)
+                q_cast->launches = 0;
             if (ph != PHASE_FWD)
                 mem_kernel(l, "clone (conj freqs_cis)", KERNEL_ELEMENTWISE, 1,
                            2 * freq);
@@ -925,7 +926,7 @@ kernel_list(const struct module *m, const struct kernel_ctx *ctx,
             residual(&l, E, b, ph, ctx->compile);
         break;
     case LAYER_RMSNORM:
-        rmsnorm(&l, ctx, E, T, b, ph, ctx->compile);
+        rmsnorm(&l, ctx, E, T, b, ph);
         if (in_block(m, ctx->layer_cls))
             residual(&l, E, b, ph, ctx->compile);
         break;

@@ -42,15 +42,35 @@ kernel_sm_count(const struct topo *t)
     return 108;
 }
 
-/* Integer instructions per second: INT32 lanes per SM against FP32
- * lanes (NVIDIA architecture whitepapers: Volta and A100 have 64 of
- * each per SM, H100 128 FP32 and 64 INT32, Blackwell 128 lanes that run
- * either), times the FP32 rate (peak FLOPs / 2, an FMA being two). */
+/* Lanes per SM (NVIDIA architecture whitepapers): Volta and A100 64
+ * FP32 and 64 INT32, H100 128 FP32 and 64 INT32, Blackwell 128 lanes
+ * that run either. */
+static double
+fp32_lanes_per_sm(const struct topo *t)
+{
+    return t->arch == GPU_ARCH_HOPPER || t->arch == GPU_ARCH_BLACKWELL
+               ? 128 : 64;
+}
+
+static double
+int32_lanes_per_sm(const struct topo *t)
+{
+    return t->arch == GPU_ARCH_BLACKWELL ? 128 : 64;
+}
+
+/* SMs x clock, the clock the peaks are quoted at: the FP32 peak over
+ * twice the FP32 lanes (an FMA being two FLOPs). */
+static double
+sm_clocks(const struct topo *t)
+{
+    return kernel_peak_flops(t, DTYPE_FP32) / (2 * fp32_lanes_per_sm(t));
+}
+
+/* Integer instructions per second. */
 static double
 int32_rate(const struct topo *t)
 {
-    double fp32_lanes = kernel_peak_flops(t, DTYPE_FP32) / 2;
-    return t->arch == GPU_ARCH_HOPPER ? fp32_lanes / 2 : fp32_lanes;
+    return sm_clocks(t) * int32_lanes_per_sm(t);
 }
 
 /* Eager PyTorch's dynamic-cast copy (torch_version.h: one element at a
@@ -74,9 +94,9 @@ int32_rate(const struct topo *t)
  * or strided operand, OffsetCalculator indexing, no vector loads) writes
  * about 1.4 elements per SM per clock.  Measured on a V100 ("(7, 0)";
  * taken as the SXM2 part, 80 SMs at 1,530 MHz) by PyTorch PR #69111 (and
- * #69010), fp16 compares
- * writing bools: broadcasting a row over a matrix ("1M-MM", 3 bytes an
- * element) at 45 MB 495.1 GB/s, 1.35 elements per SM per clock;
+ * #69010), fp16 compares writing bools: broadcasting a row over a
+ * matrix ("1M-MM", 3 bytes an element) at 45 MB 495.1 GB/s, 1.35
+ * elements per SM per clock;
  * broadcasting a row against a column ("1M-M1", one byte written an
  * element) at 15 MB 167.5 GB/s, 1.37 (#69010's variant: 1.49 and 1.52).
  * The two patterns move 3 and 1 bytes an element at the same element
@@ -89,22 +109,6 @@ int32_rate(const struct topo *t)
  * half-precision x+bias, that improves by ~5%", a few other broadcast
  * patterns by more, some 3-5 % slower. */
 #define STRIDED_ELEMS_PER_SM_CLOCK 1.4
-
-/* FP32 lanes per SM (NVIDIA architecture whitepapers: Volta and A100 64,
- * Hopper and Blackwell 128): the FP32 peak over twice this is SMs x
- * clock, the clock the peaks are quoted at. */
-static double
-fp32_lanes_per_sm(const struct topo *t)
-{
-    return t->arch == GPU_ARCH_HOPPER || t->arch == GPU_ARCH_BLACKWELL
-               ? 128 : 64;
-}
-
-static double
-sm_clocks(const struct topo *t)
-{
-    return kernel_peak_flops(t, DTYPE_FP32) / (2 * fp32_lanes_per_sm(t));
-}
 
 /* Seconds K's elements take on the unvectorized TensorIterator paths. */
 static double

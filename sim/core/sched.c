@@ -834,13 +834,12 @@ reduce_gradient(struct builder *b, int u)
                                      u);
         acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + b->b_orig),
                         out, b->grad_shard[u]);
-        mark_cast(b, acc, S, b->b_reduce, b->b_orig);
     } else {
-        /* _accumulate_sharded_grad casts first, then adds. */
         acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + 2 * b->b_orig),
                         out, b->grad_shard[u]);
-        mark_cast(b, acc, S, b->b_reduce, b->b_orig);
     }
+    /* _accumulate_sharded_grad casts first, then assigns or adds. */
+    mark_cast(b, acc, S, b->b_reduce, b->b_orig);
     if (out != unsharded)
         free_buf(b, out, acc->id, u);
     if (b->c->cpu_offload) {
