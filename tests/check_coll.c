@@ -1074,6 +1074,41 @@ START_TEST(test_coll_tree_pattern_and_factor)
 }
 END_TEST
 
+/* A tree over more than two nodes (trees.cc ncclGetDtree): every node
+ * is an inner node of one tree and a leaf of the other, and from four
+ * nodes on some inner node has two children, so its NICs carry the
+ * buffer twice each way (S/2 up and 2 x S/2 down in one tree, S/2 as a
+ * leaf in the other), as a ring's do.  1 GiB Tree/Simple over 4 nodes x
+ * 4 on test-2x4: NCCL's estimate takes bwInter, not doubled: busBw 0.92
+ * x 9.6e9 = 8.832e9, algbw half of it; latency 8.4 + 2 x (3 x 4.0 +
+ * log2(4) x (14 + 10)) = 128.4 us.  The data path moves 1024 chunks of
+ * 512 KiB a channel at 0.5 x 8.832e9 / 2 B/s.  Over 3 nodes (a chain:
+ * 1.5 passes) the data path is 4/3 as fast and NCCL's estimate the same
+ * bandwidth; over 2 nodes (one pass) both are twice as fast
+ * (test_coll_tree_pattern_and_factor, tree_case). */
+START_TEST(test_coll_tree_nic_passes)
+{
+    struct topo *t = test_topo();
+    struct nccl_config nc;
+    struct coll_result r;
+    double B = 1073741824.0, half = 536870912.0;
+    forced(&nc, "Tree", "Simple");
+    struct coll_group g4 = {16, 4, 4};
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g4, B, &r);
+    double want = 128.4e-6 + B / (0.5 * 8.832e9);
+    ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
+    double ch = 0.5 * 8.832e9 / 2;
+    ck_assert_double_eq_tol(r.bw_s, half / ch, half / ch * REL_TOL);
+    struct coll_group g3 = {12, 3, 4};
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g3, B, &r);
+    want = 8.4e-6 + 2 * (12e-6 + log2(3) * 24e-6) + B / (0.5 * 8.832e9);
+    ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
+    ck_assert_double_eq_tol(r.bw_s, half / (ch * 4 / 3),
+                            half / (ch * 4 / 3) * REL_TOL);
+    topo_free(t);
+}
+END_TEST
+
 /* A network plugin's NCCL_BUFFSIZE (aws-ofi-nccl: 8 MiB): the 1 GiB
  * all-gather of test_path_ring_bandwidth_bound cuts each rank's 16 MiB a
  * channel into chunks of 8 MiB / 8 x 4 = 4 MiB, 4 loops instead of 8;
@@ -1362,6 +1397,7 @@ main(void)
     tcase_add_test(core, test_partial_node_channels);
     tcase_add_test(core, test_coll_nccl_algo_tree_by_version);
     tcase_add_test(core, test_coll_tree_pattern_and_factor);
+    tcase_add_test(core, test_coll_tree_nic_passes);
     tcase_add_test(core, test_path_plugin_buffsize);
     tcase_add_test(core, test_aws_tuner_regions);
     tcase_add_test(core, test_path_nvls_switch_latency);

@@ -372,6 +372,42 @@ tree_pattern_is_simple(const struct ctx *x)
     return x->g->ranks_per_node == 1 || x->arch >= GPU_ARCH_HOPPER;
 }
 
+/* How many times a node's NICs carry an all-reduce's buffer each way in
+ * NCCL's double binary tree (trees.cc ncclGetDtree): the buffer is split
+ * between the tree and its mirror (or its shift by one rank), and every
+ * node is a leaf in one, sending and receiving half the buffer once,
+ * and an inner node in the other, sending half up to its parent and
+ * half down to each of its children (and receiving as much).  Two
+ * nodes: each is the other's only link, 1 pass; three: a chain, an
+ * inner node with one child, 1.5; four and more: some inner node has
+ * two children, 2 passes, the same as a ring's 2(n-1)/n. */
+static double
+dtree_nic_passes(int nodes)
+{
+    return nodes <= 2 ? 1.0 : nodes == 3 ? 1.5 : 2.0;
+}
+
+/* A tree all-reduce's bus bandwidth B after NCCL's factors and caps
+ * (tuning.cc ncclTopoTuneModel): every tree all-reduce gets 0.92 and the
+ * per-channel tree cap first, whatever the protocol; LL and LL128 then
+ * take their own factor and cap on top; the simple pattern its 0.85. */
+static double
+tree_protocol_bus(const struct ctx *x, int p, double b, double scale)
+{
+    int multi = x->g->nodes > 1;
+    b *= fmin(scale, 1.0);
+    b = fmin(TREE_FACTOR * b,
+             x->ch * per_ch_max_tree_bw[x->arch][x->nidx] * 1e9);
+    if (p == PROTO_LL)
+        b = fmin(b / 3.8, ll_max_bw[x->arch][x->nidx] * 1e9);
+    else if (p == PROTO_LL128)
+        b = fmin(b * (multi ? 120.0 / 128.0 : 7.0 / 9.0),
+                 x->ch * per_ch_max_tree_ll128_bw[x->arch][x->nidx] * 1e9);
+    if (tree_pattern_is_simple(x))
+        b *= TREE_PATTERN_FACTOR;
+    return b;
+}
+
 /* Bus bandwidth (bytes/s) and latency (us) of (algorithm, protocol), or
  * bus 0 when NCCL would not use it. */
 static void
@@ -421,27 +457,23 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
     if (a == NCCL_ALGO_TREE) {
         if (x->op != COLL_ALLREDUCE)
             return;
-        /* A double binary tree moves the buffer once up and once down
-         * through each node's NICs: algbw = the NIC share, NCCL's
-         * busBw = 2 x algbw.  In one node it is a chain over NVLink. */
-        double b = multi ? 2 * fmin(x->share, ppn > 1 ? x->intra : INFINITY)
-                         : x->intra;
-        b *= fmin(scale, 1.0);
-        /* tuning.cc ncclTopoTuneModel: every tree all-reduce gets 0.92
-         * and the per-channel tree cap first, whatever the protocol; LL
-         * and LL128 then take their own factor and cap on top. */
-        b = fmin(TREE_FACTOR * b,
-                 x->ch * per_ch_max_tree_bw[x->arch][x->nidx] * 1e9);
-        if (p == PROTO_LL)
-            b = fmin(b / 3.8, ll_max_bw[x->arch][x->nidx] * 1e9);
-        else if (p == PROTO_LL128)
-            b = fmin(b * (multi ? 120.0 / 128.0 : 7.0 / 9.0),
-                     x->ch * per_ch_max_tree_ll128_bw[x->arch][x->nidx] * 1e9);
-        if (tree_pattern_is_simple(x))
-            b *= TREE_PATTERN_FACTOR;
+        /* What the buffer costs each node's NICs, each way, in a double
+         * binary tree (dtree_nic_passes): the data path's bandwidth.
+         * NCCL's own estimate (tuning.cc ncclTopoTuneModel) takes the
+         * graph's bwIntra at two nodes or fewer, where the tree crosses
+         * the network once each way, and bwInter (the NICs' share) above,
+         * where its algorithm bandwidth is half the bus bandwidth: busBw
+         * x 0.5.  In one node it is a chain over NVLink. */
+        double lim = ppn > 1 ? x->intra : INFINITY;
+        double path = multi ? 2 * fmin(x->share / dtree_nic_passes(N), lim)
+                            : x->intra;
+        double b = !multi ? x->intra
+                   : N <= 2 ? 2 * fmin(x->share, lim)
+                            : fmin(x->share, lim);
         /* The correction stands in for the pipeline fill, which the data
          * path derives itself: it gets the bandwidth before it. */
-        *path_bus = b;
+        *path_bus = tree_protocol_bus(x, p, path, scale);
+        b = tree_protocol_bus(x, p, b, scale);
         int log_size = (int)floor(log2(fmax(x->nbytes / 64, 1)));
         if (log_size < 22)
             b *= tree_correction[p][log_size];
