@@ -749,6 +749,52 @@ START_TEST(test_sched_ddp_autocast_casts)
 }
 END_TEST
 
+START_TEST(test_sched_ddp_autocast_recompute_casts)
+{
+    /* Checkpointed blocks under autocast cast their weights again in the
+     * recompute (torch.utils.checkpoint reruns the forward under the
+     * saved autocast state): the four blocks' 4 x 790528 = 3162112
+     * weights, 6 bytes each (fp32 read, bf16 written), not the LM head's
+     * (outside every block).  The forward casts the same 3418112 x 6
+     * bytes as without checkpointing, and the gradients' casts back to
+     * fp32 are still the 3418112 elements of test_sched_ddp_autocast_casts
+     * (the dynamic path counts elements; the fp32 -> bf16 casts are
+     * vectorized and count none). */
+    struct tu_run t;
+    run_ok(&t, BASE "--sharding-strategy DDP --param-dtype bf16 "
+                    "--activation-checkpointing full", 0);
+    const struct sched *s = t.r.sched;
+    double fwd_bytes = 0, bwd_elems = 0, rec_bytes = 0;
+    int first_rec = -1, replica = -2;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *op = &s->ops[i];
+        if (op->iter != 1)
+            continue;
+        if (op->kind == OP_RECOMPUTE && first_rec < 0)
+            first_rec = i;
+        if (op->kind != OP_CAST)
+            continue;
+        if (op->phase == PHASE_FORWARD) {
+            fwd_bytes += (double)op->bytes;
+            replica = op->buf_in;
+        } else if (op->phase == PHASE_BACKWARD) {
+            bwd_elems += op->cast_elems;
+            /* the recompute's casts read the fp32 replica, as the
+             * forward's do (the gradients' casts and copies do not) */
+            if (op->buf_in == replica)
+                rec_bytes += (double)op->bytes;
+        }
+    }
+    ck_assert_double_eq(fwd_bytes, 3418112.0 * 6);
+    ck_assert_double_eq(rec_bytes, 3162112.0 * 6);
+    ck_assert_double_eq(bwd_elems, 3418112.0);
+    /* The first recompute runs after its block's casts. */
+    ck_assert_int_ge(first_rec, 1);
+    ck_assert_int_eq(s->ops[first_rec - 1].kind, OP_CAST);
+    tu_free(&t);
+}
+END_TEST
+
 START_TEST(test_sched_ddp_memory)
 {
     /* Full replicas: fp32 parameters, the buckets (one more copy of every
@@ -1373,6 +1419,7 @@ main(void)
     tcase_add_test(core, test_sched_hybrid_one_gpu_per_node_falls_back);
     tcase_add_test(core, test_sched_casts_by_release);
     tcase_add_test(core, test_sched_ddp_autocast_casts);
+    tcase_add_test(core, test_sched_ddp_autocast_recompute_casts);
     suite_add_tcase(s, core);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, test_sched_errors);

@@ -1587,6 +1587,26 @@ ddp_run_autocast_numel(const struct builder *b, int w)
     return n;
 }
 
+/* autocast: run W's GEMM weights cast to the compute dtype, before the
+ * run's kernels, in forward and again in a checkpointed run's recompute
+ * (torch.utils.checkpoint reruns the forward under the autocast state it
+ * saved, with a fresh cast cache). */
+static void
+ddp_autocast_weights(struct builder *b, int w)
+{
+    struct ddp_state *d = b->ddp;
+    double n = ddp_run_autocast_numel(b, w);
+    if (b->b_param == b->b_orig || n <= 0)
+        return;
+    d->cast_buf[w] = alloc_buf(b, STREAM_C, MEM_UNSHARDED_PARAMS,
+                               n * b->b_param, 0);
+    struct sched_op *op = emit_copy(b, OP_CAST, STREAM_C, 0,
+                                    n * (b->b_orig + b->b_param),
+                                    d->replica_buf, d->cast_buf[w]);
+    mark_cast(b, op, n, b->b_orig, b->b_param);
+    op->in_offset = d->leaf_off[b->walk[w].leaf_begin];
+}
+
 static void
 ddp_forward_pass(struct builder *b)
 {
@@ -1597,20 +1617,22 @@ ddp_forward_pass(struct builder *b)
         b->cur_w = w;
         if (b->walk[w].kind != WALK_RUN)
             continue;
-        double n = ddp_run_autocast_numel(b, w);
-        if (b->b_param != b->b_orig && n > 0) {
-            /* autocast: the run's weights cast once per forward. */
-            d->cast_buf[w] = alloc_buf(b, STREAM_C, MEM_UNSHARDED_PARAMS,
-                                       n * b->b_param, 0);
-            struct sched_op *op = emit_copy(b, OP_CAST, STREAM_C, 0,
-                                            n * (b->b_orig + b->b_param),
-                                            d->replica_buf, d->cast_buf[w]);
-            mark_cast(b, op, n, b->b_orig, b->b_param);
-            op->in_offset = d->leaf_off[b->walk[w].leaf_begin];
-        }
+        ddp_autocast_weights(b, w);
         forward_run(b, w);
     }
     b->hooks++;             /* _post_forward */
+    /* The casts of checkpointed runs are saved by no autograd node; only
+     * autocast's cast cache holds them (autocast_mode.cpp cached_cast:
+     * leaf tensors that require grad), and it is cleared when the
+     * outermost autocast region exits (torch/amp/autocast_mode.py
+     * __exit__: clear_cache), at the end of the forward.  A run that keeps
+     * its activations keeps its casts for its GEMMs' backward. */
+    for (int w = 0; w < b->n_walk; w++)
+        if (b->walk[w].kind == WALK_RUN && b->walk[w].ckpt >= 0
+            && d->cast_buf[w] >= 0) {
+            free_buf(b, d->cast_buf[w], b->last_op[STREAM_C], 0);
+            d->cast_buf[w] = -1;
+        }
 }
 
 /* The autograd hook of leaf l's parameters (mark_variable_ready). */
@@ -1658,8 +1680,13 @@ ddp_backward_pass(struct builder *b, int sync)
         const struct walk_step *st = &b->walk[w];
         if (st->kind != WALK_RUN)
             continue;
-        if (st->ckpt >= 0 && !b->recomputed[st->ckpt])
-            recompute_region(b, st->ckpt, OP_RECOMPUTE);
+        if (st->ckpt >= 0 && !b->recomputed[st->ckpt]) {
+            int r = st->ckpt;
+            for (int v = b->region_w_first[r]; v <= b->region_w_last[r]; v++)
+                if (b->walk[v].kind == WALK_RUN && b->walk[v].ckpt == r)
+                    ddp_autocast_weights(b, v);
+            recompute_region(b, r, OP_RECOMPUTE);
+        }
         int last = -1;
         /* One op per leaf: the hooks fire between leaves' kernels. */
         for (int l = st->leaf_end - 1; l >= st->leaf_begin; l--) {
