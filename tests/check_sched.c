@@ -133,23 +133,28 @@ START_TEST(test_sched_flat_gradient_transients)
      * bytes: a new 14 MiB segment, whose 690688-byte rest is under the
      * 1 MiB split threshold, so the block is 14680064) while the hook
      * still holds the flat gradient (41967616): at the reduce-scatter's
-     * issue 41967616 + 41968128 + 14680064 = 98615808 bytes of gradient
-     * and reduce-scatter buffers live at once (the flat gradient freed
-     * after the padding copy, as before, left 83935744). */
+     * issue 41967616 + 41968128 = 83935744 bytes of gradient and
+     * reduce-scatter buffers live at once.  The output shard is already
+     * fp32 and there is no sharded gradient yet, so
+     * _accumulate_sharded_grad assigns it as the sharded gradient (no
+     * copy): its 14680064 bytes count as grad_sharded from the start. */
     struct tu_run t;
     run_ok(&t, "--model toy --topology test-2x4 --nodes 1 "
            "--gpus-per-node 3 --auto-wrap-policy none", 1);
     int n;
     const struct mem_sample *ms = mem_samples(t.res.mem, &n);
-    int64_t grad = 0, both = 0;
+    int64_t grad = 0, both = 0, shard = 0;
     for (int i = 0; i < n; i++) {
         int64_t g = ms[i].by_cat[MEM_GRAD_UNSHARDED];
         int64_t r = ms[i].by_cat[MEM_RS_BUFFER];
+        int64_t h = ms[i].by_cat[MEM_GRAD_SHARDED];
         grad = g > grad ? g : grad;
         both = g + r > both ? g + r : both;
+        shard = h > shard ? h : shard;
     }
     ck_assert_int_eq(grad, 83935232);
-    ck_assert_int_eq(both, 98615808);
+    ck_assert_int_eq(both, 83935744);
+    ck_assert_int_eq(shard, 14680064);
     tu_free(&t);
 }
 END_TEST
@@ -1308,11 +1313,14 @@ START_TEST(test_sched_gradient_kernels)
      * no padding copy; each layer unit has, per step:
      *   the SplitWithSizesBackward cat on C: 2 x 791040 x 4 = 6328320 B;
      *   the pre-division on P over the same buffer: 6328320 B;
-     *   the post-division on P over its shard, 2 x 98880 x 4 = 791040 B,
-     *   and the accumulation cast, 98880 x (4 + 4) = 791040 B too.
+     *   the post-division on P over its shard, 2 x 98880 x 4 = 791040 B;
+     *   no accumulation copy: the fp32 output shard becomes the sharded
+     *   gradient (_accumulate_sharded_grad assigns it).
      * Four layers: 4 of each.  (The root's 512256 elements give other
-     * sizes.)  On 2 GPUs, DP = 2: pre-factor 2, post-factor 1, so the
-     * shard's only cast is the accumulation's. */
+     * sizes.)  With a second micro-batch (no no_sync) its shard is added
+     * to the saved one: 98880 x (4 + 4 + 4) = 1186560 B a layer.  On 2
+     * GPUs, DP = 2: pre-factor 2, post-factor 1, so the shard has no
+     * kernel at all. */
     struct tu_run t;
     run_ok(&t, BASE, 0);
     const struct sched *s = t.r.sched;
@@ -1321,15 +1329,21 @@ START_TEST(test_sched_gradient_kernels)
     ck_assert_int_eq(count_bytes(s, 1, OP_CAST, STREAM_P, PHASE_BACKWARD,
                                  6328320), 4);
     ck_assert_int_eq(count_bytes(s, 1, OP_CAST, STREAM_P, PHASE_BACKWARD,
-                                 791040), 8);
+                                 791040), 4);
+    ck_assert_int_eq(count_bytes(s, 1, OP_CAST, STREAM_P, PHASE_BACKWARD,
+                                 1186560), 0);
     tu_free(&t);
+    struct tu_run acc;
+    run_ok(&acc, BASE "--grad-accum 2", 0);
+    ck_assert_int_eq(count_bytes(acc.r.sched, 1, OP_CAST, STREAM_P,
+                                 PHASE_BACKWARD, 1186560), 4);
+    tu_free(&acc);
     struct tu_run two;
     run_ok(&two, BASE "--nodes 1 --gpus-per-node 2", 0);
-    /* Shard of a layer on 2: 395520 elements; post-division would be
-     * 2 x 395520 x 4 = 3164160 B, the accumulation 395520 x 8 = the same:
-     * one op per layer, the accumulation alone. */
+    /* Shard of a layer on 2: 395520 elements; a post-division or a copy
+     * would be 2 x 395520 x 4 = 3164160 B: neither runs. */
     ck_assert_int_eq(count_bytes(two.r.sched, 1, OP_CAST, STREAM_P,
-                                 PHASE_BACKWARD, 3164160), 4);
+                                 PHASE_BACKWARD, 3164160), 0);
     tu_free(&two);
 }
 END_TEST

@@ -785,7 +785,7 @@ reduce_gradient(struct builder *b, int u)
     int pre = gradient_predivide_factor(dp);
     double post = (double)dp / pre;
     struct sched_op *red;
-    int out = -1;
+    int out = -1, keep = 0;
     if (b->sharded) {
         if (!b->c->use_orig_params && fu->numel % b->s->shard_size) {
             int pad = alloc_buf(b, STREAM_P, MEM_RS_BUFFER, WS * b->b_reduce,
@@ -795,7 +795,14 @@ reduce_gradient(struct builder *b, int u)
             cur = pad;
         }
         divide_gradient(b, STREAM_P, u, cur, WS, b->b_reduce, pre);
-        out = alloc_buf(b, STREAM_P, MEM_RS_BUFFER, S * b->b_reduce, u);
+        /* A reduce-scatter output already in the parameters' dtype, with
+         * no sharded gradient to add it to, becomes that gradient:
+         * _accumulate_sharded_grad assigns it (flat_param._saved_grad_shard
+         * = sharded_grad; _cast_grad_to_param_dtype has nothing to cast). */
+        keep = b->b_reduce == b->b_orig && b->grad_shard[u] < 0;
+        out = alloc_buf(b, STREAM_P,
+                        keep ? MEM_GRAD_SHARDED : MEM_RS_BUFFER,
+                        S * b->b_reduce, u);
         red = emit(b, OP_REDUCESCATTER, STREAM_P, u);
         red->pg = PG_SHARD;
         red->bytes = (uint64_t)WS * (uint64_t)b->b_reduce;
@@ -828,20 +835,25 @@ reduce_gradient(struct builder *b, int u)
     /* Divide by the post-factor, cast to fp32 and accumulate into the
      * sharded gradient (§4.2 f). */
     divide_gradient(b, st, u, out, b->sharded ? S : N, b->b_reduce, post);
-    struct sched_op *acc;
-    if (b->grad_shard[u] < 0) {
-        b->grad_shard[u] = alloc_buf(b, st, MEM_GRAD_SHARDED, S * b->b_orig,
-                                     u);
-        acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + b->b_orig),
-                        out, b->grad_shard[u]);
+    if (keep) {
+        b->grad_shard[u] = out;
     } else {
-        acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + 2 * b->b_orig),
-                        out, b->grad_shard[u]);
+        struct sched_op *acc;
+        if (b->grad_shard[u] < 0) {
+            b->grad_shard[u] = alloc_buf(b, st, MEM_GRAD_SHARDED,
+                                         S * b->b_orig, u);
+            acc = emit_copy(b, OP_CAST, st, u, S * (b->b_reduce + b->b_orig),
+                            out, b->grad_shard[u]);
+        } else {
+            acc = emit_copy(b, OP_CAST, st, u,
+                            S * (b->b_reduce + 2 * b->b_orig), out,
+                            b->grad_shard[u]);
+        }
+        /* _accumulate_sharded_grad casts first, then assigns or adds. */
+        mark_cast(b, acc, S, b->b_reduce, b->b_orig);
+        if (out != unsharded)
+            free_buf(b, out, acc->id, u);
     }
-    /* _accumulate_sharded_grad casts first, then assigns or adds. */
-    mark_cast(b, acc, S, b->b_reduce, b->b_orig);
-    if (out != unsharded)
-        free_buf(b, out, acc->id, u);
     if (b->c->cpu_offload) {
         /* §9: the fp32 sharded gradient goes to pinned host memory. */
         struct sched_op *d2h = emit_copy(b, OP_D2H, st, u, S * b->b_orig,
