@@ -891,6 +891,15 @@ post_backward(struct builder *b, int u, int sync)
     reduce_gradient(b, u);
 }
 
+/* Whether walk step W is one of checkpointed REGION's runs (the steps
+ * from region_w_first to region_w_last include the other runs nested in
+ * it). */
+static bool
+region_run(const struct builder *b, int w, int region)
+{
+    return b->walk[w].kind == WALK_RUN && b->walk[w].ckpt == region;
+}
+
 /* The recomputation of a checkpointed region (§10), issued when backward
  * first reaches it: one forward over all of the region's leaves, then its
  * activations are live again until each run's backward frees them. */
@@ -902,11 +911,10 @@ recompute_region(struct builder *b, int region, enum sched_op_kind kind)
                                        b->walk[w0].leaf_begin,
                                        b->walk[w1].leaf_end, 0, 0);
     for (int w = w0; w <= w1; w++)
-        if (b->walk[w].kind == WALK_RUN && b->walk[w].ckpt == region)
+        if (region_run(b, w, region))
             op->flops += recompute_flops(b, w);
     for (int w = w0; w <= w1; w++)
-        if (b->walk[w].kind == WALK_RUN && b->walk[w].ckpt == region
-            && recompute_bytes(b, w) > 0)
+        if (region_run(b, w, region) && recompute_bytes(b, w) > 0)
             b->run_act[w] = alloc_buf(b, STREAM_C, MEM_ACTIVATIONS,
                                       recompute_bytes(b, w), b->walk[w].unit);
     b->recomputed[region] = 1;
@@ -1695,7 +1703,7 @@ ddp_backward_pass(struct builder *b, int sync)
         if (st->ckpt >= 0 && !b->recomputed[st->ckpt]) {
             int r = st->ckpt;
             for (int v = b->region_w_first[r]; v <= b->region_w_last[r]; v++)
-                if (b->walk[v].kind == WALK_RUN && b->walk[v].ckpt == r)
+                if (region_run(b, v, r))
                     ddp_autocast_weights(b, v);
             recompute_region(b, r, OP_RECOMPUTE);
         }
