@@ -43,11 +43,11 @@
  * FlatParameter.grad appears only when its AccumulateGrad node runs, just
  * before _post_backward_hook; in between, autograd holds the parameters'
  * gradients as separate tensors that the recorder cannot see.  An S+u
- * right before G-u is read as G-u, S+u: for NO_SHARD fsdpsim casts the
- * all-reduced gradient into its sharded-gradient buffer before it frees the
- * unsharded one, where _reduce_grad_no_shard reduces flat_param.grad in
- * place and keeps it (one tensor; the difference in the peak is noted in
- * tests/data/oracle/README.md).  A record whose header has mem_what
+ * right before G-u is read as G-u, S+u: where the reduced gradient is
+ * cast to the parameters' dtype (a bf16 reduce of fp32 parameters), torch
+ * swaps flat_param.grad's storage for the cast's, which the recorder sees
+ * as one change, and fsdpsim allocates the cast before it frees the
+ * reduced gradient.  A record whose header has mem_what
  * (the FSDP2 ones: ["P"]) is compared in those categories only.
  */
 #include <check.h>

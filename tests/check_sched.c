@@ -159,6 +159,85 @@ START_TEST(test_sched_flat_gradient_transients)
 }
 END_TEST
 
+/* The copy ops (OP_CAST) of step ITER, micro-batch MICRO, in the
+ * backward on stream ST: their count, and their bytes in *BYTES. */
+static int
+backward_copies(const struct sched *s, int iter, int micro,
+                enum sched_stream st, double *bytes)
+{
+    int n = 0;
+    *bytes = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *o = &s->ops[i];
+        if (o->iter == iter && o->micro == micro && o->kind == OP_CAST
+            && o->phase == PHASE_BACKWARD && o->stream == st) {
+            n++;
+            *bytes += (double)o->bytes;
+        }
+    }
+    return n;
+}
+
+START_TEST(test_sched_no_shard_reduces_in_place)
+{
+    /* §4.2, _reduce_grad_no_shard: the toy model (10491904 parameters,
+     * one unit) in fp32 under NO_SHARD on 2 ranks.  The all-reduce runs
+     * on flat_param.grad itself and, already fp32, it stays the
+     * optimizer's gradient: on stream P only the pre-division (factor 2
+     * for DP 2, post-factor 1: one in-place div_, 2 x 10491904 x 4 =
+     * 83935232 bytes), no copy; the unit's gradient never lives twice
+     * outside the SplitWithSizesBackward cat (parts + flat, 83935232),
+     * so the sharded gradient peaks at 41967616 with nothing of the
+     * unsharded one beside it. */
+    struct tu_run t;
+    run_ok(&t, "--model toy --topology test-2x4 --nodes 1 "
+           "--gpus-per-node 2 --auto-wrap-policy none "
+           "--sharding-strategy NO_SHARD", 1);
+    double bytes;
+    ck_assert_int_eq(backward_copies(t.r.sched, 1, 0, STREAM_P, &bytes), 1);
+    ck_assert_double_eq(bytes, 83935232.0);
+    int n;
+    const struct mem_sample *ms = mem_samples(t.res.mem, &n);
+    int64_t both = 0, shard = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t g = ms[i].by_cat[MEM_GRAD_UNSHARDED];
+        int64_t h = ms[i].by_cat[MEM_GRAD_SHARDED];
+        if (h > 0 && g + h > both)
+            both = g + h;
+        shard = h > shard ? h : shard;
+    }
+    ck_assert_int_eq(shard, 41967616);
+    ck_assert_int_eq(both, 41967616);
+    tu_free(&t);
+
+    /* Mixed precision (bf16 compute, fp32 reduce), two synchronised
+     * micro-batches.  Micro-batch 0: the hook casts the bf16 gradient
+     * to fp32 on P (10491904 x (2 + 4) = 62951424 bytes) and divides it
+     * (83935232): two copies.  Micro-batch 1: flat_param.grad is the
+     * reduced fp32 gradient, of the unsharded size, so AccumulateGrad
+     * adds the new bf16 gradient into it on C, read 2 + read 4 + write 4
+     * bytes an element (104919040) after the cat (2 x 20983808 =
+     * 41967616), and the hook has nothing to cast: the division only.
+     * Both all-reduce the fp32 gradient, 41967616 bytes. */
+    run_ok(&t, "--model toy --topology test-2x4 --nodes 1 "
+           "--gpus-per-node 2 --auto-wrap-policy none "
+           "--sharding-strategy NO_SHARD --param-dtype bf16 "
+           "--reduce-dtype fp32 --grad-accum 2", 0);
+    ck_assert_int_eq(backward_copies(t.r.sched, 1, 0, STREAM_P, &bytes), 2);
+    ck_assert_double_eq(bytes, 62951424.0 + 83935232.0);
+    ck_assert_int_eq(backward_copies(t.r.sched, 1, 1, STREAM_P, &bytes), 1);
+    ck_assert_double_eq(bytes, 83935232.0);
+    ck_assert_int_eq(backward_copies(t.r.sched, 1, 1, STREAM_C, &bytes), 2);
+    ck_assert_double_eq(bytes, 41967616.0 + 104919040.0);
+    for (int i = 0; i < t.r.sched->n_ops; i++) {
+        const struct sched_op *o = &t.r.sched->ops[i];
+        if (o->iter == 1 && o->kind == OP_ALLREDUCE)
+            ck_assert_uint_eq(o->bytes, 41967616);
+    }
+    tu_free(&t);
+}
+END_TEST
+
 START_TEST(test_sched_fused_loss_activations)
 {
     /* tiny-llama, 1 x 2048 tokens in fp32: the plain loss keeps the fp32
@@ -1413,6 +1492,7 @@ main(void)
     tcase_add_test(core, test_sched_hybrid_shard_replicates_on_stream_a);
     tcase_add_test(core, test_sched_no_sync_drops_reduce_scatters);
     tcase_add_test(core, test_sched_flat_gradient_transients);
+    tcase_add_test(core, test_sched_no_shard_reduces_in_place);
     tcase_add_test(core, test_sched_fused_loss_activations);
     tcase_add_test(core, test_sched_shard_grad_op_no_sync_skips_gathers);
     tcase_add_test(core, test_sched_limit_all_gathers_bounds_inflight);

@@ -146,6 +146,19 @@ free_buf(struct builder *b, int buffer, int last_use, int unit)
     free_buf_after(b, buffer, b->stream_ordered ? -1 : last_use, unit);
 }
 
+/* BUFFER, still the same tensor, takes role CAT: freed and allocated
+ * again at once from its pool, so the block passes straight to the new
+ * buffer and neither allocated nor reserved memory moves.  The buffer id
+ * changes; ops after this one use the returned id. */
+static int
+relabel_buf(struct builder *b, int buffer, enum mem_category cat, int unit)
+{
+    enum sched_stream pool = b->bufs[buffer].pool;
+    double bytes = (double)b->bufs[buffer].bytes;
+    free_buf_after(b, buffer, -1, unit);
+    return alloc_buf(b, pool, cat, bytes, unit);
+}
+
 struct sched_op *
 emit_copy(struct builder *b, enum sched_op_kind kind, enum sched_stream st,
           int unit, double bytes, int in, int out)
@@ -659,6 +672,18 @@ grad_numel(const struct builder *b, int u)
     return (double)(b->c->use_orig_params ? fu->padded_numel : fu->numel);
 }
 
+/* NO_SHARD after a synchronised micro-batch of the same step: the
+ * reduced gradient is still flat_param.grad, of the unsharded size, so
+ * prepare_gradient_for_backward leaves it there (it stashes a .grad only
+ * when its size differs from _unpadded_unsharded_size) and AccumulateGrad
+ * adds the new gradient into it, in its dtype (_reduce_grad_no_shard: the
+ * all-reduce "directly covers any gradient accumulation implicitly"). */
+static bool
+no_shard_accumulates(const struct builder *b, int u)
+{
+    return !b->sharded && b->grad[u] < 0 && b->grad_shard[u] >= 0;
+}
+
 /* The unit's parameters are views of its FlatParameter made with split
  * and view (_flat_param.py _get_unflat_views_unaligned), so each
  * parameter's gradient is a tensor of its own, held in the input buffer
@@ -669,7 +694,11 @@ alloc_grad(struct builder *b, int u)
 {
     if (b->grad_parts[u] >= 0 || !unit_has_handle(b, u))
         return;
-    b->grad_parts[u] = alloc_buf(b, STREAM_C, MEM_GRAD_UNSHARDED,
+    /* Added into a .grad already there, the new gradient is autograd's
+     * temporary, like an activation's gradient. */
+    b->grad_parts[u] = alloc_buf(b, STREAM_C,
+                                 no_shard_accumulates(b, u)
+                                     ? MEM_ACTIVATIONS : MEM_GRAD_UNSHARDED,
                                  grad_numel(b, u) * b->b_param, u);
 }
 
@@ -714,8 +743,13 @@ flat_gradient(struct builder *b, int u)
         b->grad[u] = flat;
         return;
     }
-    struct sched_op *add = emit_copy(b, OP_CAST, STREAM_C, u, 3 * bytes,
-                                     flat, b->grad[u]);
+    /* grad += flat in the held gradient's dtype (fp32 under NO_SHARD's
+     * accumulation into its reduced gradient, a cast on the way). */
+    double held = (double)b->bufs[b->grad[u]].bytes;
+    struct sched_op *add = emit_copy(b, OP_CAST, STREAM_C, u,
+                                     bytes + 2 * held, flat, b->grad[u]);
+    int held_elem = (int)(held / grad_numel(b, u) + 0.5);
+    mark_cast(b, add, grad_numel(b, u), b->b_param, held_elem);
     free_buf(b, flat, add->id, u);
 }
 
@@ -768,14 +802,16 @@ reduce_gradient(struct builder *b, int u)
     int autograd_grad = b->grad[u];
     b->grad[u] = -1;
     int cur = autograd_grad;
-    if (b->b_reduce != b->b_param) {
+    /* The gradient's dtype: the parameters' compute dtype, or fp32 when
+     * NO_SHARD accumulated into its reduced gradient (pre_backward). */
+    int b_grad = (int)((double)b->bufs[cur].bytes / N + 0.5);
+    if (b->b_reduce != b_grad) {
         /* flat_param.grad.data = flat_param.grad.to(reduce_dtype) */
         int cast_buf = alloc_buf(b, STREAM_P, MEM_RS_BUFFER, N * b->b_reduce,
                                  u);
         mark_cast(b, emit_copy(b, OP_CAST, STREAM_P, u,
-                               N * (b->b_param + b->b_reduce), cur,
-                               cast_buf),
-                  N, b->b_param, b->b_reduce);
+                               N * (b_grad + b->b_reduce), cur, cast_buf),
+                  N, b_grad, b->b_reduce);
         cur = cast_buf;
     }
     int unsharded = cur;
@@ -822,7 +858,9 @@ reduce_gradient(struct builder *b, int u)
             ar->buf_in = ar->buf_out = out;
         }
     } else {
-        /* NO_SHARD: all-reduce of the whole gradient on P. */
+        /* NO_SHARD: all-reduce of the whole gradient on P, in place.
+         * Already in the parameters' dtype it stays flat_param.grad
+         * (_cast_grad_to_param_dtype has nothing to cast). */
         divide_gradient(b, STREAM_P, u, cur, N, b->b_reduce, pre);
         red = emit(b, OP_ALLREDUCE, STREAM_P, u);
         red->pg = PG_SHARD;
@@ -830,12 +868,21 @@ reduce_gradient(struct builder *b, int u)
         red->dtype = b->s->reduce_dtype;
         red->buf_in = red->buf_out = cur;
         out = cur;
+        keep = b->b_reduce == b->b_orig;
     }
 
     /* Divide by the post-factor, cast to fp32 and accumulate into the
      * sharded gradient (§4.2 f). */
     divide_gradient(b, st, u, out, b->sharded ? S : N, b->b_reduce, post);
-    if (keep) {
+    if (keep && !b->sharded) {
+        /* The reduced gradient itself becomes the optimizer's gradient
+         * (the oracle's records: G freed and S live at
+         * _reduce_grad_no_shard, the same bytes). */
+        b->grad_shard[u] = relabel_buf(b, out, MEM_GRAD_SHARDED, u);
+        if (out == autograd_grad)
+            autograd_grad = -1;
+        unsharded = -1;
+    } else if (keep) {
         b->grad_shard[u] = out;
     } else {
         struct sched_op *acc;
@@ -864,7 +911,7 @@ reduce_gradient(struct builder *b, int u)
     /* _reduce_grad returns (its unsharded_grad goes), then the hook
      * (autograd_computed_grad, recorded on the post-backward stream:
      * reusable once the work issued there so far has run). */
-    if (unsharded != autograd_grad)
+    if (unsharded >= 0 && unsharded != autograd_grad)
         free_buf(b, unsharded, b->last_op[STREAM_P], u);
     free_buf(b, autograd_grad, b->last_op[STREAM_P], u);
 }
@@ -875,6 +922,13 @@ post_backward(struct builder *b, int u, int sync)
     b->hooks++;
     if (!unit_has_handle(b, u))
         return;
+    if (no_shard_accumulates(b, u)) {
+        /* From the hook on it is the gradient to reduce (the oracle's
+         * records: S freed and G live at _post_backward_hook). */
+        b->grad[u] = relabel_buf(b, b->grad_shard[u], MEM_GRAD_UNSHARDED, u);
+        b->grad_shard[u] = -1;
+        b->grad_held[u] = 1;
+    }
     flat_gradient(b, u);
     /* §4.2 step 2: free iff sharded and (syncing or FULL/HYBRID). */
     if (b->sharded

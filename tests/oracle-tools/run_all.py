@@ -86,6 +86,13 @@ CONFIGS += C("llama_tr_sgo_accum3_nosync", LLAMA, dict(TR, grad_accum=3, no_sync
              SIM_TR + ["--grad-accum", "3", "--no-sync", "true", "--sharding-strategy", "SHARD_GRAD_OP"])
 CONFIGS += C("llama_tr_ac_nonreentrant", LLAMA, dict(TR, ac="nonreentrant"), SIM_LLAMA, SIM_TR + ["--activation-checkpointing", "full"])
 CONFIGS += C("llama_tr_ac_reentrant_inside", LLAMA, dict(TR, ac="reentrant"), SIM_LLAMA, SIM_TR + ["--activation-checkpointing", "full"])
+CONFIGS += C("llama_tr_NO_SHARD_accum3", LLAMA, dict(TR, grad_accum=3, sharding_strategy="NO_SHARD"), SIM_LLAMA,
+             SIM_TR + ["--grad-accum", "3", "--sharding-strategy", "NO_SHARD"], (2,))
+for rd, rname in (("float32", "bf16"), ("bfloat16", "bf16_bf16")):
+    CONFIGS += C("llama_tr_NO_SHARD_mp_%s_accum3" % rname, LLAMA,
+                 dict(TR, grad_accum=3, sharding_strategy="NO_SHARD", mp={"param_dtype": "bfloat16", "reduce_dtype": rd}), SIM_LLAMA,
+                 SIM_TR + ["--grad-accum", "3", "--sharding-strategy", "NO_SHARD", "--param-dtype", "bf16",
+                           "--reduce-dtype", "fp32" if rd == "float32" else "bf16"], (2,))
 CONFIGS += C("llama_tr_ac_reentrant_outer", LLAMA, dict(TR, ac="reentrant_outer"), SIM_LLAMA, SIM_TR + ["--activation-checkpointing", "reentrant"])
 CONFIGS += C("llama_tr_ac_nonreentrant_outer", LLAMA, dict(TR, ac="nonreentrant_outer"), SIM_LLAMA, SIM_TR + ["--activation-checkpointing", "full"])
 
