@@ -40,7 +40,7 @@ units_for(const char *model, enum wrap_policy policy, int64_t min_params,
     c.min_num_params = min_params;
     struct model *m = load(model);
     char *cause = NULL;
-    int rc = wrap_plan_build(m, &c, shard, p, &cause);
+    int rc = wrap_plan_build(m, &c, shard, shard, p, &cause);
     ck_assert_msg(rc == 0, "%s", cause ? cause : "");
     config_free(&c);
     *mout = m;
@@ -174,9 +174,21 @@ START_TEST(test_wrap_use_orig_params_alignment)
     struct model *m = load("@odd.ini");
     struct wrap_plan p;
     char *cause = NULL;
-    ck_assert_int_eq(wrap_plan_build(m, &c, 4, &p, &cause), 0);
+    ck_assert_int_eq(wrap_plan_build(m, &c, 4, 4, &p, &cause), 0);
     ck_assert_int_eq(p.units[0].padded_numel, 44);
     ck_assert_int_eq(p.units[0].shard_numel, 11);
+    wrap_plan_free(&p);
+    /* NO_SHARD on 2 ranks: nothing is sharded (W = 1) but the process
+     * group has 2 ranks, so the 43 aligned elements pad to 44, the
+     * "shard" the padded whole.  On a 1-rank group
+     * (HYBRID_SHARD's fallback) only the alignment: 43. */
+    ck_assert_int_eq(wrap_plan_build(m, &c, 1, 2, &p, &cause), 0);
+    ck_assert_int_eq(p.units[0].padded_numel, 44);
+    ck_assert_int_eq(p.units[0].shard_numel, 44);
+    wrap_plan_free(&p);
+    ck_assert_int_eq(wrap_plan_build(m, &c, 1, 1, &p, &cause), 0);
+    ck_assert_int_eq(p.units[0].padded_numel, 43);
+    ck_assert_int_eq(p.units[0].shard_numel, 43);
     wrap_plan_free(&p);
     model_free(m);
     config_free(&c);
@@ -191,7 +203,7 @@ START_TEST(test_wrap_unknown_layer_class)
     struct model *m = load("tiny-llama");
     struct wrap_plan p;
     char *cause = NULL;
-    ck_assert_int_eq(wrap_plan_build(m, &c, 4, &p, &cause), -1);
+    ck_assert_int_eq(wrap_plan_build(m, &c, 4, 4, &p, &cause), -1);
     ck_assert_str_eq(cause,
                      "--transformer-layer-cls: no module of class "
                      "'GPT2Block' in model 'tiny-llama', so the policy would "
@@ -216,7 +228,7 @@ START_TEST(test_wrap_manual_enable_wrap)
     struct model *m = load("t5-11b");
     struct wrap_plan p;
     char *cause = NULL;
-    ck_assert_int_eq(wrap_plan_build(m, &c, 8, &p, &cause), 0);
+    ck_assert_int_eq(wrap_plan_build(m, &c, 8, 8, &p, &cause), 0);
     ck_assert_int_eq(p.n_units, 3);
     ck_assert_str_eq(p.units[1].mod->name, "encoder");
     ck_assert_str_eq(p.units[2].mod->name, "decoder");
@@ -230,13 +242,13 @@ START_TEST(test_wrap_manual_enable_wrap)
      * unit takes its subtree out of the encoder's. */
     free(c.wrap_modules);
     c.wrap_modules = strdup("encoder.block.0,encoder");
-    ck_assert_int_eq(wrap_plan_build(m, &c, 8, &p, &cause), 0);
+    ck_assert_int_eq(wrap_plan_build(m, &c, 8, 8, &p, &cause), 0);
     ck_assert_int_eq(p.n_units, 3);
     ck_assert_int_eq(p.units[2].numel, 201332736);
     wrap_plan_free(&p);
     free(c.wrap_modules);
     c.wrap_modules = strdup("model.nothing");
-    ck_assert_int_eq(wrap_plan_build(m, &c, 8, &p, &cause), -1);
+    ck_assert_int_eq(wrap_plan_build(m, &c, 8, 8, &p, &cause), -1);
     ck_assert(strstr(cause, "no module 'model.nothing'") != NULL);
     free(cause);
     config_free(&c);
@@ -255,19 +267,19 @@ START_TEST(test_wrap_module_wrap_policy)
     struct model *m = load("tiny-llama");
     struct wrap_plan p, q;
     char *cause = NULL;
-    ck_assert_int_eq(wrap_plan_build(m, &c, 8, &p, &cause), 0);
+    ck_assert_int_eq(wrap_plan_build(m, &c, 8, 8, &p, &cause), 0);
     ck_assert_int_eq(p.n_units, 5);
     ck_assert_int_eq(p.units[1].numel, 791040);
     free(c.wrap_classes);
     c.wrap_classes = strdup("LlamaMLP");
-    ck_assert_int_eq(wrap_plan_build(m, &c, 8, &q, &cause), 0);
+    ck_assert_int_eq(wrap_plan_build(m, &c, 8, 8, &q, &cause), 0);
     ck_assert_int_eq(q.n_units, 5);
     ck_assert_int_eq(q.units[1].numel, 528384);
     wrap_plan_free(&p);
     wrap_plan_free(&q);
     free(c.wrap_classes);
     c.wrap_classes = strdup("NoSuchBlock");
-    ck_assert_int_eq(wrap_plan_build(m, &c, 8, &p, &cause), -1);
+    ck_assert_int_eq(wrap_plan_build(m, &c, 8, 8, &p, &cause), -1);
     free(cause);
     config_free(&c);
     model_free(m);

@@ -455,7 +455,10 @@ setup_prepare_plan(struct run *r, char **cause)
         && sched_fsdp2_mesh(c, world, r->topo->gpus_per_node, &shard,
                             &replicate, cause) != 0)
         return -1;
-    return wrap_plan_build(r->model, c, shard, &r->plan, cause) != 0 ? -1 : 0;
+    int pg = c->sharding == SHARDING_NO_SHARD
+                 ? (c->no_shard_one_rank ? 1 : world) : shard;
+    return wrap_plan_build(r->model, c, shard, pg, &r->plan, cause) != 0
+               ? -1 : 0;
 }
 
 int

@@ -96,7 +96,10 @@ recursive_wrap(struct wrap_ctx *x, const struct module *m,
 
 /* FlatParameter numel with use_orig_params=True: each original parameter
  * starts at a multiple of 16 bytes of the compute dtype, then the total is
- * padded to a multiple of W (_flat_param.py _get_aligned_numel). */
+ * padded to a multiple of the process group's size W
+ * (_flat_param.py _init_flat_param_and_metadata, _get_aligned_numel;
+ * FlatParamHandle takes W from process_group.size() whatever the
+ * strategy, so NO_SHARD pads too, and its "shard" is the padded whole). */
 static int64_t
 aligned_numel(const struct model *m, const struct wrap_plan *p, int unit,
               int align, int shard_size)
@@ -264,7 +267,8 @@ torchtitan_groups(const struct model *m, int *is_unit)
 
 int
 wrap_plan_build(const struct model *m, const struct run_config *c,
-                int shard_size, struct wrap_plan *plan, char **cause)
+                int shard_size, int pg_size, struct wrap_plan *plan,
+                char **cause)
 {
     memset(plan, 0, sizeof *plan);
     if (c->sharding == SHARDING_DDP) {
@@ -274,7 +278,8 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
         one.sharding = SHARDING_NO_SHARD;
         one.wrap = WRAP_NONE;
         one.wrap_modules = NULL;
-        return wrap_plan_build(m, &one, 1, plan, cause);
+        one.use_orig_params = false;    /* no FlatParameter to pad */
+        return wrap_plan_build(m, &one, 1, 1, plan, cause);
     }
     const char *cls = c->wrap == WRAP_MODULE ? c->wrap_classes
                       : c->layer_cls ? c->layer_cls : m->layer_cls;
@@ -359,7 +364,11 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
     int align = 16 / dtype_bytes(c->param_dtype);
     for (int u = 0; u < n; u++) {
         struct fsdp_unit *fu = &plan->units[u];
-        if (shard_size == 1) {
+        if (c->use_orig_params && c->fsdp_version == 1) {
+            fu->padded_numel = aligned_numel(m, plan, u, align,
+                                             pg_size > 0 ? pg_size : 1);
+            fu->shard_numel = fu->padded_numel / shard_size;
+        } else if (shard_size == 1) {
             fu->padded_numel = fu->shard_numel = fu->numel;
         } else if (c->fsdp_version == 2) {
             int64_t f8 = 0;
@@ -368,9 +377,6 @@ wrap_plan_build(const struct model *m, const struct run_config *c,
             fu->shard_numel = fu->padded_numel / shard_size;
             if (c->float8_all_gather)
                 fu->float8_padded_numel = f8;
-        } else if (c->use_orig_params) {
-            fu->padded_numel = aligned_numel(m, plan, u, align, shard_size);
-            fu->shard_numel = fu->padded_numel / shard_size;
         } else {
             /* torch.chunk semantics: chunk size is the ceiling. */
             fu->shard_numel = (fu->numel + shard_size - 1) / shard_size;

@@ -53,10 +53,14 @@ struct wrap_plan {
     int *unit_at;               /* per module index: unit id or -1 */
 };
 
-/* shard_size: W, the size of the sharding group (1 for NO_SHARD).
- * Returns 0, or -1 with *cause (caller frees). */
+/* shard_size: W, the size of the sharding group (1 for NO_SHARD);
+ * pg_size: the size of the unit's process group, which FSDP1's
+ * use_orig_params padding rounds to even where nothing is sharded
+ * (NO_SHARD: every data-parallel rank).  Returns 0, or -1 with *cause
+ * (caller frees). */
 int wrap_plan_build(const struct model *m, const struct run_config *c,
-                    int shard_size, struct wrap_plan *plan, char **cause);
+                    int shard_size, int pg_size, struct wrap_plan *plan,
+                    char **cause);
 void wrap_plan_free(struct wrap_plan *plan);
 
 /* The module a dotted path names ("model.layers.0", or with the leading

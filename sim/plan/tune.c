@@ -67,7 +67,7 @@ signature_at(const struct model *m, struct run_config *cfg, int64_t t,
     struct wrap_plan p;
     char *cause = NULL;
     cfg->min_num_params = t;
-    if (wrap_plan_build(m, cfg, 1, &p, &cause) != 0) {
+    if (wrap_plan_build(m, cfg, 1, 1, &p, &cause) != 0) {
         free(cause);
         return -1;
     }

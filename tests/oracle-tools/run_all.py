@@ -141,6 +141,54 @@ CONFIGS += C("llama_tr_NO_SHARD_accum3_nosync", LLAMA, dict(TR, grad_accum=3, no
              SIM_TR + ["--grad-accum", "3", "--no-sync", "true", "--sharding-strategy", "NO_SHARD"], (2,))
 CONFIGS += C("llama_tr_ac_reentrant_outer", LLAMA, dict(TR, ac="reentrant_outer"), SIM_LLAMA, SIM_TR + ["--activation-checkpointing", "reentrant"], W8)
 
+# Mixed precision with accumulation, and the rarer combinations (world 2):
+MPBF = {"param_dtype": "bfloat16", "reduce_dtype": "bfloat16"}
+MPF = {"param_dtype": "bfloat16", "reduce_dtype": "float32"}
+SIM_MPBF = ["--param-dtype", "bf16", "--reduce-dtype", "bf16"]
+SIM_MPF = ["--param-dtype", "bf16", "--reduce-dtype", "fp32"]
+ACC3 = ["--grad-accum", "3"]
+NOSYNC = ["--no-sync", "true"]
+W2 = (2,)
+CONFIGS += C("llama_tr_mp_bf16_accum3", LLAMA, dict(TR, mp=MPBF, grad_accum=3), SIM_LLAMA, SIM_TR + SIM_MPBF + ACC3, W2)
+CONFIGS += C("llama_tr_mp_bf16_fp32_accum3", LLAMA, dict(TR, mp=MPF, grad_accum=3), SIM_LLAMA, SIM_TR + SIM_MPF + ACC3, W2)
+CONFIGS += C("llama_tr_mp_bf16_fp32_accum3_nosync", LLAMA, dict(TR, mp=MPF, grad_accum=3, no_sync=True), SIM_LLAMA,
+             SIM_TR + SIM_MPF + ACC3 + NOSYNC, W2)
+CONFIGS += C("llama_tr_sgo_mp_bf16_fp32_accum3", LLAMA, dict(TR, mp=MPF, grad_accum=3, sharding_strategy="SHARD_GRAD_OP"), SIM_LLAMA,
+             SIM_TR + SIM_MPF + ACC3 + ["--sharding-strategy", "SHARD_GRAD_OP"], W2)
+CONFIGS += C("llama_tr_origparams_mp_bf16_fp32_accum3", LLAMA, dict(TR, mp=MPF, grad_accum=3, use_orig_params=True), SIM_LLAMA,
+             SIM_TR + SIM_MPF + ACC3 + ["--use-orig-params", "true"], W2)
+CONFIGS += C("llama_tr_ac_nonreentrant_mp_bf16_fp32", LLAMA, dict(TR, mp=MPF, ac="nonreentrant"), SIM_LLAMA,
+             SIM_TR + SIM_MPF + ["--activation-checkpointing", "full"], W2)
+CONFIGS += C("llama_tr_NO_SHARD_mp_bf16_accum3_nosync", LLAMA, dict(TR, mp=MPF, grad_accum=3, no_sync=True, sharding_strategy="NO_SHARD"),
+             SIM_LLAMA, SIM_TR + SIM_MPF + ACC3 + NOSYNC + ["--sharding-strategy", "NO_SHARD"], W2)
+CONFIGS += C("llama_tr_bp_BACKWARD_POST_accum3_nosync", LLAMA, dict(TR, backward_prefetch="BACKWARD_POST", grad_accum=3, no_sync=True),
+             SIM_LLAMA, SIM_TR + ["--backward-prefetch", "BACKWARD_POST"] + ACC3 + NOSYNC, W2)
+CONFIGS += C("llama_tr_sgo_accum3_nosync_mp_bf16", LLAMA, dict(TR, mp=MPBF, grad_accum=3, no_sync=True, sharding_strategy="SHARD_GRAD_OP"),
+             SIM_LLAMA, SIM_TR + SIM_MPBF + ACC3 + NOSYNC + ["--sharding-strategy", "SHARD_GRAD_OP"], W2)
+CONFIGS += [("llama_tr_HYBRID_SHARD_2x1_mp_bf16_fp32_accum2", LLAMA,
+             dict(TR, mp=MPF, grad_accum=2, sharding_strategy="HYBRID_SHARD", gpus_per_node=1), SIM_LLAMA,
+             SIM_TR + SIM_MPF + ["--grad-accum", "2", "--sharding-strategy", "HYBRID_SHARD", "--nodes", "2", "--gpus-per-node", "1"], 2)]
+for mp, tag, sim_mp in ((None, "", []), (MPF, "_bf16", SIM_MPF)):
+    extra = {"policy": "none", "use_orig_params": True, "sharding_strategy": "NO_SHARD"}
+    if mp:
+        extra["mp"] = mp
+    CONFIGS += C("toyodd_NO_SHARD_orig1" + tag, TOYODD, extra, SIM_TOYODD,
+                 ["--auto-wrap-policy", "none", "--use-orig-params", "true", "--sharding-strategy", "NO_SHARD"] + sim_mp, W2)
+CONFIGS += C("llama_tr_limitag0_fwdprefetch_bppost_origparams", LLAMA,
+             dict(TR, limit_all_gathers=False, forward_prefetch=True, backward_prefetch="BACKWARD_POST", use_orig_params=True), SIM_LLAMA,
+             SIM_TR + ["--limit-all-gathers", "false", "--forward-prefetch", "true", "--backward-prefetch", "BACKWARD_POST",
+                       "--use-orig-params", "true"], W2)
+CONFIGS += C("llama_size_3e5_mp_bf16_fp32_accum2_nosync", LLAMA, {"policy": "size", "min_num_params": 3e5, "mp": MPF, "grad_accum": 2,
+             "no_sync": True}, SIM_LLAMA, ["--auto-wrap-policy", "size", "--min-num-params", "3e5"] + SIM_MPF + ["--grad-accum", "2"] + NOSYNC, W2)
+CONFIGS += C("llama_tr_origparams_NO_SHARD_mp_bf16_fp32", LLAMA, dict(TR, use_orig_params=True, sharding_strategy="NO_SHARD", mp=MPF),
+             SIM_LLAMA, SIM_TR + ["--use-orig-params", "true", "--sharding-strategy", "NO_SHARD"] + SIM_MPF, W2)
+CONFIGS += C("llama_tr_sgo_origparams_accum3", LLAMA, dict(TR, use_orig_params=True, sharding_strategy="SHARD_GRAD_OP", grad_accum=3),
+             SIM_LLAMA, SIM_TR + ["--use-orig-params", "true", "--sharding-strategy", "SHARD_GRAD_OP"] + ACC3, W2)
+for ac, sim_ac in (("reentrant_outer", "reentrant"), ("reentrant", "full")):
+    CONFIGS += C("llama_tr_ac_%s_mp_bf16_fp32_accum2" % ("reentrant_outer" if ac == "reentrant_outer" else "reentrant_inside"), LLAMA,
+                 dict(TR, mp=MPF, ac=ac, grad_accum=2), SIM_LLAMA,
+                 SIM_TR + SIM_MPF + ["--activation-checkpointing", sim_ac, "--grad-accum", "2"], W2)
+
 
 def run(cmd, out=None):
     with open(OUT + "/commands.txt", "a") as f:
