@@ -106,6 +106,23 @@ CONFIGS = [
     ("llama_f2_titan_nounshard_emb_accum2", {"groups": "torchtitan", "grad_accum": 2,
                                              "no_unshard_in_backward": ["model.embed_tokens"]},
      "--fsdp2-groups torchtitan --no-unshard-in-backward model.embed_tokens --grad-accum 2"),
+    # mixed precision with accumulation, HSDP and the 4-rank post-forward mesh
+    ("llama_f2_mp_bf16_fp32_accum3", {"mp": {"param_dtype": "bfloat16", "reduce_dtype": "float32"},
+                                      "grad_accum": 3},
+     "--param-dtype bf16 --reduce-dtype fp32 --grad-accum 3"),
+    ("llama_f2_mp_bf16_fp32_accum3_nosync", {"mp": {"param_dtype": "bfloat16",
+                                                    "reduce_dtype": "float32"},
+                                             "grad_accum": 3, "no_sync": True},
+     "--param-dtype bf16 --reduce-dtype fp32 --grad-accum 3 --no-sync"),
+    ("llama_f2_hsdp_2x4_mp_bf16_fp32", {"replicate": 2, "mp": {"param_dtype": "bfloat16",
+                                                               "reduce_dtype": "float32"}},
+     "--nodes 2 --gpus-per-node 4 --dp-replicate 2 --param-dtype bf16 --reduce-dtype fp32"),
+    ("llama_f2_raf4_accum3", {"reshard_after_forward": 4, "grad_accum": 3},
+     "--reshard-after-forward 4 --grad-accum 3"),
+    ("llama_f2_titan_accum2_nosync", {"groups": "torchtitan", "grad_accum": 2, "no_sync": True},
+     "--fsdp2-groups torchtitan --grad-accum 2 --no-sync"),
+    ("toyodd_f2_mp_bf16_fp32", {"mp": {"param_dtype": "bfloat16", "reduce_dtype": "float32"}},
+     "--param-dtype bf16 --reduce-dtype fp32"),
 ]
 
 for name, extra, sim in CONFIGS:
