@@ -424,10 +424,13 @@ START_TEST(test_float8_linear_compiled)
     /* gate and up take one input: compiled, the common-subexpression
      * pass leaves its cast to gate, so up's forward is its weight's two
      * kernels and the GEMM (3), its recompute the same, and its backward
-     * loses the input's copy (5).  Rowwise, up's recompute (its mm
+     * loses the input's copy (5) and gains the sum of its input gradient
+     * with gate's, fused into the next kernel (a read of 512 x 256 bf16
+     * elements, no launch: 6 entries).  Rowwise, up's recompute (its mm
      * recomputed, gate's saved) reruns the shared input's amax and cast
      * itself: 5 launches with its mm, none without; its backward loses
-     * the input's dimension-0 cast (12 - 2 = 10). */
+     * the input's dimension-0 cast (12 - 2 = 10, and the fused sum:
+     * 11). */
     char gate[] = "gate_proj";
     struct module g = {.kind = LAYER_LINEAR, .in = 256, .out = 688,
                        .name = gate, .parent = &blk};
@@ -438,11 +441,13 @@ START_TEST(test_float8_linear_compiled)
     ck_assert_int_eq(kernel_list(&m, &c, PHASE_FWD, k), 3);
     ck_assert_double_eq(k[0].bytes, 2 * F8_W + 4);
     ck_assert_int_eq(kernel_list(&m, &c, PHASE_RECOMPUTE, k), 3);
-    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 5);
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 6);
+    ck_assert_int_eq(k[5].launches, 0);
+    ck_assert_double_eq(k[5].bytes, 2 * F8_X);
     c.float8 = FLOAT8_ROWWISE;
     ck_assert_int_eq(kernel_list(&m, &c, PHASE_FWD, k), 3);
     ck_assert_int_eq(kernel_list(&m, &c, PHASE_RECOMPUTE, k), 5);
-    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 10);
+    ck_assert_int_eq(kernel_list(&m, &c, PHASE_BWD, k), 11);
     cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, true, &launches);
     ck_assert_int_eq(launches, 5);
     cost_leaf_recompute_selective_s(t, &m, &c, DTYPE_BF16, false,
@@ -672,11 +677,15 @@ START_TEST(test_rotary_styles)
      * bf16 (b = 2): q has 1024 x 4 x 64 = 262144 elements, k 131072.
      * What the rotary embedding adds to the leaf, by style (kernel.c):
      *  - half (Hugging Face), forward: 10 b E a tensor in 5 launches,
-     *    20 x 393216 = 7864320 bytes, 10 launches;
+     *    20 x 393216 = 7864320 bytes, 10 launches; backward 15 b E in 9
+     *    and the clone back to the projection's layout, 2 b E: 34 x
+     *    393216 = 13369344 bytes, 20 launches;
      *  - complex (torchtitan): the cast to fp32 (b + 4) E, the complex
      *    product 8 E + freqs_cis (1024 x 64 x 4 = 262144 bytes), the cast
      *    back (4 + b) E: 20 x 393216 + 2 x 262144 = 8388608 bytes in 6
-     *    launches; compiled, the same bytes in 5, and backward one more
+     *    launches; backward the same and, for each tensor, a copy of the
+     *    lazily conjugated freqs_cis, read and written: 8388608 + 4 x
+     *    262144 = 9437184 in 8; compiled, the same bytes in 5, and backward one more
      *    kernel copying conj(freqs_cis) out, 2 x 262144 bytes, 6 launches;
      *  - matrix (FMS): the rotations gathered, 2 x 1024 x 64 x 8 =
      *    1048576 bytes, then (b + 4) E, 4 E + 8 E, 8 E + 4 E, (4 + b) E
@@ -694,7 +703,9 @@ START_TEST(test_rotary_styles)
         int launches;
     } want[] = {
         {ROPE_HALF, false, PHASE_FWD, 7864320, 10},
+        {ROPE_HALF, false, PHASE_BWD, 13369344, 20},
         {ROPE_COMPLEX, false, PHASE_FWD, 8388608, 6},
+        {ROPE_COMPLEX, false, PHASE_BWD, 8388608 + 1048576, 8},
         {ROPE_COMPLEX, true, PHASE_FWD, 8388608, 5},
         {ROPE_COMPLEX, true, PHASE_BWD, 8388608 + 524288, 6},
         {ROPE_MATRIX, false, PHASE_FWD, 15204352, 9},
@@ -726,6 +737,133 @@ START_TEST(test_rotary_styles)
         c.rotary = ROPE_MATRIX;
         ck_assert_int_eq(kernel_list(&a, &c, want[i].ph, k1), n0);
     }
+}
+END_TEST
+
+/* GPU launches the ops of tests/data/hf-llama-dispatch.txt stand for:
+ * views none, slice_backward two (a zero fill and the copy into it), the
+ * CPU flash attention op FlashAttention-2's one forward and three
+ * backward (preprocess, main, dQ conversion), every other op one. */
+static int
+dispatch_launches(const char *phase, const char *op, int count)
+{
+    if (strcmp(op, "_unsafe_view.default") == 0)
+        return 0;
+    if (strcmp(op, "slice_backward.default") == 0)
+        return 2 * count;
+    if (strncmp(op, "_scaled_dot_product_flash_attention", 35) == 0)
+        return strcmp(phase, "bwd") == 0 ? 3 * count : count;
+    return count;
+}
+
+/* Launches per phase (0 forward, 1 backward) that the record NAME in
+ * tests/data lists, by dispatch_launches. */
+static void
+dispatch_record(const char *name, int want[2])
+{
+    FILE *f = fopen(tu_data_path(name), "r");
+    ck_assert_ptr_nonnull(f);
+    want[0] = want[1] = 0;
+    char line[256];
+    while (fgets(line, sizeof line, f) != NULL) {
+        char phase[8], op[128];
+        int count;
+        if (line[0] == '#'
+            || sscanf(line, "%7s %127s %d", phase, op, &count) != 3)
+            continue;
+        want[strcmp(phase, "bwd") == 0] += dispatch_launches(phase, op,
+                                                             count);
+    }
+    fclose(f);
+}
+
+/* Launches per phase of the leaves of M under PREFIX. */
+static void
+layer_launches(const struct model *m, const char *prefix,
+               const struct kernel_ctx *c, int got[2])
+{
+    got[0] = got[1] = 0;
+    for (int i = 0; i < m->n_modules; i++) {
+        const struct module *mod = m->modules[i];
+        char *path = model_module_path(mod);
+        bool in_layer = strncmp(path, prefix, strlen(prefix)) == 0;
+        free(path);
+        if (!in_layer || mod->n_children > 0)
+            continue;
+        for (int ph = 0; ph < 2; ph++) {
+            struct kernel k[KERNEL_MAX_PER_LEAF];
+            int n = kernel_list(mod, c, ph ? PHASE_BWD : PHASE_FWD, k);
+            for (int j = 0; j < n; j++)
+                got[ph] += k[j].launches;
+        }
+    }
+}
+
+/* torchtitan's TransformerBlock as dispatch_ops.py writes it out (its
+ * Attention class renamed: that name is the attention core's leaf). */
+static const char torchtitan_block_ini[] =
+    "[model]\nname = tt-block\nroot = Transformer\n"
+    "layer_class = TransformerBlock\n"
+    "[Transformer]\nlayers = ModuleList(TransformerBlock, 1)\n"
+    "[TransformerBlock]\nattention_norm = RMSNorm(256)\n"
+    "attention = TitanAttention\nffn_norm = RMSNorm(256)\n"
+    "feed_forward = FeedForward\n"
+    "[TitanAttention]\nwq = Linear(256, 256, bias=false)\n"
+    "wk = Linear(256, 64, bias=false)\nwv = Linear(256, 64, bias=false)\n"
+    "core = Attention(heads=8, kv_heads=2, head_dim=32, rope=complex)\n"
+    "wo = Linear(256, 256, bias=false)\n"
+    "[FeedForward]\nw1 = Linear(256, 896, bias=false)\nact = SiLU(896)\n"
+    "w3 = Linear(256, 896, bias=false)\nmul = Mul(896)\n"
+    "w2 = Linear(896, 256, bias=false)\n";
+
+START_TEST(test_kernels_match_dispatch)
+{
+    /* One decoder layer launches what PyTorch dispatched for it, recorded
+     * by tests/oracle-tools/dispatch_ops.py on 2 x 64 bf16 tokens.
+     *
+     * Hugging Face's Llama (export-llama-config.json: hidden 256, ffn
+     * 688, 4 heads; hf-llama-dispatch.txt).  Forward 38 ops: two norms
+     * of 8 and their residual adds (18), seven GEMMs, rotary on q and k
+     * (5 each), attention, SiLU and the product.  Backward 71 ops, 77
+     * launches: the norms' 16 and the residual gradients' adds (34), 14
+     * GEMMs, the rotary backward of q and k (7 ops, 9 launches, and the
+     * clone back to the projection's layout: 20), the input-gradient adds
+     * of k, v and up (3), attention (3 launches), SiLU's and the
+     * product's (3).
+     *
+     * torchtitan's block (dim 256, 8 heads, 2 KV heads, ffn 896;
+     * torchtitan-llama-dispatch.txt).  Forward 36: the norms and adds
+     * (18), seven GEMMs, the complex rotary's cast, product and cast
+     * back on q and k (6), repeat_kv's two copies, attention, SiLU, the
+     * product.  Backward 65 ops, 67 launches: 34, 14 GEMMs, the rotary's
+     * three and the clone of conj(freqs_cis) on q and k (8), repeat_kv's
+     * two sums, the three input-gradient adds, attention (3), SiLU's and
+     * the product's (3). */
+    int want[2], got[2];
+    dispatch_record("hf-llama-dispatch.txt", want);
+    ck_assert_int_eq(want[0], 38);
+    ck_assert_int_eq(want[1], 77);
+    char *cause = NULL;
+    struct model *m = model_load(tu_data_path("export-llama-config.json"),
+                                 &cause);
+    ck_assert_msg(m != NULL, "%s", cause ? cause : "");
+    struct kernel_ctx c = ctx_of(2, 64);
+    c.layer_cls = "LlamaDecoderLayer";
+    layer_launches(m, "model.layers.0.", &c, got);
+    model_free(m);
+    ck_assert_int_eq(got[0], want[0]);
+    ck_assert_int_eq(got[1], want[1]);
+
+    dispatch_record("torchtitan-llama-dispatch.txt", want);
+    ck_assert_int_eq(want[0], 36);
+    ck_assert_int_eq(want[1], 67);
+    m = model_parse_ini(torchtitan_block_ini, "torchtitan block", &cause);
+    ck_assert_msg(m != NULL, "%s", cause ? cause : "");
+    c.layer_cls = "TransformerBlock";
+    layer_launches(m, "layers.0.", &c, got);
+    model_free(m);
+    ck_assert_int_eq(got[0], want[0]);
+    ck_assert_int_eq(got[1], want[1]);
 }
 END_TEST
 
@@ -1078,6 +1216,7 @@ main(void)
     tcase_add_test(tc, test_fused_loss_kernels);
     tcase_add_test(tc, test_attention_dropout);
     tcase_add_test(tc, test_rotary_styles);
+    tcase_add_test(tc, test_kernels_match_dispatch);
     tcase_add_test(tc, test_attention_strided_copies);
     tcase_add_test(tc, test_float8_linear_kernels);
     tcase_add_test(tc, test_float8_linear_compiled);

@@ -529,6 +529,25 @@ linear(struct klist *l, const struct module *m, double T, double b,
                    T * (double)m->out * b);
 }
 
+/* A Linear reading the input an earlier sibling read (k and v after q,
+ * up after gate): autograd sums the input gradients of all of them
+ * before the producer's backward runs (InputBuffer::add, torch/csrc/
+ * autograd/input_buffer.cpp), one add of E elements for each Linear
+ * after the first, 3 E b bytes (tests/data/hf-llama-dispatch.txt: the
+ * two adds after the q, k, v gradients and the one after gate's and
+ * up's).  Compiled, the sum is part of the fused kernel that reads the
+ * gradient next: one more read. */
+static void
+shared_input_grad(struct klist *l, double E, double b, bool compile)
+{
+    if (compile)
+        mem_kernel(l, "add (input grad, fused)", KERNEL_ELEMENTWISE, 0,
+                   E * b);
+    else
+        mem_kernel(l, "add (input grad of a shared input)",
+                   KERNEL_ELEMENTWISE, 1, 3 * E * b);
+}
+
 /* Residual add closing the branch a block's norm opens (x + f(norm(x))):
  * costed with the norm.  Backward, the gradient of the branch and of the
  * skip path meet: autograd sums them (InputBuffer::add). */
@@ -596,8 +615,16 @@ rmsnorm(struct klist *l, const struct kernel_ctx *ctx, double E, double T,
     /* The autograd nodes of the same, in reverse: MulBackward0 (two
      * products, the weight's summed over tokens), ToCopyBackward0,
      * MulBackward0 (grad x rsqrt; grad x x summed over the row),
-     * RsqrtBackward0, MeanBackward1 (expand / d), PowBackward0 (2 x grad),
-     * the two gradients of x added, ToCopyBackward0. */
+     * RsqrtBackward0, MeanBackward1 (expand / d), PowBackward0, the two
+     * gradients of x added, ToCopyBackward0.  RsqrtBackward0 is
+     * derivatives.yaml's -0.5 * grad * result.pow(3): three kernels on
+     * the per-token statistic (mul by the scalar, pow, mul; 8 + 8 + 12
+     * bytes a token).  PowBackward0 is FunctionsManual.cpp's
+     * pow_backward, grad * (2 * x.pow(1)): x.pow(1) is a copy
+     * (pow_Tensor_Scalar_out copies the base for the exponent 1), then
+     * the product by the scalar and by the gradient, three kernels on E
+     * fp32 elements (8 + 8 + 12 bytes an element).  PyTorch dispatches
+     * exactly these (tests/data/hf-llama-dispatch.txt). */
     strided_kernel(l, "mul (grad x weight)", 1, 2 * E * b, E);
     mem_kernel(l, "mul (grad x x)", KERNEL_ELEMENTWISE, 1, 3 * E * b);
     mem_kernel(l, "sum (weight grad)", KERNEL_REDUCTION, 1, E * b);
@@ -605,33 +632,43 @@ rmsnorm(struct klist *l, const struct kernel_ctx *ctx, double E, double T,
     strided_kernel(l, "mul (grad x rsqrt)", 1, 8 * E, E);
     mem_kernel(l, "mul (grad x x)", KERNEL_ELEMENTWISE, 1, 12 * E);
     mem_kernel(l, "sum (row)", KERNEL_REDUCTION, 1, 4 * E + 4 * T);
-    mem_kernel(l, "rsqrt_backward", KERNEL_ELEMENTWISE, 1, 12 * T);
+    mem_kernel(l, "rsqrt_backward", KERNEL_ELEMENTWISE, 3, 28 * T);
     strided_kernel(l, "expand / mean_backward", 1, 4 * E + 4 * T, E);
-    mem_kernel(l, "pow_backward", KERNEL_ELEMENTWISE, 2, 20 * E);
+    mem_kernel(l, "pow_backward", KERNEL_ELEMENTWISE, 3, 28 * E);
     mem_kernel(l, "add (grad accumulate)", KERNEL_ELEMENTWISE, 1, 12 * E);
     cast_kernel(l, ctx, "to (input dtype)", 1, E, 4, b, false);
 }
 
 /* apply_rotary_pos_emb on one tensor of E elements: q * cos +
  * rotate_half(q) * sin, rotate_half being two slices, a negation and a
- * cat.  Forward: neg (half the tensor), cat, two muls, add. Backward: two
- * muls, the negation's, slice_backward twice (zeros, then a copy into
- * half), and the two gradients added. */
+ * cat.  Forward: neg (half the tensor), cat, two muls, add.  Backward:
+ * the product by sin, the negation's (half), slice_backward for each
+ * half (zeros, then a copy into its half: two kernels each), their sum,
+ * the product by cos and its sum with that: nine kernels.  The gradient
+ * comes out contiguous in q's (B, h, T, d) shape (the zeros' layout wins
+ * the adds) while q is the transpose of the projection's output
+ * (view(B, T, h, d).transpose(1, 2)), so the view back to (B, T, h d)
+ * copies it (reshape's clone): one more kernel.  PyTorch dispatches
+ * exactly these (tests/data/hf-llama-dispatch.txt: four slice_backward,
+ * two clone per layer). */
 static void
 rotary(struct klist *l, double E, double b, enum kernel_phase ph,
-       const char *fwd_name, const char *bwd_name)
+       const char *fwd_name, const char *bwd_name, const char *clone_name)
 {
-    /* All strided but the zero fills: q is the transpose of the
-     * projection's output (view(B, T, h, d).transpose(1, 2)), cos and
-     * sin are broadcast over heads, rotate_half slices, and the add meets
-     * q * cos in q's layout with the cat's contiguous one.  Forward the
-     * two products, the negation of a half, the cat and the add, 4.5 E
+    /* All strided but the zero fills and the sum of the two
+     * slice_backward outputs: q is a transpose, cos and sin are
+     * broadcast over heads, rotate_half slices, and the adds meet q * cos
+     * in q's layout with the cat's contiguous one.  Forward the two
+     * products, the negation of a half, the cat and the add, 4.5 E
      * elements; backward the two products, the negation's, the two
-     * slice_backward copies into halves and the add, 4.5 E. */
-    if (ph == PHASE_FWD)
+     * copies into halves and the last add, 4.5 E; the clone is a
+     * transpose, E. */
+    if (ph == PHASE_FWD) {
         strided_kernel(l, fwd_name, 5, 10 * E * b, 4.5 * E);
-    else
-        strided_kernel(l, bwd_name, 8, 12 * E * b, 4.5 * E);
+        return;
+    }
+    strided_kernel(l, bwd_name, 9, 15 * E * b, 4.5 * E);
+    strided_kernel(l, clone_name, 1, 2 * E * b, E);
 }
 
 /* The casts around the fp32 rotary styles, on q or k (IS_Q): into fp32
@@ -658,7 +695,8 @@ rope_cast(struct klist *l, const struct kernel_ctx *ctx, double E, double b,
  * the complex product (an fp32 pair read and written, 8, plus freqs_cis,
  * FREQ bytes) and the cast back (4 + b).  Backward is the same three on
  * the gradient, the product by conj(freqs_cis) (mul's derivative;
- * freqs_cis is a buffer and gets none).  torch.compile does not fuse
+ * freqs_cis is a buffer and gets none), after the copy that makes the
+ * lazy conjugate real (below).  torch.compile does not fuse
  * them: Inductor has no complex code generation (torch/_inductor/
  * lowering.py, unsupported_input_tensor: "Torchinductor does not support
  * code generation for complex operators"; decomposition.py turns a
@@ -673,6 +711,16 @@ rotary_complex(struct klist *l, const struct kernel_ctx *ctx, double E,
 {
     bool fwd = ph == PHASE_FWD;
     struct kernel *first_cast = rope_cast(l, ctx, E, b, ph, is_q, false);
+    /* Eager, conj(freqs_cis) is a lazy conjugate (the conj bit) that the
+     * product cannot take: the Conjugate fallback materializes it first,
+     * one clone of freqs_cis for each of q and k, read and written
+     * (tests/data/torchtitan-llama-dispatch.txt: two clone per block
+     * backward, of complex64 with the conj bit set).  Compiled, once for
+     * both (the caller). */
+    if (!fwd && !ctx->compile)
+        mem_kernel(l, is_q ? "clone (conj freqs_cis, q)"
+                           : "clone (conj freqs_cis, k)",
+                   KERNEL_ELEMENTWISE, 1, 2 * freq);
     strided_kernel(l, fwd ? (is_q ? "mul (complex, q)" : "mul (complex, k)")
                           : (is_q ? "mul (complex conj, grad q)"
                                   : "mul (complex conj, grad k)"),
@@ -770,8 +818,10 @@ attention(struct klist *l, const struct module *m,
         rotary_matrix(l, ctx, q_el, b, ph, true);
         rotary_matrix(l, ctx, kv_el, b, ph, false);
     } else if (rope == ROPE_HALF) {
-        rotary(l, q_el, b, ph, "rotary (q)", "rotary backward (q)");
-        rotary(l, kv_el, b, ph, "rotary (k)", "rotary backward (k)");
+        rotary(l, q_el, b, ph, "rotary (q)", "rotary backward (q)",
+               "clone (grad q, transpose back)");
+        rotary(l, kv_el, b, ph, "rotary (k)", "rotary backward (k)",
+               "clone (grad k, transpose back)");
     }
     /* Grouped-query attention: repeat_kv's expand + reshape copies k and
      * v to every query head before SDPA; backward sums the copies. */
@@ -903,6 +953,8 @@ kernel_list(const struct module *m, const struct kernel_ctx *ctx,
             linear_float8(&l, m, ctx, T, b, asked);
         else
             linear(&l, m, T, b, ph);
+        if (asked == PHASE_BWD && layer_shares_input(m))
+            shared_input_grad(&l, T * (double)m->in, b, ctx->compile);
         break;
     case LAYER_EMBEDDING:
         if (fwd) {
