@@ -687,10 +687,16 @@ START_TEST(test_rotary_styles)
      *    lazily conjugated freqs_cis, read and written: 8388608 + 4 x
      *    262144 = 9437184 in 8; compiled, the same bytes in 5, and backward one more
      *    kernel copying conj(freqs_cis) out, 2 x 262144 bytes, 6 launches;
-     *  - matrix (FMS): the rotations gathered, 2 x 1024 x 64 x 8 =
-     *    1048576 bytes, then (b + 4) E, 4 E + 8 E, 8 E + 4 E, (4 + b) E
-     *    = 36 E a tensor: 1048576 + 36 x 393216 = 15204352 bytes in 9
-     *    launches; backward 36 E a tensor, no gather: 14155776 in 8;
+     *  - matrix (FMS): position_ids made (arange, repeat, max, add:
+     *    8 x 1024 + 16 x 1024 = 24576 bytes in 4), the rotations
+     *    gathered, 2 x 1024 x 64 x 8 = 1048576 bytes, then (b + 4) E,
+     *    4 E + 8 E, 8 E + 4 E, (4 + b) E = 36 E a tensor, and, q being
+     *    contiguous in (B, h, T, d), the attention output's transpose
+     *    copy, 2 b x 262144: 24576 + 1048576 + 36 x 393216 + 1048576 =
+     *    16277504 bytes in 14 launches; backward 36 E a tensor, no
+     *    gather, and the clones of the two gradients back to the
+     *    projections' layout, 2 b E: (36 + 4) x 393216 = 15728640 in
+     *    10;
      *    compiled, one fused kernel reading and writing q and k,
      *    2 x 393216 x 2 = 1572864 bytes. */
     struct module a = {.kind = LAYER_ATTENTION, .heads = 4, .kv_heads = 2,
@@ -708,8 +714,8 @@ START_TEST(test_rotary_styles)
         {ROPE_COMPLEX, false, PHASE_BWD, 8388608 + 1048576, 8},
         {ROPE_COMPLEX, true, PHASE_FWD, 8388608, 5},
         {ROPE_COMPLEX, true, PHASE_BWD, 8388608 + 524288, 6},
-        {ROPE_MATRIX, false, PHASE_FWD, 15204352, 9},
-        {ROPE_MATRIX, false, PHASE_BWD, 14155776, 8},
+        {ROPE_MATRIX, false, PHASE_FWD, 16277504, 14},
+        {ROPE_MATRIX, false, PHASE_BWD, 15728640, 10},
         {ROPE_MATRIX, true, PHASE_FWD, 1572864, 1},
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
@@ -816,6 +822,42 @@ static const char torchtitan_block_ini[] =
     "w3 = Linear(256, 896, bias=false)\nmul = Mul(896)\n"
     "w2 = Linear(896, 256, bias=false)\n";
 
+/* FMS's LLaMABlock at a53f804 as dispatch_ops.py writes it out. */
+static const char fms_block_ini[] =
+    "[model]\nname = fms-block\nroot = LLaMA\nlayer_class = LLaMABlock\n"
+    "[LLaMA]\nlayers = ModuleList(LLaMABlock, 1)\n"
+    "[LLaMABlock]\nln = RMSNorm(256)\nattn = MultiHeadAttention\n"
+    "ff_ln = RMSNorm(256)\nff_sub_layer = GatedLinearUnit\n"
+    "[MultiHeadAttention]\nquery = Linear(256, 256, bias=false)\n"
+    "key = Linear(256, 256, bias=false)\n"
+    "value = Linear(256, 256, bias=false)\n"
+    "core = Attention(heads=8, head_dim=32, rope=matrix)\n"
+    "dense = Linear(256, 256, bias=false)\n"
+    "[GatedLinearUnit]\nwg = Linear(256, 896, bias=false)\na = SiLU(896)\n"
+    "w1 = Linear(256, 896, bias=false)\nmul = Mul(896)\n"
+    "w2 = Linear(896, 256, bias=false)\n";
+
+/* The one block of model text INI launches what the record NAME lists,
+ * FWD and BWD launches; CLS is the block's class. */
+static void
+block_matches_dispatch(const char *name, int fwd, int bwd, const char *ini,
+                       const char *cls)
+{
+    int want[2], got[2];
+    dispatch_record(name, want);
+    ck_assert_int_eq(want[0], fwd);
+    ck_assert_int_eq(want[1], bwd);
+    char *cause = NULL;
+    struct model *m = model_parse_ini(ini, name, &cause);
+    ck_assert_msg(m != NULL, "%s", cause ? cause : "");
+    struct kernel_ctx c = ctx_of(2, 64);
+    c.layer_cls = cls;
+    layer_launches(m, "layers.0.", &c, got);
+    model_free(m);
+    ck_assert_int_eq(got[0], want[0]);
+    ck_assert_int_eq(got[1], want[1]);
+}
+
 START_TEST(test_kernels_match_dispatch)
 {
     /* One decoder layer launches what PyTorch dispatched for it, recorded
@@ -838,7 +880,17 @@ START_TEST(test_kernels_match_dispatch)
      * product.  Backward 65 ops, 67 launches: 34, 14 GEMMs, the rotary's
      * three and the clone of conj(freqs_cis) on q and k (8), repeat_kv's
      * two sums, the three input-gradient adds, attention (3), SiLU's and
-     * the product's (3). */
+     * the product's (3).
+     *
+     * FMS's block at a53f804 (torchtitan's sizes, 8 KV heads;
+     * fms-llama-dispatch.txt).  Forward 42: 18, seven GEMMs, the four
+     * small kernels that make position_ids and the gather of the
+     * rotations, the 2x2 rotary's four on q and k (8), attention, the
+     * output's transpose copy (q is contiguous in (B, h, T, d), so is
+     * SDPA's output), SiLU, the product.  Backward 65 ops, 67 launches:
+     * 34, 14, the rotary's four on q and k and their gradients' clones
+     * (10), the input-gradient adds (3), attention (3), SiLU's and the
+     * product's (3). */
     int want[2], got[2];
     dispatch_record("hf-llama-dispatch.txt", want);
     ck_assert_int_eq(want[0], 38);
@@ -854,16 +906,10 @@ START_TEST(test_kernels_match_dispatch)
     ck_assert_int_eq(got[0], want[0]);
     ck_assert_int_eq(got[1], want[1]);
 
-    dispatch_record("torchtitan-llama-dispatch.txt", want);
-    ck_assert_int_eq(want[0], 36);
-    ck_assert_int_eq(want[1], 67);
-    m = model_parse_ini(torchtitan_block_ini, "torchtitan block", &cause);
-    ck_assert_msg(m != NULL, "%s", cause ? cause : "");
-    c.layer_cls = "TransformerBlock";
-    layer_launches(m, "layers.0.", &c, got);
-    model_free(m);
-    ck_assert_int_eq(got[0], want[0]);
-    ck_assert_int_eq(got[1], want[1]);
+    block_matches_dispatch("torchtitan-llama-dispatch.txt", 36, 67,
+                           torchtitan_block_ini, "TransformerBlock");
+    block_matches_dispatch("fms-llama-dispatch.txt", 42, 67, fms_block_ini,
+                           "LLaMABlock");
 }
 END_TEST
 

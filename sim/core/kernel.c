@@ -812,11 +812,31 @@ attention(struct klist *l, const struct module *m,
                                       : "fused rotary backward (q, k)",
                    KERNEL_ELEMENTWISE, 1, 2 * (q_el + kv_el) * b);
     } else if (rope == ROPE_MATRIX) {
-        if (ph == PHASE_FWD)   /* the rotations take no gradient */
+        if (ph == PHASE_FWD) {
+            /* adjusted_qk makes position_ids itself when the model is
+             * called without them, as fms-fsdp calls it: arange, repeat
+             * over the batch, the max of the first column and its sum
+             * with the length for compute_freqs_cis (int64). */
+            mem_kernel(l, "position_ids (arange, repeat, max, add)",
+                       KERNEL_ELEMENTWISE, 4, 8 * S + 16 * T);
+            /* the rotations take no gradient */
             mem_kernel(l, "index (rotations)", KERNEL_ELEMENTWISE, 1,
                        2 * T * d * 8);
+        }
         rotary_matrix(l, ctx, q_el, b, ph, true);
         rotary_matrix(l, ctx, kv_el, b, ph, false);
+        /* FMS rotates q and k after their transpose to (B, h, T, d) and
+         * returns them .contiguous() in that shape, so their gradients
+         * come back contiguous in it and the view back to the
+         * projection's (B, T, h d) copies them, as Hugging Face's do
+         * (tests/data/fms-llama-dispatch.txt: two clone per block
+         * backward). */
+        if (ph != PHASE_FWD) {
+            strided_kernel(l, "clone (grad q, transpose back)", 1,
+                           2 * q_el * b, q_el);
+            strided_kernel(l, "clone (grad k, transpose back)", 1,
+                           2 * kv_el * b, kv_el);
+        }
     } else if (rope == ROPE_HALF) {
         rotary(l, q_el, b, ph, "rotary (q)", "rotary backward (q)",
                "clone (grad q, transpose back)");
@@ -886,13 +906,19 @@ attention(struct klist *l, const struct module *m,
     }
 
     /* attn_output.transpose(1, 2).contiguous() before o_proj, and the
-     * same copy of its gradient: a copy only on the math path.  SDPA's
-     * fused kernels return the transpose of a (B, T, h, d) tensor
-     * (attention.cu, _scaled_dot_product_flash_attention_cuda: the
-     * output is made for query.transpose(1, 2) and transposed back), so
-     * the transpose back is contiguous and .contiguous() returns it;
-     * flash-attn's own and Triton's take and give (B, T, h, d). */
-    if (!fused && ctx->attn == ATTN_MATH)
+     * same copy of its gradient on the math path.  SDPA's fused kernels
+     * give the output q's layout: the flash kernel runs on
+     * query.transpose(1, 2) and allocates its output empty_like it
+     * (flash_api.cpp, mha_fwd: out = at::empty_like(q_padded)), then
+     * transposes back (attention.cu, _scaled_dot_product_flash_attention
+     * _cuda).  Where q is the transpose of a (B, T, h, d) tensor (Hugging
+     * Face, torchtitan), the transpose back is contiguous and
+     * .contiguous() returns it; FMS's q is contiguous in (B, h, T, d)
+     * (its rotary embedding's .contiguous()), so the forward copies
+     * (tests/data/fms-llama-dispatch.txt: the forward's clone), while
+     * the output's gradient flows back as a view. */
+    if (!fused && (ctx->attn == ATTN_MATH
+                   || (rope == ROPE_MATRIX && ph == PHASE_FWD)))
         strided_kernel(l, ph == PHASE_FWD ? "transpose copy (output)"
                                           : "transpose copy (grad)",
                        1, 2 * q_el * b, q_el);

@@ -4,6 +4,7 @@
 #
 # Usage: python dispatch_ops.py hf > tests/data/hf-llama-dispatch.txt
 #        python dispatch_ops.py torchtitan > tests/data/torchtitan-llama-dispatch.txt
+#        python dispatch_ops.py fms > tests/data/fms-llama-dispatch.txt
 #
 # hf: Hugging Face's LlamaForCausalLM.
 # The model is tests/data/export-llama-config.json's (hidden 256, ffn 688,
@@ -22,6 +23,17 @@
 # transpose(1, 2).contiguous(), wo, the residual adds, and
 # w2(silu(w1(x)) * w3(x)); dim 256, 8 heads, 2 KV heads, ffn 896,
 # bf16, 2 x 64 tokens, its input requiring grad as a block's does.
+#
+# fms: one LLaMABlock of IBM's Foundation Model Stack at a53f804 (February
+# 2024, the FMS fms-fsdp's benchmark rows trained), written out from
+# fms/models/llama.py, fms/modules/attention.py (MultiHeadAttention),
+# positions.py (RotaryEmbedding.adjusted_qk), layernorm.py
+# (LayerNormParameterized, high-precision pow) and feedforward.py
+# (GatedLinearUnit): separate query/key/value Linears, q and k
+# transposed to (B, h, T, d) before the 2x2 rotations, position_ids made
+# inside (position_ids=None, as fms-fsdp calls the model), SDPA
+# (is_causal), the output's transpose(2, 1).contiguous(); same sizes as
+# torchtitan's but 8 KV heads (the 7B and 13B rows are MHA).
 #
 # It runs on CPU: the ops are those CUDA runs, while the SDPA op is the
 # CPU flash one (on CUDA _scaled_dot_product_flash_attention and its
@@ -140,27 +152,103 @@ class TransformerBlock(torch.nn.Module):
         return h + self.feed_forward(self.ffn_norm(h))
 
 
-def torchtitan_ops():
-    torch.manual_seed(0)
-    block = TransformerBlock().to(torch.bfloat16).train()
-    fc = precompute_freqs_cis(HD, S)
+class FmsRotary:
+    """RotaryEmbedding of fms/modules/positions.py at a53f804, no NTK."""
+
+    def __init__(self, dim, ratio=10_000, max_seq_len=2048):
+        freqs = 1.0 / (ratio ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+        t = torch.arange(max_seq_len, dtype=freqs.dtype)
+        freqs = torch.outer(t, freqs).float()
+        self.cached = torch.stack([torch.cos(freqs), -torch.sin(freqs),
+                                   torch.sin(freqs), torch.cos(freqs)],
+                                  dim=2).view(*freqs.size(), 2, 2)
+
+    def adjusted_qk(self, q, k):
+        seq_len = max(k.size(2), q.size(2))
+        position_ids = torch.arange(0, seq_len, dtype=torch.long).repeat(k.size(0), 1)
+        q_ = q.float().reshape(*q.size()[:-1], -1, 2)
+        k_ = k.float().reshape(*k.size()[:-1], -1, 2)
+        max_start_pos = torch.max(position_ids[:, 0])
+        _ = max_start_pos + seq_len     # compute_freqs_cis's argument
+        freqs = self.cached[position_ids].unsqueeze(1)
+        freqs = freqs.float()
+        q_out = freqs[:, :, -q.size(2):, :, :, :].mul(q_.unsqueeze(-2)).sum(5).flatten(3)
+        k_out = freqs[:, :, -k.size(2):, :, :, :].mul(k_.unsqueeze(-2)).sum(5).flatten(3)
+        return q_out.type_as(q).contiguous(), k_out.type_as(k).contiguous()
+
+
+class FmsNorm(RMSNorm):
+    """LayerNormParameterized(elementwise_shift=False, use_mean=False,
+    use_high_precision_pow=True), as LLaMABlock builds it: torchtitan's
+    ops, the weight the product's first operand."""
+
+    def forward(self, x):
+        xf = x.float()
+        xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * xf.type_as(x)
+
+
+class FmsBlock(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        lin = lambda i, o: torch.nn.Linear(i, o, bias=False)
+        self.query, self.key, self.value = lin(D, D), lin(D, D), lin(D, D)
+        self.dense = lin(D, D)
+        self.wg, self.w1, self.w2 = lin(D, FF), lin(D, FF), lin(FF, D)
+        self.ln, self.ff_ln = FmsNorm(D), FmsNorm(D)
+        self.rotary = FmsRotary(HD)
+
+    def attn(self, x):
+        bs, q_len, _ = x.size()
+        queries = self.query(x).view(bs, q_len, H, HD).transpose(2, 1)
+        keys = self.key(x).view(bs, q_len, H, HD).transpose(2, 1)
+        values = self.value(x).view(bs, q_len, H, HD).transpose(2, 1)
+        queries, keys = self.rotary.adjusted_qk(queries, keys)
+        out = torch.nn.functional.scaled_dot_product_attention(
+            queries, keys, values, is_causal=True)
+        out = out.transpose(2, 1).contiguous().view(bs, q_len, H * HD)
+        return self.dense(out)
+
+    def forward(self, x):
+        residual = x
+        x = self.attn(self.ln(x))
+        x = x + residual
+        residual = x
+        x = self.ff_ln(x)
+        x = self.w2(torch.nn.functional.silu(self.wg(x)) * self.w1(x))
+        return x + residual
+
+
+def block_ops(block, *args):
     x = torch.randn(B, S, D, dtype=torch.bfloat16, requires_grad=True)
     grad = torch.randn(B, S, D, dtype=torch.bfloat16)
-    block(x, fc).backward(grad)
+    block(x, *args).backward(grad)
     block.zero_grad(set_to_none=True)
     x.grad = None
     fwd, bwd = OpLog(), OpLog()
     with fwd:
-        out = block(x, fc)
+        out = block(x, *args)
     with bwd:
         out.backward(grad)
     return fwd.ops, bwd.ops
 
 
+def fms_ops():
+    torch.manual_seed(0)
+    return block_ops(FmsBlock().to(torch.bfloat16).train())
+
+
+def torchtitan_ops():
+    torch.manual_seed(0)
+    block = TransformerBlock().to(torch.bfloat16).train()
+    return block_ops(block, precompute_freqs_cis(HD, S))
+
+
 which = sys.argv[1] if len(sys.argv) > 1 else "hf"
-print("# aten ops one %s dispatches (views left out)," %
-      ("Hugging Face LlamaDecoderLayer" if which == "hf"
-       else "torchtitan (9dec370) TransformerBlock"))
+title = {"hf": "Hugging Face LlamaDecoderLayer",
+         "torchtitan": "torchtitan (9dec370) TransformerBlock",
+         "fms": "FMS (a53f804) LLaMABlock"}[which]
+print("# aten ops one %s dispatches (views left out)," % title)
 print("# made by tests/oracle-tools/dispatch_ops.py %s with torch %s, transformers %s,"
       % (which, torch.__version__, transformers.__version__))
 if which == "hf":
@@ -168,7 +256,8 @@ if which == "hf":
     one, two = ops_of(1), ops_of(2)
 else:
     print("# on CPU: one block's forward and backward.")
-    one, two = (collections.Counter(), collections.Counter()), torchtitan_ops()
+    one = (collections.Counter(), collections.Counter())
+    two = torchtitan_ops() if which == "torchtitan" else fms_ops()
 print("# phase op count")
 for phase, a, b in (("fwd", one[0], two[0]), ("bwd", one[1], two[1])):
     for op in sorted(set(a) | set(b)):
