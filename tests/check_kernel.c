@@ -837,25 +837,33 @@ static const char fms_block_ini[] =
     "w1 = Linear(256, 896, bias=false)\nmul = Mul(896)\n"
     "w2 = Linear(896, 256, bias=false)\n";
 
-/* The one block of model text INI launches what the record NAME lists,
- * FWD and BWD launches; CLS is the block's class. */
+/* The leaves of M under PREFIX, in a block of class CLS, launch what
+ * the record NAME lists, FWD and BWD launches; M is freed. */
 static void
-block_matches_dispatch(const char *name, int fwd, int bwd, const char *ini,
-                       const char *cls)
+layer_matches_dispatch(const char *name, int fwd, int bwd, struct model *m,
+                       const char *prefix, const char *cls)
 {
     int want[2], got[2];
     dispatch_record(name, want);
     ck_assert_int_eq(want[0], fwd);
     ck_assert_int_eq(want[1], bwd);
-    char *cause = NULL;
-    struct model *m = model_parse_ini(ini, name, &cause);
-    ck_assert_msg(m != NULL, "%s", cause ? cause : "");
     struct kernel_ctx c = ctx_of(2, 64);
     c.layer_cls = cls;
-    layer_launches(m, "layers.0.", &c, got);
+    layer_launches(m, prefix, &c, got);
     model_free(m);
     ck_assert_int_eq(got[0], want[0]);
     ck_assert_int_eq(got[1], want[1]);
+}
+
+/* The model of NAME or of INI text (ORIGIN), or a failed check. */
+static struct model *
+model_or_fail(const char *name, const char *ini, const char *origin)
+{
+    char *cause = NULL;
+    struct model *m = ini != NULL ? model_parse_ini(ini, origin, &cause)
+                                  : model_load(name, &cause);
+    ck_assert_msg(m != NULL, "%s", cause ? cause : "");
+    return m;
 }
 
 START_TEST(test_kernels_match_dispatch)
@@ -891,25 +899,17 @@ START_TEST(test_kernels_match_dispatch)
      * 34, 14, the rotary's four on q and k and their gradients' clones
      * (10), the input-gradient adds (3), attention (3), SiLU's and the
      * product's (3). */
-    int want[2], got[2];
-    dispatch_record("hf-llama-dispatch.txt", want);
-    ck_assert_int_eq(want[0], 38);
-    ck_assert_int_eq(want[1], 77);
-    char *cause = NULL;
-    struct model *m = model_load(tu_data_path("export-llama-config.json"),
-                                 &cause);
-    ck_assert_msg(m != NULL, "%s", cause ? cause : "");
-    struct kernel_ctx c = ctx_of(2, 64);
-    c.layer_cls = "LlamaDecoderLayer";
-    layer_launches(m, "model.layers.0.", &c, got);
-    model_free(m);
-    ck_assert_int_eq(got[0], want[0]);
-    ck_assert_int_eq(got[1], want[1]);
-
-    block_matches_dispatch("torchtitan-llama-dispatch.txt", 36, 67,
-                           torchtitan_block_ini, "TransformerBlock");
-    block_matches_dispatch("fms-llama-dispatch.txt", 42, 67, fms_block_ini,
-                           "LLaMABlock");
+    layer_matches_dispatch(
+        "hf-llama-dispatch.txt", 38, 77,
+        model_or_fail(tu_data_path("export-llama-config.json"), NULL, NULL),
+        "model.layers.0.", "LlamaDecoderLayer");
+    layer_matches_dispatch(
+        "torchtitan-llama-dispatch.txt", 36, 67,
+        model_or_fail(NULL, torchtitan_block_ini, "torchtitan block"),
+        "layers.0.", "TransformerBlock");
+    layer_matches_dispatch("fms-llama-dispatch.txt", 42, 67,
+                           model_or_fail(NULL, fms_block_ini, "fms block"),
+                           "layers.0.", "LLaMABlock");
 }
 END_TEST
 

@@ -644,16 +644,13 @@ rmsnorm(struct klist *l, const struct kernel_ctx *ctx, double E, double T,
  * cat.  Forward: neg (half the tensor), cat, two muls, add.  Backward:
  * the product by sin, the negation's (half), slice_backward for each
  * half (zeros, then a copy into its half: two kernels each), their sum,
- * the product by cos and its sum with that: nine kernels.  The gradient
+ * the product by cos and its sum with that: nine kernels (tests/data/
+ * hf-llama-dispatch.txt: four slice_backward a layer).  The gradient
  * comes out contiguous in q's (B, h, T, d) shape (the zeros' layout wins
- * the adds) while q is the transpose of the projection's output
- * (view(B, T, h, d).transpose(1, 2)), so the view back to (B, T, h d)
- * copies it (reshape's clone): one more kernel.  PyTorch dispatches
- * exactly these (tests/data/hf-llama-dispatch.txt: four slice_backward,
- * two clone per layer). */
+ * the adds): the caller adds its clone back. */
 static void
 rotary(struct klist *l, double E, double b, enum kernel_phase ph,
-       const char *fwd_name, const char *bwd_name, const char *clone_name)
+       const char *fwd_name, const char *bwd_name)
 {
     /* All strided but the zero fills and the sum of the two
      * slice_backward outputs: q is a transpose, cos and sin are
@@ -661,14 +658,11 @@ rotary(struct klist *l, double E, double b, enum kernel_phase ph,
      * in q's layout with the cat's contiguous one.  Forward the two
      * products, the negation of a half, the cat and the add, 4.5 E
      * elements; backward the two products, the negation's, the two
-     * copies into halves and the last add, 4.5 E; the clone is a
-     * transpose, E. */
-    if (ph == PHASE_FWD) {
+     * copies into halves and the last add, 4.5 E. */
+    if (ph == PHASE_FWD)
         strided_kernel(l, fwd_name, 5, 10 * E * b, 4.5 * E);
-        return;
-    }
-    strided_kernel(l, bwd_name, 9, 15 * E * b, 4.5 * E);
-    strided_kernel(l, clone_name, 1, 2 * E * b, E);
+    else
+        strided_kernel(l, bwd_name, 9, 15 * E * b, 4.5 * E);
 }
 
 /* The casts around the fp32 rotary styles, on q or k (IS_Q): into fp32
@@ -825,23 +819,23 @@ attention(struct klist *l, const struct module *m,
         }
         rotary_matrix(l, ctx, q_el, b, ph, true);
         rotary_matrix(l, ctx, kv_el, b, ph, false);
-        /* FMS rotates q and k after their transpose to (B, h, T, d) and
-         * returns them .contiguous() in that shape, so their gradients
-         * come back contiguous in it and the view back to the
-         * projection's (B, T, h d) copies them, as Hugging Face's do
-         * (tests/data/fms-llama-dispatch.txt: two clone per block
-         * backward). */
-        if (ph != PHASE_FWD) {
-            strided_kernel(l, "clone (grad q, transpose back)", 1,
-                           2 * q_el * b, q_el);
-            strided_kernel(l, "clone (grad k, transpose back)", 1,
-                           2 * kv_el * b, kv_el);
-        }
     } else if (rope == ROPE_HALF) {
-        rotary(l, q_el, b, ph, "rotary (q)", "rotary backward (q)",
-               "clone (grad q, transpose back)");
-        rotary(l, kv_el, b, ph, "rotary (k)", "rotary backward (k)",
-               "clone (grad k, transpose back)");
+        rotary(l, q_el, b, ph, "rotary (q)", "rotary backward (q)");
+        rotary(l, kv_el, b, ph, "rotary (k)", "rotary backward (k)");
+    }
+    /* Hugging Face and FMS rotate q and k after their transpose to
+     * (B, h, T, d), and their gradients come back contiguous in that
+     * shape (HF: the slice_backward zeros' layout; FMS: its
+     * .contiguous()), so the view back to the projection's (B, T, h d)
+     * copies each (reshape's clone; tests/data/hf-llama-dispatch.txt and
+     * fms-llama-dispatch.txt: two clone a layer backward).  torchtitan
+     * rotates before the transpose: no copy. */
+    if (!fused && ph != PHASE_FWD
+        && (rope == ROPE_HALF || rope == ROPE_MATRIX)) {
+        strided_kernel(l, "clone (grad q, transpose back)", 1,
+                       2 * q_el * b, q_el);
+        strided_kernel(l, "clone (grad k, transpose back)", 1,
+                       2 * kv_el * b, kv_el);
     }
     /* Grouped-query attention: repeat_kv's expand + reshape copies k and
      * v to every query head before SDPA; backward sums the copies. */

@@ -72,13 +72,23 @@ def ops_of(layers):
     torch.manual_seed(0)
     model = LlamaForCausalLM(cfg).to(torch.bfloat16).train()
     ids = torch.randint(0, 1000, (2, 64))
-    model(input_ids=ids, labels=ids, use_cache=False).loss.backward()
-    model.zero_grad(set_to_none=True)
+    return logged_step(model, lambda: model(input_ids=ids, labels=ids,
+                                            use_cache=False).loss)
+
+
+def logged_step(module, forward, grad=None, leaf=None):
+    """The ops of FORWARD() and of its backward (with GRAD), after one
+    warm-up step whose gradients (MODULE's, LEAF's) are dropped, so the
+    logged backward accumulates into nothing."""
+    forward().backward(grad)
+    module.zero_grad(set_to_none=True)
+    if leaf is not None:
+        leaf.grad = None
     fwd, bwd = OpLog(), OpLog()
     with fwd:
-        loss = model(input_ids=ids, labels=ids, use_cache=False).loss
+        out = forward()
     with bwd:
-        loss.backward()
+        out.backward(grad)
     return fwd.ops, bwd.ops
 
 
@@ -222,15 +232,7 @@ class FmsBlock(torch.nn.Module):
 def block_ops(block, *args):
     x = torch.randn(B, S, D, dtype=torch.bfloat16, requires_grad=True)
     grad = torch.randn(B, S, D, dtype=torch.bfloat16)
-    block(x, *args).backward(grad)
-    block.zero_grad(set_to_none=True)
-    x.grad = None
-    fwd, bwd = OpLog(), OpLog()
-    with fwd:
-        out = block(x, *args)
-    with bwd:
-        out.backward(grad)
-    return fwd.ops, bwd.ops
+    return logged_step(block, lambda: block(x, *args), grad, x)
 
 
 def fms_ops():
