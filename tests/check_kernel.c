@@ -805,37 +805,6 @@ layer_launches(const struct model *m, const char *prefix,
     }
 }
 
-/* torchtitan's TransformerBlock as dispatch_ops.py writes it out (its
- * Attention class renamed: that name is the attention core's leaf). */
-static const char torchtitan_block_ini[] =
-    "[model]\nname = tt-block\nroot = Transformer\n"
-    "layer_class = TransformerBlock\n"
-    "[Transformer]\nlayers = ModuleList(TransformerBlock, 1)\n"
-    "[TransformerBlock]\nattention_norm = RMSNorm(256)\n"
-    "attention = TitanAttention\nffn_norm = RMSNorm(256)\n"
-    "feed_forward = FeedForward\n"
-    "[TitanAttention]\nwq = Linear(256, 256, bias=false)\n"
-    "wk = Linear(256, 64, bias=false)\nwv = Linear(256, 64, bias=false)\n"
-    "core = Attention(heads=8, kv_heads=2, head_dim=32, rope=complex)\n"
-    "wo = Linear(256, 256, bias=false)\n"
-    "[FeedForward]\nw1 = Linear(256, 896, bias=false)\nact = SiLU(896)\n"
-    "w3 = Linear(256, 896, bias=false)\nmul = Mul(896)\n"
-    "w2 = Linear(896, 256, bias=false)\n";
-
-/* FMS's LLaMABlock at a53f804 as dispatch_ops.py writes it out. */
-static const char fms_block_ini[] =
-    "[model]\nname = fms-block\nroot = LLaMA\nlayer_class = LLaMABlock\n"
-    "[LLaMA]\nlayers = ModuleList(LLaMABlock, 1)\n"
-    "[LLaMABlock]\nln = RMSNorm(256)\nattn = MultiHeadAttention\n"
-    "ff_ln = RMSNorm(256)\nff_sub_layer = GatedLinearUnit\n"
-    "[MultiHeadAttention]\nquery = Linear(256, 256, bias=false)\n"
-    "key = Linear(256, 256, bias=false)\n"
-    "value = Linear(256, 256, bias=false)\n"
-    "core = Attention(heads=8, head_dim=32, rope=matrix)\n"
-    "dense = Linear(256, 256, bias=false)\n"
-    "[GatedLinearUnit]\nwg = Linear(256, 896, bias=false)\na = SiLU(896)\n"
-    "w1 = Linear(256, 896, bias=false)\nmul = Mul(896)\n"
-    "w2 = Linear(896, 256, bias=false)\n";
 
 /* The leaves of M under PREFIX, in a block of class CLS, launch what
  * the record NAME lists, FWD and BWD launches; M is freed. */
@@ -855,13 +824,12 @@ layer_matches_dispatch(const char *name, int fwd, int bwd, struct model *m,
     ck_assert_int_eq(got[1], want[1]);
 }
 
-/* The model of NAME or of INI text (ORIGIN), or a failed check. */
+/* The model at PATH, or a failed check. */
 static struct model *
-model_or_fail(const char *name, const char *ini, const char *origin)
+model_or_fail(const char *path)
 {
     char *cause = NULL;
-    struct model *m = ini != NULL ? model_parse_ini(ini, origin, &cause)
-                                  : model_load(name, &cause);
+    struct model *m = model_load(path, &cause);
     ck_assert_msg(m != NULL, "%s", cause ? cause : "");
     return m;
 }
@@ -901,14 +869,14 @@ START_TEST(test_kernels_match_dispatch)
      * product's (3). */
     layer_matches_dispatch(
         "hf-llama-dispatch.txt", 38, 77,
-        model_or_fail(tu_data_path("export-llama-config.json"), NULL, NULL),
+        model_or_fail(tu_data_path("export-llama-config.json")),
         "model.layers.0.", "LlamaDecoderLayer");
     layer_matches_dispatch(
         "torchtitan-llama-dispatch.txt", 36, 67,
-        model_or_fail(NULL, torchtitan_block_ini, "torchtitan block"),
+        model_or_fail(tu_data_path("torchtitan-block.ini")),
         "layers.0.", "TransformerBlock");
     layer_matches_dispatch("fms-llama-dispatch.txt", 42, 67,
-                           model_or_fail(NULL, fms_block_ini, "fms block"),
+                           model_or_fail(tu_data_path("fms-block.ini")),
                            "layers.0.", "LLaMABlock");
 }
 END_TEST

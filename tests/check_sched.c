@@ -238,6 +238,106 @@ START_TEST(test_sched_no_shard_reduces_in_place)
 }
 END_TEST
 
+/* Bytes unit U allocates in iteration 1's forward as activations and
+ * frees in its backward: what autograd keeps for it. */
+static double
+saved_for_backward(const struct sched *s, int u)
+{
+    double bytes = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const struct sched_op *a = &s->ops[i];
+        if (a->kind != OP_ALLOC || a->cat != MEM_ACTIVATIONS || a->iter != 1
+            || a->phase != PHASE_FORWARD || a->unit != u)
+            continue;
+        for (int j = i + 1; j < s->n_ops; j++)
+            if (s->ops[j].kind == OP_FREE && s->ops[j].buffer == a->buffer) {
+                if (s->ops[j].phase == PHASE_BACKWARD)
+                    bytes += (double)a->bytes;
+                break;
+            }
+    }
+    return bytes;
+}
+
+/* The bytes tests/data/llama-saved-bytes.txt records for LAYER. */
+static double
+saved_record(const char *layer)
+{
+    FILE *f = fopen(tu_data_path("llama-saved-bytes.txt"), "r");
+    ck_assert_ptr_nonnull(f);
+    char line[256], name[64];
+    double bytes, found = -1;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (line[0] != '#' && sscanf(line, "%63s %lf", name, &bytes) == 2
+            && strcmp(name, layer) == 0)
+            found = bytes;
+    fclose(f);
+    ck_assert_msg(found >= 0, "%s: not in the record", layer);
+    return found;
+}
+
+/* What unit 1 (the first layer) of MODEL saves for backward over 2 x 64
+ * bf16 tokens, no checkpointing, with EXTRA flags. */
+static double
+layer_saved(const char *model, const char *extra)
+{
+    char *args = xasprintf("--model %s --topology test-2x4 --seq-len 64 "
+                           "--micro-batch 2 --param-dtype bf16 %s",
+                           model, extra);
+    struct tu_run t;
+    run_ok(&t, args, 0);
+    double bytes = saved_for_backward(t.r.sched, 1);
+    tu_free(&t);
+    free(args);
+    return bytes;
+}
+
+START_TEST(test_sched_saved_activations_match_pytorch)
+{
+    /* A Llama layer's saved activations are what PyTorch 2.15 keeps, in
+     * bytes of distinct storages (tests/data/llama-saved-bytes.txt, made
+     * by tests/oracle-tools/saved_bytes.py on CPU), 2 x 64 tokens (T =
+     * 128) in bf16.
+     *
+     * tiny-llama (Hugging Face's layer, hidden 256, 4 heads of 64, ffn
+     * 688), SDPA: each RMSNorm its fp32 input, its statistics and its
+     * bf16 normalised output, 128 x 256 x 6 + 128 x 4 = 197,120, twice;
+     * q_proj's input 65,536 (k_proj and v_proj share it); SDPA q, k, v
+     * and its output, 4 x 65,536, and the fp32 log-sum-exp 2,048;
+     * o_proj's input is that same output; gate_proj's input 65,536
+     * (up_proj shares it); SiLU's input 128 x 688 x 2 = 176,128; the
+     * product both factors, 352,256; down_proj's input 176,128:
+     * 1,494,016. */
+    ck_assert_double_eq(saved_record("hf-sdpa"), 1494016.0);
+    ck_assert_double_eq(layer_saved("tiny-llama", "--attention flash2"),
+                        1494016.0);
+    /* torchtitan's block (8 heads of 32 over 2 KV heads, ffn 896): the
+     * norms as above, 197,120 twice; wq's input 65,536; SDPA runs on
+     * repeat_kv's copies, so q, k, v and the output are 128 x 8 x 32 x 2
+     * = 65,536 each, with the log-sum-exp 4,096; wo's input is the
+     * output; w1's input 65,536; SiLU's 128 x 896 x 2 = 229,376, the
+     * product 458,752, w2's 229,376: 1,709,056.  The record has 8,192
+     * more: freqs_cis (64 x 16 complex64), one table every block shares,
+     * which a model saves once, not per layer. */
+    ck_assert_double_eq(saved_record("torchtitan"), 1709056.0 + 8192.0);
+    ck_assert_double_eq(layer_saved(tu_data_path("torchtitan-block.ini"),
+                                    "--attention flash2"),
+                        1709056.0);
+    /* FMS's block (8 heads of 32, ffn 896): as torchtitan's with q, k,
+     * v at their own width, plus the output's copy before the dense
+     * projection, 65,536, and the gathered fp32 rotations, 128 x 16 x 4
+     * x 4 = 32,768: 1,807,360.  Selecting FMS's rotary on tiny-llama
+     * adds the same two: 65,536 + 128 x 32 x 4 x 4 = 65,536. */
+    ck_assert_double_eq(saved_record("fms"), 1807360.0);
+    ck_assert_double_eq(layer_saved(tu_data_path("fms-block.ini"),
+                                    "--attention flash2"),
+                        1807360.0);
+    ck_assert_double_eq(layer_saved("tiny-llama",
+                                    "--attention flash2 --rotary matrix"),
+                        1494016.0 + 65536.0 + 65536.0);
+}
+END_TEST
+
 START_TEST(test_sched_fused_loss_activations)
 {
     /* tiny-llama, 1 x 2048 tokens in fp32: the plain loss keeps the fp32
@@ -1224,17 +1324,19 @@ START_TEST(test_sched_float8_saved_bytes)
     /* One tiny-llama block over 2 x 2048 = 4096 tokens, FSDP2 on 8 H100s,
      * no checkpointing: the forward's activations minus the bf16 run's
      * are the Linears' difference.  bf16, the Linears save q's input
-     * (shared by k and v), o's, gate's (shared by up), 4096 x 256 x 2
-     * each, and down's, 4096 x 688 x 2: 3 x 2,097,152 + 5,636,096 =
-     * 11,927,552 bytes.
+     * (shared by k and v) and gate's (shared by up), 4096 x 256 x 2 each,
+     * and down's, 4096 x 688 x 2: 2 x 2,097,152 + 5,636,096 = 9,830,400
+     * bytes; o's input is SDPA's saved output (test_sched_saved_
+     * activations_match_pytorch).
      *
-     * Tensorwise, eager: every Linear its own float8 input, 6 x (4096 x
-     * 256 + 4) + 4096 x 688 + 4 = 9,109,532, and its float8 weight,
-     * 4 x 65,536 + 3 x 176,128 + 7 x 4 = 790,556: 9,900,088, 2,027,464
-     * fewer.  With the float8 all-gather no weight: 9,109,532, 2,818,020
-     * fewer.  Compiled, q/k/v and gate/up share one cast: 3 x 1,048,580
-     * + 2,818,052 + 790,556 = 6,754,348, 5,173,204 fewer.  Rowwise saves
-     * the bf16 input (and a view of FSDP's weight): no difference. */
+     * Tensorwise, eager: every Linear its own float8 input, o's a cast
+     * of the output, 6 x (4096 x 256 + 4) + 4096 x 688 + 4 = 9,109,532,
+     * and its float8 weight, 4 x 65,536 + 3 x 176,128 + 7 x 4 = 790,556:
+     * 9,900,088, 69,688 more.  With the float8 all-gather no weight:
+     * 9,109,532, 720,868 fewer.  Compiled, q/k/v and gate/up share one
+     * cast: 3 x 1,048,580 + 2,818,052 + 790,556 = 6,754,348, 3,076,052
+     * fewer.  Rowwise saves the bf16 input (and a view of FSDP's weight):
+     * no difference. */
     struct tu_run bf16, eager, gathered, tw, rw;
     run_ok(&bf16, H100_BLOCK, 0);
     run_ok(&eager, H100_BLOCK "--float8 tensorwise", 0);
@@ -1244,16 +1346,16 @@ START_TEST(test_sched_float8_saved_bytes)
     run_ok(&rw, H100_BLOCK "--float8 rowwise", 0);
 #define FWD(t) activations_first_layer((t).r.sched, PHASE_FORWARD)
     double base = FWD(bf16);
-    ck_assert_double_eq(FWD(eager), base - 2027464.0);
-    ck_assert_double_eq(FWD(gathered), base - 2818020.0);
-    ck_assert_double_eq(FWD(tw), base - 5173204.0);
+    ck_assert_double_eq(FWD(eager), base + 69688.0);
+    ck_assert_double_eq(FWD(gathered), base - 720868.0);
+    ck_assert_double_eq(FWD(tw), base - 3076052.0);
     ck_assert_double_eq(FWD(rw), base);
 #undef FWD
 
     /* Checkpointed, the block's recompute saves the same again, one block
-     * at a time: full, all of it (eager: 2,027,464 fewer than bf16);
+     * at a time: full, all of it (eager: 69,688 more than bf16);
      * selective-op compiled, all but the kept outputs, which are the same
-     * with and without float8 tensorwise (no abs() kept): 5,173,204
+     * with and without float8 tensorwise (no abs() kept): 3,076,052
      * fewer. */
 #define F8 H100_BLOCK "--activation-checkpointing "
     struct tu_run full16, full8, sac16, sac8;
@@ -1264,8 +1366,8 @@ START_TEST(test_sched_float8_saved_bytes)
 #undef F8
 #define BWD(t) activations_first_layer((t).r.sched, PHASE_BACKWARD)
     ck_assert_double_eq(BWD(full16), base);
-    ck_assert_double_eq(BWD(full8), base - 2027464.0);
-    ck_assert_double_eq(BWD(sac8), BWD(sac16) - 5173204.0);
+    ck_assert_double_eq(BWD(full8), base + 69688.0);
+    ck_assert_double_eq(BWD(sac8), BWD(sac16) - 3076052.0);
 #undef BWD
     tu_free(&full16);
     tu_free(&full8);
@@ -1494,6 +1596,7 @@ main(void)
     tcase_add_test(core, test_sched_flat_gradient_transients);
     tcase_add_test(core, test_sched_no_shard_reduces_in_place);
     tcase_add_test(core, test_sched_fused_loss_activations);
+    tcase_add_test(core, test_sched_saved_activations_match_pytorch);
     tcase_add_test(core, test_sched_shard_grad_op_no_sync_skips_gathers);
     tcase_add_test(core, test_sched_limit_all_gathers_bounds_inflight);
     tcase_add_test(core, test_sched_backward_pre_beats_none_when_comm_bound);

@@ -769,6 +769,54 @@ rotary_matrix(struct klist *l, const struct kernel_ctx *ctx, double E,
 #define DROPOUT_INT_OPS_FWD 5.0
 #define DROPOUT_INT_OPS_BWD 6.0
 
+/* The rotary style attention M runs: --rotary's (ROTARY) where the model
+ * rotates at all, else the model's own. */
+static enum rope_style
+applied_rope(const struct module *m, int rotary)
+{
+    return m->rope != ROPE_NONE && rotary != ROPE_NONE
+               ? (enum rope_style)rotary
+               : m->rope;
+}
+
+/* attn_output.transpose(1, 2).contiguous() before o_proj.  SDPA's fused
+ * kernels give the output q's layout: the flash kernel runs on
+ * query.transpose(1, 2) and allocates its output empty_like it
+ * (flash_api.cpp, mha_fwd: out = at::empty_like(q_padded)), then
+ * transposes back (attention.cu, _scaled_dot_product_flash_attention
+ * _cuda).  Where q is the transpose of a (B, T, h, d) tensor (Hugging
+ * Face, torchtitan), the transpose back is contiguous and .contiguous()
+ * returns it; FMS's q is contiguous in (B, h, T, d) (its rotary
+ * embedding's .contiguous()), so the forward copies
+ * (tests/data/fms-llama-dispatch.txt: the forward's clone).  The math
+ * path's PV bmm writes (B, h, T, d) contiguous: a copy there too.
+ * Compiled, Inductor fuses the copy into a neighbour. */
+bool
+kernel_attention_output_copied(const struct module *m,
+                               const struct kernel_ctx *ctx)
+{
+    return !ctx->compile
+           && (ctx->attn == ATTN_MATH
+               || applied_rope(m, ctx->rotary) == ROPE_MATRIX);
+}
+
+/* FMS's rotations: adjusted_qk gathers the 2x2 fp32 matrices for the
+ * positions in every layer (cached[position_ids]), and the product with q
+ * and with k saves that gather, T x d/2 x 4 fp32 entries (tests/data/
+ * llama-saved-bytes.txt).  Hugging Face's cos and sin and torchtitan's
+ * freqs_cis are made once a step and shared by every layer; compiled,
+ * the partitioner recomputes the gather from the cache and the
+ * positions, saving nothing. */
+double
+kernel_rotary_saved_bytes(const struct module *m,
+                          const struct kernel_ctx *ctx)
+{
+    if (ctx->compile || applied_rope(m, ctx->rotary) != ROPE_MATRIX)
+        return 0;
+    return (double)ctx->micro_batch * (double)ctx->seq_len
+           * (double)m->head_dim / 2 * 4 * 4;
+}
+
 static void
 attention(struct klist *l, const struct module *m,
           const struct kernel_ctx *ctx, double T, double b,
@@ -781,9 +829,7 @@ attention(struct klist *l, const struct module *m,
     double q_el = T * h * d, kv_el = T * kv * d;
     bool fused = ctx->compile;
 
-    enum rope_style rope = m->rope != ROPE_NONE && ctx->rotary != ROPE_NONE
-                               ? (enum rope_style)ctx->rotary
-                               : m->rope;
+    enum rope_style rope = applied_rope(m, ctx->rotary);
     if (rope == ROPE_COMPLEX) {
         /* freqs_cis: seq_len x head_dim / 2 complex64 a tensor. */
         double freq = S * d * 4;
@@ -899,20 +945,11 @@ attention(struct klist *l, const struct module *m,
                    KERNEL_ELEMENTWISE, 1, probs * (2 * b + 1));
     }
 
-    /* attn_output.transpose(1, 2).contiguous() before o_proj, and the
-     * same copy of its gradient on the math path.  SDPA's fused kernels
-     * give the output q's layout: the flash kernel runs on
-     * query.transpose(1, 2) and allocates its output empty_like it
-     * (flash_api.cpp, mha_fwd: out = at::empty_like(q_padded)), then
-     * transposes back (attention.cu, _scaled_dot_product_flash_attention
-     * _cuda).  Where q is the transpose of a (B, T, h, d) tensor (Hugging
-     * Face, torchtitan), the transpose back is contiguous and
-     * .contiguous() returns it; FMS's q is contiguous in (B, h, T, d)
-     * (its rotary embedding's .contiguous()), so the forward copies
-     * (tests/data/fms-llama-dispatch.txt: the forward's clone), while
-     * the output's gradient flows back as a view. */
-    if (!fused && (ctx->attn == ATTN_MATH
-                   || (rope == ROPE_MATRIX && ph == PHASE_FWD)))
+    /* The output's copy before o_proj (kernel_attention_output_copied),
+     * and on the math path the same copy of its gradient; the fused
+     * kernels' output gradient flows back as a view. */
+    if (kernel_attention_output_copied(m, ctx)
+        && (ph == PHASE_FWD || ctx->attn == ATTN_MATH))
         strided_kernel(l, ph == PHASE_FWD ? "transpose copy (output)"
                                           : "transpose copy (grad)",
                        1, 2 * q_el * b, q_el);

@@ -119,6 +119,17 @@ int kernel_list(const struct module *m, const struct kernel_ctx *ctx,
 
 const char *kernel_class_name(enum kernel_class c);
 
+/* Whether attention M's output reaches the Linear after it through a copy
+ * (FMS's layout, the math path) rather than as the tensor SDPA's fused
+ * kernel saves for its backward, which autograd then keeps once. */
+bool kernel_attention_output_copied(const struct module *m,
+                                    const struct kernel_ctx *ctx);
+
+/* Bytes attention M's rotary embedding saves for backward in one layer
+ * (FMS's gathered rotations; 0 for the styles that share one table). */
+double kernel_rotary_saved_bytes(const struct module *m,
+                                 const struct kernel_ctx *ctx);
+
 /* The attention kernel a run of model M uses on T in dtype D: REQUESTED
  * (enum attn_kernel, from --attention) unless it is ATTN_AUTO, then the
  * model's own config ([model] attention), then what SDPA picks.  0, or -1

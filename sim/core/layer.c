@@ -20,7 +20,9 @@
  *   weight, layer_float8_tensorwise_saved_bytes), a norm its input (plus
  *   fp32 statistics), an activation function its input, an elementwise
  *   product both inputs, FlashAttention Q, K, V, the output and the fp32
- *   log-sum-exp, cross-entropy the fp32 logits.
+ *   log-sum-exp, cross-entropy the fp32 logits; one storage saved by
+ *   several nodes counts once (doc/compute-model.md, "Memory: what a
+ *   layer saves for backward").
  *   Korthikanti et al., "Reducing Activation Recomputation in Large
  *   Transformer Models" (2022), Section 4, itemise the same tensors.
  */
@@ -201,7 +203,11 @@ layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
         w->palm_flops = 4 * T * s * h * d;
         w->fwd_bytes = T * (2 * h + 2 * kv) * d * b;
         w->bwd_bytes = 2 * w->fwd_bytes;
-        w->saved_bytes = T * (2 * h + 2 * kv) * d * b + T * h * 4;
+        /* SDPA keeps q, k, v, its output and the fp32 log-sum-exp; with
+         * fewer KV heads it runs on repeat_kv's copies (kernel.c), so k
+         * and v are kept at the query heads' width (tests/data/
+         * llama-saved-bytes.txt: torchtitan's 8 heads over 2). */
+        w->saved_bytes = T * 4 * h * d * b + T * h * 4;
         w->is_attention = 1;
         w->fwd_kernels = 1;
         w->bwd_kernels = 2;
@@ -275,6 +281,15 @@ layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
     double probs = (double)micro_batch * (double)m->heads * s * s;
     return probs * act_bytes
            + (m->dropout > 0 ? probs * (act_bytes + 1) : 0);
+}
+
+const struct module *
+layer_reads_attention(const struct module *m)
+{
+    if (m->kind != LAYER_LINEAR)
+        return NULL;
+    const struct module *s = earlier_sibling(m, is_not_compute);
+    return s != NULL && s->kind == LAYER_ATTENTION ? s : NULL;
 }
 
 const struct module *

@@ -41,6 +41,10 @@ void layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
 double layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
                                int64_t seq_len, int act_bytes);
 
+/* The attention core a Linear M reads (o_proj after the core: its
+ * nearest earlier compute sibling), else NULL. */
+const struct module *layer_reads_attention(const struct module *m);
+
 /* The language-model head a cross-entropy leaf CE reads: the nearest
  * earlier compute sibling when it is a Linear producing CE's vocabulary
  * (lm_head then loss, as the model formats lay them out), else NULL. */

@@ -246,22 +246,27 @@ def torchtitan_ops():
     return block_ops(block, precompute_freqs_cis(HD, S))
 
 
-which = sys.argv[1] if len(sys.argv) > 1 else "hf"
-title = {"hf": "Hugging Face LlamaDecoderLayer",
-         "torchtitan": "torchtitan (9dec370) TransformerBlock",
-         "fms": "FMS (a53f804) LLaMABlock"}[which]
-print("# aten ops one %s dispatches (views left out)," % title)
-print("# made by tests/oracle-tools/dispatch_ops.py %s with torch %s, transformers %s,"
-      % (which, torch.__version__, transformers.__version__))
-if which == "hf":
-    print("# on CPU: the 2-layer model's ops minus the 1-layer model's.")
-    one, two = ops_of(1), ops_of(2)
-else:
-    print("# on CPU: one block's forward and backward.")
-    one = (collections.Counter(), collections.Counter())
-    two = torchtitan_ops() if which == "torchtitan" else fms_ops()
-print("# phase op count")
-for phase, a, b in (("fwd", one[0], two[0]), ("bwd", one[1], two[1])):
-    for op in sorted(set(a) | set(b)):
-        if b[op] != a[op]:
-            print(phase, op, b[op] - a[op])
+def main():
+    which = sys.argv[1] if len(sys.argv) > 1 else "hf"
+    title = {"hf": "Hugging Face LlamaDecoderLayer",
+             "torchtitan": "torchtitan (9dec370) TransformerBlock",
+             "fms": "FMS (a53f804) LLaMABlock"}[which]
+    print("# aten ops one %s dispatches (views left out)," % title)
+    print("# made by tests/oracle-tools/dispatch_ops.py %s with torch %s, transformers %s,"
+          % (which, torch.__version__, transformers.__version__))
+    if which == "hf":
+        print("# on CPU: the 2-layer model's ops minus the 1-layer model's.")
+        one, two = ops_of(1), ops_of(2)
+    else:
+        print("# on CPU: one block's forward and backward.")
+        one = (collections.Counter(), collections.Counter())
+        two = torchtitan_ops() if which == "torchtitan" else fms_ops()
+    print("# phase op count")
+    for phase, a, b in (("fwd", one[0], two[0]), ("bwd", one[1], two[1])):
+        for op in sorted(set(a) | set(b)):
+            if b[op] != a[op]:
+                print(phase, op, b[op] - a[op])
+
+
+if __name__ == "__main__":
+    main()
