@@ -585,6 +585,35 @@ START_TEST(test_dropout_kernels)
 }
 END_TEST
 
+START_TEST(test_native_loss_kernels)
+{
+    /* CrossEntropy(32000) on 2 x 4096 tokens (8192 x 32000 = 262144000
+     * logits, V), bf16.  Plain (Hugging Face): the fp32 copy (V x 2 in,
+     * V x 4 out), log_softmax in fp32 (8 V = 2097152000 bytes),
+     * nll_loss; backward zeros and scatter (4 V), log_softmax_backward
+     * (12 V), the cast back.  Native (fms-fsdp: cross_entropy on the bf16
+     * logits): no casts, log_softmax reads and writes bf16, 4 V =
+     * 1048576000, nll_loss 16 x 8192 = 131072; backward the zeros and
+     * scatter 2 V = 524288000 in two launches, log_softmax_backward 6 V
+     * = 1572864000. */
+    struct module ce = {.kind = LAYER_CROSS_ENTROPY, .out = 32000};
+    struct kernel_ctx c = ctx_of(2, 4096);
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+    ck_assert_int_eq(kernel_list(&ce, &c, PHASE_FWD, k), 3);
+    ck_assert_double_eq(k[1].bytes, 2097152000.0);
+    ck_assert_int_eq(kernel_list(&ce, &c, PHASE_BWD, k), 3);
+    c.native_loss = true;
+    ck_assert_int_eq(kernel_list(&ce, &c, PHASE_FWD, k), 2);
+    ck_assert_str_eq(k[0].name, "log_softmax");
+    ck_assert_double_eq(k[0].bytes, 1048576000.0);
+    ck_assert_double_eq(k[1].bytes, 131072.0);
+    ck_assert_int_eq(kernel_list(&ce, &c, PHASE_BWD, k), 2);
+    ck_assert_int_eq(k[0].launches, 2);
+    ck_assert_double_eq(k[0].bytes, 524288000.0);
+    ck_assert_double_eq(k[1].bytes, 1572864000.0);
+}
+END_TEST
+
 START_TEST(test_fused_loss_kernels)
 {
     /* lm_head = Linear(4096 -> 32000, no bias), loss = CrossEntropy(32000)
@@ -1228,6 +1257,7 @@ main(void)
     tcase_add_test(tc, test_strided_kernels);
     tcase_add_test(tc, test_dropout_kernels);
     tcase_add_test(tc, test_fused_loss_kernels);
+    tcase_add_test(tc, test_native_loss_kernels);
     tcase_add_test(tc, test_attention_dropout);
     tcase_add_test(tc, test_rotary_styles);
     tcase_add_test(tc, test_kernels_match_dispatch);

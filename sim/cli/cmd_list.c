@@ -25,7 +25,7 @@ cmd_models_help(FILE *out)
     fprintf(out, "usage: fsdpsim models [--show NAME|FILE [--micro-batch N] "
             "[--seq-len N] [--param-dtype D]\n"
             "                      [--kernels [--topology T] [--attention K] "
-            "[--compile]\n                       [--float8 R] [--loss plain|fused] "
+            "[--compile]\n                       [--float8 R] [--loss plain|fused|native] "
             "[--rotary R]\n                       [--torch-version X.Y]]]\n\n"
             "Without options, list the built-in models with their parameter "
             "counts.\nWith --show, print the module tree of a built-in model, "
@@ -41,7 +41,8 @@ cmd_models_help(FILE *out)
             "model's config, else SDPA's pick), --compile (fused\n"
             "elementwise chains) and --float8 tensorwise|rowwise (torchao "
             "Float8Linear\nlayers) and --loss fused (the LM head and the loss as "
-            "Liger's chunked\nfused linear + cross-entropy) and --rotary "
+            "Liger's chunked\nfused linear + cross-entropy) or native (the "
+            "loss on the logits' own\ndtype) and --rotary "
             "half|complex|matrix (the rotary\nembedding as Hugging Face, "
             "torchtitan or IBM FMS code applies it) and --torch-version X.Y "
             "(the PyTorch\nrelease: which dtype casts are vectorized; "
@@ -252,6 +253,7 @@ show_kernels(const struct model *m, const struct show_opts *so, int64_t mb,
                              .float8 = float8,
                              .rotary = rotary,
                              .fused_loss = loss == LOSS_FUSED,
+                             .native_loss = loss == LOSS_NATIVE,
                              .torch_version = torch};
     if (t != NULL && float8 != FLOAT8_NONE
         && !(t->peak_flops[DTYPE_FP8] > 0))

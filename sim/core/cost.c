@@ -54,6 +54,7 @@ cost_kernel_ctx(const struct sched *s, struct kernel_ctx *ctx)
     ctx->float8_weights_gathered = s->float8_all_gather;
     ctx->selective_op = s->ac == AC_SELECTIVE_OP;
     ctx->fused_loss = s->loss == LOSS_FUSED;
+    ctx->native_loss = s->loss == LOSS_NATIVE;
     ctx->rotary = s->rotary;
     ctx->torch_version = s->torch_version;
 }

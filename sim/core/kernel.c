@@ -1086,6 +1086,19 @@ kernel_list(const struct module *m, const struct kernel_ctx *ctx,
             mem_kernel(&l, fwd ? "fused cross_entropy" : "fused "
                        "cross_entropy backward", KERNEL_REDUCTION, 1,
                        (fwd ? 1 : 2) * V * b);
+        } else if (ctx->native_loss && fwd) {
+            /* cross_entropy on the logits as the head returns them
+             * (fms-fsdp's train loop, fms_fsdp/utils/train_utils.py at
+             * 4ffb9bd: CrossEntropyLoss()(output.view(-1, V), label)):
+             * log_softmax reads and writes them in their dtype (fp32
+             * accumulation inside), nll_loss gathers. */
+            mem_kernel(&l, "log_softmax", KERNEL_REDUCTION, 1, 2 * b * V);
+            mem_kernel(&l, "nll_loss", KERNEL_REDUCTION, 1, 16 * T);
+        } else if (ctx->native_loss) {
+            mem_kernel(&l, "nll_loss_backward (zeros, scatter)",
+                       KERNEL_ELEMENTWISE, 2, b * V);
+            mem_kernel(&l, "log_softmax_backward", KERNEL_REDUCTION, 1,
+                       3 * b * V);
         } else if (fwd) {
             /* logits.float() (LlamaForCausalLM.forward), log_softmax,
              * nll_loss. */

@@ -105,6 +105,9 @@ struct kernel_ctx {
     bool fused_loss;              /* --loss fused: the LM head and the
                                      cross-entropy as one chunked,
                                      fused function (Liger-Kernel) */
+    bool native_loss;             /* --loss native: cross_entropy on the
+                                     logits as the head returns them,
+                                     no fp32 copy */
     int torch_version;            /* PyTorch release (torch_version.h);
                                      0: the default */
 };

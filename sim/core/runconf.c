@@ -137,9 +137,10 @@ const struct config_option config_options[] = {
      "how the training code applies the rotary embedding: half (Hugging "
      "Face), complex (torchtitan, Meta's reference: not fused by "
      "torch.compile), matrix (IBM FMS); default: the model's"},
-    {"loss", "plain|fused",
+    {"loss", "plain|fused|native",
      "plain: the logits cast to fp32 and cross_entropy (default); fused: "
-     "Liger's chunked linear + cross-entropy, no full logits"},
+     "Liger's chunked linear + cross-entropy, no full logits; native: "
+     "cross_entropy on the logits in their own dtype (fms-fsdp)"},
     {"micro_batch", "N", "sequences per GPU per micro-batch (default 1)"},
     {"seq_len", "N", "tokens per sequence (default 2048)"},
     {"grad_accum", "N", "micro-batches per optimizer step (default 1)"},
@@ -402,7 +403,8 @@ static const struct name_value rotary_names[] = {
     {"half", ROPE_HALF}, {"complex", ROPE_COMPLEX}, {"matrix", ROPE_MATRIX},
     {NULL, 0}};
 static const struct name_value loss_names[] = {
-    {"plain", LOSS_PLAIN}, {"fused", LOSS_FUSED}, {NULL, 0}};
+    {"plain", LOSS_PLAIN}, {"fused", LOSS_FUSED}, {"native", LOSS_NATIVE},
+    {NULL, 0}};
 static const struct name_value network_names[] = {
     {"analytic", NETWORK_ANALYTIC}, {"simgrid", NETWORK_SIMGRID},
     {NULL, 0}};

@@ -44,7 +44,7 @@ enum float8_recipe { FLOAT8_NONE, FLOAT8_TENSORWISE, FLOAT8_ROWWISE };
  * torch.nn.functional.cross_entropy (plain), or a fused, chunked linear
  * and cross-entropy that never holds the whole logits (fused: Liger-Kernel's
  * LigerFusedLinearCrossEntropyFunction). */
-enum loss_kind { LOSS_PLAIN, LOSS_FUSED };
+enum loss_kind { LOSS_PLAIN, LOSS_FUSED, LOSS_NATIVE };
 enum out_format { FORMAT_TEXT, FORMAT_JSON };
 /* How collectives' network time is found (net.h): NCCL's model alone, or
  * flows on a SimGrid platform of the cluster. */
@@ -152,7 +152,8 @@ struct run_config {
     int attention;               /* enum attn_kernel; ATTN_AUTO = the
                                     model's own config, else SDPA's pick */
     bool compile;                /* torch.compile of each block */
-    enum loss_kind loss;         /* plain (fp32 logits) or fused */
+    enum loss_kind loss;         /* plain (fp32 logits), fused, or
+                                    native (the logits' own dtype) */
     int rotary;                  /* enum rope_style (model.h): how the
                                     training code applies the rotary
                                     embedding; 0: as the model says */

@@ -1338,6 +1338,14 @@ leaf_transients(const struct builder *b, const struct module *mod,
         *each = 0;
         return 0;
     }
+    /* On the logits' own dtype there is no fp32 copy in forward; the
+     * backward's two vocabulary-wide gradients (nll_loss_backward's,
+     * log_softmax_backward's) are in that dtype. */
+    if (b->s->loss == LOSS_NATIVE && mod->kind == LAYER_CROSS_ENTROPY) {
+        *each = (double)b->c->micro_batch * (double)b->c->seq_len
+                * (double)mod->out * b->b_param;
+        return backward ? 2 : 0;
+    }
     return layer_transients(mod, b->c->micro_batch, b->c->seq_len,
                             b->b_param, backward, each);
 }
@@ -1427,6 +1435,11 @@ walk_module(struct builder *b, const struct module *mod)
         if (b->s->attn == ATTN_MATH)
             lw.saved_bytes += layer_math_scores_bytes(
                 mod, b->c->micro_batch, b->c->seq_len, b->b_param);
+        /* log_softmax keeps its output in the logits' dtype. */
+        if (b->s->loss == LOSS_NATIVE && mod->kind == LAYER_CROSS_ENTROPY)
+            lw.saved_bytes = (double)b->c->micro_batch
+                             * (double)b->c->seq_len * (double)mod->out
+                             * b->b_param;
         if (b->s->loss == LOSS_FUSED)
             lw.saved_bytes = layer_fused_loss_saved_bytes(
                 mod, b->c->micro_batch, b->c->seq_len, b->b_param,

@@ -228,7 +228,10 @@ add_fsdp_kwargs(struct vrun_args *a, const char *opts)
  * read from the loop's code at the commit the rows cite.  S05, fms-fsdp
  * (foundation-model-stack/fms-fsdp 4ffb9bd): train_utils.py train() calls
  * model.clip_grad_norm_(cfg.grad_clip_thresh).item() and loss.item()
- * every step, with grad_clip_thresh = 1.0 in config/training.py;
+ * every step, with grad_clip_thresh = 1.0 in config/training.py, and
+ * takes CrossEntropyLoss() of the model's output as it comes, bf16 under
+ * the bfSixteen policy (FMS's LLaMA.forward returns the head's output
+ * without a cast: --loss native);
  * main_training.py wraps with use_orig_params=cfg.use_torch_compile; and
  * its Llama is FMS's, whose RotaryEmbedding.adjusted_qk rotates q and k
  * by 2x2 matrices (fms/modules/positions.py since 500fa64c, 2023-10-09,
@@ -252,6 +255,7 @@ add_loop_facts(struct vrun_args *a, const struct published_e2e *row)
     if (strcmp(row->source, "S05") != 0)
         return;
     add_arg(a, "--rotary", "matrix");
+    add_arg(a, "--loss", "native");
     add_arg(a, "--clip-grad-norm", "1.0");
     add_arg(a, "--loss-item", "true");
     add_arg(a, "--torch-version", "2.3");
