@@ -910,6 +910,37 @@ START_TEST(test_kernels_match_dispatch)
 }
 END_TEST
 
+START_TEST(test_math_softmax_fp32)
+{
+    /* Attention(heads=4, head_dim=64, softmax_fp32) on the math path, 1 x
+     * 1024 tokens, bf16: P = 4 x 1024 x 1024 = 4,194,304 probabilities.
+     * Forward, after the table-timed math kernel: the softmax's fp32
+     * output beyond the table's bf16, 2 P = 8,388,608 bytes (no launch of
+     * its own), and the cast back, one launch, 6 P = 25,165,824.
+     * Backward: the gradient cast up, 6 P, and the fp32 softmax
+     * backward's extra reads, 2 x 2 P = 16,777,216.  Without the flag,
+     * none of them. */
+    struct module a = {.kind = LAYER_ATTENTION, .heads = 4, .kv_heads = 4,
+                       .head_dim = 64, .causal = true, .softmax_fp32 = true};
+    struct kernel_ctx c = ctx_of(1, 1024);
+    c.attn = ATTN_MATH;
+    struct kernel k[KERNEL_MAX_PER_LEAF];
+    int n = kernel_list(&a, &c, PHASE_FWD, k);
+    ck_assert_int_eq(n, 4);   /* math, fp32 softmax, cast, transpose copy */
+    ck_assert_int_eq(k[1].launches, 0);
+    ck_assert_double_eq(k[1].bytes, 8388608.0);
+    ck_assert_int_eq(k[2].launches, 1);
+    ck_assert_double_eq(k[2].bytes, 25165824.0);
+    n = kernel_list(&a, &c, PHASE_BWD, k);
+    ck_assert_int_eq(n, 4);   /* math, cast up, fp32 softmax, copy */
+    ck_assert_double_eq(k[1].bytes, 25165824.0);
+    ck_assert_double_eq(k[2].bytes, 16777216.0);
+    a.softmax_fp32 = false;
+    ck_assert_int_eq(kernel_list(&a, &c, PHASE_FWD, k), 2);
+    ck_assert_int_eq(kernel_list(&a, &c, PHASE_BWD, k), 2);
+}
+END_TEST
+
 START_TEST(test_attention_strided_copies)
 {
     /* Attention(heads=4, kv_heads=2, head_dim=64) on 1 x 1024 tokens,
@@ -996,7 +1027,9 @@ START_TEST(test_attention_dropout)
      * mask, 67108864 x 5 = 335544320 bytes, one more kernel each way;
      * saved: the softmax output, the dropped copy and the mask,
      * 67108864 x (2 + 2 + 1) = 335544320 bytes against 134217728
-     * without dropout. */
+     * without dropout, each less the output and log-sum-exp a fused
+     * kernel would keep and the math path does not, 2048 x 16 x (64 x 2
+     * + 4) = 4325376: 331218944 and 129892352 beyond layer_work's. */
     c.attn = ATTN_MATH;
     n = kernel_list(&a, &c, PHASE_FWD, k);
     ck_assert_int_eq(kernel_list(&ad, &c, PHASE_FWD, kd), n + 1);
@@ -1010,9 +1043,9 @@ START_TEST(test_attention_dropout)
     ck_assert_int_eq(kernel_list(&ad, &c, PHASE_BWD, kd),
                      kernel_list(&a, &c, PHASE_BWD, k) + 1);
     ck_assert_double_eq(layer_math_scores_bytes(&a, 1, 2048, 2),
-                        134217728.0);
+                        129892352.0);
     ck_assert_double_eq(layer_math_scores_bytes(&ad, 1, 2048, 2),
-                        335544320.0);
+                        331218944.0);
 
     /* nn.MultiheadAttention(64, 4, dropout=0.1) on 1 x 128 tokens: its
      * saved (5 x 128 x 64 + 128 x 128 x 4) x 2 = 212992 bytes and the
@@ -1262,6 +1295,7 @@ main(void)
     tcase_add_test(tc, test_rotary_styles);
     tcase_add_test(tc, test_kernels_match_dispatch);
     tcase_add_test(tc, test_attention_strided_copies);
+    tcase_add_test(tc, test_math_softmax_fp32);
     tcase_add_test(tc, test_float8_linear_kernels);
     tcase_add_test(tc, test_float8_linear_compiled);
     tcase_add_test(tc, test_float8_linear_rowwise);

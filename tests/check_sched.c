@@ -311,6 +311,16 @@ START_TEST(test_sched_saved_activations_match_pytorch)
     ck_assert_double_eq(saved_record("hf-sdpa"), 1494016.0);
     ck_assert_double_eq(layer_saved("tiny-llama", "--attention flash2"),
                         1494016.0);
+    /* Eager attention (--attention math; tiny-llama's softmax_fp32, as
+     * Hugging Face's Llama takes the softmax in fp32): the matmuls keep
+     * q, k and v, 3 x 65,536, no output nor log-sum-exp; the softmax its
+     * fp32 output, 2 x 4 x 64 x 64 = 32,768 probabilities x 4 = 131,072,
+     * the PV product their bf16 cast, 65,536; o_proj's input is the
+     * output's copy, 65,536 of its own: 1,494,016 - 4 x 65,536 - 2,048
+     * + 3 x 65,536 + 196,608 + 65,536 = 1,688,576. */
+    ck_assert_double_eq(saved_record("hf-eager"), 1688576.0);
+    ck_assert_double_eq(layer_saved("tiny-llama", "--attention math"),
+                        1688576.0);
     /* torchtitan's block (8 heads of 32 over 2 KV heads, ffn 896): the
      * norms as above, 197,120 twice; wq's input 65,536; SDPA runs on
      * repeat_kv's copies, so q, k, v and the output are 128 x 8 x 32 x 2

@@ -769,6 +769,32 @@ rotary_matrix(struct klist *l, const struct kernel_ctx *ctx, double E,
 #define DROPOUT_INT_OPS_FWD 5.0
 #define DROPOUT_INT_OPS_BWD 6.0
 
+/* Hugging Face's Llama-family eager attention takes the softmax of the
+ * P compute-dtype scores in fp32 and casts the probabilities back
+ * (eager_attention_forward: softmax(attn_weights, dim=-1,
+ * dtype=torch.float32).to(query.dtype)), where the math benchmarks the
+ * table holds keep the compute dtype throughout: forward the softmax
+ * writes 4 bytes a score instead of B, and the cast back reads them;
+ * backward the cast's gradient is cast up, and _softmax_backward_data
+ * reads the fp32 gradient and output (writing the scores' gradient in
+ * the compute dtype). */
+static void
+math_softmax_fp32(struct klist *l, const struct kernel_ctx *ctx, double P,
+                  double b, enum kernel_phase ph)
+{
+    if (ph == PHASE_BWD) {
+        cast_kernel(l, ctx, "to (fp32, probabilities' gradient)", 1, P, b, 4,
+                    false);
+        mem_kernel(l, "softmax backward in fp32 (beyond the table's)",
+                   KERNEL_ELEMENTWISE, 0, 2 * (4 - b) * P);
+    } else {
+        mem_kernel(l, "softmax in fp32 (beyond the table's)",
+                   KERNEL_ELEMENTWISE, 0, (4 - b) * P);
+        cast_kernel(l, ctx, "to (query dtype, probabilities)", 1, P, 4, b,
+                    false);
+    }
+}
+
 /* The rotary style attention M runs: --rotary's (ROTARY) where the model
  * rotates at all, else the model's own. */
 static enum rope_style
@@ -910,6 +936,8 @@ attention(struct klist *l, const struct module *m,
                                     : "math attention backward",
                  ph == PHASE_FWD ? KERNEL_ATTN_FWD : KERNEL_ATTN_BWD,
                  ph == PHASE_FWD ? 5 : 8);
+        if (m->softmax_fp32 && b < 4)
+            math_softmax_fp32(l, ctx, T * h * keys, b, ph);
     } else {
         /* Flash kernels: one forward; backward the dot(dO, O)
          * preprocessing, the main kernel and the dQ conversion

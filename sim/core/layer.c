@@ -276,11 +276,22 @@ layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
     /* SDPA's math backend (and eager attention) saves softmax(QK^T) for
      * both the softmax and the PV product's backward.  With dropout on
      * the probabilities, the product saves the dropped copy instead and
-     * native_dropout its one-byte mask, on top of the softmax output. */
-    double s = (double)seq_len;
+     * native_dropout its one-byte mask, on top of the softmax output.
+     * Where the softmax runs in fp32 (Hugging Face's Llama family), the
+     * softmax keeps its fp32 output and the product the cast back (or,
+     * with dropout, the dropped copy of it).  The matmuls keep q, k and
+     * v, not the output, and there is no log-sum-exp
+     * (tests/data/llama-saved-bytes.txt, hf-eager). */
+    double T = (double)micro_batch * (double)seq_len, s = (double)seq_len;
     double probs = (double)micro_batch * (double)m->heads * s * s;
-    return probs * act_bytes
-           + (m->dropout > 0 ? probs * (act_bytes + 1) : 0);
+    double fused_only = T * (double)m->heads * (double)m->head_dim
+                            * act_bytes
+                        + T * (double)m->heads * 4;
+    double kept = m->softmax_fp32
+                      ? probs * (4 + act_bytes) + (m->dropout > 0 ? probs : 0)
+                      : probs * act_bytes
+                            + (m->dropout > 0 ? probs * (act_bytes + 1) : 0);
+    return kept - fused_only;
 }
 
 const struct module *

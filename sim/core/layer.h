@@ -35,9 +35,12 @@ struct layer_work {
 void layer_work(const struct module *m, int64_t micro_batch, int64_t seq_len,
                 int act_bytes, struct layer_work *w);
 
-/* Attention on the math path (scores materialised): the softmax output,
- * micro_batch x heads x S x S elements, that autograd saves for
- * backward on top of layer_work's saved_bytes; 0 for other leaves. */
+/* Attention on the math path (scores materialised): what autograd keeps
+ * for backward beyond layer_work's saved_bytes, which counts a fused
+ * kernel's: the probabilities, micro_batch x heads x S x S elements (in
+ * fp32 and in the compute dtype where the softmax runs in fp32), less
+ * the output and log-sum-exp the math path does not keep; 0 for other
+ * leaves. */
 double layer_math_scores_bytes(const struct module *m, int64_t micro_batch,
                                int64_t seq_len, int act_bytes);
 

@@ -74,6 +74,9 @@ struct module {
     double dropout;        /* ATTENTION, MHA: dropout probability on the
                               attention probabilities in training (HF
                               attention_dropout, attn_pdrop); 0: none */
+    bool softmax_fp32;     /* ATTENTION: the eager (math) path takes the
+                              softmax in fp32 and casts the probabilities
+                              back (Hugging Face's Llama family) */
     bool tied;             /* LINEAR shares its weight with an earlier
                               module (tied embeddings): no own weight */
     int64_t own_params;    /* numel registered directly on this module */

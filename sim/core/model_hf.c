@@ -180,11 +180,14 @@ emit_dropout(struct hf *h, const char *attr, double p, int64_t dim)
  * HD each; KV > 0 writes grouped-query key/value heads, ROPE rotary
  * positions, WINDOW > 0 a sliding window; with P > 0, the dropout its
  * probabilities get in training (eager nn.functional.dropout on the
- * attention weights, or SDPA's dropout_p, which the kernel applies).
+ * attention weights, or SDPA's dropout_p, which the kernel applies);
+ * SOFTMAX_FP32 where the family's eager path takes the softmax in fp32
+ * (Llama's and Mistral's eager_attention_forward: softmax(...,
+ * dtype=torch.float32).to(query.dtype)).
  */
 static void
 emit_attention(struct hf *h, int64_t nh, int64_t hd, int64_t kv, bool rope,
-               int64_t window, double p)
+               int64_t window, double p, bool softmax_fp32)
 {
     emit(h, "core = Attention(heads=%lld, head_dim=%lld", (long long)nh,
          (long long)hd);
@@ -196,6 +199,8 @@ emit_attention(struct hf *h, int64_t nh, int64_t hd, int64_t kv, bool rope,
         emit(h, ", window=%lld", (long long)window);
     if (p > 0)
         emit(h, ", dropout=%.6g", p);
+    if (softmax_fp32)
+        emit(h, ", softmax_fp32=true");
     emit(h, ")\n");
 }
 
@@ -410,7 +415,7 @@ emit_llama(struct hf *h, const char *name, bool mistral)
          (long long)(kv * hd), bias_arg(abias));
     emit(h, "v_proj = Linear(%lld, %lld%s)\n", (long long)d,
          (long long)(kv * hd), bias_arg(abias));
-    emit_attention(h, nh, hd, kv, true, window, adrop);
+    emit_attention(h, nh, hd, kv, true, window, adrop, true);
     emit(h, "o_proj = Linear(%lld, %lld%s)\n", (long long)(nh * hd),
          (long long)d, bias_arg(abias));
     /* Registered gate_proj, up_proj, down_proj, act_fn; forward computes
@@ -463,7 +468,7 @@ emit_gpt2(struct hf *h, const char *name)
          (long long)d);
     emit(h, "\n[GPT2Attention]\nc_attn = Conv1D(%lld, %lld)\n",
          (long long)d, (long long)(3 * d));
-    emit_attention(h, nh, d / nh, 0, false, 0, adrop);
+    emit_attention(h, nh, d / nh, 0, false, 0, adrop, false);
     emit(h, "c_proj = Conv1D(%lld, %lld)\n", (long long)d, (long long)d);
     emit_dropout(h, "resid_dropout", resid, d);
     /* Registered c_fc, c_proj, act, dropout; act runs between the two. */
@@ -516,7 +521,7 @@ emit_gpt_neox(struct hf *h, const char *name)
     emit_dropout(h, "post_mlp_dropout", hdrop, d);
     emit(h, "\n[GPTNeoXAttention]\nquery_key_value = Linear(%lld, %lld%s)\n",
          (long long)d, (long long)(3 * d), bias_arg(abias));
-    emit_attention(h, nh, d / nh, 0, true, 0, adrop);
+    emit_attention(h, nh, d / nh, 0, true, 0, adrop, false);
     emit(h, "dense = Linear(%lld, %lld%s)\n", (long long)d, (long long)d,
          bias_arg(abias));
     /* Registered dense_h_to_4h, dense_4h_to_h, act. */
@@ -585,7 +590,7 @@ emit_mpt(struct hf *h, const char *name)
     emit(h, "\n[MptAttention]\nWqkv = Linear(%lld, %lld%s)\n", (long long)d,
          (long long)(3 * d), bias_arg(bias));
     /* MptAttention drops its probabilities with the same attn_pdrop. */
-    emit_attention(h, nh, d / nh, 0, false, 0, apdrop);
+    emit_attention(h, nh, d / nh, 0, false, 0, apdrop, false);
     emit(h, "out_proj = Linear(%lld, %lld%s)\n", (long long)d, (long long)d,
          bias_arg(bias));
     emit(h, "\n[MptMLP]\nup_proj = Linear(%lld, %lld%s)\nact = GELU(%lld)\n"
@@ -670,7 +675,7 @@ emit_opt(struct hf *h, const char *name)
          "k_proj = Linear(%lld, %lld%s)\nv_proj = Linear(%lld, %lld%s)\n",
          (long long)d, (long long)d, b, (long long)d, (long long)d, b,
          (long long)d, (long long)d, b);
-    emit_attention(h, nh, d / nh, 0, false, 0, attn_drop);
+    emit_attention(h, nh, d / nh, 0, false, 0, attn_drop, false);
     emit(h, "out_proj = Linear(%lld, %lld%s)\n", (long long)d, (long long)d,
          b);
 }

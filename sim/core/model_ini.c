@@ -57,7 +57,7 @@ struct param_def {
     bool required;
 };
 
-#define CTOR_MAX_PARAMS 7
+#define CTOR_MAX_PARAMS 8
 
 enum ctor {
     C_LINEAR, C_CONV1D, C_EMBEDDING, C_LAYERNORM, C_RMSNORM, C_ATTENTION,
@@ -89,11 +89,12 @@ static const struct ctor_def ctors[] = {
     {"RMSNorm", LAYER_RMSNORM, "RMSNorm(dim)", {{"dim", P_DIM, true}}},
     {"Attention", LAYER_ATTENTION,
      "Attention(heads=H, head_dim=D[, kv_heads=K][, causal=true|false]"
-     "[, window=W][, rope=true|false|half|complex|matrix][, dropout=P])",
+     "[, window=W][, rope=true|false|half|complex|matrix][, dropout=P]"
+     "[, softmax_fp32=true|false])",
      {{"heads", P_DIM, true}, {"head_dim", P_DIM, true},
       {"kv_heads", P_DIM, false}, {"causal", P_BOOL, false},
       {"window", P_WINDOW, false}, {"rope", P_ROPE, false},
-      {"dropout", P_PROB, false}}},
+      {"dropout", P_PROB, false}, {"softmax_fp32", P_BOOL, false}}},
     {"GELU", LAYER_ACTIVATION, "GELU(dim)", {{"dim", P_DIM, true}}},
     {"SiLU", LAYER_ACTIVATION, "SiLU(dim)", {{"dim", P_DIM, true}}},
     {"ReLU", LAYER_ACTIVATION, "ReLU(dim)", {{"dim", P_DIM, true}}},
@@ -816,6 +817,7 @@ build_child(const struct ini_child *ch)
         mod->window = ch->set[4] ? v[4] : 0;
         mod->rope = ch->set[5] ? (enum rope_style)v[5] : ROPE_NONE;
         mod->dropout = ch->set[6] ? ch->prob[6] : 0;
+        mod->softmax_fp32 = ch->set[7] && v[7];
         break;
     case C_MHA:
         mod->out = v[0];
