@@ -750,6 +750,9 @@ START_TEST(test_rotary_styles)
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         struct kernel_ctx c = ctx_of(1, 1024);
         c.compile = want[i].compile;
+        /* Hugging Face code of 4.47: repeat_kv for the KV heads, no
+         * contiguous copies (test_hf_sdpa_releases has the others). */
+        c.transformers_version = 447;
         struct module r = a;
         r.rope = want[i].rope;
         struct kernel k0[KERNEL_MAX_PER_LEAF], k1[KERNEL_MAX_PER_LEAF];
@@ -941,6 +944,55 @@ START_TEST(test_math_softmax_fp32)
 }
 END_TEST
 
+START_TEST(test_hf_sdpa_releases)
+{
+    /* Hugging Face's Llama attention, 4 heads over 2 KV heads of 64, on 1
+     * x 1024 tokens, bf16, FlashAttention-2: q 262,144 elements (E), k
+     * and v 131,072 each.  transformers 4.47: repeat_kv copies k and v to
+     * 4 heads (2 x 262,144 strided elements), no other copy.  4.50
+     * (contiguous copies, no enable_gqa): q's copy (E) on top, k and v
+     * contiguous after repeat_kv; the output is then (B, h, T, d), so
+     * its transpose copy (E) too.  4.55 on PyTorch 2.10 (both): no
+     * repeat_kv, q, k and v copied (262,144 + 2 x 131,072) and the
+     * output's copy.  5.25: no repeat_kv, no copies; on PyTorch 2.4,
+     * repeat_kv again (enable_gqa needs 2.5). */
+    struct module a = {.kind = LAYER_ATTENTION, .heads = 4, .kv_heads = 2,
+                       .head_dim = 64, .causal = true, .rope = ROPE_HALF};
+    struct module plain = a;
+    plain.rope = ROPE_NONE;
+    static const struct {
+        int hf, torch;
+        double strided;   /* beyond the rotary's, which is the same */
+        bool repeat;
+    } want[] = {
+        {447, 210, 524288, true},
+        {450, 210, 524288 + 262144 + 262144, true},
+        {455, 210, 262144 + 262144 + 262144, false},
+        {525, 210, 0, false},
+        {525, 204, 524288, true},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        struct kernel_ctx c = ctx_of(1, 1024);
+        c.transformers_version = want[i].hf;
+        c.torch_version = want[i].torch;
+        struct kernel k[KERNEL_MAX_PER_LEAF];
+        int n = kernel_list(&a, &c, PHASE_FWD, k), repeat = 0;
+        double strided = 0;
+        for (int j = 0; j < n; j++) {
+            repeat |= strcmp(k[j].name, "repeat_kv (k, v)") == 0;
+            if (strncmp(k[j].name, "rotary", 6) != 0)
+                strided += k[j].strided_elems;
+        }
+        ck_assert_msg(strided == want[i].strided && repeat == want[i].repeat,
+                      "transformers %d: %.0f strided, repeat %d", want[i].hf,
+                      strided, repeat);
+        ck_assert(kernel_attention_native_gqa(&a, &c) == !want[i].repeat);
+        /* Not Hugging Face's code: always repeat_kv, never the copies. */
+        ck_assert(!kernel_attention_native_gqa(&plain, &c));
+    }
+}
+END_TEST
+
 START_TEST(test_attention_strided_copies)
 {
     /* Attention(heads=4, kv_heads=2, head_dim=64) on 1 x 1024 tokens,
@@ -954,6 +1006,7 @@ START_TEST(test_attention_strided_copies)
     struct module a = {.kind = LAYER_ATTENTION, .heads = 4, .kv_heads = 2,
                        .head_dim = 64, .causal = true};
     struct kernel_ctx c = ctx_of(1, 1024);
+    c.transformers_version = 447;   /* repeat_kv, no contiguous copies */
     struct kernel k[KERNEL_MAX_PER_LEAF];
     const char *attn_names[2] = {"flash", "math"};
     for (int math = 0; math < 2; math++) {
@@ -1295,6 +1348,7 @@ main(void)
     tcase_add_test(tc, test_rotary_styles);
     tcase_add_test(tc, test_kernels_match_dispatch);
     tcase_add_test(tc, test_attention_strided_copies);
+    tcase_add_test(tc, test_hf_sdpa_releases);
     tcase_add_test(tc, test_math_softmax_fp32);
     tcase_add_test(tc, test_float8_linear_kernels);
     tcase_add_test(tc, test_float8_linear_compiled);

@@ -13,6 +13,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BASE "--model tiny-llama --topology test-2x4 "
 #define LAYER_NUMEL 791040.0
@@ -291,6 +292,40 @@ layer_saved(const char *model, const char *extra)
     free(args);
     return bytes;
 }
+
+START_TEST(test_sched_saved_activations_hf_releases)
+{
+    /* A Hugging Face attention, 4 heads over 2 KV heads of 64, 2 x 64
+     * tokens (T = 128) in bf16, flash: q_proj's input 65,536 (k_proj and
+     * v_proj share it).  transformers 5.25: enable_gqa, SDPA keeps q and
+     * its output at 4 heads and k and v at 2, 128 x 12 x 64 x 2 =
+     * 196,608, and the log-sum-exp 2,048; o_proj's input is the output:
+     * 264,192.  4.47: repeat_kv, k and v at 4 heads, 262,144 + 2,048:
+     * 329,728.  4.50: repeat_kv and q's contiguous copy, so the output is
+     * copied before o_proj, which keeps the copy: 395,264. */
+    static const char ini[] =
+        "[model]\nname = gqa\nroot = M\nlayer_class = Layer\n"
+        "[M]\nlayers = ModuleList(Layer, 1)\n"
+        "[Layer]\nq_proj = Linear(256, 256, bias=false)\n"
+        "k_proj = Linear(256, 128, bias=false)\n"
+        "v_proj = Linear(256, 128, bias=false)\n"
+        "core = Attention(heads=4, kv_heads=2, head_dim=64, rope=true)\n"
+        "o_proj = Linear(256, 256, bias=false)\n";
+    char *path = tu_temp_text(ini);
+    char *ext = xasprintf("%s.ini", path);
+    ck_assert_int_eq(rename(path, ext), 0);
+    ck_assert_double_eq(layer_saved(ext, "--attention flash2"), 264192.0);
+    ck_assert_double_eq(layer_saved(ext, "--attention flash2 "
+                                         "--transformers-version 4.47"),
+                        329728.0);
+    ck_assert_double_eq(layer_saved(ext, "--attention flash2 "
+                                         "--transformers-version 4.50"),
+                        395264.0);
+    unlink(ext);
+    free(ext);
+    free(path);
+}
+END_TEST
 
 START_TEST(test_sched_saved_activations_match_pytorch)
 {
@@ -1628,6 +1663,7 @@ main(void)
     tcase_add_test(core, test_sched_fused_loss_activations);
     tcase_add_test(core, test_sched_native_loss_activations);
     tcase_add_test(core, test_sched_saved_activations_match_pytorch);
+    tcase_add_test(core, test_sched_saved_activations_hf_releases);
     tcase_add_test(core, test_sched_shard_grad_op_no_sync_skips_gathers);
     tcase_add_test(core, test_sched_limit_all_gathers_bounds_inflight);
     tcase_add_test(core, test_sched_backward_pre_beats_none_when_comm_bound);

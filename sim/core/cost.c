@@ -57,6 +57,7 @@ cost_kernel_ctx(const struct sched *s, struct kernel_ctx *ctx)
     ctx->native_loss = s->loss == LOSS_NATIVE;
     ctx->rotary = s->rotary;
     ctx->torch_version = s->torch_version;
+    ctx->transformers_version = s->transformers_version;
 }
 
 double

@@ -16,6 +16,7 @@
 #include "layer.h"
 #include "runconf.h"
 #include "torch_version.h"
+#include "hf_version.h"
 #include "wrap.h"
 
 #include <string.h>
@@ -805,6 +806,16 @@ applied_rope(const struct module *m, int rotary)
                : m->rope;
 }
 
+/* Hugging Face's code (its rotate_half rotary) at a transformers release
+ * that copies q, k and v contiguous before SDPA (hf_version.h), eager. */
+static bool
+hf_contiguous_copies(const struct module *m, const struct kernel_ctx *ctx)
+{
+    return !ctx->compile && ctx->attn != ATTN_MATH
+           && applied_rope(m, ctx->rotary) == ROPE_HALF
+           && hf_sdpa_copies_qkv(ctx->transformers_version);
+}
+
 /* attn_output.transpose(1, 2).contiguous() before o_proj.  SDPA's fused
  * kernels give the output q's layout: the flash kernel runs on
  * query.transpose(1, 2) and allocates its output empty_like it
@@ -816,14 +827,28 @@ applied_rope(const struct module *m, int rotary)
  * embedding's .contiguous()), so the forward copies
  * (tests/data/fms-llama-dispatch.txt: the forward's clone).  The math
  * path's PV bmm writes (B, h, T, d) contiguous: a copy there too.
- * Compiled, Inductor fuses the copy into a neighbour. */
+ * transformers 4.48 to 4.55 copy q, k and v contiguous before SDPA
+ * (hf_version.h), so there too.  Compiled, Inductor fuses the copy into a
+ * neighbour. */
 bool
 kernel_attention_output_copied(const struct module *m,
                                const struct kernel_ctx *ctx)
 {
     return !ctx->compile
            && (ctx->attn == ATTN_MATH
-               || applied_rope(m, ctx->rotary) == ROPE_MATRIX);
+               || applied_rope(m, ctx->rotary) == ROPE_MATRIX
+               || hf_contiguous_copies(m, ctx));
+}
+
+bool
+kernel_attention_native_gqa(const struct module *m,
+                            const struct kernel_ctx *ctx)
+{
+    return applied_rope(m, ctx->rotary) == ROPE_HALF
+           && m->kv_heads > 0 && m->kv_heads < m->heads && m->window <= 0
+           && ctx->attn != ATTN_MATH
+           && hf_sdpa_native_gqa(ctx->transformers_version,
+                                 ctx->torch_version);
 }
 
 /* FMS's rotations: adjusted_qk gathers the 2x2 fp32 matrices for the
@@ -909,9 +934,25 @@ attention(struct klist *l, const struct module *m,
         strided_kernel(l, "clone (grad k, transpose back)", 1,
                        2 * kv_el * b, kv_el);
     }
+    /* transformers 4.48 to 4.55: query/key/value.contiguous() before
+     * SDPA.  The rotated q and k live in the projections' (B, T, h, d)
+     * order and v is a transpose, so each is copied; after repeat_kv,
+     * k and v are contiguous already.  Their gradients flow back as
+     * views. */
+    bool native_gqa = kernel_attention_native_gqa(m, ctx);
+    bool repeated = kv < h && !native_gqa;
+    if (ph == PHASE_FWD && hf_contiguous_copies(m, ctx)) {
+        strided_kernel(l, "contiguous (q)", 1, 2 * q_el * b, q_el);
+        if (!repeated)
+            strided_kernel(l, "contiguous (k, v)", 2, 4 * kv_el * b,
+                           2 * kv_el);
+    }
     /* Grouped-query attention: repeat_kv's expand + reshape copies k and
-     * v to every query head before SDPA; backward sums the copies. */
-    if (kv < h) {
+     * v to every query head before SDPA; backward sums the copies.  From
+     * transformers 4.54 on PyTorch 2.5, Hugging Face's code hands SDPA
+     * the KV heads with enable_gqa instead (kernel_attention_native_gqa),
+     * and the flash kernel reads them as they are. */
+    if (repeated) {
         if (ph == PHASE_FWD)
             strided_kernel(l, "repeat_kv (k, v)", 2,
                            2 * (kv_el + q_el) * b,

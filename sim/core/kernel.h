@@ -110,6 +110,9 @@ struct kernel_ctx {
                                      no fp32 copy */
     int torch_version;            /* PyTorch release (torch_version.h);
                                      0: the default */
+    int transformers_version;     /* transformers release of a Hugging
+                                     Face model (hf_version.h); 0: the
+                                     default */
 };
 
 #define KERNEL_MAX_PER_LEAF 32
@@ -127,6 +130,12 @@ const char *kernel_class_name(enum kernel_class c);
  * kernel saves for its backward, which autograd then keeps once. */
 bool kernel_attention_output_copied(const struct module *m,
                                     const struct kernel_ctx *ctx);
+
+/* Whether Hugging Face's code hands attention M's grouped-query heads to
+ * SDPA without repeat_kv (enable_gqa: hf_version.h), so k and v stay at
+ * the KV heads' width. */
+bool kernel_attention_native_gqa(const struct module *m,
+                                 const struct kernel_ctx *ctx);
 
 /* Bytes attention M's rotary embedding saves for backward in one layer
  * (FMS's gathered rotations; 0 for the styles that share one table). */

@@ -14,6 +14,7 @@
 #include "model.h"
 #include "textfile.h"
 #include "torch_version.h"
+#include "hf_version.h"
 #include "units.h"
 #include "xalloc.h"
 
@@ -155,6 +156,11 @@ const struct config_option config_options[] = {
     {"torch_version", "X.Y",
      "PyTorch release the run trains with, 2.0 to 2.10 (default 2.10): "
      "which eager dtype casts are vectorized"},
+    {"transformers_version", "X.Y",
+     "Hugging Face transformers release of a Hugging Face model's code, "
+     "4.40 to 5.25 (default 5.25): whether SDPA gets q, k, v copied "
+     "contiguous (4.48-4.55) and grouped-query heads without repeat_kv "
+     "(4.54 on, PyTorch 2.5 on)"},
     {"nccl_version", "X.Y", "NCCL version modelled, 2.18 to 2.28 (default 2.28)"},
     {"nccl_algo", "LIST", "as NCCL_ALGO, e.g. Ring or ^NVLS or allreduce:tree"},
     {"nccl_proto", "LIST", "as NCCL_PROTO, e.g. Simple or ^LL128"},
@@ -202,6 +208,7 @@ config_init(struct run_config *c)
     c->ac_frequency = 2;            /* torchtitan's default */
     c->bucket_cap_mb = 25;          /* DDP's default */
     c->torch_version = TORCH_VERSION_DEFAULT;
+    c->transformers_version = HF_VERSION_DEFAULT;
     config_init_fsdp2(c);
     c->micro_batch = 1;
     c->seq_len = 2048;
@@ -871,6 +878,9 @@ config_apply(struct run_config *c, const char *key_in, const char *value,
         rc = set_count(&c->iterations, value, 1, 100, origin, cause);
     } else if (strcmp(key, "torch_version") == 0) {
         rc = torch_version_parse(value, origin, &c->torch_version, cause);
+    } else if (strcmp(key, "transformers_version") == 0) {
+        rc = hf_version_parse(value, origin, &c->transformers_version,
+                              cause);
     } else if (strcmp(key, "nccl_version") == 0) {
         rc = set_string(&c->nccl_version, value, origin, cause);
     } else if (strcmp(key, "nccl_algo") == 0) {

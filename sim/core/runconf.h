@@ -159,6 +159,8 @@ struct run_config {
                                     embedding; 0: as the model says */
     int torch_version;           /* PyTorch release, 100 * major + minor
                                     (torch_version.h) */
+    int transformers_version;    /* Hugging Face transformers release of
+                                    the model code (hf_version.h) */
     enum float8_recipe float8;   /* float8 Linear layers (torchao) */
     bool float8_all_gather;      /* FSDP2 all-gathers their weights in
                                     float8 (enable_fsdp_float8_all_gather) */

@@ -1431,6 +1431,13 @@ walk_module(struct builder *b, const struct module *mod)
             struct kernel_ctx kc;
             walk_kernel_ctx(b, &kc);
             lw.saved_bytes += kernel_rotary_saved_bytes(mod, &kc);
+            /* SDPA keeps k and v at the KV heads' width when it gets
+             * them without repeat_kv. */
+            if (kernel_attention_native_gqa(mod, &kc))
+                lw.saved_bytes -= 2.0 * (double)(mod->heads - mod->kv_heads)
+                                  * (double)mod->head_dim
+                                  * (double)b->c->micro_batch
+                                  * (double)b->c->seq_len * b->b_param;
         }
         if (b->s->attn == ATTN_MATH)
             lw.saved_bytes += layer_math_scores_bytes(
@@ -1992,6 +1999,7 @@ sched_build_steps(const struct model *m, const struct wrap_plan *p,
     s->float8 = c->float8;
     s->float8_all_gather = c->float8_all_gather;
     s->torch_version = c->torch_version;
+    s->transformers_version = c->transformers_version;
     s->block_cls = m->layer_cls;
     s->ac = c->ac;
     s->fsdp_version = c->fsdp_version;

@@ -173,6 +173,7 @@ struct sched {
     int float8;                 /* enum float8_recipe (runconf.h) */
     bool float8_all_gather;     /* FSDP2 gathers float8 weights */
     int torch_version;          /* PyTorch release (torch_version.h) */
+    int transformers_version;   /* transformers release (hf_version.h) */
     const char *block_cls;      /* the model's transformer block class */
     int64_t micro_batch;        /* sequences per micro-batch */
     int64_t seq_len;            /* tokens per sequence */

@@ -39,6 +39,14 @@
 #define TORCH_VECTORIZED_DOWNCAST 206
 #define TORCH_VECTORIZED_FLOAT8_CAST 202
 
+/* S, a release of WHAT written X.Y[.Z...] ("2.6", "2.7.0.dev20250101",
+ * "2.3.0a0+git..."), as 100 * X + Y in *OUT: 0, or -1 with *cause
+ * ("ORIGIN: ...", EXAMPLE the version the message suggests; caller frees)
+ * when S is not a version or falls outside MIN..MAX. */
+int release_version_parse(const char *s, const char *origin, const char *what,
+                          const char *example, int min, int max, int *out,
+                          char **cause);
+
 /* S ("2.6", "2.6.0", "2.7.0.dev20250101", "2.3.0a0+git...") as a version
  * code in *OUT: 0, or -1 with *cause ("ORIGIN: ..."; caller frees) when
  * S is not a version or not one modelled. */
