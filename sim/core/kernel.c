@@ -806,13 +806,22 @@ applied_rope(const struct module *m, int rotary)
                : m->rope;
 }
 
-/* Hugging Face's code (its rotate_half rotary) at a transformers release
- * that copies q, k and v contiguous before SDPA (hf_version.h), eager. */
+/* Whether attention M runs Hugging Face's code through SDPA
+ * (sdpa_attention_forward, hf_version.h), known by its rotate_half
+ * rotary; eager attention takes another path. */
+static bool
+hf_sdpa(const struct module *m, const struct kernel_ctx *ctx)
+{
+    return ctx->attn != ATTN_MATH
+           && applied_rope(m, ctx->rotary) == ROPE_HALF;
+}
+
+/* Hugging Face's code at a transformers release that copies q, k and v
+ * contiguous before SDPA, eager. */
 static bool
 hf_contiguous_copies(const struct module *m, const struct kernel_ctx *ctx)
 {
-    return !ctx->compile && ctx->attn != ATTN_MATH
-           && applied_rope(m, ctx->rotary) == ROPE_HALF
+    return !ctx->compile && hf_sdpa(m, ctx)
            && hf_sdpa_copies_qkv(ctx->transformers_version);
 }
 
@@ -844,9 +853,8 @@ bool
 kernel_attention_native_gqa(const struct module *m,
                             const struct kernel_ctx *ctx)
 {
-    return applied_rope(m, ctx->rotary) == ROPE_HALF
+    return hf_sdpa(m, ctx)
            && m->kv_heads > 0 && m->kv_heads < m->heads && m->window <= 0
-           && ctx->attn != ATTN_MATH
            && hf_sdpa_native_gqa(ctx->transformers_version,
                                  ctx->torch_version);
 }

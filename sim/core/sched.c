@@ -1373,23 +1373,52 @@ walk_kernel_ctx(const struct builder *b, struct kernel_ctx *kc)
     kc->seq_len = b->c->seq_len;
 }
 
-/* Whether Linear MOD's saved input is the output attention saved just
- * before it: o_proj reads the fused kernel's output, which
- * _scaled_dot_product_flash_attention's backward keeps, and autograd
- * saves one storage for both unless a copy sits between
- * (kernel_attention_output_copied).  Measured with saved_tensors_hooks
- * on PyTorch 2.15's CPU build, a Hugging Face Llama layer (2 x 64 tokens,
- * bf16, tests/data/export-llama-config.json) saves 1,494,016 bytes of
- * unique storages, one T h d output fewer than counting both. */
-static bool
-saves_attention_output(const struct builder *b, const struct module *mod)
+/* What leaf MOD keeps for backward in this run: layer_work's SAVED, with
+ * what the run's settings decide.
+ * - Tensorwise Float8Linears save float8 copies of their input and
+ *   weight instead of the bf16 input; rowwise ones save what a bf16
+ *   Linear does (§10.1, "What a float8 Linear saves").
+ * - A Linear reading attention's output (o_proj) keeps nothing of its
+ *   own: the fused kernel's backward keeps that output, and autograd
+ *   saves one storage for both unless a copy sits between
+ *   (kernel_attention_output_copied).  Measured with saved_tensors_hooks
+ *   on PyTorch 2.15's CPU build, a Hugging Face Llama layer (2 x 64
+ *   tokens, bf16, tests/data/export-llama-config.json) saves 1,494,016
+ *   bytes of unique storages, one T h d output fewer than counting both.
+ * - Attention adds FMS's gathered rotations, and keeps k and v at the KV
+ *   heads' width when SDPA gets them without repeat_kv; the math path
+ *   keeps the probabilities (layer_math_scores_bytes).
+ * - The loss on the logits' own dtype keeps log_softmax's output in that
+ *   dtype; the fused loss its gradients (layer_fused_loss_saved_bytes). */
+static double
+leaf_saved_bytes(const struct builder *b, const struct module *mod,
+                 double saved)
 {
-    const struct module *attn = layer_reads_attention(mod);
-    if (attn == NULL)
-        return false;
+    const int64_t mb = b->c->micro_batch, seq = b->c->seq_len;
+    const double T = (double)mb * (double)seq;
     struct kernel_ctx kc;
     walk_kernel_ctx(b, &kc);
-    return !kernel_attention_output_copied(attn, &kc);
+    const struct module *attn = layer_reads_attention(mod);
+    if (b->c->float8 == FLOAT8_TENSORWISE && mod->kind == LAYER_LINEAR)
+        saved = layer_float8_tensorwise_saved_bytes(
+            mod, mb, seq, b->b_param, b->c->float8_all_gather,
+            b->c->compile);
+    else if (attn != NULL && !kernel_attention_output_copied(attn, &kc))
+        saved = 0;
+    if (mod->kind == LAYER_ATTENTION) {
+        saved += kernel_rotary_saved_bytes(mod, &kc);
+        if (kernel_attention_native_gqa(mod, &kc))
+            saved -= 2.0 * (double)(mod->heads - mod->kv_heads)
+                     * (double)mod->head_dim * T * b->b_param;
+    }
+    if (b->s->attn == ATTN_MATH)
+        saved += layer_math_scores_bytes(mod, mb, seq, b->b_param);
+    if (b->s->loss == LOSS_NATIVE && mod->kind == LAYER_CROSS_ENTROPY)
+        saved = T * (double)mod->out * b->b_param;
+    if (b->s->loss == LOSS_FUSED)
+        saved = layer_fused_loss_saved_bytes(mod, mb, seq, b->b_param,
+                                             saved);
+    return saved;
 }
 
 static void
@@ -1418,39 +1447,7 @@ walk_module(struct builder *b, const struct module *mod)
         last->leaf_end = leaf + 1;
         struct layer_work lw;
         layer_work(mod, b->c->micro_batch, b->c->seq_len, b->b_param, &lw);
-        /* Tensorwise Float8Linears save float8 copies of their input and
-         * weight instead of the bf16 input; rowwise ones save what a bf16
-         * Linear does (§10.1, "What a float8 Linear saves"). */
-        if (b->c->float8 == FLOAT8_TENSORWISE && mod->kind == LAYER_LINEAR)
-            lw.saved_bytes = layer_float8_tensorwise_saved_bytes(
-                mod, b->c->micro_batch, b->c->seq_len, b->b_param,
-                b->c->float8_all_gather, b->c->compile);
-        else if (saves_attention_output(b, mod))
-            lw.saved_bytes = 0;
-        if (mod->kind == LAYER_ATTENTION) {
-            struct kernel_ctx kc;
-            walk_kernel_ctx(b, &kc);
-            lw.saved_bytes += kernel_rotary_saved_bytes(mod, &kc);
-            /* SDPA keeps k and v at the KV heads' width when it gets
-             * them without repeat_kv. */
-            if (kernel_attention_native_gqa(mod, &kc))
-                lw.saved_bytes -= 2.0 * (double)(mod->heads - mod->kv_heads)
-                                  * (double)mod->head_dim
-                                  * (double)b->c->micro_batch
-                                  * (double)b->c->seq_len * b->b_param;
-        }
-        if (b->s->attn == ATTN_MATH)
-            lw.saved_bytes += layer_math_scores_bytes(
-                mod, b->c->micro_batch, b->c->seq_len, b->b_param);
-        /* log_softmax keeps its output in the logits' dtype. */
-        if (b->s->loss == LOSS_NATIVE && mod->kind == LAYER_CROSS_ENTROPY)
-            lw.saved_bytes = (double)b->c->micro_batch
-                             * (double)b->c->seq_len * (double)mod->out
-                             * b->b_param;
-        if (b->s->loss == LOSS_FUSED)
-            lw.saved_bytes = layer_fused_loss_saved_bytes(
-                mod, b->c->micro_batch, b->c->seq_len, b->b_param,
-                lw.saved_bytes);
+        lw.saved_bytes = leaf_saved_bytes(b, mod, lw.saved_bytes);
         last->fwd_flops += lw.fwd_flops;
         last->bwd_flops += lw.bwd_flops;
         last->model_flops += lw.model_flops;
