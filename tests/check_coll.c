@@ -94,12 +94,14 @@ START_TEST(test_coll_ring_across_nodes)
 {
     /* 8 ranks on 2 nodes: bus bandwidth min(80e9, 9.6e9) = 9.6e9.  Simple
      * latency: 7 steps, 1 crossing: 8.4 + 6 x max(3.4, 1.0, 3 x 1.0) +
-     * (14.0 + 2 x 10) = 62.8 us; time = 62.8e-6 + (7/8) x 2^30 / 9.6e9. */
+     * (14.0 + 2 x 0) = 42.8 us (NCCL's IB transport reports no latency to
+     * add: net_ib.cc "props->latency = 0"); time = 42.8e-6 + (7/8) x 2^30
+     * / 9.6e9. */
     struct topo *t = test_topo();
     struct coll_group g = {8, 2, 4};
     struct coll_result r;
     estimate(t, COLL_ALLGATHER, &g, 1073741824.0, &r);
-    double want = 62.8e-6 + 0.875 * 1073741824.0 / 9.6e9;
+    double want = 42.8e-6 + 0.875 * 1073741824.0 / 9.6e9;
     ck_assert_int_eq(r.proto, PROTO_SIMPLE);
     ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
     topo_free(t);
@@ -114,15 +116,15 @@ START_TEST(test_coll_replicate_group_shares_nics)
      * 2.4e9, times 0.92 (tree all-reduce) and 0.85 (one GPU a node: NCCL
      * builds the simple tree pattern), algorithm
      * bandwidth half of it: 2.4e9 x 0.92 x 0.85 = 1.8768e9; latency 8.4 +
-     * 2 x (0 + log2(2) x (14 + 10)) = 56.4 us.  Ring: 2 crossing steps,
-     * latency (8.4 + 2 x 34) x 1.4 (the multi-node plateau) = 106.96 us,
+     * 2 x (0 + log2(2) x 14) = 36.4 us.  Ring: 2 crossing steps, latency
+     * (8.4 + 2 x 14) x 1.4 (the multi-node plateau) = 50.96 us,
      * algorithm bandwidth 2.4e9 / (2 x 1/2) = 2.4e9: the ring wins at
      * 1 GiB. */
     struct topo *t = test_topo();
     struct coll_group g = {2, 2, 1};
     struct coll_result r;
     estimate(t, COLL_ALLREDUCE, &g, 1073741824.0, &r);
-    double want = 106.96e-6 + 1073741824.0 / 2.4e9;
+    double want = 50.96e-6 + 1073741824.0 / 2.4e9;
     ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
     ck_assert_int_eq(r.proto, PROTO_SIMPLE);
     ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
@@ -250,20 +252,20 @@ END_TEST
 
 START_TEST(test_coll_pat_one_gpu_per_node)
 {
-    /* 2 ranks on 2 nodes (one GPU per node), 1 KiB all-gather on
-     * test-2x4.  PAT (2.23+): latency 8 + log2(2) x (14 + 10) / 3.5 +
-     * 2.8 x 2 = 20.457 us, bandwidth 0.75 x 2.4e9.  Ring LL: 6.6 + (5.0 +
-     * 10) = 21.6 us (the NET Tree latency when ppn = 1).  PAT wins in
-     * 2.28; 2.22 has no PAT, and NCCL_PROTO=LL rules it out (Simple
-     * only). */
-    struct coll_group g = {2, 2, 1};
+    /* 64 ranks on 64 nodes (one GPU per node), 1 KiB all-gather on
+     * test-2x4.  PAT (2.23+): latency 8 + log2(64) x 14 / 3.5 + 2.8 x 64
+     * = 211.2 us, bandwidth 0.75 x 2.4e9.  Ring LL: 6.6 + 63 x 5.0 =
+     * 321.6 us (63 network steps at the NET Tree latency when ppn = 1;
+     * IB adds no reported latency).  PAT wins in 2.28; 2.22 has no PAT,
+     * and NCCL_PROTO=LL rules it out (Simple only). */
+    struct coll_group g = {64, 64, 1};
     struct coll_result r;
     char *cause = NULL;
     ck_assert_int_eq(estimate_with("test-2x4", 228, NULL, NULL, 0,
                                    COLL_ALLGATHER, REDOP_SUM, g, 1024.0, &r,
                                    &cause), 0);
     ck_assert_int_eq(r.algo, NCCL_ALGO_PAT);
-    double want = 20.457142857e-6 + 1024.0 / (0.75 * 2.4e9);
+    double want = 211.2e-6 + 1024.0 / (0.75 * 2.4e9);
     ck_assert_double_eq_tol(r.time_s, want, want * 1e-6);
     ck_assert_int_eq(estimate_with("test-2x4", 222, NULL, NULL, 0,
                                    COLL_ALLGATHER, REDOP_SUM, g, 1024.0, &r,
@@ -284,7 +286,8 @@ START_TEST(test_coll_collnet_needs_sharp)
      * CollNet Direct: algorithm bandwidth min(0.9 x NIC share, NVLink)
      * with share = 8 NICs x 400 Gb/s x 12/12.5 = 384e9 B/s -> 345.6e9, and
      * NVLink 450e9 x 20.6/25 = 370.8e9 -> 345.6e9 B/s; latency 2 (3.7 +
-     * 0.4 x 7) + 31 + 5 = 49 us.  Time = 49 us + 2^30 / 345.6e9 s. */
+     * 0.4 x 7) + 31 + 0 = 44 us (IB reports no latency of its own to
+     * NCCL).  Time = 44 us + 2^30 / 345.6e9 s. */
     char *cause = NULL;
     struct topo *t = topo_load("dgx-h100", &cause);
     ck_assert_ptr_nonnull(t);
@@ -312,7 +315,7 @@ START_TEST(test_coll_collnet_needs_sharp)
                      0);
     ck_assert_int_eq(r.algo, NCCL_ALGO_COLLNET_DIRECT);
     ck_assert_int_eq(r.proto, PROTO_SIMPLE);
-    double want = 49e-6 + 1073741824.0 / 345.6e9;
+    double want = 44e-6 + 1073741824.0 / 345.6e9;
     ck_assert_double_eq_tol(r.time_s, want, want * 1e-9);
     /* All-gather: the switch multicasts, so (N-1)/N of the buffer crosses
      * each node's NICs: 345.6e9 x 4/3 = 460.8e9, capped by NVLink at
@@ -321,7 +324,7 @@ START_TEST(test_coll_collnet_needs_sharp)
                                    REDOP_SUM, &g, 1073741824.0, &r, &cause),
                      0);
     ck_assert_int_eq(r.algo, NCCL_ALGO_COLLNET_DIRECT);
-    want = 49e-6 + 1073741824.0 / 370.8e9;
+    want = 44e-6 + 1073741824.0 / 370.8e9;
     ck_assert_double_eq_tol(r.time_s, want, want * 1e-9);
     struct nccl_config old;
     nccl_config_init(&old);
@@ -677,11 +680,20 @@ START_TEST(test_path_p2p_level)
 }
 END_TEST
 
+/* The built-in topology NAME, loaded or the test fails. */
+static struct topo *
+builtin_topo(const char *name)
+{
+    char *cause = NULL;
+    struct topo *t = topo_load(name, &cause);
+    ck_assert_msg(t != NULL, "%s", cause ? cause : "");
+    return t;
+}
+
 START_TEST(test_path_nvls_enable_0_moves_to_ring)
 {
     char *cause = NULL;
-    struct topo *t = topo_load("dgx-h100", &cause);
-    ck_assert_msg(t != NULL, "%s", cause ? cause : "");
+    struct topo *t = builtin_topo("dgx-h100");
     struct coll_group g = {8, 1, 8};
     struct nccl_config nc;
     struct coll_result r;
@@ -1040,10 +1052,10 @@ END_TEST
 /* NCCL's tree estimate, 1 GiB all-reduce over 2 nodes x 4 on test-2x4
  * (no tree correction from 2^24 lines of 64 B up).  Simple: busBw 2 x
  * 9.6e9 x 0.92 = 17.664e9, algbw half of it; latency 8.4 + 2 x (3 x 4.0
- * + (14 + 10)) = 80.4 us.  Only where NCCL builds the simple tree
+ * + 14) = 60.4 us (IB reports no latency for NCCL to add).  Only where NCCL builds the simple tree
  * pattern (Hopper; from 2.19) does it take 0.85 of that.  LL128 takes
  * 0.92 first too, then 120/128: 16.56e9 (under its 2 x 20e9 cap);
- * latency 14 + 2 x (3 x 1.25 + (8.5 + 10)) = 58.5 us. */
+ * latency 14 + 2 x (3 x 1.25 + 8.5) = 38.5 us. */
 START_TEST(test_coll_tree_pattern_and_factor)
 {
     struct topo *t = test_topo();
@@ -1054,20 +1066,20 @@ START_TEST(test_coll_tree_pattern_and_factor)
     double B = 1073741824.0;
     forced(&nc, "Tree", "Simple");
     estimate_nc(t, &nc, COLL_ALLREDUCE, &g, B, &r);
-    double want = 80.4e-6 + B / (0.5 * 17.664e9);
+    double want = 60.4e-6 + B / (0.5 * 17.664e9);
     ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
     ck_assert_int_eq(topo_set(t, "gpu.arch=hopper", &cause), 0);
     estimate_nc(t, &nc, COLL_ALLREDUCE, &g, B, &r);
-    want = 80.4e-6 + B / (0.5 * 17.664e9 * 0.85);
+    want = 60.4e-6 + B / (0.5 * 17.664e9 * 0.85);
     ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
     ck_assert_int_eq(nccl_config_set_version(&nc, "2.18", &cause), 0);
     estimate_nc(t, &nc, COLL_ALLREDUCE, &g, B, &r);
-    want = 80.4e-6 + B / (0.5 * 17.664e9);
+    want = 60.4e-6 + B / (0.5 * 17.664e9);
     ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
     ck_assert_int_eq(topo_set(t, "gpu.arch=ampere", &cause), 0);
     forced(&nc, "Tree", "LL128");
     estimate_nc(t, &nc, COLL_ALLREDUCE, &g, B, &r);
-    want = 58.5e-6 + B / (0.5 * 16.56e9);
+    want = 38.5e-6 + B / (0.5 * 16.56e9);
     ck_assert_int_eq(r.proto, PROTO_LL128);
     ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
     topo_free(t);
@@ -1081,7 +1093,7 @@ END_TEST
  * leaf in the other), as a ring's do.  1 GiB Tree/Simple over 4 nodes x
  * 4 on test-2x4: NCCL's estimate takes bwInter, not doubled: busBw 0.92
  * x 9.6e9 = 8.832e9, algbw half of it; latency 8.4 + 2 x (3 x 4.0 +
- * log2(4) x (14 + 10)) = 128.4 us.  The data path moves 1024 chunks of
+ * log2(4) x 14) = 88.4 us.  The data path moves 1024 chunks of
  * 512 KiB a channel at 0.5 x 8.832e9 / 2 B/s.  Over 3 nodes (a chain:
  * 1.5 passes) the data path is 4/3 as fast and NCCL's estimate the same
  * bandwidth; over 2 nodes (one pass) both are twice as fast
@@ -1095,13 +1107,13 @@ START_TEST(test_coll_tree_nic_passes)
     forced(&nc, "Tree", "Simple");
     struct coll_group g4 = {16, 4, 4};
     estimate_nc(t, &nc, COLL_ALLREDUCE, &g4, B, &r);
-    double want = 128.4e-6 + B / (0.5 * 8.832e9);
+    double want = 88.4e-6 + B / (0.5 * 8.832e9);
     ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
     double ch = 0.5 * 8.832e9 / 2;
     ck_assert_double_eq_tol(r.bw_s, half / ch, half / ch * REL_TOL);
     struct coll_group g3 = {12, 3, 4};
     estimate_nc(t, &nc, COLL_ALLREDUCE, &g3, B, &r);
-    want = 8.4e-6 + 2 * (12e-6 + log2(3) * 24e-6) + B / (0.5 * 8.832e9);
+    want = 8.4e-6 + 2 * (12e-6 + log2(3) * 14e-6) + B / (0.5 * 8.832e9);
     ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
     ck_assert_double_eq_tol(r.bw_s, half / (ch * 4 / 3),
                             half / (ch * 4 / 3) * REL_TOL);
@@ -1140,6 +1152,71 @@ START_TEST(test_path_plugin_buffsize)
 }
 END_TEST
 
+
+/* aws-ofi-nccl on p4de: it sets NCCL_PROTO=simple (SENDRECV endpoints
+ * without in-order 128-byte delivery), reports 75 us a message to NCCL,
+ * while a message takes 20 us.  8 B all-reduce over 2 nodes x 8, Tree/
+ * Simple on one channel.  NCCL's estimate: baseLat 8.4 + 2 x (7 x 4.0 +
+ * (14 + 75 + 75)) = 392.4 us (the plugin's latency twice for Simple's
+ * flush).  The data path: launch 8.4 + 14 NVLink hops of 4.0 us + 2
+ * network hops of 14 + 20 + 20 (the flush, a read of the received buffer
+ * over the NIC: GPUDirect on Ampere) = 172.4 us; 8 bytes add about
+ * 0.002 us.  A user's NCCL_PROTO wins over the plugin's. */
+START_TEST(test_coll_efa_plugin_simple_and_latency)
+{
+    char *cause = NULL;
+    struct topo *t = builtin_topo("aws-p4de");
+    struct coll_group g = {16, 2, 8};
+    struct nccl_config nc;
+    struct coll_result r;
+    estimate(t, COLL_ALLREDUCE, &g, 8.0, &r);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_TREE);
+    ck_assert_int_eq(r.proto, PROTO_SIMPLE);
+    ck_assert(r.simple_from_plugin);
+    ck_assert_double_eq_tol(r.tuning_s, 392.4e-6, 0.01e-6);
+    ck_assert_double_eq_tol(r.time_s, 172.4e-6, 0.01e-6);
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_proto(&nc, "LL", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 8.0, &r);
+    ck_assert_int_eq(r.proto, PROTO_LL);
+    ck_assert(!r.simple_from_plugin);
+    topo_free(t);
+    /* p5's RDMA protocol keeps LL and LL128. */
+    t = builtin_topo("aws-p5");
+    estimate(t, COLL_ALLREDUCE, &g, 8.0, &r);
+    ck_assert(!r.simple_from_plugin);
+    ck_assert_int_ne(r.proto, PROTO_SIMPLE);
+    topo_free(t);
+}
+END_TEST
+
+/* NCCL 2.19 and older shrink a Simple tree all-reduce's chunks to the
+ * tree's depth (enqueue.cc computeColl); 2.20 does not.  8 MiB over 2
+ * p4de nodes (Simple only) on 8 channels: 1 MiB a channel, NCCL_BUFFSIZE
+ * 8 MiB so 1 MiB steps, depth 8 - 1 + log2(2) = 8.  2.19: 1 MiB / chunk
+ * < 64 halves to 128 KiB (8 chunks), < 32 to 64 KiB (16), where the
+ * 65536 floor stops it; 16 >= 8 leaves it.  2.20: one 1 MiB chunk. */
+START_TEST(test_coll_tree_simple_chunks_by_version)
+{
+    char *cause = NULL;
+    struct topo *t = builtin_topo("aws-p4de");
+    struct coll_group g = {16, 2, 8};
+    struct nccl_config nc;
+    struct coll_result r;
+    nccl_config_init(&nc);
+    ck_assert_int_eq(nccl_config_set_version(&nc, "2.19", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 8388608.0, &r);
+    ck_assert_int_eq(r.algo, NCCL_ALGO_TREE);
+    ck_assert_int_eq(r.channels, 8);
+    ck_assert_int_eq(r.loops, 16);
+    ck_assert_double_eq(r.chunk_bytes, 65536.0);
+    ck_assert_int_eq(nccl_config_set_version(&nc, "2.20", &cause), 0);
+    estimate_nc(t, &nc, COLL_ALLREDUCE, &g, 8388608.0, &r);
+    ck_assert_int_eq(r.loops, 1);
+    ck_assert_double_eq(r.chunk_bytes, 1048576.0);
+    topo_free(t);
+}
+END_TEST
 
 /* One estimate on the built-in topology NAME, RANKS ranks over NODES
  * nodes, with NCCL's defaults. */
@@ -1399,6 +1476,8 @@ main(void)
     tcase_add_test(core, test_coll_tree_pattern_and_factor);
     tcase_add_test(core, test_coll_tree_nic_passes);
     tcase_add_test(core, test_path_plugin_buffsize);
+    tcase_add_test(core, test_coll_efa_plugin_simple_and_latency);
+    tcase_add_test(core, test_coll_tree_simple_chunks_by_version);
     tcase_add_test(core, test_aws_tuner_regions);
     tcase_add_test(core, test_path_nvls_switch_latency);
     tcase_add_test(core, test_path_tree_ll_streams_through_the_node);

@@ -408,6 +408,23 @@ tree_protocol_bus(const struct ctx *x, int p, double b, double scale)
     return b;
 }
 
+/* NCCL's tuning latency of one network step (tuning.cc
+ * ncclTopoTuneModel interLat): its hwLatencies for the network (from 2.23
+ * the Tree's where each node has one rank: "With ppn=1 latencies are
+ * fully exposed"), plus the latency the network plugin reports
+ * (graph->latencyInter, from ncclNetProperties_t.latency: 0 for NCCL's
+ * own IB and socket transports), counted twice for Simple ("Also add the
+ * flush extra latency").  Only the choice of algorithm uses it; the data
+ * path pays the link's own latency (hop_lat_us). */
+static double
+tuning_inter_lat_us(const struct ctx *x, int a, int p)
+{
+    int la = x->nc->version >= 223 && x->g->ranks_per_node == 1
+                 ? NCCL_ALGO_TREE : a;
+    return hw_lat_us[HW_NET][la][p]
+           + x->t->plugin_latency_ns / 1e3 * (p == PROTO_SIMPLE ? 2 : 1);
+}
+
 /* Bus bandwidth (bytes/s) and latency (us) of (algorithm, protocol), or
  * bus 0 when NCCL would not use it. */
 static void
@@ -420,7 +437,6 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
     int multi = N > 1;
     int intra_hw = t->fabric == FABRIC_PCIE ? HW_PCI : HW_NVLINK;
     double scale = (double)x->ch / x->ch_default;   /* NCCL_*_NCHANNELS */
-    double lat_inter_topo = t->inter_latency_ns / 1e3;
     *bus = 0;
     *lat_us = 0;
     *path_bus = -1;     /* -1: the data path uses *bus */
@@ -442,8 +458,7 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
         if (multi)
             intra_lat = fmax(intra_lat, NET_OVERHEAD_US
                                             * (p == PROTO_SIMPLE ? 3 : 1));
-        double inter_lat = hw_lat_us[HW_NET][ppn == 1 ? NCCL_ALGO_TREE : a][p]
-                           + lat_inter_topo * (p == PROTO_SIMPLE ? 2 : 1);
+        double inter_lat = tuning_inter_lat_us(x, a, p);
         *lat_us = base_lat_us[a][p] + (nsteps - ninter) * intra_lat
                   + ninter * inter_lat;
         if (multi && x->op == COLL_ALLREDUCE && p == PROTO_SIMPLE
@@ -478,7 +493,7 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
         if (log_size < 22)
             b *= tree_correction[p][log_size];
         double intra_lat = hw_lat_us[intra_hw][a][p];
-        double inter_lat = hw_lat_us[HW_NET][a][p] + lat_inter_topo;
+        double inter_lat = tuning_inter_lat_us(x, a, p);
         *lat_us = base_lat_us[a][p]
                   + 2 * ((ppn - 1) * intra_lat + log2(N) * inter_lat);
         *bus = b;
@@ -515,7 +530,7 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
             pa = fmin(pa, x->share);
         *path_bus = pa * fmin(scale, 1.0);
         *lat_us = hw_lat_us[HW_NVLINK][a][p]
-                  + (multi ? hw_lat_us[HW_NET][a][p] + lat_inter_topo : 0);
+                  + (multi ? tuning_inter_lat_us(x, a, p) : 0);
         return;
     }
     if (a == NCCL_ALGO_PAT) {
@@ -524,7 +539,7 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
             || N != n)
             return;
         *bus = x->share * PAT_FACTOR * fmin(scale, 1.0);
-        double inter_lat = hw_lat_us[HW_NET][a][p] + lat_inter_topo;
+        double inter_lat = tuning_inter_lat_us(x, a, p);
         *lat_us = base_lat_us[a][p] + log2(N) * inter_lat / 3.5 + 2.8 * n;
         return;
     }
@@ -557,7 +572,7 @@ algo_cost(const struct ctx *x, int a, int p, double *bus, double *lat_us,
          * arity serialization x (ppn-1)) + interLat; Chain 2 (ppn-1)
          * intraLat + interLat, with baseLat 0 for CollNet. */
         double intra_lat = hw_lat_us[intra_hw][a][p];
-        double inter_lat = hw_lat_us[HW_NET][a][p] + lat_inter_topo;
+        double inter_lat = tuning_inter_lat_us(x, a, p);
         *lat_us = a == NCCL_ALGO_COLLNET_DIRECT
                       ? 2 * (fmin(1, ppn - 1) * intra_lat + 0.4 * (ppn - 1))
                             + inter_lat
@@ -630,6 +645,14 @@ plugin_config(const struct topo *t, const struct nccl_config *nc,
     *out = *nc;
     if (!nc->buffsize_given && t->plugin_buffsize > 0)
         out->buffsize = (long)t->plugin_buffsize;
+    /* setenv("NCCL_PROTO", "simple", 0): NCCL then sees the variable as
+     * the user's (its refusals name it). */
+    if (!nc->proto_given && t->plugin_simple_only) {
+        for (int p = 0; p < PROTO_COUNT; p++)
+            out->proto_enable[p] = p == PROTO_SIMPLE;
+        out->proto_given = true;
+        snprintf(out->proto_text, sizeof out->proto_text, "simple");
+    }
 }
 
 /* NVLS's step (bytes): from 2.21 NCCL_NVLS_CHUNKSIZE (128 KiB; the
@@ -687,9 +710,14 @@ hop_lat_us(const struct ctx *x, int a, int p, bool net)
     if (net) {
         if (la == NCCL_ALGO_RING && x->g->ranks_per_node == 1)
             la = NCCL_ALGO_TREE;
-        /* Simple pays the network's latency a second time for the
-         * receive-side flush (NCCL's interLat counts it always); the data
-         * path pays it only where NCCL flushes: GPUDirect receives on
+        /* One message's latency over the link (the topology's [inter]
+         * latency; what the plugin reports to NCCL steers only its
+         * choice, tuning_inter_lat_us).  Simple pays it a second time
+         * for the receive-side flush, a read of the received buffer the
+         * receiving proxy posts to the NIC (net.cc recvProxyProgress
+         * iflush; aws-ofi-nccl sendrecv_recv_comm_flush: fi_read), which
+         * NCCL's interLat counts always and the data path pays only
+         * where NCCL flushes: GPUDirect receives on
          * Ampere and older (src/graph/paths.cc ncclTopoNeedFlush: "Flush
          * is required on Ampere and earlier"; NCCL_NET_FORCE_FLUSH 0). */
         bool flush = p == PROTO_SIMPLE && t->arch < GPU_ARCH_HOPPER
@@ -828,6 +856,19 @@ coll_path(const struct ctx *x, int a, int p, double bus, double tuning_s,
             double alg_ch = 0.5 * bus / x->ch;
             r->nthreads = tree_block_threads(x->nc->version, p, nt);
             double C = nb / nc;
+            /* NCCL 2.19 and older cut a Simple tree all-reduce's chunks
+             * to fill the tree's depth (enqueue.cc computeColl, "Optimize
+             * chunkSize / nSteps", with connect.cc's depth nRanks/nNodes
+             * - 1 + log2i(nNodes)); 2.20 dropped the rule. */
+            if (p == PROTO_SIMPLE && x->nc->version < 220) {
+                int d = ppn - 1 + (int)floor(log2(N));
+                while (floor(C / chunk) < d * 8 && chunk > 131072)
+                    chunk /= 2;
+                while (floor(C / chunk) < d * 4 && chunk > 65536)
+                    chunk /= 2;
+                while (floor(C / chunk) < d && chunk > 32768)
+                    chunk /= 2;
+            }
             if (p == PROTO_LL128) {
                 double steps = 1 + floor(log2(N)) + 0.1 * ppn;
                 while (floor(C / chunk) < steps * 64 / ppn && chunk > 131072)
@@ -1184,6 +1225,7 @@ coll_estimate(const struct topo *t, const struct nccl_config *nc,
      * the plugin loaded). */
     struct nccl_config ncl;
     plugin_config(t, nc, &ncl);
+    r->simple_from_plugin = !nc->proto_given && t->plugin_simple_only;
     nc = &ncl;
     r->buffsize = (double)ncl.buffsize;
     r->buffsize_from_plugin = !ncl.buffsize_given && t->plugin_buffsize > 0;

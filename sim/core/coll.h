@@ -66,6 +66,7 @@ struct coll_result {
     double buffsize;        /* NCCL_BUFFSIZE in force (Simple steps are an
                                eighth of it) */
     bool buffsize_from_plugin;  /* the network plugin's (topology) */
+    bool simple_from_plugin;    /* Simple only: the plugin set NCCL_PROTO */
     bool plugin_tuned;      /* algo and proto are the network plugin's
                                tuner's (topology plugin_tuner), not
                                NCCL's own choice */

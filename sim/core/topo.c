@@ -204,6 +204,12 @@ static const struct topo_key keys[] = {
      "200Gbps", 0, MAX_BPS, true, "allowed more than 0 up to 8000Tbps"},
     {"inter", "latency", KIND_TIME, F(inter_latency_ns), true, NULL, "5us",
      0, MAX_TIME_NS, false, "allowed 0 to 1s"},
+    /* NCCL's own transports leave the latency they report unset
+     * (src/transport/net_ib.cc, net_socket.cc: "props->latency = 0; // Not
+     * set"); aws-ofi-nccl reports its platform table's (platform-aws.cpp
+     * platform_data_map .latency), which only steers NCCL's choice. */
+    {"inter", "plugin_latency", KIND_TIME, F(plugin_latency_ns), false, "0",
+     "75us", 0, MAX_TIME_NS, false, "allowed 0 to 1s"},
     {"inter", "rail_optimized", KIND_BOOL, F(rail_optimized), false, "true",
      "true", 0, 0, false, NULL},
     /* SHARP switches with NCCL's CollNet plugin enabled
@@ -216,6 +222,16 @@ static const struct topo_key keys[] = {
      * overwriting a value the user set). */
     {"inter", "plugin_buffsize", KIND_BYTES, F(plugin_buffsize), false, "0",
      "8MiB", 0, 1073741824.0, false, "allowed 0 (none) up to 1GiB"},
+    /* aws-ofi-nccl puts NCCL_PROTO=simple in the environment (unless the
+     * user set NCCL_PROTO) where its libfabric endpoint cannot promise
+     * in-order delivery of aligned 128-byte blocks, which LL and LL128
+     * need (platform-aws.cpp platform_config_endpoint, "byte delivery
+     * ordering"; nccl_ofi_net.cpp, "GDR" where GPUDirect is off): its
+     * SENDRECV protocol on p4d and p4de, whose EFA does not report that
+     * ordering (libfabric efa_rdm_ep_setopt checks the QP's RDMA-read
+     * ordering, ibv_query_qp_data_in_order). */
+    {"inter", "plugin_simple_only", KIND_BOOL, F(plugin_simple_only), false,
+     "false", "true", 0, 0, false, NULL},
     /* aws-ofi-nccl's tuner, which replaces NCCL's choice of algorithm and
      * protocol on p5, p5e and p5en from three nodes up
      * (nccl_tuner_aws.h). */

@@ -98,11 +98,18 @@ struct topo {
     enum net_kind net;
     int nics_per_node;
     double nic_Bps;             /* per NIC, per direction */
-    double inter_latency_ns;
+    double inter_latency_ns;    /* one network message, as the wire and
+                                   the NICs take it (the data path) */
+    double plugin_latency_ns;   /* what the network plugin reports to NCCL
+                                   (ncclNetProperties_t.latency), which
+                                   NCCL's tuning adds to every network
+                                   step (graph->latencyInter) */
     bool rail_optimized;
     bool sharp;                 /* in-network reduction (NCCL CollNet) */
     double plugin_buffsize;     /* NCCL_BUFFSIZE the network plugin sets
                                    where the environment does not; 0 none */
+    bool plugin_simple_only;    /* the plugin sets NCCL_PROTO=simple where
+                                   the environment does not */
     enum net_tuner plugin_tuner;    /* the plugin's tuner, if it brings
                                        one (nccl_tuner_aws.h) */
     double plugin_nvls_chunksize;   /* NCCL_NVLS_CHUNKSIZE and

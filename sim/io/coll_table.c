@@ -97,6 +97,10 @@ coll_explain_print(const struct coll_table *tb, double bytes,
                 r->buffsize_from_plugin ? "set by the network plugin"
                 : buffsize_given ? "set by the user" : "NCCL's default",
                 r->buffsize / 8);
+    if (r->simple_from_plugin)
+        fprintf(out, "#   protocols: Simple only, NCCL_PROTO=simple set by "
+                "the network plugin (its endpoint does not keep aligned "
+                "128-byte writes in order, which LL and LL128 need)\n");
     if (r->net_hops > 0)
         fprintf(out, "#   ring: %d network hop%s on the critical path, "
                 "%.2f us each\n", r->net_hops, r->net_hops == 1 ? "" : "s",

@@ -104,15 +104,17 @@ share_cb(void *ctx, const int *ops, int n, double *rate)
     free(cs);
 }
 
-/* NCCL's time T (its latency part LAT) on the platform. */
+/* NCCL's time T on the platform, where FIXED of it (launch, the first
+ * chunk's trip, per-step latency: the data path's all but bw_s) does not
+ * depend on the fabric's bandwidth. */
 static double
-simgrid_time(const struct netsg_coll *c, double t, double lat)
+simgrid_time(const struct netsg_coll *c, double t, double fixed)
 {
     if (c->g.nodes <= 1)
         return t;
     double ratio, extra;
     netsg_coll_factor(c, &ratio, &extra);
-    return lat + (t - lat) * ratio + extra;
+    return fixed + (t - fixed) * ratio + extra;
 }
 #endif
 
@@ -258,7 +260,7 @@ simgrid_run(const struct sched *s, const struct topo *t,
         cost_op_group(s, op, &d->g);
         d->nbytes = (double)op->bytes;
         double an = cr->time_s;
-        double tsg = simgrid_time(d, an, cr->latency_s);
+        double tsg = simgrid_time(d, an, an - cr->bw_s);
         cr->time_s = tsg;
         ct.gpu_ns[i] = cost_seconds_to_ns(tsg);
         int k = 0;
@@ -315,7 +317,8 @@ coll_call(void *arg)
 #ifdef HAVE_SIMGRID
     if (a->rc == 0) {
         struct netsg_coll d = {a->op, a->an->algo, *a->g, a->nbytes};
-        *a->time_s = simgrid_time(&d, a->an->time_s, a->an->latency_s);
+        *a->time_s = simgrid_time(&d, a->an->time_s,
+                                  a->an->time_s - a->an->bw_s);
     }
 #endif
 }
