@@ -361,17 +361,18 @@ END_TEST
 
 START_TEST(test_coll_max_channels_scales_bandwidth)
 {
-    /* NCCL_MAX_NCHANNELS=8 of the 16 an A100 NVSwitch node opens halves
-     * the ring's bandwidth: 18.6 us + 0.75 x 2^30 / 40e9. */
+    /* NCCL_MAX_NCHANNELS=4 of the 8 test-2x4's node opens (its GPUs'
+     * 80 GB/s of NVLink: 2 x 40, doubled twice) halves the ring's
+     * bandwidth: 18.6 us + 0.75 x 2^30 / 40e9. */
     struct coll_group g = {4, 1, 4};
     struct coll_result r;
     char *cause = NULL;
-    ck_assert_int_eq(estimate_with("test-2x4", 228, NULL, NULL, 8,
+    ck_assert_int_eq(estimate_with("test-2x4", 228, NULL, NULL, 4,
                                    COLL_ALLGATHER, REDOP_SUM, g, 1073741824.0,
                                    &r, &cause), 0);
     double want = 18.6e-6 + 0.75 * 1073741824.0 / 40e9;
     ck_assert_double_eq_tol(r.tuning_s, want, want * REL_TOL);
-    ck_assert_int_eq(r.channels, 8);
+    ck_assert_int_eq(r.channels, 4);
 }
 END_TEST
 
@@ -454,25 +455,26 @@ estimate_nc(const struct topo *t, const struct nccl_config *nc,
 
 START_TEST(test_path_ring_bandwidth_bound)
 {
-    /* 4 ranks, 1 GiB all-gather, Ring Simple on 16 channels: bus 80e9
-     * so 5e9 a channel.  Each rank's share per channel 2^30 / 64 =
-     * 16 MiB in chunks of 4 MiB / 8 x 4 = 2 MiB: 8 loops of 3 steps, 2
-     * slices a step, each slice waiting max(3.4, 1.0) us.
-     * bandwidth 3 x 16 MiB / 5e9; fill 3 x 2 x 3.4 us; later loops
-     * 7 x 3 x 2 x 3.4 us; launch 8.4 us. */
+    /* 4 ranks, 1 GiB all-gather, Ring Simple on 8 channels (NCCL's
+     * search on 80 GB/s of NVLink a GPU: 2 channels x 40, 4 x 20, then
+     * doubled): bus 80e9 so 10e9 a channel.  Each rank's share per
+     * channel 2^30 / 32 = 32 MiB in chunks of 4 MiB / 8 x 4 = 2 MiB: 16
+     * loops of 3 steps, 2 slices a step, each slice waiting max(3.4, 1.0)
+     * us.  bandwidth 3 x 32 MiB / 10e9; fill 3 x 2 x 3.4 us; later loops
+     * 15 x 3 x 2 x 3.4 us; launch 8.4 us. */
     struct topo *t = test_topo();
     struct coll_group g = {4, 1, 4};
     struct coll_result r;
     estimate(t, COLL_ALLGATHER, &g, 1073741824.0, &r);
     ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
     ck_assert_int_eq(r.proto, PROTO_SIMPLE);
-    ck_assert_int_eq(r.channels, 16);
-    ck_assert_int_eq(r.loops, 8);
-    double bw = 3 * 16777216.0 / 5e9;
+    ck_assert_int_eq(r.channels, 8);
+    ck_assert_int_eq(r.loops, 16);
+    double bw = 3 * 33554432.0 / 10e9;
     ck_assert_double_eq_tol(r.bw_s, bw, bw * REL_TOL);
     ck_assert_double_eq_tol(r.fill_s, 20.4e-6, 1e-12);
-    ck_assert_double_eq_tol(r.steplat_s, 142.8e-6, 1e-12);
-    double want = 8.4e-6 + 20.4e-6 + 142.8e-6 + bw;
+    ck_assert_double_eq_tol(r.steplat_s, 306e-6, 1e-12);
+    double want = 8.4e-6 + 20.4e-6 + 306e-6 + bw;
     ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
     topo_free(t);
 }
@@ -482,10 +484,10 @@ START_TEST(test_path_ring_pipeline_bound)
 {
     /* 4 ranks, 64 KiB all-gather: NCCL picks Ring LL.  Channels: LL's
      * threshold 8 x 4 ranks = 32 B a thread, 512 threads: 65536 <
-     * nc x 16384 holds down to nc = 4.  Bus min(87.7e9, 0.5 x 80e9) =
-     * 40e9 over 16 channels = 2.5e9 a channel.  One loop, 3 steps of
-     * 65536 / 16 = 4096 B, each waiting max(0.6, 1.0) us.  launch 6.6 +
-     * fill 3 x 1.0 + bandwidth 3 x 4096 / 2.5e9. */
+     * nc x 16384 holds from the node's 8 channels down to nc = 4.  Bus
+     * min(87.7e9, 0.5 x 80e9) = 40e9 over 8 channels = 5e9 a channel.
+     * One loop, 3 steps of 65536 / 16 = 4096 B, each waiting max(0.6,
+     * 1.0) us.  launch 6.6 + fill 3 x 1.0 + bandwidth 3 x 4096 / 5e9. */
     struct topo *t = test_topo();
     struct coll_group g = {4, 1, 4};
     struct coll_result r;
@@ -493,7 +495,7 @@ START_TEST(test_path_ring_pipeline_bound)
     ck_assert_int_eq(r.algo, NCCL_ALGO_RING);
     ck_assert_int_eq(r.proto, PROTO_LL);
     ck_assert_int_eq(r.channels, 4);
-    double want = 6.6e-6 + 3e-6 + 3 * 4096 / 2.5e9;
+    double want = 6.6e-6 + 3e-6 + 3 * 4096 / 5e9;
     ck_assert_double_eq_tol(r.time_s, want, want * REL_TOL);
     ck_assert_double_eq_tol(r.steplat_s, 0, 1e-15);
     topo_free(t);
@@ -1122,8 +1124,8 @@ START_TEST(test_coll_tree_nic_passes)
 END_TEST
 
 /* A network plugin's NCCL_BUFFSIZE (aws-ofi-nccl: 8 MiB): the 1 GiB
- * all-gather of test_path_ring_bandwidth_bound cuts each rank's 16 MiB a
- * channel into chunks of 8 MiB / 8 x 4 = 4 MiB, 4 loops instead of 8;
+ * all-gather of test_path_ring_bandwidth_bound cuts each rank's 32 MiB a
+ * channel into chunks of 8 MiB / 8 x 4 = 4 MiB, 8 loops instead of 16;
  * the user's own NCCL_BUFFSIZE wins over the plugin's. */
 START_TEST(test_path_plugin_buffsize)
 {
@@ -1135,14 +1137,14 @@ START_TEST(test_path_plugin_buffsize)
     ck_assert_int_eq(topo_set(t, "inter.plugin_buffsize=8MiB", &cause), 0);
     estimate(t, COLL_ALLGATHER, &g, 1073741824.0, &r);
     ck_assert_int_eq(r.proto, PROTO_SIMPLE);
-    ck_assert_int_eq(r.loops, 4);
+    ck_assert_int_eq(r.loops, 8);
     ck_assert_double_eq(r.buffsize, 8388608.0);
     ck_assert(r.buffsize_from_plugin);
     nccl_config_init(&nc);
     ck_assert_int_eq(nccl_config_set_var(&nc, "NCCL_BUFFSIZE", "4194304",
                                          &cause), 0);
     estimate_nc(t, &nc, COLL_ALLGATHER, &g, 1073741824.0, &r);
-    ck_assert_int_eq(r.loops, 8);
+    ck_assert_int_eq(r.loops, 16);
     ck_assert(!r.buffsize_from_plugin);
     ck_assert_int_eq(topo_set(t, "inter.plugin_buffsize=1000B", &cause), 0);
     ck_assert_int_eq(topo_validate(t, &cause), -1);
@@ -1239,20 +1241,21 @@ START_TEST(test_path_tree_ll_streams_through_the_node)
      * C = 4096 B, one chunk (LL's is 8 x 512 x 8 x 16 / 8 / 2 = 32 KiB).
      * The chain is 2 x 7 = 14 hops, each passing lines on as they land:
      * fill = 14 x max(0.6, 1.0 us) = 14 us, no chunk time per hop.  The
-     * bandwidth term is one chunk at the channel's rate: bus =
-     * min(0.92 x 240e9, 16 x 24e9) / 3.8 = 58.1e9 (LL's share, under
-     * 87.7e9), algbw a channel 0.5 x 58.1e9 / 16 = 1.816e9, 4096 / 1.816e9
-     * = 2.255 us; launch 6.8 us.  Total 23.06 us. */
+     * bandwidth term is one chunk at the channel's rate over the node's
+     * 24 channels: bus = min(0.92 x 240e9, 24 x 24e9) / 3.8 = 58.1e9
+     * (LL's share, under 87.7e9), algbw a channel 0.5 x 58.1e9 / 24 =
+     * 1.21e9, 4096 / 1.21e9 = 3.384 us; launch 6.8 us.  Total 24.18 us. */
     struct coll_result r;
     estimate_builtin("dgx-a100-80g", COLL_ALLREDUCE, 8, 1, 32768.0, &r);
     ck_assert_int_eq(r.algo, NCCL_ALGO_TREE);
     ck_assert_int_eq(r.proto, PROTO_LL);
+    ck_assert_int_eq(r.comm_channels, 24);
     ck_assert_int_eq(r.channels, 8);
     ck_assert_int_eq(r.hops, 14);
     ck_assert_double_eq_tol(r.fill_s, 14e-6, 1e-12);
     double bus = 0.92 * 300e9 * 0.8 / 3.8;
-    ck_assert_double_eq_tol(r.bw_s, 4096 / (0.5 * bus / 16), 1e-12);
-    ck_assert_double_eq_tol(r.time_s, 6.8e-6 + 14e-6 + 4096 / (0.5 * bus / 16),
+    ck_assert_double_eq_tol(r.bw_s, 4096 / (0.5 * bus / 24), 1e-12);
+    ck_assert_double_eq_tol(r.time_s, 6.8e-6 + 14e-6 + 4096 / (0.5 * bus / 24),
                             1e-11);
 }
 END_TEST

@@ -318,8 +318,55 @@ partial_node_channels(const struct topo *t, const struct nccl_config *nc,
     return n;
 }
 
-/* Channels NCCL opens on this kind of system: two per NVLink-class ring
- * pair on NVSwitch systems (16 on A100, 32 on H100 and newer), few over
+/* comm->nChannels of a node of NVSwitch-connected Ampere (or older) GPUs
+ * alone, with INTRA_GBPS of NCCL-credited NVLink a GPU (its links x
+ * SM80_NVLINK_BW): ncclTopoCompute (search.cc) tries the ring at the
+ * intra-node speeds (speedArrayIntra) from the fastest the GPU's links
+ * allow, each channel taking that speed off every GPU's link to the
+ * switch, and stops as soon as the channels cover the GPU's bandwidth
+ * (nChannels x bw >= totalBw) or the next speed is at most 0.49 of the
+ * best; ncclTopoDupChannels doubles the channels at half the speed (bw
+ * >= 25), pass 2 tries faster speeds for as many, and ncclTopoPostset
+ * doubles again (connect.cc, "Duplication should be complete now").  An
+ * A100 (12 links, 240 GB/s): 6 x 40, then 12 x 20, then 24, as NCCL's
+ * log of an HGX A100 shows ("Channel 23/24", nccl-tests issue 100). */
+static int
+nvswitch_node_channels(const struct nccl_config *nc, double intra_GBps)
+{
+    static const double sp[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
+    const int ns = (int)(sizeof sp / sizeof sp[0]);
+    int maxch = nc->version >= 225 ? 64 : 32;   /* MAXCHANNELS */
+    double eps = 1e-6;                          /* search.cc SUB_ROUND */
+#define CH_AT(speed) ((int)fmin(floor(intra_GBps / (speed) + eps), maxch / 2))
+    int i = speed_at_most(sp, ns, intra_GBps);
+    int n = 0;
+    double bw = 0;
+    for (;; i++) {
+        int c = CH_AT(sp[i]);
+        if (c * sp[i] > n * bw) {
+            n = c;
+            bw = sp[i];
+        }
+        if (n * bw >= intra_GBps - eps || n == maxch / 2 || i + 1 >= ns
+            || (n > 0 && sp[i + 1] / bw <= 0.49))
+            break;
+    }
+    if (n == 0)
+        return 1;
+    if (bw >= 25.0) {
+        int dup = 2 * n < maxch / 2 ? 2 * n : maxch / 2;
+        bw /= dup > n ? 2 : 1;
+        n = dup;
+        for (int j = speed_at_most(sp, ns, bw) - 1; j >= 0; j--)
+            if (CH_AT(sp[j]) >= n)
+                bw = sp[j];
+    }
+#undef CH_AT
+    return 2 * n < maxch ? 2 * n : maxch;
+}
+
+/* Channels NCCL opens on this kind of system: on an Ampere NVSwitch node
+ * nvswitch_node_channels' (24 on an A100), 32 on H100 and newer, few over
  * PCIe, and across nodes with every GPU of the node two per NIC NCCL sees
  * (a p5's 32 EFA are 8 devices of the plugin's: 16 channels).  A
  * communicator with only some of each node's GPUs over NVLink reaches only
@@ -338,8 +385,10 @@ default_channels(const struct topo *t, const struct nccl_config *nc,
         return partial_node_channels(t, nc, g, nic_Bps, intra_GBps);
     else if (t->fabric == FABRIC_NVLINK)
         ch = 4;
+    else if (t->arch >= GPU_ARCH_HOPPER)
+        ch = 32;
     else
-        ch = t->arch >= GPU_ARCH_HOPPER ? 32 : 16;
+        ch = nvswitch_node_channels(nc, intra_GBps);
     if (g->nodes > 1 && 2 * nccl_nics(t) < ch)
         ch = 2 * nccl_nics(t);
     return ch < 1 ? 1 : ch;
